@@ -1,0 +1,361 @@
+// The record model shared by the collector (writes), the reader (decodes) and the viewer (imports).
+//
+// Plain structs, one per record kind. They are the *interface* of the format, not its encoding: on disk each
+// kind lives in its own chunk type as delta/zigzag/varint columns + zstd (see docs/format.md). Enum values are
+// stored on disk: never renumber, only append.
+//
+// Conventions:
+//  - Timestamps are int64 nanoseconds on the trace clock (CUPTI's, shared by host API records and GPU records);
+//    ClockSync pairs map it to wall-clock time.
+//  - Strings are interned: StringId 0 is the empty string. Ids are global within one ReadTrace() call (the reader
+//    remaps per-segment ids; see docs/format.md "Segments").
+//  - kNone (UINT32_MAX) marks an absent id.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gt {
+
+using StringId = uint32_t;
+using Timestamp = int64_t;
+inline constexpr uint32_t kNone = UINT32_MAX;
+
+// Chunk payload kinds that carry records. On-disk values: append only.
+enum class RecordKind : uint16_t {
+  kMetadata = 1,
+  kStrings = 2,
+  kProcess = 3,
+  kThread = 4,
+  kDevice = 5,
+  kContext = 6,
+  kStream = 7,
+  kKernel = 8,
+  kMemcpy = 9,
+  kMemset = 10,
+  kApiCall = 11,
+  kNvtx = 12,
+  kSync = 13,
+  kMemory = 14,
+  kOverhead = 15,
+  kCounterDescriptor = 16,
+  kCounterSample = 17,
+  kKernelMetric = 18,
+  kStallSample = 19,
+  kFlow = 20,
+  kLoss = 21,
+};
+
+// ---- trace-level ---------------------------------------------------------------------------------------------
+
+struct ClockSync {
+  int64_t realtime_ns = 0;  // CLOCK_REALTIME, ns since the Unix epoch
+  Timestamp trace_ns = 0;   // the same instant on the trace clock
+};
+
+struct TraceMetadata {
+  std::vector<std::pair<std::string, std::string>> entries;  // "command_line", "host", "tool_version", ...
+  std::vector<ClockSync> clock_syncs;
+  const std::string* Find(const std::string& key) const {
+    for (const auto& [k, v] : entries)
+      if (k == key) return &v;
+    return nullptr;
+  }
+};
+
+// ---- entities ------------------------------------------------------------------------------------------------
+
+struct ProcessRecord {
+  uint32_t pid = 0;
+  uint32_t parent_pid = 0;   // 0 = unknown / not traced
+  StringId name = 0;         // e.g. "python3"
+  StringId command_line = 0;
+  Timestamp start_ns = 0;
+  Timestamp end_ns = 0;      // 0 while running / unknown
+  int32_t exit_code = 0;
+  uint8_t exit_kind = 0;     // ExitKind
+};
+
+enum class ExitKind : uint8_t { kUnknown = 0, kExited = 1, kSignaled = 2, kRunning = 3 };
+
+struct ThreadRecord {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  StringId name = 0;
+};
+
+// Peak rates per precision for the roofline; 0 = unknown.
+enum class Precision : uint8_t {
+  kFp64 = 0,
+  kFp32 = 1,
+  kFp16 = 2,
+  kBf16 = 3,
+  kFp64Tensor = 4,
+  kTf32Tensor = 5,
+  kFp16Tensor = 6,
+  kBf16Tensor = 7,
+  kFp8Tensor = 8,
+  kInt8Tensor = 9,
+  kCount = 10,
+};
+inline constexpr size_t kPrecisionCount = static_cast<size_t>(Precision::kCount);
+
+enum class PeakSource : uint8_t { kUnknown = 0, kDerived = 1, kMeasured = 2, kTable = 3 };
+
+struct DeviceRecord {
+  uint32_t device_id = 0;  // CUPTI device index in its process
+  uint32_t pid = 0;        // the process that reported it
+  StringId name = 0;       // "NVIDIA H200"
+  StringId uuid = 0;
+  StringId chip = 0;       // "GH100"
+  uint8_t cc_major = 0, cc_minor = 0;
+  uint32_t sm_count = 0;
+  uint32_t sm_clock_khz = 0;
+  uint32_t mem_clock_khz = 0;
+  uint32_t mem_bus_width_bits = 0;
+  uint64_t memory_bytes = 0;
+  uint64_t l2_bytes = 0;
+  uint32_t shared_mem_per_sm = 0;
+  uint32_t shared_mem_per_block_max = 0;
+  uint32_t regs_per_sm = 0;
+  uint32_t max_warps_per_sm = 0;
+  uint32_t max_blocks_per_sm = 0;
+  uint32_t max_threads_per_block = 0;
+  uint32_t warp_size = 32;
+  double dram_bandwidth = 0;  // bytes/s
+  double l2_bandwidth = 0;    // bytes/s
+  double l1_bandwidth = 0;    // bytes/s (all SMs)
+  std::array<double, kPrecisionCount> peak_flops{};  // FLOP/s
+  uint8_t peak_source = 0;    // PeakSource
+};
+
+struct ContextRecord {
+  uint32_t pid = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+};
+
+struct StreamRecord {
+  uint32_t pid = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  int32_t priority = 0;
+  uint8_t is_default = 0;
+  StringId name = 0;  // NVTX-named streams
+};
+
+// ---- GPU activity --------------------------------------------------------------------------------------------
+
+enum class LaunchType : uint8_t { kRegular = 0, kCooperativeSingle = 1, kCooperativeMulti = 2, kCluster = 3, kGraph = 4 };
+
+struct KernelRecord {
+  Timestamp start = 0, end = 0;
+  uint32_t pid = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t correlation_id = 0;
+  StringId name = 0;  // demangled
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  std::array<uint32_t, 3> cluster{0, 0, 0};
+  uint32_t registers_per_thread = 0;
+  uint32_t static_shared_bytes = 0;
+  uint32_t dynamic_shared_bytes = 0;
+  uint32_t local_bytes_per_thread = 0;
+  uint8_t launch_type = 0;  // LaunchType
+  uint32_t graph_id = 0;    // 0 = not from a graph
+  uint64_t graph_node_id = 0;
+};
+
+enum class CopyKind : uint8_t { kUnknown = 0, kHtoD = 1, kDtoH = 2, kDtoD = 3, kHtoH = 4, kPtoP = 5, kHtoA = 6, kAtoH = 7, kAtoD = 8, kDtoA = 9, kAtoA = 10 };
+enum class MemoryKind : uint8_t { kUnknown = 0, kPageable = 1, kPinned = 2, kDevice = 3, kArray = 4, kManaged = 5, kDeviceStatic = 6, kManagedStatic = 7 };
+
+struct MemcpyRecord {
+  Timestamp start = 0, end = 0;
+  uint32_t pid = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t correlation_id = 0;
+  uint64_t bytes = 0;
+  uint8_t copy_kind = 0;  // CopyKind
+  uint8_t src_kind = 0;   // MemoryKind
+  uint8_t dst_kind = 0;   // MemoryKind
+  uint8_t is_async = 0;
+  uint32_t peer_device_id = kNone;  // PtoP destination
+  uint32_t graph_id = 0;
+};
+
+struct MemsetRecord {
+  Timestamp start = 0, end = 0;
+  uint32_t pid = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = 0;
+  uint32_t correlation_id = 0;
+  uint64_t bytes = 0;
+  uint32_t value = 0;
+  uint8_t memory_kind = 0;  // MemoryKind
+  uint8_t is_async = 0;
+  uint32_t graph_id = 0;
+};
+
+// ---- host activity -------------------------------------------------------------------------------------------
+
+enum class ApiDomain : uint8_t { kRuntime = 0, kDriver = 1 };
+
+struct ApiCallRecord {
+  Timestamp start = 0, end = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint32_t correlation_id = 0;
+  uint32_t callback_id = 0;  // CUPTI cbid in its domain
+  StringId name = 0;         // "cudaLaunchKernel"
+  int32_t return_code = 0;
+  uint8_t domain = 0;        // ApiDomain
+};
+
+enum class NvtxPayloadKind : uint8_t { kNone = 0, kU64 = 1, kI64 = 2, kF64 = 3, kU32 = 4, kI32 = 5, kF32 = 6 };
+enum NvtxFlags : uint8_t {
+  kNvtxMark = 1 << 0,       // instantaneous (start == end)
+  kNvtxHasColor = 1 << 1,   // color holds ARGB
+  kNvtxStartEnd = 1 << 2,   // nvtxRangeStart/End (may end on another thread) rather than push/pop
+  kNvtxUnclosed = 1 << 3,   // still open when the trace ended: end is the trace end
+};
+
+struct NvtxRecord {
+  Timestamp start = 0, end = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  StringId domain = 0;   // 0 = default domain
+  StringId message = 0;
+  uint32_t category = 0;
+  uint32_t color = 0;    // ARGB
+  uint64_t payload = 0;  // raw bits, interpreted by payload_kind
+  uint8_t payload_kind = 0;  // NvtxPayloadKind
+  uint8_t flags = 0;         // NvtxFlags
+};
+
+enum class SyncKind : uint8_t { kUnknown = 0, kEventSync = 1, kStreamWaitEvent = 2, kStreamSync = 3, kContextSync = 4 };
+
+struct SyncRecord {
+  Timestamp start = 0, end = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;  // 0 = unknown
+  uint32_t device_id = kNone;
+  uint32_t context_id = 0;
+  uint32_t stream_id = kNone;
+  uint32_t correlation_id = 0;
+  uint32_t event_id = kNone;
+  uint8_t sync_kind = 0;  // SyncKind
+};
+
+enum class MemoryOp : uint8_t { kAlloc = 0, kFree = 1 };
+
+struct MemoryRecord {
+  Timestamp timestamp = 0;
+  uint32_t pid = 0;
+  uint32_t device_id = 0;
+  uint32_t context_id = 0;
+  uint32_t stream_id = kNone;
+  uint32_t correlation_id = 0;
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+  uint8_t op = 0;           // MemoryOp
+  uint8_t memory_kind = 0;  // MemoryKind
+  uint8_t is_async = 0;     // cudaMallocAsync / pools
+};
+
+struct OverheadRecord {
+  Timestamp start = 0, end = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  StringId kind = 0;  // "CUPTI buffer flush", "driver compiler", ...
+};
+
+// ---- metrics -------------------------------------------------------------------------------------------------
+
+// A time series: GPU utilization, SM clock, power, ... (NVML) or any imported counter track.
+struct CounterDescriptor {
+  uint32_t counter_id = 0;
+  uint32_t pid = 0;           // 0 = system-wide
+  uint32_t device_id = kNone; // kNone = not device-bound
+  StringId name = 0;          // "GPU utilization"
+  StringId unit = 0;          // "%", "MHz", "W", "C", "bytes"
+};
+
+struct CounterSample {
+  uint32_t counter_id = 0;
+  Timestamp timestamp = 0;
+  double value = 0;
+};
+
+enum KernelMetricFlags : uint8_t {
+  kMetricSuspect = 1 << 0,   // impossible value (e.g. ratio > 100% from mixed replay passes); shown flagged
+  kMetricClamped = 1 << 1,   // value was clamped for display; raw value kept in `value`
+};
+
+// One hardware-counter value of one kernel instance. Joined to a KernelRecord by (pid, correlation_id) when the
+// counters came from the same run, else by (pid, kernel_name, launch_ordinal): the n-th launch (0-based) of that
+// kernel name in that process.
+struct KernelMetricRecord {
+  uint32_t pid = 0;
+  uint32_t correlation_id = 0;  // 0 = join by name + ordinal
+  StringId kernel_name = 0;
+  uint32_t launch_ordinal = 0;
+  StringId metric = 0;          // full CUPTI name, e.g. "dram__bytes_read.sum"
+  double value = 0;
+  uint8_t flags = 0;            // KernelMetricFlags
+};
+
+// A warp-stall histogram bin of one kernel instance (counters) or of one kernel name (PC sampling).
+struct StallSample {
+  uint32_t pid = 0;
+  uint32_t correlation_id = 0;  // 0 = join by name + ordinal
+  StringId kernel_name = 0;
+  uint32_t launch_ordinal = kNone;  // kNone = aggregated over all launches of the name
+  StringId reason = 0;          // "long_scoreboard"
+  uint64_t pc_offset = UINT64_MAX;  // UINT64_MAX = whole kernel
+  StringId source_file = 0;
+  uint32_t source_line = 0;
+  uint64_t count = 0;
+};
+
+// An explicit causal link between two records, identified by (kind, pid, correlation id). CUDA launches and
+// their GPU work share correlation ids and need no Flow record; these carry links the ids cannot express
+// (external correlation: a framework op -> the CUDA API calls it issued).
+struct FlowRecord {
+  uint64_t flow_id = 0;
+  uint32_t pid = 0;
+  uint16_t src_kind = 0;  // RecordKind
+  uint16_t dst_kind = 0;  // RecordKind
+  uint64_t src_key = 0;   // correlation id, or external id
+  uint64_t dst_key = 0;
+};
+
+// ---- health --------------------------------------------------------------------------------------------------
+
+enum class Severity : uint8_t { kInfo = 0, kWarning = 1, kError = 2, kDataLoss = 3 };
+
+// Named statistics about what the trace is missing or how it was produced (Perfetto's "stats").
+struct LossRecord {
+  StringId name = 0;    // "cupti_dropped_records", "chunk_lost", ...
+  uint8_t severity = 0; // Severity
+  uint32_t pid = 0;     // 0 = whole trace
+  uint64_t count = 0;
+  StringId detail = 0;  // human-readable explanation
+};
+
+const char* RecordKindName(RecordKind kind);
+const char* CopyKindName(uint8_t kind);
+const char* MemoryKindName(uint8_t kind);
+const char* PrecisionName(Precision p);
+const char* SeverityName(uint8_t severity);
+const char* SyncKindName(uint8_t kind);
+
+}  // namespace gt

@@ -1,0 +1,90 @@
+// .gtrace reader: validates every byte, never reads out of bounds, and from a damaged or truncated file
+// delivers every intact chunk and reports what was lost.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gt/model.h"
+#include "gt/status.h"
+
+namespace gt {
+
+// Receives decoded records chunk by chunk. String ids in records are already global (see model.h).
+// OnStrings always arrives before any record that references those ids, unless a strings chunk was lost; then
+// the ids resolve to nothing and the consumer shows a placeholder.
+class TraceSink {
+ public:
+  virtual ~TraceSink() = default;
+  virtual void OnMetadata(const TraceMetadata& m) {}
+  virtual void OnStrings(StringId first_id, std::span<const std::string_view> strings) {}
+  virtual void OnProcesses(std::span<const ProcessRecord> r) {}
+  virtual void OnThreads(std::span<const ThreadRecord> r) {}
+  virtual void OnDevices(std::span<const DeviceRecord> r) {}
+  virtual void OnContexts(std::span<const ContextRecord> r) {}
+  virtual void OnStreams(std::span<const StreamRecord> r) {}
+  virtual void OnKernels(std::span<const KernelRecord> r) {}
+  virtual void OnMemcpys(std::span<const MemcpyRecord> r) {}
+  virtual void OnMemsets(std::span<const MemsetRecord> r) {}
+  virtual void OnApiCalls(std::span<const ApiCallRecord> r) {}
+  virtual void OnNvtx(std::span<const NvtxRecord> r) {}
+  virtual void OnSyncs(std::span<const SyncRecord> r) {}
+  virtual void OnMemory(std::span<const MemoryRecord> r) {}
+  virtual void OnOverheads(std::span<const OverheadRecord> r) {}
+  virtual void OnCounterDescriptors(std::span<const CounterDescriptor> r) {}
+  virtual void OnCounterSamples(std::span<const CounterSample> r) {}
+  virtual void OnKernelMetrics(std::span<const KernelMetricRecord> r) {}
+  virtual void OnStallSamples(std::span<const StallSample> r) {}
+  virtual void OnFlows(std::span<const FlowRecord> r) {}
+  virtual void OnLoss(std::span<const LossRecord> r) {}
+};
+
+// What a read saw. A file with lost chunks still loads; the loss is reported here and, for consumers that
+// show it, as LossRecords named "chunk_lost" / "file_truncated" delivered through the sink.
+struct LoadReport {
+  uint16_t version_major = 0, version_minor = 0;
+  uint32_t segments = 0;
+  uint64_t chunks_ok = 0;
+  uint64_t chunks_lost = 0;          // checksum, decode or bounds failures
+  uint64_t chunks_unknown = 0;       // skipped: a newer writer's chunk type
+  uint64_t records = 0;
+  uint64_t bytes_total = 0;
+  uint64_t bytes_lost = 0;
+  bool truncated = false;            // ended inside a chunk, or without an end-of-segment marker
+  std::vector<std::string> problems; // human-readable, first 100
+  bool clean() const { return chunks_lost == 0 && !truncated; }
+};
+
+// Incremental reading, so a UI can show progress: Open(), then Step() until done().
+class TraceReader {
+ public:
+  TraceReader();
+  ~TraceReader();
+  // Fails only when the bytes are not a .gtrace at all (bad magic) or of an unsupported major version.
+  // The bytes must outlive the reader.
+  Status Open(std::span<const uint8_t> bytes);
+  // Decodes up to `max_chunks` chunks into `sink`. Bad chunks are recorded in the report and skipped.
+  void Step(TraceSink& sink, uint32_t max_chunks);
+  bool done() const;
+  double progress() const;  // 0..1 by bytes
+  const LoadReport& report() const;
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Reads everything. Returns an error only when nothing could be read (not a .gtrace, unsupported version).
+StatusOr<LoadReport> ReadTrace(std::span<const uint8_t> bytes, TraceSink& sink);
+// True when the bytes start with the .gtrace magic (format sniffing for importers and the server).
+bool LooksLikeGtrace(std::span<const uint8_t> bytes);
+
+// Reads a whole file into memory with a clear error (missing, unreadable, too large).
+StatusOr<std::string> ReadFileBytes(const std::string& path, uint64_t max_bytes = UINT64_MAX);
+
+}  // namespace gt

@@ -1,0 +1,66 @@
+// A TraceSink that keeps everything: for the CLI (info, export), the server's validation, and tests.
+// The viewer builds its own compact model instead (viewer/core).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gt/reader.h"
+#include "gt/writer.h"
+
+namespace gt {
+
+struct TraceData : TraceSink {
+  TraceMetadata metadata;
+  std::vector<std::string> strings{""};  // index = StringId
+  std::vector<ProcessRecord> processes;
+  std::vector<ThreadRecord> threads;
+  std::vector<DeviceRecord> devices;
+  std::vector<ContextRecord> contexts;
+  std::vector<StreamRecord> streams;
+  std::vector<KernelRecord> kernels;
+  std::vector<MemcpyRecord> memcpys;
+  std::vector<MemsetRecord> memsets;
+  std::vector<ApiCallRecord> api_calls;
+  std::vector<NvtxRecord> nvtx;
+  std::vector<SyncRecord> syncs;
+  std::vector<MemoryRecord> memory;
+  std::vector<OverheadRecord> overheads;
+  std::vector<CounterDescriptor> counter_descriptors;
+  std::vector<CounterSample> counter_samples;
+  std::vector<KernelMetricRecord> kernel_metrics;
+  std::vector<StallSample> stall_samples;
+  std::vector<FlowRecord> flows;
+  std::vector<LossRecord> losses;
+
+  // "" for unknown ids (lost strings chunk) rather than out-of-bounds.
+  const std::string& Str(StringId id) const;
+  uint64_t EventCount() const;  // timeline events: kernels+memcpy+memset+api+nvtx+sync+memory+overhead
+
+  void OnMetadata(const TraceMetadata& m) override;
+  void OnStrings(StringId first_id, std::span<const std::string_view> s) override;
+  void OnProcesses(std::span<const ProcessRecord> r) override;
+  void OnThreads(std::span<const ThreadRecord> r) override;
+  void OnDevices(std::span<const DeviceRecord> r) override;
+  void OnContexts(std::span<const ContextRecord> r) override;
+  void OnStreams(std::span<const StreamRecord> r) override;
+  void OnKernels(std::span<const KernelRecord> r) override;
+  void OnMemcpys(std::span<const MemcpyRecord> r) override;
+  void OnMemsets(std::span<const MemsetRecord> r) override;
+  void OnApiCalls(std::span<const ApiCallRecord> r) override;
+  void OnNvtx(std::span<const NvtxRecord> r) override;
+  void OnSyncs(std::span<const SyncRecord> r) override;
+  void OnMemory(std::span<const MemoryRecord> r) override;
+  void OnOverheads(std::span<const OverheadRecord> r) override;
+  void OnCounterDescriptors(std::span<const CounterDescriptor> r) override;
+  void OnCounterSamples(std::span<const CounterSample> r) override;
+  void OnKernelMetrics(std::span<const KernelMetricRecord> r) override;
+  void OnStallSamples(std::span<const StallSample> r) override;
+  void OnFlows(std::span<const FlowRecord> r) override;
+  void OnLoss(std::span<const LossRecord> r) override;
+};
+
+// Writes every record of `data` through `writer` (re-interning strings). For tools that transform traces.
+Status WriteTraceData(const TraceData& data, TraceWriter& writer);
+
+}  // namespace gt

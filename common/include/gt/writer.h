@@ -1,0 +1,84 @@
+// Streaming .gtrace writer: bounded memory, one chunk per record kind flushed when full or on Flush().
+// A crash loses at most the records not yet flushed (the collector flushes about once a second).
+// Not thread-safe: the caller serializes (the collector holds one mutex around it).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "gt/model.h"
+#include "gt/status.h"
+
+namespace gt {
+
+// Where encoded bytes go. Write() must write all or fail.
+class ByteSink {
+ public:
+  virtual ~ByteSink() = default;
+  virtual Status Write(std::span<const uint8_t> bytes) = 0;
+  virtual Status Sync() { return Status::Ok(); }  // push to the OS (file sinks: fdatasync optional)
+};
+
+// Appends to a std::string (tests, in-memory traces).
+std::unique_ptr<ByteSink> MakeStringSink(std::string* out);
+// Creates `path` exclusively (O_EXCL unless overwrite) and writes to it.
+StatusOr<std::unique_ptr<ByteSink>> MakeFileSink(const std::string& path, bool overwrite);
+// Writes to an already open file descriptor (owned).
+std::unique_ptr<ByteSink> MakeFdSink(int fd);
+
+struct WriterOptions {
+  uint32_t max_records_per_chunk = 64 * 1024;  // a chunk is flushed when one kind reaches this many records
+  int zstd_level = 1;                          // speed matters more than the last few percent of size
+};
+
+class TraceWriter {
+ public:
+  // Writes the file header immediately.
+  static StatusOr<std::unique_ptr<TraceWriter>> Create(std::unique_ptr<ByteSink> sink, WriterOptions options = {});
+  ~TraceWriter();
+
+  // Interning is idempotent: the same text yields the same id within this writer. 0 is "".
+  StringId Intern(std::string_view text);
+
+  void SetMetadata(const TraceMetadata& metadata);  // written at the next Flush(); may be called again
+  void Add(const ProcessRecord& r);
+  void Add(const ThreadRecord& r);
+  void Add(const DeviceRecord& r);
+  void Add(const ContextRecord& r);
+  void Add(const StreamRecord& r);
+  void Add(const KernelRecord& r);
+  void Add(const MemcpyRecord& r);
+  void Add(const MemsetRecord& r);
+  void Add(const ApiCallRecord& r);
+  void Add(const NvtxRecord& r);
+  void Add(const SyncRecord& r);
+  void Add(const MemoryRecord& r);
+  void Add(const OverheadRecord& r);
+  void Add(const CounterDescriptor& r);
+  void Add(const CounterSample& r);
+  void Add(const KernelMetricRecord& r);
+  void Add(const StallSample& r);
+  void Add(const FlowRecord& r);
+  void Add(const LossRecord& r);
+
+  // Encodes every pending record (strings first) and hands the bytes to the sink.
+  Status Flush();
+  // Flush + end-of-segment marker. Further Add() calls are bugs.
+  Status Finish();
+
+  uint64_t bytes_written() const;
+  uint64_t records_written() const;
+  // First error from the sink, sticky: once the sink fails, records are counted as lost, not buffered forever.
+  const Status& sticky_error() const;
+
+  class Impl;
+
+ private:
+  explicit TraceWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gt

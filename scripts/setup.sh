@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs everything gtrace needs, from Debian's packages (binary and source) and the npm registry only.
+# Idempotent: a second run on a machine that has everything finishes in seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+THIRD=$ROOT/third_party   # git-ignored: sources fetched from Debian, npm modules
+mkdir -p "$THIRD"
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+
+PKGS=(build-essential cmake ninja-build clang lld libclang-rt-14-dev clang-format
+      libzstd-dev zstd zlib1g-dev nlohmann-json3-dev catch2 libcpp-httplib-dev libssl-dev
+      emscripten libglfw3-dev libgl-dev chromium dpkg-dev curl ca-certificates)
+missing=()
+for p in "${PKGS[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Debian source packages: Dear ImGui (trixie's 1.90.1: fixed and reproducible) and zstd (for the wasm decoder).
+fetch_source() { # name suite dest-dir marker
+  local name=$1 suite=$2 dest=$3
+  [ -e "$dest/.fetched" ] && return 0
+  local list=/etc/apt/sources.list.d/gtrace-src-$suite.sources
+  local work; work=$(mktemp -d)
+  $SUDO tee "$list" >/dev/null <<SRC
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: $suite
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  # Only *source* is fetched from the extra suite; the entry is removed right after.
+  trap '$SUDO rm -f "$list"' RETURN
+  $SUDO apt-get update -qq -o Dir::Etc::sourcelist="$list" -o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0
+  (cd "$work" && apt-get source -qq --download-only -o Dir::Etc::sourcelist="$list" -o Dir::Etc::sourceparts=- "$name/$suite" >/dev/null)
+  local orig; orig=$(ls "$work"/*.orig.tar.* | head -1)
+  rm -rf "$dest"; mkdir -p "$dest"
+  tar -xf "$orig" -C "$dest" --strip-components=1
+  touch "$dest/.fetched"
+  rm -rf "$work"
+  $SUDO rm -f "$list"
+  $SUDO apt-get update -qq >/dev/null 2>&1 || true
+}
+fetch_source imgui trixie "$THIRD/imgui"
+fetch_source libzstd bookworm "$THIRD/zstd"
+fetch_source zlib bookworm "$THIRD/zlib"   # gzip import in the wasm viewer (no Emscripten ports here)
+
+# nlohmann headers alone, so em++ never sees /usr/include.
+if [ ! -e "$THIRD/nlohmann-include/nlohmann/json.hpp" ]; then
+  mkdir -p "$THIRD/nlohmann-include"; cp -r /usr/include/nlohmann "$THIRD/nlohmann-include/"
+fi
+
+# playwright-core from the npm registry (never its browser download: we use Debian's chromium).
+if [ ! -d "$ROOT/web/tests/node_modules/playwright-core" ]; then
+  (cd "$ROOT/web/tests" && npm install --no-audit --no-fund --silent)
+fi
+echo "setup: ok"

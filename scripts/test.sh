@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs, builds and runs every test: native (Catch2 under CTest), ASan+UBSan, a short fuzz pass, the wasm
+# viewer and the browser end-to-end tests. Output of the browser tests lands in test-output/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-$(nproc)}
+bash scripts/setup.sh
+
+step() { printf '\n=== %s ===\n' "$*"; }
+
+step "native build + tests"
+cmake --preset native >/dev/null
+cmake --build --preset native -j "$JOBS"
+ctest --preset native -j "$JOBS"
+
+step "ASan+UBSan build + tests"
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$JOBS"
+ctest --preset asan -j "$JOBS"
+
+if [ -x scripts/fuzz.sh ]; then
+  step "fuzz (short pass)"
+  bash scripts/fuzz.sh --seconds "${GT_FUZZ_SECONDS:-20}"
+fi
+
+if [ -x scripts/web-test.sh ]; then
+  step "wasm viewer + browser end-to-end"
+  bash scripts/web-test.sh
+fi
+echo "all tests passed"
