@@ -1,0 +1,60 @@
+// Opening traces: .gtrace, Chrome trace JSON, PyTorch profiler (Kineto) JSON, each plain or gzipped.
+// The format is sniffed from the content (gzip magic, .gtrace magic, '{' / '['), never from the file name.
+//
+// A partly damaged file loads what could be read; what was lost lands in TraceModel::losses / report.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "gt/status.h"
+#include "gt/viewer/builder.h"
+#include "gt/viewer/model.h"
+
+namespace gt::viewer {
+
+enum class DetectedFormat : uint8_t { kUnknown = 0, kGzip, kGtrace, kJson };
+DetectedFormat DetectFormat(std::span<const uint8_t> bytes);
+
+struct LoadOptions {
+  uint64_t max_inflated_bytes = 4ull << 30;  // gzip bomb guard
+  uint32_t chunks_per_step = 16;             // .gtrace chunks decoded per Step()
+};
+
+// Incremental loading so the UI can draw a progress bar:
+//   TraceLoader l; status = l.Open(bytes); while (!l.done()) { l.Step(); draw(l.progress()); } model = l.Finish();
+// The bytes must outlive the loader (a gzip input is inflated into a buffer the loader owns).
+class TraceLoader {
+ public:
+  TraceLoader();
+  ~TraceLoader();
+  // Fails when the bytes are no supported format (with a message that says what they look like), or when a
+  // gzip stream is corrupt before any byte could be inflated.
+  Status Open(std::span<const uint8_t> bytes, LoadOptions options = {});
+  void Step();
+  bool done() const;
+  double progress() const;  // 0..1
+  // Builds the model. Fails only when nothing at all could be read (e.g. JSON that is not a trace).
+  StatusOr<std::unique_ptr<TraceModel>> Finish();
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// One call: Open + Step until done + Finish.
+StatusOr<std::unique_ptr<TraceModel>> LoadTrace(std::span<const uint8_t> bytes, LoadOptions options = {});
+StatusOr<std::unique_ptr<TraceModel>> LoadTraceFile(const std::string& path, LoadOptions options = {});
+
+// Inflates a gzip (or zlib) stream. Truncated streams return what was inflated and set *truncated.
+StatusOr<std::string> Gunzip(std::span<const uint8_t> bytes, uint64_t max_bytes, bool* truncated);
+
+// Parses Chrome trace JSON or Kineto JSON (object with "traceEvents", or a bare event array) into `builder`.
+// Malformed events are skipped and counted (AddLoss); a document that is not JSON or has no events fails.
+Status ImportJson(std::string_view text, ModelBuilder& builder);
+
+}  // namespace gt::viewer

@@ -1,0 +1,323 @@
+// The viewer's compact, read-only trace model (Tracy-style): timeline events live in lanes, structs of arrays
+// with 32-bit names and refs, so 100 M events fit in about 2 GB and a frame touches only what is on screen.
+//
+// [SECTION] Ids and kinds
+// [SECTION] Kind-specific detail tables (interned)
+// [SECTION] Lanes: the hot event storage
+// [SECTION] Tracks and groups
+// [SECTION] Counters
+// [SECTION] TraceModel
+//
+// Layout:
+//   TraceModel
+//     groups[]  (process, GPU, counters)  -> tracks[] (thread API row, thread ranges, GPU stream, counter, ...)
+//     tracks[]  -> lanes[first_lane .. first_lane + lane_count)  (lane d = depth d, events never overlap in a lane)
+//     lanes[]   -> start[], dur[], name[], ref[], aux[]  (one entry per event, sorted by start)
+//
+// Identity: a build is deterministic (same bytes -> same groups, tracks, lanes and event indices), so EventId and
+// the string keys below are stable across loads of the same file (share links rely on it).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gt/model.h"
+#include "gt/reader.h"
+
+namespace gt::viewer {
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Ids and kinds
+// ---------------------------------------------------------------------------------------------------------------
+
+using LaneId = uint32_t;
+using TrackId = uint32_t;
+using GroupId = uint32_t;
+
+// One timeline event: lane + index within the lane (index order = start order).
+struct EventId {
+  LaneId lane = kNone;
+  uint32_t index = kNone;
+  bool valid() const { return lane != kNone; }
+  friend bool operator==(const EventId&, const EventId&) = default;
+  friend auto operator<=>(const EventId&, const EventId&) = default;
+};
+
+// What an event is. Stored in the top 4 bits of Lane::ref except on kThreadApi lanes, whose ref is the
+// correlation id (every event there is kApi).
+enum class EventKind : uint8_t {
+  kKernel = 0,      // ref payload: LaunchConfig index; aux: correlation id
+  kMemcpy = 1,      // ref payload: MemcpyInfo index; aux: correlation id
+  kMemset = 2,      // ref payload: MemsetInfo index; aux: correlation id
+  kApi = 3,         // CUDA runtime/driver call; ref: correlation id (whole 32 bits)
+  kNvtx = 4,        // ref payload: NvtxInfo index
+  kSync = 5,        // ref payload: SyncInfo index
+  kOverhead = 6,    // profiler overhead; ref payload unused
+  kHostOp = 7,      // imported host slice (cpu_op, python_function, Chrome "X"/"B..E"); ref payload: category string
+  kAnnotation = 8,  // imported user annotation on a GPU stream (gpu_user_annotation); ref payload: category string
+  kInstant = 9,     // zero-duration marker (Chrome "i"); ref payload: category string
+  kCount = 10,
+};
+const char* EventKindName(EventKind k);
+
+inline constexpr uint32_t kRefKindShift = 28;
+inline constexpr uint32_t kRefPayloadMask = (1u << kRefKindShift) - 1;
+inline constexpr uint32_t MakeRef(EventKind k, uint32_t payload) {
+  return (static_cast<uint32_t>(k) << kRefKindShift) | (payload & kRefPayloadMask);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Kind-specific detail tables (interned)
+// ---------------------------------------------------------------------------------------------------------------
+
+// Interned per distinct launch configuration: grid/block/registers rarely vary per kernel name, so kernels cost
+// no per-instance detail memory beyond the correlation id.
+struct LaunchConfig {
+  StringId name = 0;
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  std::array<uint32_t, 3> cluster{0, 0, 0};
+  uint32_t registers_per_thread = 0;
+  uint32_t static_shared_bytes = 0;
+  uint32_t dynamic_shared_bytes = 0;
+  uint32_t local_bytes_per_thread = 0;
+  uint32_t graph_id = 0;
+  uint64_t graph_node_id = 0;
+  uint8_t launch_type = 0;  // gt::LaunchType
+  friend bool operator==(const LaunchConfig&, const LaunchConfig&) = default;
+};
+
+struct MemcpyInfo {
+  uint64_t bytes = 0;
+  uint32_t peer_device_id = kNone;
+  uint32_t graph_id = 0;
+  uint8_t copy_kind = 0;  // gt::CopyKind
+  uint8_t src_kind = 0;   // gt::MemoryKind
+  uint8_t dst_kind = 0;   // gt::MemoryKind
+  uint8_t is_async = 0;
+};
+
+struct MemsetInfo {
+  uint64_t bytes = 0;
+  uint32_t value = 0;
+  uint32_t graph_id = 0;
+  uint8_t memory_kind = 0;  // gt::MemoryKind
+  uint8_t is_async = 0;
+};
+
+struct NvtxInfo {
+  StringId domain = 0;
+  uint32_t category = 0;
+  uint32_t color = 0;  // ARGB, valid when flags & kNvtxHasColor
+  uint64_t payload = 0;
+  uint8_t payload_kind = 0;  // gt::NvtxPayloadKind
+  uint8_t flags = 0;         // gt::NvtxFlags
+};
+
+struct SyncInfo {
+  uint32_t device_id = kNone;
+  uint32_t context_id = 0;
+  uint32_t stream_id = kNone;
+  uint32_t correlation_id = 0;
+  uint32_t event_id = kNone;
+  uint8_t sync_kind = 0;  // gt::SyncKind
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Lanes: the hot event storage
+// ---------------------------------------------------------------------------------------------------------------
+
+// Per-event bytes in a lane: start 8 + dur 4 + name 4 + ref 4 (+ aux 4 on GPU lanes). Rarely-set attributes
+// (durations >= 2^32-1 ns, nonzero API return codes, imported args) live in sparse sorted side tables.
+inline constexpr uint32_t kDurOverflow = UINT32_MAX;
+
+struct Lane {
+  TrackId track = kNone;
+  uint32_t depth = 0;
+  std::vector<int64_t> start;   // ns, ascending; events in a lane never overlap
+  std::vector<uint32_t> dur;    // ns; kDurOverflow -> see long_dur
+  std::vector<StringId> name;
+  std::vector<uint32_t> ref;    // MakeRef(kind, payload), or the correlation id on kThreadApi tracks
+  std::vector<uint32_t> aux;    // GPU lanes: correlation id per event; empty elsewhere
+  std::vector<std::pair<uint32_t, int64_t>> long_dur;      // (index, duration) sorted by index
+  std::vector<std::pair<uint32_t, int32_t>> return_code;   // (index, code) nonzero API results, sorted
+  std::vector<std::pair<uint32_t, StringId>> args;         // (index, "key: value\n..." text) imported fields
+  bool aux_sorted = true;  // aux (correlation ids) ascending: partner lookups may binary-search
+
+  uint32_t size() const { return static_cast<uint32_t>(start.size()); }
+  int64_t Duration(uint32_t i) const;
+  int64_t End(uint32_t i) const { return start[i] + Duration(i); }
+  int32_t ReturnCode(uint32_t i) const;  // 0 when not recorded
+  StringId Args(uint32_t i) const;       // 0 when none
+  size_t MemoryBytes() const;            // capacity-based, for the memory benchmark
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Tracks and groups
+// ---------------------------------------------------------------------------------------------------------------
+
+enum class TrackKind : uint8_t {
+  kThreadApi = 0,      // CUDA runtime calls at depth 0, driver calls they make at depth 1+
+  kThreadRanges = 1,   // NVTX ranges and imported host ops, nested by depth
+  kThreadSync = 2,     // synchronization records and profiler overhead of a thread
+  kGpuStream = 3,      // kernels, memcpy, memset of one stream
+  kGpuAnnotations = 4, // imported GPU-side user annotations of one stream
+  kCounter = 5,        // a counter time series (see TraceModel::counters)
+};
+const char* TrackKindName(TrackKind k);
+
+enum class GroupKind : uint8_t { kProcess = 0, kGpu = 1, kCounters = 2 };
+
+struct Track {
+  TrackKind kind = TrackKind::kThreadRanges;
+  GroupId group = kNone;
+  std::string name;       // "Thread 4242 (python3) · CUDA API", "Stream 7", "GPU utilization (%)"
+  std::string key;        // stable identity for view state: "p1234/t5678/api", "g0/p1234/s7", "c/12"
+  uint32_t pid = 0;
+  uint32_t tid = 0;             // thread tracks
+  uint32_t device_id = kNone;   // GPU and device-bound counter tracks
+  uint32_t context_id = 0;
+  uint32_t stream_id = kNone;
+  uint32_t counter = kNone;     // kCounter: index into TraceModel::counters
+  LaneId first_lane = 0;
+  uint32_t lane_count = 0;      // 0 for counter tracks
+  uint64_t event_count = 0;
+  int64_t first_ns = 0, last_ns = 0;  // extent of the track's events
+  bool default_collapsed = false;
+};
+
+struct TrackGroup {
+  GroupKind kind = GroupKind::kProcess;
+  std::string name;  // "python3 (pid 1234)", "GPU 0: NVIDIA H200", "Counters"
+  std::string key;   // "p1234", "g0", "c"
+  uint32_t pid = 0;
+  uint32_t device_id = kNone;
+  std::vector<TrackId> tracks;  // default display order
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Counters
+// ---------------------------------------------------------------------------------------------------------------
+
+// Samples of one counter, plus a min/max pyramid (branching kCounterFanout) so per-pixel folding is
+// O(log n) per pixel column regardless of sample count.
+inline constexpr uint32_t kCounterFanout = 16;
+
+struct CounterTrack {
+  StringId name = 0;
+  StringId unit = 0;
+  uint32_t pid = 0;
+  uint32_t device_id = kNone;
+  uint32_t source_id = 0;  // counter_id from the trace
+  TrackId track = kNone;
+  std::vector<int64_t> time;   // ascending
+  std::vector<double> value;
+  // levels[k][j] = (min, max) over samples [j * F^(k+1), (j+1) * F^(k+1))
+  std::vector<std::vector<std::pair<double, double>>> levels;
+  double min = 0, max = 0;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] TraceModel
+// ---------------------------------------------------------------------------------------------------------------
+
+// An explicit flow arrow (FlowRecord, or a Chrome/Kineto flow event), resolved to events at build time.
+// Launch -> kernel arrows by correlation id are not stored; FlowPartner() finds them.
+struct Flow {
+  EventId from;
+  EventId to;
+};
+
+// Per device (GPU) activity summary computed at build time.
+struct DeviceSummary {
+  uint32_t device_id = 0;
+  GroupId group = kNone;
+  std::string name;      // "NVIDIA H200" or "GPU 0"
+  int64_t first_ns = 0;  // first GPU activity start
+  int64_t last_ns = 0;   // last GPU activity end
+  int64_t busy_ns = 0;   // union of kernel/memcpy/memset intervals over all streams
+  uint64_t kernel_count = 0;
+  uint64_t memcpy_count = 0;
+  uint64_t memset_count = 0;
+  // The largest idle intervals between first_ns and last_ns (at most 256, longest first).
+  std::vector<std::pair<int64_t, int64_t>> largest_gaps;
+  int64_t idle_ns() const { return (last_ns - first_ns) - busy_ns; }
+  double idle_share() const { return last_ns > first_ns ? double(idle_ns()) / double(last_ns - first_ns) : 0.0; }
+};
+
+enum class SourceFormat : uint8_t { kGtrace = 0, kChromeJson = 1, kKinetoJson = 2 };
+const char* SourceFormatName(SourceFormat f);
+
+// What could not be shown: the reader's LoadReport (chunks lost, truncation), the trace's own LossRecords
+// (CUPTI drops, ...) and the importer's problems (malformed events skipped, unmatched B/E, ...).
+struct LossStat {
+  std::string name;    // "chunk_lost", "cupti_dropped_records", "json_events_skipped"
+  uint8_t severity = 0;  // gt::Severity
+  uint32_t pid = 0;
+  uint64_t count = 0;
+  std::string detail;
+};
+
+struct TraceModel {
+  SourceFormat format = SourceFormat::kGtrace;
+  TraceMetadata metadata;
+  LoadReport report;                 // .gtrace reader report (JSON: bytes_total and problems only)
+  std::vector<LossStat> losses;
+  std::vector<std::string> problems; // importer/builder problems, human-readable, first 100
+
+  std::vector<std::string> strings{""};  // index = StringId
+  std::vector<uint32_t> name_counts;     // events per StringId (search match counts without a scan)
+
+  std::vector<TrackGroup> groups;  // default display order
+  std::vector<Track> tracks;
+  std::vector<Lane> lanes;
+  std::vector<CounterTrack> counters;
+  std::vector<Flow> flows;         // sorted by `from`
+
+  std::vector<LaunchConfig> launch_configs;
+  std::vector<MemcpyInfo> memcpys;
+  std::vector<MemsetInfo> memsets;
+  std::vector<NvtxInfo> nvtx;
+  std::vector<SyncInfo> syncs;
+
+  std::vector<ProcessRecord> processes;
+  std::vector<ThreadRecord> threads;
+  std::vector<DeviceRecord> devices;
+  std::vector<StreamRecord> streams;
+  std::vector<DeviceSummary> device_summaries;  // one per device with GPU activity, by device id
+
+  int64_t first_ns = 0, last_ns = 0;  // extent of all events and samples
+  uint64_t event_count = 0;           // timeline events (not counter samples)
+  uint64_t sample_count = 0;          // counter samples
+
+  const std::string& Str(StringId id) const {
+    static const std::string kEmpty;
+    return id < strings.size() ? strings[id] : kEmpty;
+  }
+  EventKind Kind(EventId e) const;
+  uint32_t Payload(EventId e) const { return lanes[e.lane].ref[e.index] & kRefPayloadMask; }
+  int64_t Start(EventId e) const { return lanes[e.lane].start[e.index]; }
+  int64_t End(EventId e) const { return lanes[e.lane].End(e.index); }
+  StringId Name(EventId e) const { return lanes[e.lane].name[e.index]; }
+  const Track& TrackOf(EventId e) const { return tracks[lanes[e.lane].track]; }
+  // Correlation id of a kernel/memcpy/memset/API event, 0 otherwise.
+  uint32_t CorrelationId(EventId e) const;
+  bool IsGpuActivity(EventId e) const;  // kernel, memcpy or memset
+
+  // Stable string identity of an event for share links: "<track key>/<depth>/<index>". Round-trips through
+  // FindEventByKey on any load of the same file.
+  std::string EventKey(EventId e) const;
+  EventId FindEventByKey(std::string_view key) const;
+  TrackId FindTrackByKey(std::string_view key) const;
+
+  // All memory the model holds (strings, lanes, tables, counters), for the per-event memory budget.
+  size_t MemoryBytes() const;
+};
+
+}  // namespace gt::viewer
