@@ -71,6 +71,7 @@ class TraceWriter {
 
   uint64_t bytes_written() const;
   uint64_t records_written() const;
+  uint64_t records_lost() const;  // records dropped because the sink failed (see sticky_error)
   // First error from the sink, sticky: once the sink fails, records are counted as lost, not buffered forever.
   const Status& sticky_error() const;
 

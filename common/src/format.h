@@ -1,0 +1,214 @@
+// Internal: .gtrace v1 byte layout, varints, CRC32C and the byte buffers shared by the writer and the reader.
+// docs/format.md is the normative description; the constants here must match it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <span>
+
+#include "gt/model.h"
+#include "gt/status.h"
+
+namespace gt::format {
+
+// ---- versions (only format_upgrade.cc interprets them)
+// --------------------------------------------------------
+inline constexpr uint16_t kVersionMajor = 1;
+inline constexpr uint16_t kVersionMinor = 0;
+
+// ---- segment header: 20 bytes
+// -------------------------------------------------------------------------------- magic[10]
+// "GTRACE\r\n\x1a\n" | u16 major | u16 minor | u16 flags | u32 crc32c(bytes 0..16)
+inline constexpr uint8_t kSegmentMagic[10] = {'G', 'T', 'R', 'A', 'C', 'E', '\r', '\n', 0x1a, '\n'};
+inline constexpr size_t kSegmentHeaderSize = 20;
+
+// ---- chunk header: 28 bytes
+// ---------------------------------------------------------------------------------- magic[4] "GTCK" | u16
+// type | u16 flags | u32 record_count | u32 raw_size | u32 stored_size | u32 crc32c(header bytes 0..20 +
+// stored payload) | u32 crc32c(header bytes 0..24)
+inline constexpr uint8_t kChunkMagic[4] = {'G', 'T', 'C', 'K'};
+inline constexpr size_t kChunkHeaderSize = 28;
+inline constexpr uint16_t kChunkFlagZstd = 1 << 0;  // payload is one zstd frame; else stored raw
+inline constexpr uint16_t kKnownChunkFlags = kChunkFlagZstd;
+inline constexpr uint16_t kChunkEndOfSegment = 0x0100;  // no payload: the segment was finished cleanly
+
+// ---- limits that keep hostile headers from allocating or looping
+// --------------------------------------------
+inline constexpr uint32_t kMaxChunkRawSize = 64u << 20;    // decompressed payload cap
+inline constexpr uint32_t kMaxRecordsPerChunk = 1u << 20;  // writer clamps to this, reader rejects above
+inline constexpr uint32_t kMaxColumns = 1024;
+
+struct ChunkHeader {
+  uint16_t type = 0;
+  uint16_t flags = 0;
+  uint32_t record_count = 0;
+  uint32_t raw_size = 0;
+  uint32_t stored_size = 0;
+  uint32_t payload_crc = 0;
+};
+
+uint32_t Crc32c(uint32_t crc, const void* data, size_t n);  // crc: 0 to start, previous result to continue
+
+inline void PutU16(uint8_t* p, uint16_t v) {
+  p[0] = uint8_t(v);
+  p[1] = uint8_t(v >> 8);
+}
+inline void PutU32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = uint8_t(v >> (8 * i));
+}
+inline uint16_t GetU16(const uint8_t* p) {
+  return uint16_t(p[0] | (p[1] << 8));
+}
+inline uint32_t GetU32(const uint8_t* p) {
+  return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
+}
+
+inline uint64_t Zig(int64_t v) {
+  return (uint64_t(v) << 1) ^ uint64_t(v >> 63);
+}
+inline int64_t Unzig(uint64_t v) {
+  return int64_t((v >> 1) ^ (~(v & 1) + 1));
+}
+
+inline size_t WriteVarint(uint8_t* p, uint64_t v) {
+  size_t n = 0;
+  while (v >= 0x80) {
+    p[n++] = uint8_t(v) | 0x80;
+    v >>= 7;
+  }
+  p[n++] = uint8_t(v);
+  return n;
+}
+
+// Growable byte buffer without zero-initialisation (std::vector::resize would clear every byte it adds).
+class ByteBuf {
+ public:
+  ByteBuf() = default;
+  ByteBuf(const ByteBuf&) = delete;
+  ByteBuf& operator=(const ByteBuf&) = delete;
+  ByteBuf(ByteBuf&& o) noexcept : data_(o.data_), size_(o.size_), cap_(o.cap_) {
+    o.data_ = nullptr, o.size_ = o.cap_ = 0;
+  }
+  ~ByteBuf() { std::free(data_); }
+
+  uint8_t* Reserve(size_t n) {
+    if (cap_ - size_ < n) Grow(n);
+    return data_ + size_;
+  }
+  void Commit(size_t n) { size_ += n; }
+  void PutVarint(uint64_t v) { size_ += WriteVarint(Reserve(10), v); }
+  void PutByte(uint8_t b) { *Reserve(1) = b, ++size_; }
+  void Append(const void* p, size_t n) {
+    if (n == 0) return;
+    std::memcpy(Reserve(n), p, n);
+    size_ += n;
+  }
+  void Clear() { size_ = 0; }
+  // Gives memory back when a burst left a large buffer behind (keeps the writer's footprint bounded).
+  void ShrinkTo(size_t max_cap) {
+    if (cap_ > max_cap && size_ == 0) {
+      std::free(data_);
+      data_ = nullptr;
+      cap_ = 0;
+    }
+  }
+  uint8_t* data() { return data_; }
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  size_t capacity() const { return cap_; }
+  std::span<const uint8_t> span() const { return {data_, size_}; }
+
+ private:
+  void Grow(size_t n) {
+    size_t cap = cap_ ? cap_ * 2 : 256;
+    while (cap - size_ < n) cap *= 2;
+    auto* d = static_cast<uint8_t*>(std::realloc(data_, cap));
+    GT_ASSERT_MSG(d != nullptr, "out of memory");
+    data_ = d;
+    cap_ = cap;
+  }
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0, cap_ = 0;
+};
+
+// Bounds-checked reader of one column. Errors are sticky (`bad`); values read after an error are 0, so the
+// decode loop needs no branch per field and the chunk is rejected once at the end.
+struct ColumnReader {
+  const uint8_t* p = nullptr;
+  const uint8_t* end = nullptr;
+  uint64_t prev = 0;  // delta state
+  bool bad = false;
+
+  uint64_t Varint() {
+    if (end - p >= 10) [[likely]] {
+      uint64_t b = *p++;
+      if (b < 0x80) return b;
+      uint64_t r = b & 0x7f;
+      for (int s = 7; s < 64; s += 7) {
+        b = *p++;
+        r |= (b & 0x7f) << s;
+        if (b < 0x80) return r;
+      }
+      bad = true;
+      return 0;
+    }
+    return VarintSlow();
+  }
+  uint64_t VarintSlow() {
+    uint64_t r = 0;
+    for (int s = 0; s < 64; s += 7) {
+      if (p >= end) {
+        bad = true;
+        return 0;
+      }
+      uint64_t b = *p++;
+      r |= (b & 0x7f) << s;
+      if (b < 0x80) return r;
+    }
+    bad = true;
+    return 0;
+  }
+  uint8_t Byte() {
+    if (p < end) [[likely]]
+      return *p++;
+    bad = true;
+    return 0;
+  }
+  double F64() {
+    double d = 0;
+    if (end - p >= 8) [[likely]] {
+      std::memcpy(&d, p, 8);
+      p += 8;
+    } else {
+      bad = true;
+    }
+    return d;
+  }
+  bool Bytes(size_t n, const uint8_t** out) {
+    if (size_t(end - p) < n) {
+      bad = true;
+      return false;
+    }
+    *out = p;
+    p += n;
+    return true;
+  }
+  bool done() const { return p == end; }
+};
+
+// A segment's version as read from its header; format_upgrade.cc decides what it means.
+struct SegmentVersion {
+  uint16_t major = 0, minor = 0;
+};
+
+// Every version check lives in format_upgrade.cc.
+Status CheckSegmentVersion(SegmentVersion v);
+// Maps the columns of a record chunk written by `v` to the current layout of `kind`: on return `columns`
+// holds exactly `expected` readers (missing columns of an older layout are filled in, extra ones of a newer
+// minor are dropped). `defaults` is scratch storage for synthesized columns and must outlive the decode.
+Status UpgradeRecordColumns(SegmentVersion v, RecordKind kind, uint32_t expected, uint32_t record_count,
+                            ColumnReader* columns, uint32_t* column_count, ByteBuf* defaults);
+
+}  // namespace gt::format

@@ -1,0 +1,693 @@
+// .gtrace reader: validates every byte it reads and loads every intact chunk of a damaged file.
+//
+// [SECTION] Decoders (columns -> structs)
+// [SECTION] TraceReader::Impl: segment/chunk walk, resync, loss reporting
+// [SECTION] Public API
+//
+// Work bound on hostile input: the walk only moves forward. A chunk whose header checksum validates is
+// skipped by its declared size (its payload checksum is computed once); resync scans each byte at most once
+// for a magic, and each candidate costs O(1) (a 24-byte header CRC). Allocations are capped by
+// kMaxChunkRawSize, kMaxRecordsPerChunk and a string-table size proportional to the file size.
+#include "gt/reader.h"
+
+#include <zstd.h>
+
+#include <sys/stat.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "format.h"
+#include "schema.h"
+
+namespace gt {
+using namespace format;
+
+// ================================================================================================================
+// [SECTION] Decoders
+// ================================================================================================================
+namespace {
+
+struct Decoder {
+  ColumnReader* c;
+  const StringId* smap;  // segment-local -> global; unknown ids (lost strings) map to 0
+  uint64_t smap_size;
+
+  void Ts(int64_t& x) {
+    ColumnReader& k = *c++;
+    k.prev += uint64_t(Unzig(k.Varint()));
+    x = int64_t(k.prev);
+  }
+  void Dur(int64_t& end, const int64_t& start) {
+    end = int64_t(uint64_t(start) + uint64_t(Unzig((c++)->Varint())));
+  }
+  void Id(uint32_t& x) {
+    ColumnReader& k = *c++;
+    k.prev = uint32_t(uint32_t(k.prev) + uint32_t(Unzig(k.Varint())));
+    x = uint32_t(k.prev);
+  }
+  void Id64(uint64_t& x) {
+    ColumnReader& k = *c++;
+    k.prev += uint64_t(Unzig(k.Varint()));
+    x = k.prev;
+  }
+  void U16(uint16_t& x) { x = uint16_t((c++)->Varint()); }
+  void U32(uint32_t& x) { x = uint32_t((c++)->Varint()); }
+  void U64(uint64_t& x) { x = (c++)->Varint(); }
+  void I32(int32_t& x) { x = int32_t(Unzig((c++)->Varint())); }
+  void U8(uint8_t& x) { x = (c++)->Byte(); }
+  void F64(double& x) { x = (c++)->F64(); }
+  void Str(StringId& x) {
+    uint64_t v = (c++)->Varint();
+    x = v < smap_size ? smap[v] : 0;
+  }
+};
+
+// Minimum encoded bytes per record (one per varint/byte column, eight per double): bounds record_count by the
+// chunk's raw size before anything is allocated.
+struct MinBytes {
+  uint32_t n = 0;
+  template <class T>
+  void Ts(T&) {
+    n += 1;
+  }
+  template <class T, class U>
+  void Dur(T&, U&) {
+    n += 1;
+  }
+  template <class T>
+  void Id(T&) {
+    n += 1;
+  }
+  template <class T>
+  void Id64(T&) {
+    n += 1;
+  }
+  template <class T>
+  void U16(T&) {
+    n += 1;
+  }
+  template <class T>
+  void U32(T&) {
+    n += 1;
+  }
+  template <class T>
+  void U64(T&) {
+    n += 1;
+  }
+  template <class T>
+  void I32(T&) {
+    n += 1;
+  }
+  template <class T>
+  void U8(T&) {
+    n += 1;
+  }
+  template <class T>
+  void F64(T&) {
+    n += 8;
+  }
+  template <class T>
+  void Str(T&) {
+    n += 1;
+  }
+};
+
+void Deliver(TraceSink& s, std::span<const ProcessRecord> r) {
+  s.OnProcesses(r);
+}
+void Deliver(TraceSink& s, std::span<const ThreadRecord> r) {
+  s.OnThreads(r);
+}
+void Deliver(TraceSink& s, std::span<const DeviceRecord> r) {
+  s.OnDevices(r);
+}
+void Deliver(TraceSink& s, std::span<const ContextRecord> r) {
+  s.OnContexts(r);
+}
+void Deliver(TraceSink& s, std::span<const StreamRecord> r) {
+  s.OnStreams(r);
+}
+void Deliver(TraceSink& s, std::span<const KernelRecord> r) {
+  s.OnKernels(r);
+}
+void Deliver(TraceSink& s, std::span<const MemcpyRecord> r) {
+  s.OnMemcpys(r);
+}
+void Deliver(TraceSink& s, std::span<const MemsetRecord> r) {
+  s.OnMemsets(r);
+}
+void Deliver(TraceSink& s, std::span<const ApiCallRecord> r) {
+  s.OnApiCalls(r);
+}
+void Deliver(TraceSink& s, std::span<const NvtxRecord> r) {
+  s.OnNvtx(r);
+}
+void Deliver(TraceSink& s, std::span<const SyncRecord> r) {
+  s.OnSyncs(r);
+}
+void Deliver(TraceSink& s, std::span<const MemoryRecord> r) {
+  s.OnMemory(r);
+}
+void Deliver(TraceSink& s, std::span<const OverheadRecord> r) {
+  s.OnOverheads(r);
+}
+void Deliver(TraceSink& s, std::span<const CounterDescriptor> r) {
+  s.OnCounterDescriptors(r);
+}
+void Deliver(TraceSink& s, std::span<const CounterSample> r) {
+  s.OnCounterSamples(r);
+}
+void Deliver(TraceSink& s, std::span<const KernelMetricRecord> r) {
+  s.OnKernelMetrics(r);
+}
+void Deliver(TraceSink& s, std::span<const StallSample> r) {
+  s.OnStallSamples(r);
+}
+void Deliver(TraceSink& s, std::span<const FlowRecord> r) {
+  s.OnFlows(r);
+}
+void Deliver(TraceSink& s, std::span<const LossRecord> r) {
+  s.OnLoss(r);
+}
+
+std::string Offset(size_t pos) {
+  return "offset " + std::to_string(pos);
+}
+
+std::string KindLabel(uint16_t type) {
+  if (type == kChunkEndOfSegment) return "end-of-segment";
+  if (type >= 1 && type <= uint16_t(RecordKind::kLoss)) return RecordKindName(RecordKind(type));
+  return "type " + std::to_string(type);
+}
+
+bool IsKnownType(uint16_t type) {
+  return type == kChunkEndOfSegment || (type >= 1 && type <= uint16_t(RecordKind::kLoss));
+}
+
+}  // namespace
+
+// ================================================================================================================
+// [SECTION] TraceReader::Impl
+// ================================================================================================================
+class TraceReader::Impl {
+ public:
+  Impl() : dctx_(ZSTD_createDCtx()) {}
+  ~Impl() { ZSTD_freeDCtx(dctx_); }
+
+  Status Open(std::span<const uint8_t> bytes) {
+    bytes_ = bytes;
+    report_ = LoadReport{};
+    report_.bytes_total = bytes.size();
+    pos_ = 0;
+    done_ = false;
+    opened_ = false;
+    if (!LooksLikeGtrace(bytes)) {
+      if (bytes.size() < sizeof kSegmentMagic &&
+          std::memcmp(bytes.data(), kSegmentMagic, bytes.size()) == 0 && !bytes.empty())
+        return Truncated("file is " + std::to_string(bytes.size()) + " bytes, shorter than the " +
+                         std::to_string(kSegmentHeaderSize) + "-byte .gtrace header");
+      return Corrupt("not a .gtrace file (bad magic; expected \"GTRACE\" header)");
+    }
+    if (bytes.size() < kSegmentHeaderSize)
+      return Truncated("file is " + std::to_string(bytes.size()) + " bytes, shorter than the " +
+                       std::to_string(kSegmentHeaderSize) + "-byte .gtrace header");
+    if (GetU32(bytes.data() + 16) != Crc32c(0, bytes.data(), 16))
+      return Corrupt("the .gtrace file header is damaged (checksum mismatch at offset 0)");
+    SegmentVersion v{GetU16(bytes.data() + 10), GetU16(bytes.data() + 12)};
+    GT_RETURN_IF_ERROR(CheckSegmentVersion(v));
+    report_.version_major = v.major;
+    report_.version_minor = v.minor;
+    // A distinct string costs more than one byte even compressed, so a string-id table larger than the file
+    // is hostile input; the cap keeps its allocation proportional to the file.
+    smap_cap_ = 1024 + uint64_t(bytes.size());
+    opened_ = true;
+    return Status::Ok();
+  }
+
+  void Step(TraceSink& sink, uint32_t max_chunks) {
+    if (!opened_) {
+      done_ = true;
+      return;
+    }
+    for (uint32_t i = 0; i < max_chunks && !done_; ++i) StepOne(sink);
+  }
+
+  bool done() const { return done_ || !opened_; }
+  double progress() const { return bytes_.empty() ? 1.0 : double(pos_) / double(bytes_.size()); }
+  const LoadReport& report() const { return report_; }
+
+ private:
+  size_t remaining() const { return bytes_.size() - pos_; }
+  const uint8_t* at(size_t p) const { return bytes_.data() + p; }
+
+  bool SegmentHeaderAt(size_t p) const {
+    return bytes_.size() - p >= kSegmentHeaderSize &&
+           std::memcmp(at(p), kSegmentMagic, sizeof kSegmentMagic) == 0 &&
+           GetU32(at(p + 16)) == Crc32c(0, at(p), 16);
+  }
+
+  // A chunk header is plausible when magic, header checksum and size limits all hold.
+  bool ChunkHeaderAt(size_t p, ChunkHeader* h) const {
+    if (bytes_.size() - p < kChunkHeaderSize) return false;
+    const uint8_t* b = at(p);
+    if (std::memcmp(b, kChunkMagic, 4) != 0 || GetU32(b + 24) != Crc32c(0, b, 24)) return false;
+    h->type = GetU16(b + 4);
+    h->flags = GetU16(b + 6);
+    h->record_count = GetU32(b + 8);
+    h->raw_size = GetU32(b + 12);
+    h->stored_size = GetU32(b + 16);
+    h->payload_crc = GetU32(b + 20);
+    return h->raw_size <= kMaxChunkRawSize && h->stored_size <= ZSTD_COMPRESSBOUND(kMaxChunkRawSize) &&
+           h->record_count <= kMaxRecordsPerChunk;
+  }
+
+  // Next offset >= from holding a valid segment or chunk header (or the end). Each byte is looked at once.
+  size_t ScanForHeader(size_t from, size_t limit, bool segments_only) const {
+    size_t p = from;
+    while (p < limit) {
+      const void* g = std::memchr(at(p), 'G', limit - p);
+      if (!g) return limit;
+      p = size_t(static_cast<const uint8_t*>(g) - bytes_.data());
+      ChunkHeader h;
+      if (SegmentHeaderAt(p) || (!segments_only && ChunkHeaderAt(p, &h))) return p;
+      ++p;
+    }
+    return limit;
+  }
+
+  void Problem(std::string text) {
+    if (report_.problems.size() < 100)
+      report_.problems.push_back(std::move(text));
+    else if (report_.problems.size() == 100)
+      report_.problems.push_back("... further problems omitted");
+  }
+
+  StringId SyntheticString(TraceSink& sink, std::string_view s) {
+    StringId id = next_global_++;
+    sink.OnStrings(id, std::span<const std::string_view>(&s, 1));
+    return id;
+  }
+
+  void EmitLoss(TraceSink& sink, bool truncation, uint64_t count, const std::string& detail) {
+    StringId& name_id = truncation ? truncated_name_ : lost_name_;
+    if (name_id == 0) name_id = SyntheticString(sink, truncation ? "file_truncated" : "chunk_lost");
+    LossRecord r;
+    r.name = name_id;
+    r.severity = uint8_t(Severity::kDataLoss);
+    r.count = count;
+    r.detail = SyntheticString(sink, detail);
+    sink.OnLoss(std::span<const LossRecord>(&r, 1));
+  }
+
+  void LoseChunk(TraceSink& sink, size_t from, size_t to, const std::string& what) {
+    ++report_.chunks_lost;
+    report_.bytes_lost += to - from;
+    std::string detail = what + " (bytes " + std::to_string(from) + ".." + std::to_string(to) + " skipped)";
+    Problem(detail);
+    EmitLoss(sink, false, 1, detail);
+  }
+
+  void Truncate(TraceSink& sink, size_t from, const std::string& what) {
+    report_.truncated = true;
+    report_.bytes_lost += bytes_.size() - from;
+    segment_ended_ = true;  // reported here; Finish() must not report it again
+    Problem(what);
+    EmitLoss(sink, true, 1, what);
+    pos_ = bytes_.size();
+    done_ = true;
+  }
+
+  void Finish(TraceSink& sink) {
+    done_ = true;
+    if (in_segment_ && !segment_ended_) {
+      report_.truncated = true;
+      std::string what = "segment " + std::to_string(report_.segments) +
+                         " has no end-of-segment marker: the writer did not finish (crashed, killed or still "
+                         "running); records after its last flush are missing";
+      Problem(what);
+      EmitLoss(sink, true, 1, what);
+    }
+  }
+
+  void StartSegment(TraceSink& sink) {
+    if (in_segment_ && !segment_ended_) {
+      report_.truncated = true;
+      std::string what = "segment " + std::to_string(report_.segments) +
+                         " has no end-of-segment marker before the next segment at " + Offset(pos_) +
+                         ": its writer did not finish";
+      Problem(what);
+      EmitLoss(sink, true, 1, what);
+    }
+    SegmentVersion v{GetU16(at(pos_ + 10)), GetU16(at(pos_ + 12))};
+    Status s = CheckSegmentVersion(v);
+    ++report_.segments;
+    if (!s.ok()) {
+      size_t next = ScanForHeader(pos_ + kSegmentHeaderSize, bytes_.size(), /*segments_only=*/true);
+      LoseChunk(sink, pos_, next, "segment " + std::to_string(report_.segments) + " skipped: " + s.message());
+      in_segment_ = false;
+      pos_ = next;
+      return;
+    }
+    version_ = v;
+    in_segment_ = true;
+    segment_ended_ = false;
+    smap_.assign(1, 0);
+    pos_ += kSegmentHeaderSize;
+  }
+
+  void StepOne(TraceSink& sink) {
+    if (pos_ >= bytes_.size()) return Finish(sink);
+    if (remaining() >= sizeof kSegmentMagic &&
+        std::memcmp(at(pos_), kSegmentMagic, sizeof kSegmentMagic) == 0) {
+      if (remaining() < kSegmentHeaderSize)
+        return Truncate(sink, pos_, "file ends inside a segment header at " + Offset(pos_));
+      if (SegmentHeaderAt(pos_)) return StartSegment(sink);
+    }
+    if (!in_segment_) return Resync(sink, "data outside any segment");
+    if (remaining() < kChunkHeaderSize) {
+      if (std::memcmp(at(pos_), kChunkMagic, std::min<size_t>(4, remaining())) == 0)
+        return Truncate(sink, pos_, "file ends inside a chunk header at " + Offset(pos_));
+      return Resync(sink, "damaged bytes");
+    }
+    ChunkHeader h;
+    if (!ChunkHeaderAt(pos_, &h)) return Resync(sink, "damaged chunk header");
+
+    const std::string label = KindLabel(h.type) + " chunk at " + Offset(pos_) +
+                              (h.record_count ? " (" + std::to_string(h.record_count) + " records)" : "");
+    size_t payload = pos_ + kChunkHeaderSize;
+    if (h.stored_size > bytes_.size() - payload) {
+      // Ends past EOF: a crash mid-write, or a crashed segment followed by a concatenated one.
+      size_t next = ScanForHeader(payload, bytes_.size(), /*segments_only=*/true);
+      if (next < bytes_.size()) {
+        LoseChunk(sink, pos_, next, label + " cut short by the next segment");
+        pos_ = next;
+        return;
+      }
+      return Truncate(sink, pos_,
+                      "file truncated: " + label + " needs " + std::to_string(h.stored_size) +
+                          " payload bytes, " + std::to_string(bytes_.size() - payload) + " present");
+    }
+    size_t end = payload + h.stored_size;
+    uint32_t crc = Crc32c(Crc32c(0, at(pos_), 20), at(payload), h.stored_size);
+    if (crc != h.payload_crc) {
+      size_t next = ScanForHeader(payload, end, /*segments_only=*/true);
+      LoseChunk(sink, pos_, next, label + ": checksum mismatch");
+      pos_ = next;
+      return;
+    }
+    size_t chunk_start = pos_;
+    pos_ = end;
+    if (!IsKnownType(h.type) || (h.flags & ~kKnownChunkFlags) != 0) {
+      ++report_.chunks_unknown;
+      Problem("skipped " + label + (IsKnownType(h.type) ? " with unknown flags" : "") +
+              ": written by a newer gtrace");
+      return;
+    }
+    if (h.type == kChunkEndOfSegment) {
+      segment_ended_ = true;
+      ++report_.chunks_ok;
+      return;
+    }
+    Status s = DecodeChunk(sink, h, at(payload));
+    if (!s.ok()) {
+      // pos_ stays at the chunk end: the header checksum held, so its size is trustworthy.
+      LoseChunk(sink, chunk_start, end, label + ": " + s.message());
+      return;
+    }
+    ++report_.chunks_ok;
+  }
+
+  void Resync(TraceSink& sink, const char* why) {
+    size_t from = pos_;
+    size_t next = ScanForHeader(pos_ + 1, bytes_.size(), /*segments_only=*/false);
+    if (next >= bytes_.size()) {
+      // Nothing valid follows: a torn tail (truncation) or damage up to the end.
+      return Truncate(sink, from,
+                      std::string(why) + " at " + Offset(from) + "; nothing readable follows (" +
+                          std::to_string(bytes_.size() - from) + " bytes lost)");
+    }
+    LoseChunk(sink, from, next,
+              std::string(why) + " at " + Offset(from) + ", resynchronized at " + Offset(next));
+    pos_ = next;
+  }
+
+  Status Decompress(const ChunkHeader& h, const uint8_t* payload, const uint8_t** raw) {
+    if (!(h.flags & kChunkFlagZstd)) {
+      if (h.stored_size != h.raw_size)
+        return Corrupt("stored size differs from raw size of an uncompressed chunk");
+      *raw = payload;
+      return Status::Ok();
+    }
+    raw_.Clear();
+    uint8_t* dst = raw_.Reserve(h.raw_size + 1);
+    size_t n = ZSTD_decompressDCtx(dctx_, dst, h.raw_size, payload, h.stored_size);
+    if (ZSTD_isError(n)) return Corrupt(std::string("zstd: ") + ZSTD_getErrorName(n));
+    if (n != h.raw_size)
+      return Corrupt("decompressed to " + std::to_string(n) + " bytes, header says " +
+                     std::to_string(h.raw_size));
+    *raw = dst;
+    return Status::Ok();
+  }
+
+  Status DecodeChunk(TraceSink& sink, const ChunkHeader& h, const uint8_t* payload) {
+    const uint8_t* raw = nullptr;
+    GT_RETURN_IF_ERROR(Decompress(h, payload, &raw));
+    ColumnReader in{raw, raw + h.raw_size};
+    switch (RecordKind(h.type)) {
+      case RecordKind::kMetadata:
+        return DecodeMetadata(sink, in);
+      case RecordKind::kStrings:
+        return DecodeStrings(sink, h, in);
+      default:
+        break;
+    }
+    Status s = Internal("unhandled record kind");
+    schema::ForEachRecordType([&](auto tag) {
+      using R = typename decltype(tag)::Type;
+      if (h.type == uint16_t(schema::KindOf<R>::kValue)) s = DecodeRecords<R>(sink, h, in);
+    });
+    return s;
+  }
+
+  Status DecodeMetadata(TraceSink& sink, ColumnReader& in) {
+    TraceMetadata m;
+    auto read_str = [&](std::string* out) {
+      uint64_t n = in.Varint();
+      const uint8_t* p = nullptr;
+      if (in.bad || !in.Bytes(n, &p)) return false;
+      out->assign(reinterpret_cast<const char*>(p), n);
+      return true;
+    };
+    uint64_t n = in.Varint();
+    if (in.bad || n > uint64_t(in.end - in.p) / 2) return Corrupt("metadata entry count out of range");
+    m.entries.resize(n);
+    for (auto& [k, v] : m.entries)
+      if (!read_str(&k) || !read_str(&v)) return Corrupt("metadata entry runs past the chunk");
+    uint64_t syncs = in.Varint();
+    if (in.bad || syncs > uint64_t(in.end - in.p) / 2) return Corrupt("clock sync count out of range");
+    m.clock_syncs.resize(syncs);
+    for (auto& c : m.clock_syncs) {
+      c.realtime_ns = Unzig(in.Varint());
+      c.trace_ns = Unzig(in.Varint());
+    }
+    if (in.bad) return Corrupt("clock syncs run past the chunk");
+    // Bytes after the known fields: a newer minor's additions, ignored.
+    sink.OnMetadata(m);
+    return Status::Ok();
+  }
+
+  Status DecodeStrings(TraceSink& sink, const ChunkHeader& h, ColumnReader& in) {
+    uint64_t first = in.Varint();
+    uint64_t count = in.Varint();
+    if (in.bad) return Corrupt("strings chunk header runs past the chunk");
+    if (count != h.record_count) return Corrupt("strings chunk count differs from its header");
+    if (first == 0 || first < smap_.size())
+      return Corrupt("strings chunk redefines id " + std::to_string(first) + " (next expected " +
+                     std::to_string(smap_.size()) + ")");
+    if (count > uint64_t(in.end - in.p) || first + count > smap_cap_)
+      return Corrupt("strings chunk claims more strings than the file can hold");
+    lengths_.resize(count);
+    uint64_t total = 0;
+    for (auto& len : lengths_) {
+      uint64_t l = in.Varint();
+      if (l > kMaxChunkRawSize) l = kMaxChunkRawSize + 1ull;
+      len = uint32_t(l);
+      total += l;
+    }
+    if (in.bad || total != uint64_t(in.end - in.p))
+      return Corrupt("string lengths do not match the chunk size");
+    views_.resize(count);
+    const char* p = reinterpret_cast<const char*>(in.p);
+    for (size_t i = 0; i < count; ++i) {
+      views_[i] = std::string_view(p, lengths_[i]);
+      p += lengths_[i];
+    }
+    smap_.resize(first, 0);  // a gap = a lost strings chunk: those ids read as ""
+    StringId global = next_global_;
+    for (size_t i = 0; i < count; ++i) smap_.push_back(global + StringId(i));
+    next_global_ += StringId(count);
+    report_.records += count;
+    sink.OnStrings(global, views_);
+    return Status::Ok();
+  }
+
+  template <class R>
+  std::vector<R>& Buffer() {
+    return std::get<std::vector<R>>(records_);
+  }
+
+  template <class R>
+  Status DecodeRecords(TraceSink& sink, const ChunkHeader& h, ColumnReader& in) {
+    static const uint32_t expected = schema::ColumnCount<R>();
+    static const uint32_t min_bytes = [] {
+      MinBytes m;
+      R r{};
+      schema::Visit(m, r);
+      return m.n;
+    }();
+    const char* kind = RecordKindName(schema::KindOf<R>::kValue);
+    uint64_t ncols = in.Varint();
+    if (in.bad || ncols > kMaxColumns) return Corrupt(std::string(kind) + " chunk: bad column count");
+    uint32_t n = uint32_t(ncols);
+    columns_.assign(std::max(n, expected), ColumnReader{});
+    col_len_.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t len = in.Varint();
+      if (len > h.raw_size) in.bad = true;
+      col_len_[i] = len;
+    }
+    if (in.bad) return Corrupt(std::string(kind) + " chunk: column table runs past the chunk");
+    const uint8_t* p = in.p;
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t len = col_len_[i];
+      if (len > uint64_t(in.end - p))
+        return Corrupt(std::string(kind) + " chunk: column " + std::to_string(i) + " runs past the chunk");
+      columns_[i].p = p;
+      columns_[i].end = p + len;
+      p += len;
+    }
+    if (p != in.end) return Corrupt(std::string(kind) + " chunk: bytes after the last column");
+    GT_RETURN_IF_ERROR(UpgradeRecordColumns(version_, schema::KindOf<R>::kValue, expected, h.record_count,
+                                            columns_.data(), &n, &defaults_));
+    if (uint64_t(h.record_count) * min_bytes > h.raw_size)
+      return Corrupt(std::string(kind) + " chunk: " + std::to_string(h.record_count) +
+                     " records cannot fit in " + std::to_string(h.raw_size) + " bytes");
+    std::vector<R>& out = Buffer<R>();
+    out.resize(h.record_count);
+    Decoder d{nullptr, smap_.data(), smap_.size()};
+    for (R& r : out) {
+      d.c = columns_.data();
+      schema::Visit(d, r);
+    }
+    for (uint32_t i = 0; i < expected; ++i)
+      if (columns_[i].bad || !columns_[i].done())
+        return Corrupt(std::string(kind) + " chunk: column " + std::to_string(i) +
+                       (columns_[i].bad ? " ends early" : " has trailing bytes"));
+    report_.records += h.record_count;
+    Deliver(sink, std::span<const R>(out));
+    return Status::Ok();
+  }
+
+  std::span<const uint8_t> bytes_;
+  size_t pos_ = 0;
+  bool opened_ = false, done_ = false;
+  LoadReport report_;
+  ZSTD_DCtx* dctx_;
+  // segment state
+  bool in_segment_ = false, segment_ended_ = false;
+  SegmentVersion version_;
+  std::vector<StringId> smap_{0};
+  uint64_t smap_cap_ = 0;
+  StringId next_global_ = 1;
+  StringId lost_name_ = 0, truncated_name_ = 0;
+  // scratch, reused chunk to chunk
+  ByteBuf raw_, defaults_;
+  std::vector<ColumnReader> columns_;
+  std::vector<uint32_t> lengths_;
+  std::vector<uint64_t> col_len_;
+  std::vector<std::string_view> views_;
+  std::tuple<std::vector<ProcessRecord>, std::vector<ThreadRecord>, std::vector<DeviceRecord>,
+             std::vector<ContextRecord>, std::vector<StreamRecord>, std::vector<KernelRecord>,
+             std::vector<MemcpyRecord>, std::vector<MemsetRecord>, std::vector<ApiCallRecord>,
+             std::vector<NvtxRecord>, std::vector<SyncRecord>, std::vector<MemoryRecord>,
+             std::vector<OverheadRecord>, std::vector<CounterDescriptor>, std::vector<CounterSample>,
+             std::vector<KernelMetricRecord>, std::vector<StallSample>, std::vector<FlowRecord>,
+             std::vector<LossRecord>>
+      records_;
+};
+
+// ================================================================================================================
+// [SECTION] Public API
+// ================================================================================================================
+TraceReader::TraceReader() : impl_(std::make_unique<Impl>()) {}
+TraceReader::~TraceReader() = default;
+Status TraceReader::Open(std::span<const uint8_t> bytes) {
+  return impl_->Open(bytes);
+}
+void TraceReader::Step(TraceSink& sink, uint32_t max_chunks) {
+  impl_->Step(sink, max_chunks);
+}
+bool TraceReader::done() const {
+  return impl_->done();
+}
+double TraceReader::progress() const {
+  return impl_->progress();
+}
+const LoadReport& TraceReader::report() const {
+  return impl_->report();
+}
+
+StatusOr<LoadReport> ReadTrace(std::span<const uint8_t> bytes, TraceSink& sink) {
+  TraceReader reader;
+  GT_RETURN_IF_ERROR(reader.Open(bytes));
+  while (!reader.done()) reader.Step(sink, 256);
+  return reader.report();
+}
+
+bool LooksLikeGtrace(std::span<const uint8_t> bytes) {
+  return bytes.size() >= sizeof kSegmentMagic &&
+         std::memcmp(bytes.data(), kSegmentMagic, sizeof kSegmentMagic) == 0;
+}
+
+StatusOr<std::string> ReadFileBytes(const std::string& path, uint64_t max_bytes) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    int e = errno;
+    if (e == ENOENT) return NotFound("'" + path + "': no such file");
+    return IoError("cannot open '" + path + "': " + std::strerror(e));
+  }
+  struct stat st {};
+  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+    std::fclose(f);
+    return InvalidArgument("'" + path + "' is a directory");
+  }
+  std::string out;
+  if (st.st_size > 0) {
+    if (uint64_t(st.st_size) > max_bytes) {
+      std::fclose(f);
+      return ResourceExhausted("'" + path + "' is " + std::to_string(st.st_size) +
+                               " bytes, over the limit of " + std::to_string(max_bytes));
+    }
+    out.reserve(size_t(st.st_size));
+  }
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) {
+    if (out.size() + n > max_bytes) {
+      std::fclose(f);
+      return ResourceExhausted("'" + path + "' is over the limit of " + std::to_string(max_bytes) + " bytes");
+    }
+    out.append(buf, n);
+  }
+  bool err = std::ferror(f);
+  std::fclose(f);
+  if (err) return IoError("error reading '" + path + "'");
+  return out;
+}
+
+}  // namespace gt

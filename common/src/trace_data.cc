@@ -1,0 +1,181 @@
+#include "gt/trace_data.h"
+
+#include <algorithm>
+
+#include "schema.h"
+
+namespace gt {
+
+const std::string& TraceData::Str(StringId id) const {
+  static const std::string kEmpty;
+  return id < strings.size() ? strings[id] : kEmpty;
+}
+
+uint64_t TraceData::EventCount() const {
+  return kernels.size() + memcpys.size() + memsets.size() + api_calls.size() + nvtx.size() + syncs.size() +
+         memory.size() + overheads.size();
+}
+
+void TraceData::OnMetadata(const TraceMetadata& m) {
+  // Several segments (merged per-process files) or a re-written metadata chunk: later values win per key.
+  for (const auto& [k, v] : m.entries) {
+    auto it = std::find_if(metadata.entries.begin(), metadata.entries.end(),
+                           [&](const auto& e) { return e.first == k; });
+    if (it != metadata.entries.end())
+      it->second = v;
+    else
+      metadata.entries.emplace_back(k, v);
+  }
+  for (const auto& c : m.clock_syncs) {
+    bool seen = std::any_of(
+        metadata.clock_syncs.begin(), metadata.clock_syncs.end(),
+        [&](const ClockSync& o) { return o.realtime_ns == c.realtime_ns && o.trace_ns == c.trace_ns; });
+    if (!seen) metadata.clock_syncs.push_back(c);
+  }
+}
+
+void TraceData::OnStrings(StringId first_id, std::span<const std::string_view> s) {
+  if (strings.size() < size_t(first_id) + s.size()) strings.resize(size_t(first_id) + s.size());
+  for (size_t i = 0; i < s.size(); ++i) strings[first_id + i].assign(s[i]);
+}
+
+template <class R>
+static void Append(std::vector<R>& v, std::span<const R> r) {
+  v.insert(v.end(), r.begin(), r.end());
+}
+
+void TraceData::OnProcesses(std::span<const ProcessRecord> r) {
+  Append(processes, r);
+}
+void TraceData::OnThreads(std::span<const ThreadRecord> r) {
+  Append(threads, r);
+}
+void TraceData::OnDevices(std::span<const DeviceRecord> r) {
+  Append(devices, r);
+}
+void TraceData::OnContexts(std::span<const ContextRecord> r) {
+  Append(contexts, r);
+}
+void TraceData::OnStreams(std::span<const StreamRecord> r) {
+  Append(streams, r);
+}
+void TraceData::OnKernels(std::span<const KernelRecord> r) {
+  Append(kernels, r);
+}
+void TraceData::OnMemcpys(std::span<const MemcpyRecord> r) {
+  Append(memcpys, r);
+}
+void TraceData::OnMemsets(std::span<const MemsetRecord> r) {
+  Append(memsets, r);
+}
+void TraceData::OnApiCalls(std::span<const ApiCallRecord> r) {
+  Append(api_calls, r);
+}
+void TraceData::OnNvtx(std::span<const NvtxRecord> r) {
+  Append(nvtx, r);
+}
+void TraceData::OnSyncs(std::span<const SyncRecord> r) {
+  Append(syncs, r);
+}
+void TraceData::OnMemory(std::span<const MemoryRecord> r) {
+  Append(memory, r);
+}
+void TraceData::OnOverheads(std::span<const OverheadRecord> r) {
+  Append(overheads, r);
+}
+void TraceData::OnCounterDescriptors(std::span<const CounterDescriptor> r) {
+  Append(counter_descriptors, r);
+}
+void TraceData::OnCounterSamples(std::span<const CounterSample> r) {
+  Append(counter_samples, r);
+}
+void TraceData::OnKernelMetrics(std::span<const KernelMetricRecord> r) {
+  Append(kernel_metrics, r);
+}
+void TraceData::OnStallSamples(std::span<const StallSample> r) {
+  Append(stall_samples, r);
+}
+void TraceData::OnFlows(std::span<const FlowRecord> r) {
+  Append(flows, r);
+}
+void TraceData::OnLoss(std::span<const LossRecord> r) {
+  Append(losses, r);
+}
+
+#if GT_HAVE_ZSTD_COMPRESS
+namespace {
+
+// Re-interns every Str field through the writer; all other fields pass through.
+struct Remap {
+  const TraceData& data;
+  TraceWriter& writer;
+  std::vector<StringId>& cache;  // data id -> writer id, kNone = not yet interned
+  template <class T>
+  void Ts(T&) {}
+  template <class T, class U>
+  void Dur(T&, U&) {}
+  template <class T>
+  void Id(T&) {}
+  template <class T>
+  void Id64(T&) {}
+  template <class T>
+  void U16(T&) {}
+  template <class T>
+  void U32(T&) {}
+  template <class T>
+  void U64(T&) {}
+  template <class T>
+  void I32(T&) {}
+  template <class T>
+  void U8(T&) {}
+  template <class T>
+  void F64(T&) {}
+  void Str(StringId& id) {
+    if (id == 0) return;
+    if (id >= cache.size()) {
+      id = writer.Intern(data.Str(id));
+      return;
+    }
+    if (cache[id] == kNone) cache[id] = writer.Intern(data.strings[id]);
+    id = cache[id];
+  }
+};
+
+template <class R>
+void WriteAll(const std::vector<R>& v, Remap& remap, TraceWriter& w) {
+  for (R r : v) {
+    schema::Visit(remap, r);
+    w.Add(r);
+  }
+}
+
+}  // namespace
+
+Status WriteTraceData(const TraceData& data, TraceWriter& writer) {
+  std::vector<StringId> cache(data.strings.size(), kNone);
+  Remap remap{data, writer, cache};
+  writer.SetMetadata(data.metadata);
+  WriteAll(data.processes, remap, writer);
+  WriteAll(data.threads, remap, writer);
+  WriteAll(data.devices, remap, writer);
+  WriteAll(data.contexts, remap, writer);
+  WriteAll(data.streams, remap, writer);
+  WriteAll(data.counter_descriptors, remap, writer);
+  WriteAll(data.kernels, remap, writer);
+  WriteAll(data.memcpys, remap, writer);
+  WriteAll(data.memsets, remap, writer);
+  WriteAll(data.api_calls, remap, writer);
+  WriteAll(data.nvtx, remap, writer);
+  WriteAll(data.syncs, remap, writer);
+  WriteAll(data.memory, remap, writer);
+  WriteAll(data.overheads, remap, writer);
+  WriteAll(data.counter_samples, remap, writer);
+  WriteAll(data.kernel_metrics, remap, writer);
+  WriteAll(data.stall_samples, remap, writer);
+  WriteAll(data.flows, remap, writer);
+  WriteAll(data.losses, remap, writer);
+  return writer.Flush();
+}
+#endif
+
+}  // namespace gt

@@ -1,0 +1,482 @@
+// Streaming .gtrace writer (native only: needs zstd's compressor).
+//
+// [SECTION] Column encoder
+// [SECTION] Byte sinks
+// [SECTION] TraceWriter::Impl
+// [SECTION] TraceWriter
+#include "gt/writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <array>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "format.h"
+#include "schema.h"
+
+namespace gt {
+using namespace format;
+
+// ================================================================================================================
+// [SECTION] Column encoder
+// ================================================================================================================
+namespace {
+
+struct Column {
+  ByteBuf buf;
+  uint64_t prev = 0;  // delta state; restarts with every chunk so chunks decode independently
+};
+
+// One visitor call per field; `c` walks the columns in schema order.
+struct Encoder {
+  Column* c;
+  void Ts(const int64_t& x) {
+    Column& k = *c++;
+    k.buf.PutVarint(Zig(int64_t(uint64_t(x) - k.prev)));
+    k.prev = uint64_t(x);
+  }
+  void Dur(const int64_t& end, const int64_t& start) {
+    (c++)->buf.PutVarint(Zig(int64_t(uint64_t(end) - uint64_t(start))));
+  }
+  void Id(const uint32_t& x) {
+    Column& k = *c++;
+    k.buf.PutVarint(Zig(int32_t(x - uint32_t(k.prev))));
+    k.prev = x;
+  }
+  void Id64(const uint64_t& x) {
+    Column& k = *c++;
+    k.buf.PutVarint(Zig(int64_t(x - k.prev)));
+    k.prev = x;
+  }
+  void U16(const uint16_t& x) { (c++)->buf.PutVarint(x); }
+  void U32(const uint32_t& x) { (c++)->buf.PutVarint(x); }
+  void U64(const uint64_t& x) { (c++)->buf.PutVarint(x); }
+  void I32(const int32_t& x) { (c++)->buf.PutVarint(Zig(x)); }
+  void U8(const uint8_t& x) { (c++)->buf.PutByte(x); }
+  void F64(const double& x) { (c++)->buf.Append(&x, 8); }
+  void Str(const StringId& x) { (c++)->buf.PutVarint(x); }
+};
+
+struct KindBuffer {
+  std::vector<Column> columns;
+  uint32_t count = 0;
+};
+
+constexpr size_t kKindSlots = 32;             // indexed by RecordKind value
+constexpr size_t kMaxStringBytes = 1u << 20;  // longer strings are cut (keeps a strings chunk under the cap)
+constexpr size_t kStringsChunkBytes = 16u << 20;
+constexpr size_t kRecordChunkBytes = 32u << 20;  // a kind is flushed early when its columns grow past this
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+}  // namespace
+
+// ================================================================================================================
+// [SECTION] Byte sinks
+// ================================================================================================================
+namespace {
+
+class StringSink final : public ByteSink {
+ public:
+  explicit StringSink(std::string* out) : out_(out) {}
+  Status Write(std::span<const uint8_t> b) override {
+    out_->append(reinterpret_cast<const char*>(b.data()), b.size());
+    return Status::Ok();
+  }
+
+ private:
+  std::string* out_;
+};
+
+class FdSink final : public ByteSink {
+ public:
+  FdSink(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  ~FdSink() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Status Write(std::span<const uint8_t> b) override {
+    const uint8_t* p = b.data();
+    size_t n = b.size();
+    while (n > 0) {
+      ssize_t w = ::write(fd_, p, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return IoError("write to " + name_ + " failed: " + std::strerror(errno));
+      }
+      p += w;
+      n -= size_t(w);
+    }
+    return Status::Ok();
+  }
+  // write() already handed the bytes to the kernel, which is all crash safety of the *traced app* needs;
+  // fdatasync per Flush() would stall the collector on slow disks.
+
+ private:
+  int fd_;
+  std::string name_;
+};
+
+}  // namespace
+
+std::unique_ptr<ByteSink> MakeStringSink(std::string* out) {
+  return std::make_unique<StringSink>(out);
+}
+
+std::unique_ptr<ByteSink> MakeFdSink(int fd) {
+  return std::make_unique<FdSink>(fd, "fd " + std::to_string(fd));
+}
+
+StatusOr<std::unique_ptr<ByteSink>> MakeFileSink(const std::string& path, bool overwrite) {
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL);
+  int fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0) {
+    int e = errno;
+    if (e == EEXIST)
+      return InvalidArgument("'" + path + "' already exists (choose another name or overwrite it)");
+    if (e == ENOENT) return NotFound("cannot create '" + path + "': directory does not exist");
+    return IoError("cannot create '" + path + "': " + std::strerror(e));
+  }
+  return std::unique_ptr<ByteSink>(std::make_unique<FdSink>(fd, "'" + path + "'"));
+}
+
+// ================================================================================================================
+// [SECTION] TraceWriter::Impl
+// ================================================================================================================
+class TraceWriter::Impl {
+ public:
+  Impl(std::unique_ptr<ByteSink> sink, WriterOptions options) : sink_(std::move(sink)), options_(options) {
+    if (options_.max_records_per_chunk == 0) options_.max_records_per_chunk = 1;
+    if (options_.max_records_per_chunk > kMaxRecordsPerChunk)
+      options_.max_records_per_chunk = kMaxRecordsPerChunk;
+    cctx_ = ZSTD_createCCtx();
+    strings_.emplace("", 0);
+  }
+  ~Impl() { ZSTD_freeCCtx(cctx_); }
+
+  Status WriteHeader() {
+    uint8_t h[kSegmentHeaderSize];
+    std::memcpy(h, kSegmentMagic, sizeof kSegmentMagic);
+    PutU16(h + 10, kVersionMajor);
+    PutU16(h + 12, kVersionMinor);
+    PutU16(h + 14, 0);
+    PutU32(h + 16, Crc32c(0, h, 16));
+    return Emit({h, sizeof h});
+  }
+
+  StringId Intern(std::string_view text) {
+    if (text.size() > kMaxStringBytes) text = text.substr(0, kMaxStringBytes);
+    auto it = strings_.find(text);
+    if (it != strings_.end()) return it->second;
+    StringId id = next_string_id_++;
+    strings_.emplace(std::string(text), id);
+    pending_strings_.emplace_back(text);
+    pending_string_bytes_ += text.size();
+    return id;
+  }
+
+  void SetMetadata(const TraceMetadata& m) {
+    metadata_ = m;
+    metadata_dirty_ = true;
+  }
+
+  template <class R>
+  void Add(const R& r) {
+    GT_ASSERT_MSG(!finished_, "TraceWriter::Add after Finish");
+    if (!sticky_.ok()) {
+      ++records_lost_;
+      return;
+    }
+    constexpr size_t slot = size_t(schema::KindOf<R>::kValue);
+    KindBuffer& kb = kinds_[slot];
+    if (kb.columns.empty()) kb.columns.resize(schema::ColumnCount<R>());
+    Encoder e{kb.columns.data()};
+    schema::Visit(e, r);
+    ++kb.count;
+    if (kb.count >= options_.max_records_per_chunk ||
+        ((kb.count & 255) == 0 && ColumnBytes(kb) > kRecordChunkBytes)) {
+      (void)FlushStrings();
+      (void)FlushKind(schema::KindOf<R>::kValue);
+    }
+  }
+
+  Status Flush() {
+    if (finished_) return sticky_;
+    if (metadata_dirty_) {
+      metadata_dirty_ = false;
+      (void)WriteMetadata();
+    }
+    (void)FlushStrings();
+    schema::ForEachRecordType([&](auto tag) {
+      using R = typename decltype(tag)::Type;
+      (void)FlushKind(schema::KindOf<R>::kValue);
+    });
+    if (sticky_.ok()) {
+      Status s = sink_->Sync();
+      if (!s.ok()) sticky_ = s;
+    }
+    return sticky_;
+  }
+
+  Status Finish() {
+    if (finished_) return sticky_;
+    (void)Flush();
+    (void)WriteChunk(kChunkEndOfSegment, 0, {});
+    finished_ = true;
+    if (sticky_.ok()) {
+      Status s = sink_->Sync();
+      if (!s.ok()) sticky_ = s;
+    }
+    return sticky_;
+  }
+
+  uint64_t bytes_written_ = 0;
+  uint64_t records_written_ = 0;
+  uint64_t records_lost_ = 0;
+  Status sticky_;
+
+ private:
+  static size_t ColumnBytes(const KindBuffer& kb) {
+    size_t n = 0;
+    for (const auto& c : kb.columns) n += c.buf.size();
+    return n;
+  }
+
+  Status Emit(std::span<const uint8_t> bytes) {
+    if (!sticky_.ok()) return sticky_;
+    Status s = sink_->Write(bytes);
+    if (!s.ok()) {
+      sticky_ = s;
+      return s;
+    }
+    bytes_written_ += bytes.size();
+    return s;
+  }
+
+  Status WriteChunk(uint16_t type, uint32_t count, std::span<const uint8_t> raw) {
+    if (!sticky_.ok()) {
+      records_lost_ += count;
+      return sticky_;
+    }
+    GT_ASSERT(raw.size() <= kMaxChunkRawSize);
+    uint16_t flags = 0;
+    size_t stored = raw.size();
+    uint8_t* h = nullptr;
+    if (!raw.empty()) {
+      size_t bound = ZSTD_compressBound(raw.size());
+      out_.Clear();
+      h = out_.Reserve(kChunkHeaderSize + bound);
+      size_t z =
+          ZSTD_compressCCtx(cctx_, h + kChunkHeaderSize, bound, raw.data(), raw.size(), options_.zstd_level);
+      if (!ZSTD_isError(z) && z < raw.size()) {
+        flags |= kChunkFlagZstd;
+        stored = z;
+      } else {
+        std::memcpy(h + kChunkHeaderSize, raw.data(), raw.size());
+      }
+    } else {
+      out_.Clear();
+      h = out_.Reserve(kChunkHeaderSize);
+    }
+    std::memcpy(h, kChunkMagic, 4);
+    PutU16(h + 4, type);
+    PutU16(h + 6, flags);
+    PutU32(h + 8, count);
+    PutU32(h + 12, uint32_t(raw.size()));
+    PutU32(h + 16, uint32_t(stored));
+    uint32_t crc = Crc32c(0, h, 20);
+    crc = Crc32c(crc, h + kChunkHeaderSize, stored);
+    PutU32(h + 20, crc);
+    PutU32(h + 24, Crc32c(0, h, 24));
+    out_.Commit(kChunkHeaderSize + stored);
+    Status s = Emit(out_.span());
+    if (s.ok())
+      records_written_ += count;
+    else
+      records_lost_ += count;
+    out_.ShrinkTo(kRecordChunkBytes * 2);
+    return s;
+  }
+
+  Status WriteMetadata() {
+    payload_.Clear();
+    payload_.PutVarint(metadata_.entries.size());
+    for (const auto& [k, v] : metadata_.entries) {
+      payload_.PutVarint(k.size());
+      payload_.Append(k.data(), k.size());
+      payload_.PutVarint(v.size());
+      payload_.Append(v.data(), v.size());
+    }
+    payload_.PutVarint(metadata_.clock_syncs.size());
+    for (const auto& c : metadata_.clock_syncs) {
+      payload_.PutVarint(Zig(c.realtime_ns));
+      payload_.PutVarint(Zig(c.trace_ns));
+    }
+    if (payload_.size() > kMaxChunkRawSize)
+      return sticky_;  // absurd metadata: dropped rather than a bad file
+    return WriteChunk(uint16_t(RecordKind::kMetadata), 1, payload_.span());
+  }
+
+  Status FlushStrings() {
+    size_t i = 0;
+    while (i < pending_strings_.size()) {
+      // Split so one strings chunk stays well under the reader's raw-size cap.
+      size_t j = i, bytes = 0;
+      while (j < pending_strings_.size() &&
+             (j == i || bytes + pending_strings_[j].size() < kStringsChunkBytes))
+        bytes += pending_strings_[j++].size();
+      payload_.Clear();
+      payload_.PutVarint(pending_first_id_ + i);
+      payload_.PutVarint(j - i);
+      for (size_t k = i; k < j; ++k) payload_.PutVarint(pending_strings_[k].size());
+      for (size_t k = i; k < j; ++k) payload_.Append(pending_strings_[k].data(), pending_strings_[k].size());
+      (void)WriteChunk(uint16_t(RecordKind::kStrings), uint32_t(j - i), payload_.span());
+      i = j;
+    }
+    pending_first_id_ = next_string_id_;
+    pending_strings_.clear();
+    pending_string_bytes_ = 0;
+    return sticky_;
+  }
+
+  Status FlushKind(RecordKind kind) {
+    KindBuffer& kb = kinds_[size_t(kind)];
+    if (kb.count == 0) return sticky_;
+    payload_.Clear();
+    payload_.PutVarint(kb.columns.size());
+    for (const auto& c : kb.columns) payload_.PutVarint(c.buf.size());
+    for (const auto& c : kb.columns) payload_.Append(c.buf.data(), c.buf.size());
+    uint32_t count = kb.count;
+    kb.count = 0;
+    for (auto& c : kb.columns) {
+      c.buf.Clear();
+      c.prev = 0;
+      c.buf.ShrinkTo(4u << 20);
+    }
+    Status s = WriteChunk(uint16_t(kind), count, payload_.span());
+    payload_.ShrinkTo(kRecordChunkBytes * 2);
+    return s;
+  }
+
+  std::unique_ptr<ByteSink> sink_;
+  WriterOptions options_;
+  ZSTD_CCtx* cctx_ = nullptr;
+  std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> strings_;
+  std::vector<std::string> pending_strings_;
+  size_t pending_string_bytes_ = 0;
+  StringId next_string_id_ = 1;
+  StringId pending_first_id_ = 1;
+  TraceMetadata metadata_;
+  bool metadata_dirty_ = false;
+  bool finished_ = false;
+  std::array<KindBuffer, kKindSlots> kinds_;
+  ByteBuf payload_, out_;
+};
+
+// ================================================================================================================
+// [SECTION] TraceWriter
+// ================================================================================================================
+TraceWriter::TraceWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TraceWriter::~TraceWriter() = default;
+
+StatusOr<std::unique_ptr<TraceWriter>> TraceWriter::Create(std::unique_ptr<ByteSink> sink,
+                                                           WriterOptions options) {
+  if (!sink) return InvalidArgument("TraceWriter needs a sink");
+  if (options.zstd_level < ZSTD_minCLevel() || options.zstd_level > ZSTD_maxCLevel())
+    return InvalidArgument("zstd level " + std::to_string(options.zstd_level) + " out of range");
+  auto impl = std::make_unique<Impl>(std::move(sink), options);
+  GT_RETURN_IF_ERROR(impl->WriteHeader());
+  return std::unique_ptr<TraceWriter>(new TraceWriter(std::move(impl)));
+}
+
+StringId TraceWriter::Intern(std::string_view text) {
+  return impl_->Intern(text);
+}
+void TraceWriter::SetMetadata(const TraceMetadata& m) {
+  impl_->SetMetadata(m);
+}
+void TraceWriter::Add(const ProcessRecord& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const ThreadRecord& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const DeviceRecord& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const ContextRecord& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const StreamRecord& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const KernelRecord& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const MemcpyRecord& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const MemsetRecord& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const ApiCallRecord& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const NvtxRecord& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const SyncRecord& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const MemoryRecord& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const OverheadRecord& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const CounterDescriptor& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const CounterSample& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const KernelMetricRecord& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const StallSample& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const FlowRecord& r) {
+  impl_->Add(r);
+}
+void TraceWriter::Add(const LossRecord& r) {
+  impl_->Add(r);
+}
+Status TraceWriter::Flush() {
+  return impl_->Flush();
+}
+Status TraceWriter::Finish() {
+  return impl_->Finish();
+}
+uint64_t TraceWriter::bytes_written() const {
+  return impl_->bytes_written_;
+}
+uint64_t TraceWriter::records_written() const {
+  return impl_->records_written_;
+}
+uint64_t TraceWriter::records_lost() const {
+  return impl_->records_lost_;
+}
+const Status& TraceWriter::sticky_error() const {
+  return impl_->sticky_;
+}
+
+}  // namespace gt

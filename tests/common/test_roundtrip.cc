@@ -1,0 +1,117 @@
+// Round trips: every record kind, every field, randomized with fixed seeds; a large trace; concatenation.
+#include <catch2/catch.hpp>
+
+#include "test_records.h"
+
+using namespace gt;
+using namespace gt::test;
+
+TEST_CASE("every record kind round-trips field by field", "[format]") {
+  for (uint64_t seed : {1, 2, 3, 42}) {
+    for (uint32_t chunk : {1u, 7u, 64u * 1024}) {
+      TraceData in = RandomTrace(seed, 300);
+      std::string bytes = Encode(in, chunk);
+      Loaded out = Decode(bytes);
+      INFO("seed " << seed << " chunk " << chunk);
+      REQUIRE(out.status.ok());
+      CHECK(out.report.clean());
+      CHECK(out.report.problems.empty());
+      CHECK(out.report.segments == 1);
+      CHECK(out.report.version_major == 1);
+      CHECK(DiffTraces(in, out.data) == "");
+    }
+  }
+}
+
+TEST_CASE("an empty trace round-trips", "[format]") {
+  TraceData in;
+  Loaded out = Decode(Encode(in));
+  REQUIRE(out.status.ok());
+  CHECK(out.report.clean());
+  CHECK(out.report.records == 0);
+  CHECK(DiffTraces(in, out.data) == "");
+}
+
+TEST_CASE("interning is idempotent and 0 is the empty string", "[format]") {
+  std::string bytes;
+  auto w = TraceWriter::Create(MakeStringSink(&bytes));
+  REQUIRE(w.ok());
+  CHECK((*w)->Intern("") == 0);
+  StringId a = (*w)->Intern("alpha");
+  CHECK((*w)->Intern("beta") != a);
+  CHECK((*w)->Intern("alpha") == a);
+}
+
+TEST_CASE("a 1M-event trace round-trips", "[format][large]") {
+  Rng r(7);
+  TraceData in;
+  in.strings = {"", "k0", "k1", "cudaLaunchKernel"};
+  const size_t n = 1'000'000;
+  in.kernels.resize(n / 2);
+  in.api_calls.resize(n / 2);
+  int64_t t = 1'000'000;
+  for (size_t i = 0; i < n / 2; ++i) {
+    auto& k = in.kernels[i];
+    auto& a = in.api_calls[i];
+    a.start = t, a.end = t + 2000 + int64_t(r.g() % 500), a.pid = 10, a.tid = 11,
+    a.correlation_id = uint32_t(i + 1);
+    a.name = 3, a.callback_id = 211;
+    k.start = t + 5000, k.end = k.start + 10000 + int64_t(r.g() % 1000), k.pid = 10, k.stream_id = 7;
+    k.correlation_id = uint32_t(i + 1), k.name = 1 + (i % 2), k.grid = {uint32_t(i % 100), 1, 1};
+    t += 3000 + int64_t(r.g() % 4000);
+  }
+  std::string bytes = Encode(in);
+  Loaded out = Decode(bytes);
+  REQUIRE(out.status.ok());
+  CHECK(out.report.clean());
+  CHECK(out.report.records >= n);
+  CHECK(DiffTraces(in, out.data) == "");
+  INFO("bytes/event " << double(bytes.size()) / n);
+  CHECK(bytes.size() < n * 8);  // loose sanity bound; the real size target lives in bench/format
+}
+
+TEST_CASE("concatenated files read as one trace with remapped string ids", "[format][segments]") {
+  TraceData a = RandomTrace(11, 50);
+  TraceData b = RandomTrace(12, 60);
+  std::string bytes = Encode(a) + Encode(b);
+  Loaded out = Decode(bytes);
+  REQUIRE(out.status.ok());
+  CHECK(out.report.clean());
+  CHECK(out.report.segments == 2);
+  // Records of segment 2 follow those of segment 1; strings resolve to each segment's own text.
+  TraceData expected = a;
+  auto append = [&](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin(), src.end()); };
+  // Rebase b's string ids onto expected's table so DiffTraces compares text.
+  TraceData b_in_a = b;
+  (void)b_in_a;
+  Strings sa{a, out.data};
+  Strings sb{b, out.data};
+  REQUIRE(out.data.kernels.size() == a.kernels.size() + b.kernels.size());
+  for (size_t i = 0; i < a.kernels.size(); ++i) CHECK(Diff(sa, a.kernels[i], out.data.kernels[i]) == "");
+  for (size_t i = 0; i < b.kernels.size(); ++i)
+    CHECK(Diff(sb, b.kernels[i], out.data.kernels[a.kernels.size() + i]) == "");
+  for (size_t i = 0; i < b.stall_samples.size(); ++i)
+    CHECK(Diff(sb, b.stall_samples[i], out.data.stall_samples[a.stall_samples.size() + i]) == "");
+  (void)append;
+  (void)expected;
+}
+
+TEST_CASE("metadata written twice keeps the latest values", "[format]") {
+  std::string bytes;
+  auto w = TraceWriter::Create(MakeStringSink(&bytes));
+  REQUIRE(w.ok());
+  TraceMetadata m;
+  m.entries = {{"host", "a"}, {"command_line", "x"}};
+  (*w)->SetMetadata(m);
+  REQUIRE((*w)->Flush().ok());
+  m.entries[0].second = "b";
+  m.entries.push_back({"end_reason", "exited"});
+  (*w)->SetMetadata(m);
+  REQUIRE((*w)->Finish().ok());
+  Loaded out = Decode(bytes);
+  REQUIRE(out.status.ok());
+  REQUIRE(out.data.metadata.Find("host"));
+  CHECK(*out.data.metadata.Find("host") == "b");
+  CHECK(*out.data.metadata.Find("end_reason") == "exited");
+  CHECK(out.data.metadata.entries.size() == 3);
+}
