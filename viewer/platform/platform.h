@@ -1,0 +1,29 @@
+// One platform layer for the viewer: GLFW + desktop GL natively (platform_glfw.cc), Emscripten's GLFW +
+// WebGL2 in the browser (platform_web.cc). It owns the window, the GL context and the ImGui backends; the UI
+// owns everything drawn inside.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace gt::platform {
+
+struct Callbacks {
+  std::function<void()> frame;                           // between ImGui::NewFrame() and ImGui::Render()
+  std::function<void(const std::string& path)> on_drop;  // native only: the browser's drop is handled in JS
+};
+
+struct WindowOptions {
+  const char* title = "gtrace";
+  int width = 1600;
+  int height = 900;
+};
+
+// Creates the window and runs frames until it closes (native) or forever (web: returns at once and the
+// browser drives the loop). Returns a process exit code; non-zero when no window could be created.
+int Run(const WindowOptions& options, Callbacks callbacks);
+
+// Asks the platform to draw another frame soon even without input (loading progress, animations).
+void RequestFrame();
+
+}  // namespace gt::platform

@@ -1,0 +1,616 @@
+// [SECTION] Globals and helpers
+// [SECTION] Loading
+// [SECTION] Navigation
+// [SECTION] Search
+// [SECTION] View state (share links)
+// [SECTION] Frame: layout, menu bar, keys
+#include "ui/app.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "gt/reader.h"
+#include "ui/format.h"
+
+#ifdef __EMSCRIPTEN__
+#include <emscripten.h>
+#endif
+
+namespace gt::ui {
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Globals and helpers
+// ---------------------------------------------------------------------------------------------------------------
+
+namespace {
+App* g_app = nullptr;
+constexpr double kMinSpanNs = 20.0;  // deepest zoom: a few ns per pixel on a wide screen
+}  // namespace
+
+void SetGlobalApp(App* app) {
+  g_app = app;
+}
+App* GlobalApp() {
+  return g_app;
+}
+
+const char* PanelName(Panel p) {
+  switch (p) {
+    case Panel::kDetails:
+      return "details";
+    case Panel::kKernels:
+      return "kernels";
+    case Panel::kSearch:
+      return "search";
+    case Panel::kLoss:
+      return "loss";
+    default:
+      return "";
+  }
+}
+
+Panel PanelFromName(std::string_view name) {
+  for (Panel p : {Panel::kDetails, Panel::kKernels, Panel::kSearch, Panel::kLoss})
+    if (name == PanelName(p)) return p;
+  return Panel::kNone;
+}
+
+App::App() = default;
+
+App::~App() {
+  std::free(load_bytes_);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Loading
+// ---------------------------------------------------------------------------------------------------------------
+
+void App::OpenFile(const std::string& path) {
+  StatusOr<std::string> bytes = ReadFileBytes(path);
+  const std::string name = path.substr(path.find_last_of('/') + 1);
+  if (!bytes.ok()) {
+    loading_name_ = name;
+    Fail("Cannot open " + name + ": " + bytes.status().ToString());
+    return;
+  }
+  auto* data = static_cast<uint8_t*>(std::malloc(std::max<size_t>(1, bytes->size())));
+  std::memcpy(data, bytes->data(), bytes->size());
+  OpenBuffer(name, data, bytes->size());
+}
+
+void App::OpenBuffer(std::string name, uint8_t* data, size_t size) {
+  loader_.reset();
+  std::free(load_bytes_);
+  load_bytes_ = data;
+  load_size_ = size;
+  loading_name_ = std::move(name);
+  last_error_.clear();
+  load_warning_.clear();
+  loader_ = std::make_unique<viewer::TraceLoader>();
+  Status st = loader_->Open(std::span<const uint8_t>(load_bytes_, load_size_));
+  if (!st.ok()) {
+    Fail("Cannot open " + loading_name_ + ": " + st.ToString());
+    return;
+  }
+  load_state_ = LoadState::kLoading;
+}
+
+double App::load_progress() const {
+  if (load_state_ == LoadState::kLoading && loader_) return loader_->progress();
+  return load_state_ == LoadState::kIdle ? 0.0 : 1.0;
+}
+
+void App::StepLoad() {
+  // A frame's worth of decoding, so the page keeps drawing its progress bar and stays responsive.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
+  while (!loader_->done() && std::chrono::steady_clock::now() < deadline) loader_->Step();
+  if (loader_->done()) FinishLoad();
+}
+
+void App::FinishLoad() {
+  StatusOr<std::unique_ptr<viewer::TraceModel>> model = loader_->Finish();
+  loader_.reset();
+  std::free(load_bytes_);
+  load_bytes_ = nullptr;
+  if (!model.ok()) {
+    Fail("Cannot open " + loading_name_ + ": " + model.status().ToString());
+    return;
+  }
+  model_ = std::move(*model);
+  trace_name_ = loading_name_;
+  load_state_ = LoadState::kLoaded;
+  ResetView();
+  if (viewer::HasDataLoss(*model_)) {
+    // A partly damaged trace: say so right away, the details are in the Data loss panel.
+    std::string summary;
+    int shown = 0;
+    for (const viewer::LossStat& loss : viewer::LossSummary(*model_)) {
+      if (loss.severity < static_cast<uint8_t>(Severity::kError)) continue;
+      if (shown++ == 3) break;
+      if (!summary.empty()) summary += "; ";
+      summary += loss.name + " x" + std::to_string(loss.count);
+      if (!loss.detail.empty()) summary += " (" + loss.detail + ")";
+    }
+    if (!summary.empty()) {
+      load_warning_ = trace_name_ + " is incomplete: " + summary +
+                      ". Showing everything that could be read; see the Data loss panel.";
+      ShowPanel(Panel::kLoss);
+    }
+  }
+  if (has_pending_view_) {
+    has_pending_view_ = false;
+    ApplyViewStateNow(pending_view_);
+  }
+}
+
+void App::Fail(std::string message) {
+  loader_.reset();
+  std::free(load_bytes_);
+  load_bytes_ = nullptr;
+  model_.reset();
+  trace_name_.clear();
+  ResetView();
+  last_error_ = std::move(message);
+  load_state_ = LoadState::kFailed;
+}
+
+void App::Close() {
+  Fail("");
+  last_error_.clear();
+  load_state_ = LoadState::kIdle;
+}
+
+void App::ResetView() {
+  view_ = View{};
+  search_ = SearchState{};
+  kernels_ = KernelTableState{};
+  if (!model_) return;
+  view_.group_collapsed.assign(model_->groups.size(), 0);
+  view_.track_collapsed.resize(model_->tracks.size());
+  for (size_t i = 0; i < model_->tracks.size(); ++i)
+    view_.track_collapsed[i] = model_->tracks[i].default_collapsed;
+  view_.layout.lane_y.assign(model_->lanes.size(), -1.0f);
+  FitAll();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Navigation
+// ---------------------------------------------------------------------------------------------------------------
+
+void App::SetVisibleRange(double t0, double t1) {
+  if (!(t1 > t0) || !std::isfinite(t0) || !std::isfinite(t1)) return;
+  double span = t1 - t0;
+  double lo = 0, hi = 1;
+  if (model_) lo = static_cast<double>(model_->first_ns), hi = static_cast<double>(model_->last_ns);
+  const double trace_span = std::max(hi - lo, 1000.0);
+  const double max_span = trace_span * 4.0;
+  if (span < kMinSpanNs) {
+    const double mid = (t0 + t1) / 2;
+    t0 = mid - kMinSpanNs / 2, t1 = mid + kMinSpanNs / 2, span = kMinSpanNs;
+  }
+  if (span > max_span) {
+    const double mid = (t0 + t1) / 2;
+    t0 = mid - max_span / 2, t1 = mid + max_span / 2, span = max_span;
+  }
+  // Keep some of the trace on screen: panning stops half a view beyond either end.
+  const double min_t0 = lo - span / 2, max_t0 = hi - span / 2;
+  if (t0 < min_t0) t0 = min_t0;
+  if (t0 > max_t0) t0 = max_t0;
+  view_.t0 = t0;
+  view_.t1 = t0 + span;
+}
+
+void App::FitAll() {
+  if (!model_ || model_->last_ns <= model_->first_ns) {
+    view_.t0 = model_ ? static_cast<double>(model_->first_ns) - 500 : 0;
+    view_.t1 = view_.t0 + 1000;
+    return;
+  }
+  FitRange(static_cast<double>(model_->first_ns), static_cast<double>(model_->last_ns), 0.02);
+}
+
+void App::FitRange(double t0, double t1, double margin) {
+  double span = std::max(t1 - t0, kMinSpanNs);
+  SetVisibleRange(t0 - span * margin, t0 + span * (1 + margin));
+}
+
+void App::ZoomAround(double anchor_t, double factor) {
+  SetVisibleRange(anchor_t - (anchor_t - view_.t0) * factor, anchor_t + (view_.t1 - anchor_t) * factor);
+}
+
+void App::Select(viewer::EventId e, bool reveal) {
+  view_.selected = e;
+  if (e.valid()) {
+    if (panel_ != Panel::kDetails && panel_ != Panel::kSearch) ShowPanel(Panel::kDetails);
+    if (reveal) RevealEvent(e);
+  }
+}
+
+void App::RevealEvent(viewer::EventId e) {
+  if (!model_ || !e.valid() || e.lane >= model_->lanes.size()) return;
+  const viewer::Lane& lane = model_->lanes[e.lane];
+  const viewer::Track& track = model_->tracks[lane.track];
+  if (track.group < view_.group_collapsed.size()) view_.group_collapsed[track.group] = 0;
+  if (lane.depth > 0 && lane.track < view_.track_collapsed.size()) view_.track_collapsed[lane.track] = 0;
+  const double s = static_cast<double>(model_->Start(e)), end = static_cast<double>(model_->End(e));
+  const double span = view_.t1 - view_.t0;
+  if (end - s > span * 0.8)
+    FitRange(s, end, 0.1);
+  else if (s < view_.t0 || end > view_.t1)
+    SetVisibleRange((s + end) / 2 - span / 2, (s + end) / 2 + span / 2);
+  view_.reveal_lane = e.lane;
+}
+
+bool App::IsGroupCollapsed(viewer::GroupId g) const {
+  return g < view_.group_collapsed.size() && view_.group_collapsed[g];
+}
+bool App::IsTrackCollapsed(viewer::TrackId t) const {
+  return t < view_.track_collapsed.size() && view_.track_collapsed[t];
+}
+void App::SetGroupCollapsed(viewer::GroupId g, bool collapsed) {
+  if (g < view_.group_collapsed.size()) view_.group_collapsed[g] = collapsed;
+}
+void App::SetTrackCollapsed(viewer::TrackId t, bool collapsed) {
+  if (t < view_.track_collapsed.size()) view_.track_collapsed[t] = collapsed;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Search
+// ---------------------------------------------------------------------------------------------------------------
+
+uint64_t App::SetSearch(std::string_view text) {
+  if (text.size() >= sizeof search_.text) text = text.substr(0, sizeof search_.text - 1);
+  if (text != search_.text) {
+    std::memcpy(search_.text, text.data(), text.size());
+    search_.text[text.size()] = 0;
+  }
+  if (!model_) return 0;
+  if (search_.search.needle() != text) {
+    search_.search = text.empty() ? viewer::Search() : viewer::Search(*model_, text);
+    search_.current = {};
+  }
+  return search_.search.match_count();
+}
+
+viewer::EventId App::SearchStep(bool forward) {
+  if (!model_ || search_.search.empty()) return {};
+  const viewer::EventId from = search_.current.valid() ? search_.current : view_.selected;
+  const viewer::EventId next =
+      forward ? search_.search.Next(*model_, from) : search_.search.Prev(*model_, from);
+  if (next.valid()) {
+    search_.current = next;
+    Select(next, true);
+  }
+  return next;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] View state (share links)
+// ---------------------------------------------------------------------------------------------------------------
+
+viewer::ViewState App::CurrentViewState() const {
+  viewer::ViewState vs;
+  if (!model_) return vs;
+  vs.t0 = static_cast<int64_t>(std::floor(view_.t0));
+  vs.t1 = static_cast<int64_t>(std::ceil(view_.t1));
+  if (vs.t1 <= vs.t0) vs.t1 = vs.t0 + 1;
+  for (size_t g = 0; g < model_->groups.size(); ++g)
+    if (IsGroupCollapsed(static_cast<viewer::GroupId>(g))) vs.collapsed.push_back(model_->groups[g].key);
+  for (size_t t = 0; t < model_->tracks.size(); ++t) {
+    const bool collapsed = IsTrackCollapsed(static_cast<viewer::TrackId>(t));
+    if (collapsed == model_->tracks[t].default_collapsed) continue;
+    (collapsed ? vs.collapsed : vs.expanded).push_back(model_->tracks[t].key);
+  }
+  if (view_.selected.valid()) vs.selected = model_->EventKey(view_.selected);
+  vs.panel = PanelName(panel_);
+  vs.search = search_.text;
+  return vs;
+}
+
+bool App::ApplyViewState(std::string_view text, std::string* error) {
+  StatusOr<viewer::ViewState> vs = viewer::ViewState::Parse(text);
+  if (!vs.ok()) {
+    if (error) *error = vs.status().ToString();
+    return false;
+  }
+  if (load_state_ == LoadState::kLoaded && model_) {
+    ApplyViewStateNow(*vs);
+  } else {
+    pending_view_ = std::move(*vs);
+    has_pending_view_ = true;
+  }
+  return true;
+}
+
+void App::ApplyViewStateNow(const viewer::ViewState& vs) {
+  for (const std::string& key : vs.collapsed) {
+    for (size_t g = 0; g < model_->groups.size(); ++g)
+      if (model_->groups[g].key == key) SetGroupCollapsed(static_cast<viewer::GroupId>(g), true);
+    const viewer::TrackId t = model_->FindTrackByKey(key);
+    if (t != kNone) SetTrackCollapsed(t, true);
+  }
+  for (const std::string& key : vs.expanded) {
+    for (size_t g = 0; g < model_->groups.size(); ++g)
+      if (model_->groups[g].key == key) SetGroupCollapsed(static_cast<viewer::GroupId>(g), false);
+    const viewer::TrackId t = model_->FindTrackByKey(key);
+    if (t != kNone) SetTrackCollapsed(t, false);
+  }
+  if (!vs.search.empty()) SetSearch(vs.search);
+  if (!vs.selected.empty()) {
+    const viewer::EventId e = model_->FindEventByKey(vs.selected);
+    if (e.valid()) Select(e, false), view_.reveal_lane = e.lane;
+  }
+  const Panel p = PanelFromName(vs.panel);
+  if (p != Panel::kNone) ShowPanel(p);
+  if (vs.t1 > vs.t0) SetVisibleRange(static_cast<double>(vs.t0), static_cast<double>(vs.t1));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Frame: layout, menu bar, keys
+// ---------------------------------------------------------------------------------------------------------------
+
+namespace {
+
+void OpenFileDialog() {
+#ifdef __EMSCRIPTEN__
+  EM_ASM({
+    if (window.gtOpenFileDialog) window.gtOpenFileDialog();
+  });
+#endif
+}
+
+void ShareLink() {
+#ifdef __EMSCRIPTEN__
+  EM_ASM({
+    if (window.gtShare) window.gtShare();
+  });
+#endif
+}
+
+constexpr ImGuiWindowFlags kPaneFlags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                        ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+                                        ImGuiWindowFlags_NoBringToFrontOnFocus;
+
+}  // namespace
+
+void App::DrawMenuBar(float* height) {
+  *height = 0;
+  if (!ImGui::BeginMainMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+#ifdef __EMSCRIPTEN__
+    if (ImGui::MenuItem("Open trace...", "Ctrl+O")) OpenFileDialog();
+#else
+    ImGui::MenuItem("Open: drop a file on the window", nullptr, false, false);
+#endif
+    if (ImGui::MenuItem("Close", nullptr, false, model_ != nullptr)) Close();
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    if (ImGui::MenuItem("Fit all", "F / 0", false, model_ != nullptr)) FitAll();
+    if (ImGui::MenuItem("Clear selection", "Esc", false, view_.selected.valid())) Select({}, false);
+    ImGui::Separator();
+    if (ImGui::MenuItem("Expand all groups", nullptr, false, model_ != nullptr))
+      std::fill(view_.group_collapsed.begin(), view_.group_collapsed.end(), 0);
+    if (ImGui::MenuItem("Collapse all groups", nullptr, false, model_ != nullptr))
+      std::fill(view_.group_collapsed.begin(), view_.group_collapsed.end(), 1);
+    ImGui::Separator();
+    if (ImGui::MenuItem("Details", nullptr, panel_ == Panel::kDetails)) ShowPanel(Panel::kDetails);
+    if (ImGui::MenuItem("Kernels", nullptr, panel_ == Panel::kKernels)) ShowPanel(Panel::kKernels);
+    if (ImGui::MenuItem("Search results", nullptr, panel_ == Panel::kSearch)) ShowPanel(Panel::kSearch);
+    if (ImGui::MenuItem("Data loss", nullptr, panel_ == Panel::kLoss)) ShowPanel(Panel::kLoss);
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    if (ImGui::MenuItem("Keyboard and mouse", "?")) show_help_ = true;
+    if (ImGui::MenuItem("Dear ImGui demo", nullptr, show_demo_)) show_demo_ = !show_demo_;
+    ImGui::EndMenu();
+  }
+  // Share: the page builds the link (web/app.js: gtShare) from the trace's URL/id and this view's state.
+#ifdef __EMSCRIPTEN__
+  if (ImGui::MenuItem("Share", nullptr, false, model_ != nullptr)) ShareLink();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("Copy a link to this trace at this view");
+#endif
+  if (model_) {
+    ImGui::Separator();
+    ImGui::TextDisabled("%s", trace_name_.c_str());
+    ImGui::TextDisabled("%s events  %s", FormatCount(model_->event_count).c_str(),
+                        viewer::SourceFormatName(model_->format));
+    if (DrawLossBadge(*this)) ShowPanel(Panel::kLoss);
+  } else if (load_state_ == LoadState::kLoading) {
+    ImGui::TextDisabled("Loading %s... %.0f%%", loading_name_.c_str(), load_progress() * 100);
+  }
+  *height = ImGui::GetWindowSize().y;
+  ImGui::EndMainMenuBar();
+}
+
+void App::DrawWelcome(const ImVec2& pos, const ImVec2& size) {
+  ImGui::SetNextWindowPos(pos);
+  ImGui::SetNextWindowSize(size);
+  ImGui::Begin("##welcome", nullptr, kPaneFlags | ImGuiWindowFlags_NoTitleBar);
+  const float w = 560;
+  ImGui::SetCursorPos(ImVec2(std::max(20.0f, (size.x - w) / 2), std::max(20.0f, size.y * 0.25f)));
+  ImGui::BeginGroup();
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + w);
+  ImGui::TextUnformatted("gtrace: the CUDA timeline in your browser");
+  ImGui::Spacing();
+  ImGui::TextDisabled("Drop a trace anywhere on this page, or open one.");
+  ImGui::TextDisabled(".gtrace (gcollect), Chrome trace JSON, PyTorch profiler (Kineto) JSON; plain or .gz");
+  ImGui::Spacing();
+#ifdef __EMSCRIPTEN__
+  if (ImGui::Button("Open trace...", ImVec2(160, 0))) OpenFileDialog();
+  ImGui::SameLine();
+  ImGui::TextDisabled("or link one: ?url=<trace URL>");
+#endif
+  if (load_state_ == LoadState::kFailed && !last_error_.empty()) {
+    ImGui::Spacing();
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 120, 120, 255));
+    ImGui::TextWrapped("%s", last_error_.c_str());
+    ImGui::PopStyleColor();
+  }
+  ImGui::PopTextWrapPos();
+  ImGui::EndGroup();
+  ImGui::End();
+}
+
+void App::DrawLoading(const ImVec2& pos, const ImVec2& size) {
+  ImGui::SetNextWindowPos(pos);
+  ImGui::SetNextWindowSize(size);
+  ImGui::Begin("##loading", nullptr, kPaneFlags | ImGuiWindowFlags_NoTitleBar);
+  const float w = 420;
+  ImGui::SetCursorPos(ImVec2(std::max(20.0f, (size.x - w) / 2), size.y * 0.35f));
+  ImGui::BeginGroup();
+  ImGui::Text("Loading %s (%s)", loading_name_.c_str(), FormatBytes(load_size_).c_str());
+  ImGui::ProgressBar(static_cast<float>(load_progress()), ImVec2(w, 0));
+  ImGui::EndGroup();
+  ImGui::End();
+}
+
+void App::HandleGlobalKeys() {
+  ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput) return;
+  if (ImGui::IsKeyPressed(ImGuiKey_Slash) && io.KeyShift) show_help_ = !show_help_;
+  if (!model_) return;
+  if (io.KeyCtrl && ImGui::IsKeyPressed(ImGuiKey_F)) {
+    search_.focus_request = true;
+    return;
+  }
+  if (io.KeyCtrl || io.KeySuper) return;
+  // WASD like chrome://tracing and Perfetto: W/S zoom around the mouse (or the centre), A/D pan.
+  const double span = view_.t1 - view_.t0;
+  const ImVec2 mouse = io.MousePos;
+  const TimelineLayout& lay = view_.layout;
+  const bool mouse_in_plot = mouse.x >= lay.plot_min.x && mouse.x < lay.plot_max.x &&
+                             mouse.y >= lay.plot_min.y && mouse.y < lay.plot_max.y;
+  const double anchor = mouse_in_plot ? view_.t0 + (mouse.x - lay.plot_min.x) /
+                                                       std::max(1.0f, lay.plot_max.x - lay.plot_min.x) * span
+                                      : (view_.t0 + view_.t1) / 2;
+  const double dt = std::clamp(static_cast<double>(io.DeltaTime), 0.001, 0.1);
+  if (ImGui::IsKeyDown(ImGuiKey_W)) ZoomAround(anchor, std::pow(0.1, dt));  // 10x per second held
+  if (ImGui::IsKeyDown(ImGuiKey_S)) ZoomAround(anchor, std::pow(10.0, dt));
+  if (ImGui::IsKeyDown(ImGuiKey_A)) SetVisibleRange(view_.t0 - span * dt, view_.t1 - span * dt);
+  if (ImGui::IsKeyDown(ImGuiKey_D)) SetVisibleRange(view_.t0 + span * dt, view_.t1 + span * dt);
+  if (ImGui::IsKeyPressed(ImGuiKey_0) || ImGui::IsKeyPressed(ImGuiKey_Home)) FitAll();
+  if (ImGui::IsKeyPressed(ImGuiKey_F, false)) {
+    if (view_.selected.valid())
+      FitRange(static_cast<double>(model_->Start(view_.selected)),
+               static_cast<double>(model_->End(view_.selected)), 0.15);
+    else
+      FitAll();
+  }
+  if (ImGui::IsKeyPressed(ImGuiKey_M, false) && view_.measure.active)
+    FitRange(std::min(view_.measure.start, view_.measure.end),
+             std::max(view_.measure.start, view_.measure.end), 0.02);
+  if (ImGui::IsKeyPressed(ImGuiKey_Escape)) {
+    if (view_.measure.active)
+      view_.measure = Measurement{};
+    else
+      Select({}, false);
+  }
+  if (ImGui::IsKeyPressed(ImGuiKey_N)) SearchStep(!io.KeyShift);
+}
+
+void App::Frame() {
+  ++frame_count_;
+  if (load_state_ == LoadState::kLoading) StepLoad();
+
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  float menu_h = 0;
+  DrawMenuBar(&menu_h);
+  const ImVec2 origin(vp->Pos.x, vp->Pos.y + menu_h);
+  const ImVec2 avail(vp->Size.x, vp->Size.y - menu_h);
+
+  if (!model_) {
+    if (load_state_ == LoadState::kLoading)
+      DrawLoading(origin, avail);
+    else
+      DrawWelcome(origin, avail);
+  } else {
+    HandleGlobalKeys();
+    // Perfetto's layout: toolbar (search, range), the timeline, and a tabbed details area below.
+    const float toolbar_h = ImGui::GetFrameHeight() + 2 * ImGui::GetStyle().WindowPadding.y;
+    if (bottom_height_ <= 0) bottom_height_ = std::max(200.0f, avail.y * 0.32f);
+    bottom_height_ = std::clamp(bottom_height_, 80.0f, std::max(80.0f, avail.y - toolbar_h - 120.0f));
+    const float timeline_h = avail.y - toolbar_h - bottom_height_;
+
+    ImGui::SetNextWindowPos(origin);
+    ImGui::SetNextWindowSize(ImVec2(avail.x, toolbar_h));
+    ImGui::Begin("##toolbar", nullptr,
+                 kPaneFlags | ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoScrollbar);
+    DrawSearchBar(*this);
+    ImGui::End();
+
+    DrawTimeline(*this, ImVec2(origin.x, origin.y + toolbar_h), ImVec2(avail.x, timeline_h));
+
+    // Splitter between the timeline and the bottom panel.
+    const float split_y = origin.y + toolbar_h + timeline_h;
+    ImGui::SetNextWindowPos(ImVec2(origin.x, split_y));
+    ImGui::SetNextWindowSize(ImVec2(avail.x, bottom_height_));
+    ImGui::Begin("##bottom", nullptr, kPaneFlags | ImGuiWindowFlags_NoTitleBar);
+    ImGui::SetCursorScreenPos(ImVec2(origin.x, split_y));
+    ImGui::InvisibleButton("##split", ImVec2(avail.x, 5));
+    if (ImGui::IsItemHovered() || ImGui::IsItemActive()) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeNS);
+    if (ImGui::IsItemActive()) bottom_height_ -= ImGui::GetIO().MouseDelta.y;
+    if (ImGui::BeginTabBar("##panels")) {
+      struct Tab {
+        Panel panel;
+        const char* label;
+        void (*draw)(App&);
+      };
+      static constexpr Tab kTabs[] = {{Panel::kDetails, "Details", DrawDetailsPanel},
+                                      {Panel::kKernels, "Kernels", DrawKernelTable},
+                                      {Panel::kSearch, "Search results", DrawSearchResults},
+                                      {Panel::kLoss, "Data loss", DrawLossPanel}};
+      for (const Tab& tab : kTabs) {
+        const ImGuiTabItemFlags flags =
+            panel_requested_ && panel_ == tab.panel ? ImGuiTabItemFlags_SetSelected : 0;
+        if (ImGui::BeginTabItem(tab.label, nullptr, flags)) {
+          if (!panel_requested_) panel_ = tab.panel;
+          ImGui::BeginChild("##panel");
+          tab.draw(*this);
+          ImGui::EndChild();
+          ImGui::EndTabItem();
+        }
+      }
+      panel_requested_ = false;
+      ImGui::EndTabBar();
+    }
+    ImGui::End();
+  }
+
+  if (show_help_) {
+    ImGui::SetNextWindowPos(ImVec2(vp->Pos.x + vp->Size.x / 2, vp->Pos.y + vp->Size.y / 3),
+                            ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    if (ImGui::Begin("Keyboard and mouse", &show_help_, ImGuiWindowFlags_AlwaysAutoResize)) {
+      static constexpr const char* kHelp[][2] = {
+          {"W / S", "zoom in / out around the mouse"},
+          {"A / D", "pan left / right"},
+          {"Mouse wheel", "zoom around the mouse"},
+          {"Drag", "pan (and scroll the tracks)"},
+          {"Shift + drag", "measure a time range (M zooms to it)"},
+          {"Click", "select an event; details below"},
+          {"F", "fit the selection, or everything"},
+          {"0 / Home", "fit everything"},
+          {"Ctrl+F", "search; Enter / Shift+Enter or N / Shift+N: next / previous match"},
+          {"Esc", "clear measurement, then selection"},
+          {"Ctrl+O", "open a trace (or drop one on the page)"},
+      };
+      if (ImGui::BeginTable("##help", 2, ImGuiTableFlags_RowBg)) {
+        for (const auto& row : kHelp) {
+          ImGui::TableNextRow();
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(row[0]);
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(row[1]);
+        }
+        ImGui::EndTable();
+      }
+    }
+    ImGui::End();
+  }
+  if (show_demo_) ImGui::ShowDemoWindow(&show_demo_);
+}
+
+}  // namespace gt::ui

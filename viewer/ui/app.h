@@ -1,0 +1,184 @@
+// The viewer application: one loaded trace, the view onto it, and the ImGui windows that draw it.
+//
+// [SECTION] View: visible range, selection, collapse state, measurement
+// [SECTION] Panel state
+// [SECTION] App
+//
+// The model and every query over it live in viewer/core (gt::viewer); this layer only decides what to ask for
+// and how to draw the answer. Per-frame work is bounded by the screen: lanes outside the visible rows are
+// never queried, and lane queries are LOD-folded by the core.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gt/viewer/load.h"
+#include "gt/viewer/model.h"
+#include "gt/viewer/query.h"
+#include "gt/viewer/view_state.h"
+#include "imgui.h"
+
+namespace gt::ui {
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] View: visible range, selection, collapse state, measurement
+// ---------------------------------------------------------------------------------------------------------------
+
+struct Measurement {
+  bool active = false;    // a range is shown
+  bool dragging = false;  // shift-drag in progress
+  double start = 0, end = 0;
+};
+
+// Where the timeline drew things this frame, for hit-testing from outside (C API, flow arrows, tests).
+struct TimelineLayout {
+  ImVec2 plot_min{0, 0}, plot_max{0, 0};  // the event area right of the labels, below the ruler (screen px)
+  std::vector<float> lane_y;              // per LaneId: top of its row on screen, or -1 when not laid out
+  float lane_height = 18;
+  double TimeToX(double t, double t0, double t1) const {
+    return plot_min.x + (t - t0) / (t1 - t0) * (plot_max.x - plot_min.x);
+  }
+};
+
+struct View {
+  double t0 = 0, t1 = 1;                 // visible range, trace ns (double: smooth zoom at any scale)
+  float scroll_y = 0;                    // vertical scroll of the track area
+  std::vector<uint8_t> group_collapsed;  // per GroupId
+  std::vector<uint8_t> track_collapsed;  // per TrackId: collapsed tracks show depth 0 only
+  viewer::EventId selected;
+  viewer::EventId hovered;
+  Measurement measure;
+  TimelineLayout layout;
+  viewer::LaneId reveal_lane = kNone;  // scroll this lane into view on the next frame
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Panel state
+// ---------------------------------------------------------------------------------------------------------------
+
+enum class Panel : uint8_t { kNone = 0, kDetails, kKernels, kSearch, kLoss };
+const char* PanelName(Panel p);  // view-state names: "details", "kernels", "search", "loss"
+Panel PanelFromName(std::string_view name);
+
+struct SearchState {
+  char text[256] = {};
+  viewer::Search search;
+  viewer::EventId current;  // the match last jumped to
+  bool focus_request = false;
+};
+
+struct KernelTableState {
+  std::vector<viewer::KernelSummaryRow> rows;
+  bool built = false;
+  int selected_row = -1;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] App
+// ---------------------------------------------------------------------------------------------------------------
+
+enum class LoadState : int { kIdle = 0, kLoading = 1, kLoaded = 2, kFailed = 3 };
+
+class App {
+ public:
+  App();
+  ~App();
+
+  // Draws one frame of UI (between ImGui::NewFrame and Render); advances a load in progress.
+  void Frame();
+
+  // Starts loading. Both replace the current trace once the new one is in; a failed load keeps nothing of the
+  // previous trace (the error names the new file). OpenBuffer takes ownership of `data` (malloc'ed).
+  void OpenFile(const std::string& path);
+  void OpenBuffer(std::string name, uint8_t* data, size_t size);
+  void Close();
+
+  LoadState load_state() const { return load_state_; }
+  double load_progress() const;
+  const std::string& last_error() const { return last_error_; }
+  const std::string& load_warning() const { return load_warning_; }
+  const std::string& trace_name() const { return trace_name_; }
+  uint64_t frame_count() const { return frame_count_; }
+
+  const viewer::TraceModel* model() const { return model_.get(); }
+  View& view() { return view_; }
+  const View& view() const { return view_; }
+  SearchState& search() { return search_; }
+  KernelTableState& kernel_table() { return kernels_; }
+  Panel panel() const { return panel_; }
+  void ShowPanel(Panel p) { panel_ = p, panel_requested_ = true; }
+
+  // ---- navigation (also used by the C API and the panels) ----
+  void SetVisibleRange(double t0, double t1);  // clamped to a sane zoom range around the trace
+  void FitAll();
+  void FitRange(double t0, double t1, double margin = 0.05);  // with a margin on each side
+  void ZoomAround(double anchor_t, double factor);            // factor < 1 zooms in
+  void Select(viewer::EventId e, bool reveal);                // reveal: scroll/zoom so it is on screen
+  void RevealEvent(viewer::EventId e);
+  // Search: (re)runs when the text changes; returns the match count.
+  uint64_t SetSearch(std::string_view text);
+  viewer::EventId SearchStep(bool forward);  // selects and reveals the next/previous match
+
+  // ---- share links ----
+  viewer::ViewState CurrentViewState() const;
+  // Applies now when a trace is loaded, else after the next successful load. Returns false on a bad string.
+  bool ApplyViewState(std::string_view text, std::string* error);
+
+  // ---- layout helpers for the panels ----
+  bool IsGroupCollapsed(viewer::GroupId g) const;
+  bool IsTrackCollapsed(viewer::TrackId t) const;
+  void SetGroupCollapsed(viewer::GroupId g, bool collapsed);
+  void SetTrackCollapsed(viewer::TrackId t, bool collapsed);
+
+ private:
+  void StepLoad();
+  void FinishLoad();
+  void Fail(std::string message);
+  void ResetView();
+  void ApplyViewStateNow(const viewer::ViewState& vs);
+  void DrawMenuBar(float* height);
+  void DrawWelcome(const ImVec2& pos, const ImVec2& size);
+  void DrawLoading(const ImVec2& pos, const ImVec2& size);
+  void HandleGlobalKeys();
+
+  LoadState load_state_ = LoadState::kIdle;
+  std::unique_ptr<viewer::TraceLoader> loader_;
+  uint8_t* load_bytes_ = nullptr;  // malloc'ed; owned while loading
+  size_t load_size_ = 0;
+  std::string loading_name_;
+  std::string trace_name_;
+  std::string last_error_;
+  std::string load_warning_;
+  std::unique_ptr<viewer::TraceModel> model_;
+  bool has_pending_view_ = false;
+  viewer::ViewState pending_view_;
+
+  View view_;
+  SearchState search_;
+  KernelTableState kernels_;
+  Panel panel_ = Panel::kDetails;
+  bool panel_requested_ = false;  // select panel_'s tab on the next frame
+  float bottom_height_ = 0;       // bottom panel height; 0 = default share of the window
+  bool show_help_ = false;
+  bool show_demo_ = false;
+  uint64_t frame_count_ = 0;
+};
+
+// The one App of the process (the C API and the platform callbacks reach it through this).
+void SetGlobalApp(App* app);
+App* GlobalApp();
+
+// ---- windows (one file each) ----
+void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size);
+void DrawDetailsPanel(App& app);
+void DrawKernelTable(App& app);
+void DrawSearchBar(App& app);
+void DrawSearchResults(App& app);
+void DrawLossPanel(App& app);
+// Status-bar badge for data loss (Perfetto-style): returns true when clicked.
+bool DrawLossBadge(const App& app);
+
+}  // namespace gt::ui

@@ -1,0 +1,427 @@
+// The exported C API: what the page's JS glue and the browser tests use to drive the viewer and to ask what
+// it shows. Strings returned are owned here and valid until the next call of the same function; JSON where
+// the answer has structure. Every function is safe to call with no trace loaded.
+//
+// [SECTION] JSON helpers
+// [SECTION] Loading
+// [SECTION] What is shown: tracks, range, counts
+// [SECTION] Selection, search, summary, loss
+// [SECTION] View state (share links)
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "gt/viewer/query.h"
+#include "ui/app.h"
+
+#ifdef __EMSCRIPTEN__
+#include <emscripten.h>
+#define GT_EXPORT extern "C" EMSCRIPTEN_KEEPALIVE
+#else
+#define GT_EXPORT extern "C" __attribute__((visibility("default"), used))
+#endif
+
+namespace {
+
+using gt::ui::App;
+using gt::ui::GlobalApp;
+namespace viewer = gt::viewer;
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] JSON helpers
+// ---------------------------------------------------------------------------------------------------------------
+
+void AppendJsonString(std::string* out, std::string_view s) {
+  out->push_back('"');
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"':
+        *out += "\\\"";
+        break;
+      case '\\':
+        *out += "\\\\";
+        break;
+      case '\n':
+        *out += "\\n";
+        break;
+      case '\r':
+        *out += "\\r";
+        break;
+      case '\t':
+        *out += "\\t";
+        break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          *out += buf;
+        } else {
+          out->push_back(static_cast<char>(c));
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+std::string JsonNumber(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+const char* Keep(std::string* slot, std::string value) {
+  *slot = std::move(value);
+  return slot->c_str();
+}
+
+const viewer::TraceModel* Model() {
+  return GlobalApp() ? GlobalApp()->model() : nullptr;
+}
+
+std::string EventJson(const viewer::TraceModel& m, viewer::EventId e) {
+  std::string out = "{\"name\":";
+  AppendJsonString(&out, m.Str(m.Name(e)));
+  out += ",\"kind\":";
+  AppendJsonString(&out, viewer::EventKindName(m.Kind(e)));
+  out += ",\"track\":";
+  AppendJsonString(&out, m.TrackOf(e).name);
+  out += ",\"key\":";
+  AppendJsonString(&out, m.EventKey(e));
+  out += ",\"start\":" + JsonNumber(static_cast<double>(m.Start(e)));
+  out += ",\"end\":" + JsonNumber(static_cast<double>(m.End(e)));
+  out += ",\"fields\":{";
+  bool first = true;
+  for (const viewer::DetailField& f : viewer::EventDetails(m, e)) {
+    if (!first) out += ",";
+    first = false;
+    AppendJsonString(&out, f.name);
+    out += ":";
+    AppendJsonString(&out, f.value);
+  }
+  out += "}}";
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Loading
+// ---------------------------------------------------------------------------------------------------------------
+
+// Takes ownership of `data` (from malloc). Returns 0 when loading started (progress: gt_load_progress), else
+// non-zero with gt_last_error() set.
+GT_EXPORT int gt_open_buffer(const char* name, uint8_t* data, uint32_t size) {
+  App* app = GlobalApp();
+  if (!app) {
+    std::free(data);
+    return -1;
+  }
+  app->OpenBuffer(name ? name : "trace", data, size);
+  return app->load_state() == gt::ui::LoadState::kFailed ? 1 : 0;
+}
+
+// A path in the wasm file system (MEMFS) or, natively, on disk.
+GT_EXPORT int gt_open_file(const char* path) {
+  App* app = GlobalApp();
+  if (!app || !path) return -1;
+  app->OpenFile(path);
+  return app->load_state() == gt::ui::LoadState::kFailed ? 1 : 0;
+}
+
+// 0 idle (nothing opened), 1 loading, 2 loaded, 3 failed (gt_last_error says why).
+GT_EXPORT int gt_load_state() {
+  return GlobalApp() ? static_cast<int>(GlobalApp()->load_state()) : 0;
+}
+GT_EXPORT double gt_load_progress() {
+  return GlobalApp() ? GlobalApp()->load_progress() : 0;
+}
+GT_EXPORT const char* gt_last_error() {
+  return GlobalApp() ? GlobalApp()->last_error().c_str() : "";
+}
+// Non-empty when the trace loaded but parts of it were lost (damaged or truncated file, collector drops).
+GT_EXPORT const char* gt_load_warning() {
+  return GlobalApp() ? GlobalApp()->load_warning().c_str() : "";
+}
+GT_EXPORT const char* gt_trace_name() {
+  return GlobalApp() ? GlobalApp()->trace_name().c_str() : "";
+}
+GT_EXPORT double gt_frame_count() {
+  return GlobalApp() ? static_cast<double>(GlobalApp()->frame_count()) : 0;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] What is shown: tracks, range, counts
+// ---------------------------------------------------------------------------------------------------------------
+
+GT_EXPORT int gt_track_count() {
+  const viewer::TraceModel* m = Model();
+  return m ? static_cast<int>(m->tracks.size()) : 0;
+}
+
+// Tracks in display order (group by group).
+GT_EXPORT const char* gt_track_name(int i) {
+  static std::string s;
+  const viewer::TraceModel* m = Model();
+  if (!m || i < 0) return "";
+  int k = 0;
+  for (const viewer::TrackGroup& g : m->groups)
+    for (viewer::TrackId t : g.tracks)
+      if (k++ == i) return Keep(&s, m->tracks[t].name);
+  return "";
+}
+
+// [{"name","kind","group","key","events","lanes","collapsed","visible"}] in display order; "visible": laid
+// out on screen in the current frame (group expanded and scrolled into view).
+GT_EXPORT const char* gt_tracks() {
+  static std::string s;
+  const viewer::TraceModel* m = Model();
+  if (!m) return "[]";
+  const App& app = *GlobalApp();
+  const gt::ui::TimelineLayout& lay = app.view().layout;
+  std::string out = "[";
+  for (size_t gi = 0; gi < m->groups.size(); ++gi) {
+    const viewer::TrackGroup& g = m->groups[gi];
+    for (viewer::TrackId t : g.tracks) {
+      const viewer::Track& tr = m->tracks[t];
+      if (out.size() > 1) out += ",";
+      out += "{\"name\":";
+      AppendJsonString(&out, tr.name);
+      out += ",\"kind\":";
+      AppendJsonString(&out, viewer::TrackKindName(tr.kind));
+      out += ",\"group\":";
+      AppendJsonString(&out, g.name);
+      out += ",\"key\":";
+      AppendJsonString(&out, tr.key);
+      out += ",\"events\":" + JsonNumber(static_cast<double>(tr.event_count));
+      out += ",\"lanes\":" + std::to_string(tr.lane_count);
+      const bool collapsed =
+          app.IsGroupCollapsed(static_cast<viewer::GroupId>(gi)) || app.IsTrackCollapsed(t);
+      out += std::string(",\"collapsed\":") + (collapsed ? "true" : "false");
+      bool visible = false;
+      if (tr.lane_count > 0 && tr.first_lane < lay.lane_y.size()) {
+        const float y = lay.lane_y[tr.first_lane];
+        visible = y >= lay.plot_min.y - lay.lane_height && y < lay.plot_max.y;
+      }
+      out += std::string(",\"visible\":") + (visible ? "true" : "false") + "}";
+    }
+  }
+  out += "]";
+  return Keep(&s, std::move(out));
+}
+
+GT_EXPORT double gt_visible_range_start() {
+  return GlobalApp() ? GlobalApp()->view().t0 : 0;
+}
+GT_EXPORT double gt_visible_range_end() {
+  return GlobalApp() ? GlobalApp()->view().t1 : 0;
+}
+GT_EXPORT void gt_set_visible_range(double t0, double t1) {
+  if (GlobalApp()) GlobalApp()->SetVisibleRange(t0, t1);
+}
+GT_EXPORT void gt_fit_all() {
+  if (GlobalApp()) GlobalApp()->FitAll();
+}
+GT_EXPORT double gt_trace_start() {
+  return Model() ? static_cast<double>(Model()->first_ns) : 0;
+}
+GT_EXPORT double gt_trace_end() {
+  return Model() ? static_cast<double>(Model()->last_ns) : 0;
+}
+
+// The timeline's event area in page (CSS) pixels: {"x","y","w","h"}; zeros before a trace is shown.
+GT_EXPORT const char* gt_timeline_rect() {
+  static std::string s;
+  if (!GlobalApp()) return "null";
+  const gt::ui::TimelineLayout& lay = GlobalApp()->view().layout;
+  return Keep(&s, "{\"x\":" + JsonNumber(lay.plot_min.x) + ",\"y\":" + JsonNumber(lay.plot_min.y) +
+                      ",\"w\":" + JsonNumber(lay.plot_max.x - lay.plot_min.x) +
+                      ",\"h\":" + JsonNumber(lay.plot_max.y - lay.plot_min.y) + "}");
+}
+
+// Events of a kind in the whole trace: "kernel", "memcpy", "memset", "api", "nvtx", "sync", "overhead",
+// "host_op", "annotation", "instant", "all" (timeline events), "counter_samples". -1 for an unknown kind.
+GT_EXPORT double gt_event_count(const char* kind) {
+  const viewer::TraceModel* m = Model();
+  if (!m || !kind) return 0;
+  const std::string k = kind;
+  if (k == "all") return static_cast<double>(m->event_count);
+  if (k == "counter_samples") return static_cast<double>(m->sample_count);
+  if (k == "kernel" || k == "memcpy" || k == "memset") {
+    uint64_t n = 0;
+    for (const viewer::DeviceSummary& d : m->device_summaries)
+      n += k == "kernel" ? d.kernel_count : k == "memcpy" ? d.memcpy_count : d.memset_count;
+    return static_cast<double>(n);
+  }
+  // Other kinds: per-track counts are by track kind, so count lanes' refs only for the kinds tracks mix.
+  for (int i = 0; i < static_cast<int>(viewer::EventKind::kCount); ++i) {
+    const auto ek = static_cast<viewer::EventKind>(i);
+    if (k != viewer::EventKindName(ek)) continue;
+    uint64_t n = 0;
+    for (uint32_t li = 0; li < m->lanes.size(); ++li) {
+      const viewer::Lane& lane = m->lanes[li];
+      if (m->tracks[lane.track].kind == viewer::TrackKind::kThreadApi) {
+        if (ek == viewer::EventKind::kApi) n += lane.size();
+        continue;
+      }
+      for (uint32_t ref : lane.ref) n += (ref >> viewer::kRefKindShift) == static_cast<uint32_t>(ek);
+    }
+    return static_cast<double>(n);
+  }
+  return -1;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Selection, search, summary, loss
+// ---------------------------------------------------------------------------------------------------------------
+
+// The selected event as {"name","kind","track","key","start","end","fields":{...every detail field...}}, or
+// null.
+GT_EXPORT const char* gt_selection() {
+  static std::string s;
+  const viewer::TraceModel* m = Model();
+  if (!m || !GlobalApp()->view().selected.valid()) return "null";
+  return Keep(&s, EventJson(*m, GlobalApp()->view().selected));
+}
+
+// Selects by stable event key (TraceModel::EventKey) and reveals it; "" clears. 1 when found.
+GT_EXPORT int gt_select(const char* key) {
+  const viewer::TraceModel* m = Model();
+  if (!m || !key) return 0;
+  if (!*key) {
+    GlobalApp()->Select({}, false);
+    return 1;
+  }
+  const viewer::EventId e = m->FindEventByKey(key);
+  if (!e.valid()) return 0;
+  GlobalApp()->Select(e, true);
+  return 1;
+}
+
+// Where the selected event is drawn: {"x","y","visible"} in page pixels (middle of its visible part), or
+// null.
+GT_EXPORT const char* gt_selection_screen_pos() {
+  static std::string s;
+  const viewer::TraceModel* m = Model();
+  if (!m) return "null";
+  const gt::ui::View& v = GlobalApp()->view();
+  const viewer::EventId e = v.selected;
+  if (!e.valid() || e.lane >= v.layout.lane_y.size() || v.layout.lane_y[e.lane] < 0) return "null";
+  const double a = std::max(static_cast<double>(m->Start(e)), v.t0);
+  const double b = std::min(static_cast<double>(m->End(e)), v.t1);
+  const double x = v.layout.TimeToX((a + b) / 2, v.t0, v.t1);
+  const double y = v.layout.lane_y[e.lane] + v.layout.lane_height / 2;
+  const bool visible = b >= a && x >= v.layout.plot_min.x && x < v.layout.plot_max.x &&
+                       y >= v.layout.plot_min.y && y < v.layout.plot_max.y;
+  return Keep(&s, "{\"x\":" + JsonNumber(x) + ",\"y\":" + JsonNumber(y) +
+                      ",\"visible\":" + (visible ? "true" : "false") + "}");
+}
+
+// The measured (shift-drag) range {"start","end"} in trace ns, or null.
+GT_EXPORT const char* gt_measurement() {
+  static std::string s;
+  if (!GlobalApp() || !GlobalApp()->view().measure.active) return "null";
+  const gt::ui::Measurement& mm = GlobalApp()->view().measure;
+  return Keep(&s, "{\"start\":" + JsonNumber(std::min(mm.start, mm.end)) +
+                      ",\"end\":" + JsonNumber(std::max(mm.start, mm.end)) + "}");
+}
+
+// Sets the search text (as typed in the search box); returns the match count.
+GT_EXPORT double gt_search(const char* text) {
+  if (!GlobalApp() || !text) return 0;
+  return static_cast<double>(GlobalApp()->SetSearch(text));
+}
+// Jumps to (selects, reveals) the next / previous match; returns its 1-based ordinal, 0 if none.
+GT_EXPORT double gt_search_next() {
+  const viewer::TraceModel* m = Model();
+  if (!m) return 0;
+  const viewer::EventId e = GlobalApp()->SearchStep(true);
+  return e.valid() ? static_cast<double>(GlobalApp()->search().search.Ordinal(*m, e)) : 0;
+}
+GT_EXPORT double gt_search_prev() {
+  const viewer::TraceModel* m = Model();
+  if (!m) return 0;
+  const viewer::EventId e = GlobalApp()->SearchStep(false);
+  return e.valid() ? static_cast<double>(GlobalApp()->search().search.Ordinal(*m, e)) : 0;
+}
+
+// [{"name","count","total_ns","avg_ns","min_ns","max_ns","share"}], by total time.
+GT_EXPORT const char* gt_kernel_summary() {
+  static std::string s;
+  const viewer::TraceModel* m = Model();
+  if (!m) return "[]";
+  std::string out = "[";
+  for (const viewer::KernelSummaryRow& r : viewer::KernelSummary(*m)) {
+    if (out.size() > 1) out += ",";
+    out += "{\"name\":";
+    AppendJsonString(&out, m->Str(r.name));
+    out += ",\"count\":" + JsonNumber(static_cast<double>(r.count));
+    out += ",\"total_ns\":" + JsonNumber(static_cast<double>(r.total_ns));
+    out += ",\"avg_ns\":" + JsonNumber(r.avg_ns);
+    out += ",\"min_ns\":" + JsonNumber(static_cast<double>(r.min_ns));
+    out += ",\"max_ns\":" + JsonNumber(static_cast<double>(r.max_ns));
+    out += ",\"share\":" + JsonNumber(r.share) + "}";
+  }
+  out += "]";
+  return Keep(&s, std::move(out));
+}
+
+// [{"name","severity","count","pid","detail"}], most severe first (what the Data loss panel shows).
+GT_EXPORT const char* gt_losses() {
+  static std::string s;
+  const viewer::TraceModel* m = Model();
+  if (!m) return "[]";
+  std::string out = "[";
+  for (const viewer::LossStat& l : viewer::LossSummary(*m)) {
+    if (out.size() > 1) out += ",";
+    out += "{\"name\":";
+    AppendJsonString(&out, l.name);
+    out += ",\"severity\":";
+    AppendJsonString(&out, gt::SeverityName(l.severity));
+    out += ",\"count\":" + JsonNumber(static_cast<double>(l.count));
+    out += ",\"pid\":" + std::to_string(l.pid);
+    out += ",\"detail\":";
+    AppendJsonString(&out, l.detail);
+    out += "}";
+  }
+  out += "]";
+  return Keep(&s, std::move(out));
+}
+
+// The open bottom panel: "details", "kernels", "search", "loss".
+GT_EXPORT const char* gt_panel() {
+  return GlobalApp() ? gt::ui::PanelName(GlobalApp()->panel()) : "";
+}
+GT_EXPORT int gt_show_panel(const char* name) {
+  if (!GlobalApp() || !name) return 0;
+  const gt::ui::Panel p = gt::ui::PanelFromName(name);
+  if (p == gt::ui::Panel::kNone) return 0;
+  GlobalApp()->ShowPanel(p);
+  return 1;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] View state (share links)
+// ---------------------------------------------------------------------------------------------------------------
+
+// The current view as a URL-safe ViewState string ("" with no trace).
+GT_EXPORT const char* gt_view_state() {
+  static std::string s;
+  if (!Model()) return "";
+  return Keep(&s, GlobalApp()->CurrentViewState().Serialize());
+}
+
+// Applies a ViewState string now, or after the load in progress finishes. 1 on success; 0 with
+// gt_last_view_error() set for a malformed string (the view is left as it was).
+static std::string g_view_error;
+GT_EXPORT int gt_apply_view_state(const char* text) {
+  if (!GlobalApp() || !text) return 0;
+  g_view_error.clear();
+  return GlobalApp()->ApplyViewState(text, &g_view_error) ? 1 : 0;
+}
+GT_EXPORT const char* gt_last_view_error() {
+  return g_view_error.c_str();
+}

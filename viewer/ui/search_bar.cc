@@ -1,0 +1,110 @@
+// Search by name: the toolbar's box (substring, case-insensitive) with match count, next/previous, and the
+// "Search results" panel listing the matches in the visible range.
+#include <cstdio>
+
+#include "gt/viewer/query.h"
+#include "ui/app.h"
+#include "ui/format.h"
+
+namespace gt::ui {
+
+void DrawSearchBar(App& app) {
+  SearchState& s = app.search();
+  const viewer::TraceModel* m = app.model();
+  if (s.focus_request) {
+    ImGui::SetKeyboardFocusHere();
+    s.focus_request = false;
+  }
+  ImGui::SetNextItemWidth(320);
+  const bool enter = ImGui::InputTextWithHint("##search", "Search events by name (Ctrl+F)", s.text,
+                                              sizeof s.text, ImGuiInputTextFlags_EnterReturnsTrue);
+  app.SetSearch(s.text);  // cheap when unchanged: re-runs only on a new needle
+  if (enter) {
+    app.SearchStep(!ImGui::GetIO().KeyShift);
+    ImGui::SetKeyboardFocusHere(-1);  // keep typing / pressing Enter
+  }
+  ImGui::SameLine();
+  if (!s.search.empty() && m) {
+    const uint64_t n = s.search.match_count();
+    const uint64_t ord = s.current.valid() ? s.search.Ordinal(*m, s.current) : 0;
+    if (ord > 0)
+      ImGui::Text("%s / %s", FormatCount(ord).c_str(), FormatCount(n).c_str());
+    else
+      ImGui::Text("%s match%s", FormatCount(n).c_str(), n == 1 ? "" : "es");
+    ImGui::SameLine();
+    ImGui::BeginDisabled(n == 0);
+    if (ImGui::ArrowButton("##prev", ImGuiDir_Left)) app.SearchStep(false);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Previous match (Shift+Enter, Shift+N)");
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##next", ImGuiDir_Right)) app.SearchStep(true);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Next match (Enter, N)");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("List")) app.ShowPanel(Panel::kSearch);
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Clear")) app.SetSearch("");
+    ImGui::SameLine();
+  }
+  // Measurement and selection summary on the right of the toolbar.
+  const View& v = app.view();
+  if (v.measure.active) {
+    ImGui::TextDisabled("|");
+    ImGui::SameLine();
+    ImGui::Text("Measured %s", FormatDuration(std::abs(v.measure.end - v.measure.start), 3).c_str());
+    ImGui::SameLine();
+    ImGui::TextDisabled("(M: zoom to it, Esc: clear)");
+    ImGui::SameLine();
+  }
+  ImGui::SameLine(ImGui::GetWindowWidth() - 330);
+  ImGui::TextDisabled("W/S zoom  A/D pan  drag pan  shift-drag measure  ? help");
+}
+
+void DrawSearchResults(App& app) {
+  SearchState& s = app.search();
+  const viewer::TraceModel* m = app.model();
+  if (!m || s.search.empty()) {
+    ImGui::TextDisabled("Type in the search box above; matches in the visible range are listed here.");
+    return;
+  }
+  constexpr size_t kLimit = 2000;  // a list, not a dump: narrow the range to see more
+  const View& v = app.view();
+  const std::vector<viewer::EventId> hits =
+      s.search.List(*m, static_cast<int64_t>(v.t0), static_cast<int64_t>(v.t1) + 1, kLimit);
+  ImGui::TextDisabled("%zu%s matches in the visible range (%s in the trace)", hits.size(),
+                      hits.size() == kLimit ? "+" : "", FormatCount(s.search.match_count()).c_str());
+  if (!ImGui::BeginTable("##hits", 4,
+                         ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable |
+                             ImGuiTableFlags_BordersInnerV))
+    return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("Name", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn("Track", ImGuiTableColumnFlags_WidthFixed, 260);
+  ImGui::TableSetupColumn("Start", ImGuiTableColumnFlags_WidthFixed, 130);
+  ImGui::TableSetupColumn("Duration", ImGuiTableColumnFlags_WidthFixed, 100);
+  ImGui::TableHeadersRow();
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(hits.size()));
+  while (clipper.Step()) {
+    for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+      const viewer::EventId e = hits[i];
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::PushID(i);
+      if (ImGui::Selectable(m->Str(m->Name(e)).c_str(), v.selected == e,
+                            ImGuiSelectableFlags_SpanAllColumns)) {
+        s.current = e;
+        app.Select(e, true);
+      }
+      ImGui::PopID();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(m->TrackOf(e).name.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(viewer::FormatTimestamp(*m, m->Start(e)).c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(viewer::FormatDuration(m->End(e) - m->Start(e)).c_str());
+    }
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace gt::ui

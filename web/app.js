@@ -1,0 +1,194 @@
+// Page glue for the gtrace viewer: gets trace bytes into the wasm (drag-and-drop, file picker, ?url=, ?trace=),
+// shows download/parse progress and errors, and applies a shared view (&view=) once the trace is loaded.
+// Parsing, formats (gzip, Chrome JSON, Kineto, .gtrace) and everything drawn in the canvas live in the wasm.
+'use strict';
+
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const canvas = $('canvas');
+  const params = new URLSearchParams(window.location.search);
+
+  // ---- progress overlay and error banner --------------------------------------------------------------------
+  function showProgress(label, fraction) {
+    $('loading').hidden = false;
+    $('loading-label').textContent = label;
+    const pct = fraction == null ? '' : Math.max(0, Math.min(100, fraction * 100)).toFixed(0) + '%';
+    $('loading-pct').textContent = pct;
+    $('progress-fill').style.width = fraction == null ? '100%' : pct;
+  }
+  function hideProgress() { $('loading').hidden = true; }
+  function showError(message) {
+    $('error-text').textContent = message;
+    $('error-banner').hidden = false;
+    console.warn('gtrace error: ' + message);
+  }
+  function hideError() { $('error-banner').hidden = true; }
+  $('error-close').addEventListener('click', hideError);
+  const mb = (n) => (n / (1024 * 1024)).toFixed(n < 10 * 1024 * 1024 ? 1 : 0) + ' MB';
+
+  // ---- the wasm module ----------------------------------------------------------------------------------------
+  let ready = false;
+  let pending = null;  // {name, bytes} handed over before the runtime was up
+  let pendingView = params.get('view');
+
+  window.Module = {
+    canvas: canvas,
+    print: (text) => console.log(text),
+    printErr: (text) => console.warn(text),
+    onRuntimeInitialized: () => {
+      ready = true;
+      $('boot').hidden = true;
+      if (pending) { const p = pending; pending = null; openBytes(p.name, p.bytes); }
+    },
+    onAbort: (what) => showError('The viewer stopped: ' + what + '. Reload the page to continue.'),
+  };
+
+  // The exported C API (viewer/ui/capi.cc), typed once. JSON-returning functions are parsed here.
+  const api = {
+    call(name, ret, args) {
+      const types = args.map((a) => (typeof a === 'number' ? 'number' : 'string'));
+      return Module.ccall(name, ret, types, args);
+    },
+    num(name, ...args) { return api.call(name, 'number', args); },
+    str(name, ...args) { return api.call(name, 'string', args); },
+    json(name, ...args) { const s = api.str(name, ...args); return s ? JSON.parse(s) : null; },
+  };
+  window.gtApi = api;  // for the browser tests and the console
+  window.gtReady = () => ready;
+
+  // ---- loading ------------------------------------------------------------------------------------------------
+  let loadSerial = 0;  // a newer load supersedes an older one still downloading
+
+  function openBytes(name, bytes) {
+    if (!ready) { pending = { name, bytes }; showProgress('Starting the viewer…', null); return; }
+    hideError();
+    // Copy straight into the wasm heap: the viewer takes ownership of the buffer (no MEMFS copy).
+    const ptr = Module._malloc(Math.max(1, bytes.length));
+    if (!ptr) { showError(`Cannot open ${name}: not enough memory for ${mb(bytes.length)}.`); hideProgress(); return; }
+    Module.HEAPU8.set(bytes, ptr);
+    const rc = api.num('gt_open_buffer', name, ptr, bytes.length);
+    if (rc !== 0) { hideProgress(); showError(api.str('gt_last_error') || `Cannot open ${name}.`); return; }
+    pollParse(name);
+  }
+
+  function pollParse(name) {
+    const state = api.num('gt_load_state');  // 0 idle, 1 loading, 2 loaded, 3 failed
+    if (state === 1) {
+      showProgress(`Parsing ${name}…`, api.num('gt_load_progress'));
+      requestAnimationFrame(() => pollParse(name));
+      return;
+    }
+    hideProgress();
+    if (state === 3) { showError(api.str('gt_last_error') || `Cannot open ${name}.`); return; }
+    const warning = api.str('gt_load_warning');  // partly damaged: shown, not fatal
+    if (warning) showError(warning);
+    if (pendingView) { api.num('gt_apply_view_state', pendingView); pendingView = null; }
+    canvas.focus();
+  }
+
+  async function readStream(stream, total, label, serial) {
+    const reader = stream.getReader();
+    const parts = [];
+    let received = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (serial !== loadSerial) { reader.cancel(); return null; }
+      if (done) break;
+      parts.push(value);
+      received += value.length;
+      showProgress(`${label} ${mb(received)}${total ? ' of ' + mb(total) : ''}`, total ? received / total : null);
+    }
+    const bytes = new Uint8Array(received);
+    let offset = 0;
+    for (const p of parts) { bytes.set(p, offset); offset += p.length; }
+    return bytes;
+  }
+
+  async function openFile(file) {
+    const serial = ++loadSerial;
+    hideError();
+    try {
+      showProgress(`Reading ${file.name}`, 0);
+      const bytes = file.stream ? await readStream(file.stream(), file.size, `Reading ${file.name}`, serial)
+                                : new Uint8Array(await file.arrayBuffer());
+      if (bytes) openBytes(file.name, bytes);
+    } catch (e) {
+      hideProgress();
+      showError(`Cannot read ${file.name}: ${e.message || e}`);
+    }
+  }
+
+  async function openUrl(url, name) {
+    const serial = ++loadSerial;
+    hideError();
+    name = name || decodeURIComponent(url.split('?')[0].split('/').pop() || url);
+    try {
+      showProgress(`Downloading ${name}`, null);
+      const response = await fetch(url);
+      if (!response.ok) {
+        let detail = '';
+        try { detail = (await response.text()).slice(0, 300); } catch (e) { /* body unreadable: status is enough */ }
+        throw new Error(`HTTP ${response.status} ${response.statusText}${detail ? ': ' + detail : ''}`);
+      }
+      const total = Number(response.headers.get('Content-Length')) || 0;
+      // A Content-Encoding'd response reports the compressed length: show bytes without a fraction then.
+      const encoded = response.headers.get('Content-Encoding');
+      const bytes = response.body ? await readStream(response.body, encoded ? 0 : total, `Downloading ${name}`, serial)
+                                  : new Uint8Array(await response.arrayBuffer());
+      if (bytes) openBytes(name, bytes);
+    } catch (e) {
+      if (serial !== loadSerial) return;
+      hideProgress();
+      showError(`Cannot download ${name} from ${url}: ${e.message || e}`);
+    }
+  }
+  window.gtOpenUrl = openUrl;
+
+  // ---- file picker (also opened from the viewer's File menu through gtOpenFileDialog) ------------------------
+  const input = $('file-input');
+  input.addEventListener('change', () => {
+    if (input.files && input.files[0]) openFile(input.files[0]);
+    input.value = '';
+  });
+  window.gtOpenFileDialog = () => input.click();
+  window.addEventListener('keydown', (e) => {
+    if ((e.ctrlKey || e.metaKey) && e.key === 'o') { e.preventDefault(); input.click(); }
+  }, true);
+
+  // ---- drag and drop anywhere on the page ---------------------------------------------------------------------
+  let dragDepth = 0;
+  const hasFiles = (e) => e.dataTransfer && Array.from(e.dataTransfer.types || []).some(
+      (t) => t === 'Files' || t === 'text/uri-list');
+  window.addEventListener('dragenter', (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    dragDepth++;
+    $('drop-hint').hidden = false;
+  });
+  window.addEventListener('dragover', (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = 'copy';
+  });
+  window.addEventListener('dragleave', () => {
+    if (--dragDepth <= 0) { dragDepth = 0; $('drop-hint').hidden = true; }
+  });
+  window.addEventListener('drop', (e) => {
+    e.preventDefault();
+    e.stopPropagation();
+    dragDepth = 0;
+    $('drop-hint').hidden = true;
+    const files = e.dataTransfer && e.dataTransfer.files;
+    if (files && files.length > 0) { openFile(files[files.length - 1]); return; }
+    const uri = e.dataTransfer && e.dataTransfer.getData('text/uri-list');
+    if (uri) openUrl(uri.split('\n')[0].trim());
+  }, true);
+
+  // ---- links: ?url=<trace URL>, ?trace=<stored id>, &view=<ViewState> ---------------------------------------
+  window.addEventListener('DOMContentLoaded', () => {
+    const url = params.get('url');
+    const traceId = params.get('trace');
+    if (traceId) openUrl('/api/traces/' + encodeURIComponent(traceId), traceId);
+    else if (url) openUrl(url);
+  });
+})();

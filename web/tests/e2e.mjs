@@ -1,0 +1,389 @@
+// Browser end-to-end tests of the gtrace viewer: Debian's chromium (headless, WebGL2 on SwiftShader) driven by
+// playwright-core. Serves the built page from a throwaway 127.0.0.1 server, asks the running page what it shows
+// through the viewer's exported C API (window.gtApi), and saves a screenshot per test.
+//
+//   node e2e.mjs [--web-root build/wasm/web] [--out test-output/web] [--only substring]
+//
+// Prints "N passed, M failed" last; exits 1 when anything failed.
+import { chromium } from 'playwright-core';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as fixtures from './fixtures.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '../..');
+const argv = process.argv.slice(2);
+const opt = (name, dflt) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : dflt; };
+const webRoot = path.resolve(opt('--web-root', path.join(repo, 'build/wasm/web')));
+const outDir = path.resolve(opt('--out', path.join(repo, 'test-output/web')));
+const only = opt('--only', '');
+fs.mkdirSync(outDir, { recursive: true });
+
+// ---- fixtures ------------------------------------------------------------------------------------------------
+const served = new Map();  // name -> {bytes, expect}
+function addFixture(f) { served.set(f.name, f); return f; }
+const chrome = addFixture(fixtures.chromeTrace());
+const chromeGz = addFixture(fixtures.gzipped(chrome));
+const garbage = addFixture(fixtures.garbage());
+const cutJson = addFixture(fixtures.truncatedJson());
+
+// The bundled real trace (recorded with gcollect on the GPU machine), with its expected counts in a sidecar
+// written by the collector engineer when recording (tests/data/<name>.expect.json), when both exist.
+let realTrace = null;
+const dataDir = path.join(repo, 'tests/data');
+if (fs.existsSync(dataDir)) {
+  const name = fs.readdirSync(dataDir).filter((n) => n.endsWith('.gtrace')).sort()[0];
+  if (name) {
+    realTrace = addFixture({ name, bytes: fs.readFileSync(path.join(dataDir, name)) });
+    const sidecar = path.join(dataDir, name.replace(/\.gtrace$/, '.expect.json'));
+    if (fs.existsSync(sidecar)) realTrace.expect = JSON.parse(fs.readFileSync(sidecar, 'utf8'));
+  }
+}
+if (process.env.GT_TEST_GTRACE) {
+  const p = process.env.GT_TEST_GTRACE;
+  realTrace = addFixture({ name: path.basename(p), bytes: fs.readFileSync(p) });
+}
+if (realTrace) {
+  // A truncated copy: everything before the cut must still show, and the loss must be reported.
+  addFixture({ name: 'truncated-' + realTrace.name,
+               bytes: realTrace.bytes.subarray(0, Math.floor(realTrace.bytes.length * 0.6)) });
+}
+
+// ---- a tiny static server --------------------------------------------------------------------------------------
+const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm',
+                '.json': 'application/json', '.png': 'image/png' };
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url, 'http://x');
+  let body = null, type = 'application/octet-stream';
+  if (url.pathname.startsWith('/fixtures/')) {
+    const f = served.get(decodeURIComponent(url.pathname.slice('/fixtures/'.length)));
+    if (f) body = f.bytes;
+  } else if (url.pathname.startsWith('/api/traces/')) {
+    const f = served.get(decodeURIComponent(url.pathname.slice('/api/traces/'.length)));
+    if (f) body = f.bytes;
+  } else {
+    const rel = url.pathname === '/' ? 'index.html' : decodeURIComponent(url.pathname).replace(/^\/+/, '');
+    const file = path.join(webRoot, path.normalize(rel));
+    if (file.startsWith(webRoot) && fs.existsSync(file) && fs.statSync(file).isFile()) {
+      body = fs.readFileSync(file);
+      type = types[path.extname(file)] || type;
+    }
+  }
+  if (!body) { res.writeHead(404, { 'Content-Type': 'text/plain' }); res.end('not found'); return; }
+  res.writeHead(200, { 'Content-Type': type, 'Content-Length': body.length, 'Cache-Control': 'no-store' });
+  res.end(body);
+});
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const base = `http://127.0.0.1:${server.address().port}`;
+
+// ---- browser ---------------------------------------------------------------------------------------------------
+const browser = await chromium.launch({
+  executablePath: process.env.GT_CHROMIUM || '/usr/bin/chromium',
+  headless: true,  // playwright adds --headless and a fresh temporary --user-data-dir
+  args: ['--no-sandbox', '--disable-gpu', '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
+         '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update',
+         '--disable-sync', '--disable-dev-shm-usage'],
+});
+
+class Failure extends Error {}
+function check(cond, message) { if (!cond) throw new Failure(message); }
+function near(a, b, tol, message) { check(Math.abs(a - b) <= tol, `${message}: ${a} vs ${b} (tolerance ${tol})`); }
+
+async function openPage(name, query = '') {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 800 } });
+  const page = await context.newPage();
+  const log = [];
+  page.on('console', (m) => log.push(`[${m.type()}] ${m.text()}`));
+  page.on('pageerror', (e) => { log.push(`[pageerror] ${e.message}`); page.gtPageErrors.push(e.message); });
+  page.gtPageErrors = [];
+  page.gtLog = log;
+  page.gtName = name;
+  await page.goto(`${base}/${query}`);
+  await page.waitForFunction(() => window.gtReady && window.gtReady(), null, { timeout: 30000 });
+  await frames(page, 3);
+  return page;
+}
+
+// Waits until the viewer has drawn `n` more frames (the C API counts them).
+async function frames(page, n) {
+  const start = await page.evaluate(() => gtApi.num('gt_frame_count'));
+  await page.waitForFunction((s) => gtApi.num('gt_frame_count') >= s, start + n, { timeout: 20000 });
+}
+
+async function drop(page, fixtureName) {
+  await page.evaluate(async (name) => {
+    const blob = await (await fetch('/fixtures/' + encodeURIComponent(name))).blob();
+    const dt = new DataTransfer();
+    dt.items.add(new File([blob], name));
+    const canvas = document.getElementById('canvas');
+    for (const type of ['dragenter', 'dragover', 'drop'])
+      canvas.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, fixtureName);
+}
+
+// Waits for a load to settle; returns 2 (loaded) or 3 (failed).
+async function settled(page) {
+  await page.waitForFunction(() => {
+    const s = gtApi.num('gt_load_state');
+    return (s === 2 || s === 3) && document.getElementById('loading').hidden;
+  }, null, { timeout: 60000 });
+  await frames(page, 2);
+  return page.evaluate(() => gtApi.num('gt_load_state'));
+}
+
+const api = (page, fn, ...args) => page.evaluate(([f, a]) => gtApi.num(f, ...a), [fn, args]);
+const apiStr = (page, fn, ...args) => page.evaluate(([f, a]) => gtApi.str(f, ...a), [fn, args]);
+const apiJson = (page, fn, ...args) => page.evaluate(([f, a]) => gtApi.json(f, ...a), [fn, args]);
+const range = async (page) => ({ start: await api(page, 'gt_visible_range_start'),
+                                 end: await api(page, 'gt_visible_range_end') });
+async function shot(page, file) { await page.screenshot({ path: path.join(outDir, file) }); }
+// The timeline's plot area in page pixels (where events are drawn, right of the track labels).
+const timelineRect = (page) => apiJson(page, 'gt_timeline_rect');
+
+// ---- tests -----------------------------------------------------------------------------------------------------
+const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+
+test('page loads and shows the welcome screen', async () => {
+  const page = await openPage('welcome');
+  check(await api(page, 'gt_load_state') === 0, 'nothing loaded yet');
+  check(await page.locator('#boot').isHidden(), 'boot message hidden once the wasm runs');
+  const size = await page.evaluate(() => [document.getElementById('canvas').width,
+                                          document.getElementById('canvas').height]);
+  check(size[0] >= 1000 && size[1] >= 600, `canvas follows the window: ${size}`);
+  check(await api(page, 'gt_track_count') === 0, 'no tracks without a trace');
+  await shot(page, '01-welcome.png');
+  return page;
+});
+
+test('dropped Chrome trace shows its tracks and counts', async () => {
+  const page = await openPage('chrome-drop');
+  await drop(page, chrome.name);
+  check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
+  const tracks = await apiJson(page, 'gt_tracks');
+  const names = tracks.map((t) => t.name).join(' | ');
+  check(tracks.length >= 2, `at least the two threads: ${names}`);
+  check(names.includes('main'), `thread "main" present: ${names}`);
+  check(names.includes('stream 7'), `thread "stream 7" present: ${names}`);
+  check(await api(page, 'gt_event_count', 'all') >= chrome.expect.xEvents, 'every complete event counted');
+  // The initial view fits the whole trace.
+  const r = await range(page);
+  check(r.start <= chrome.expect.startNs && r.end >= chrome.expect.endNs, `fit-all covers the trace: ${JSON.stringify(r)}`);
+  check(await api(page, 'gt_search', 'gemm') === chrome.expect.gemmCount, 'search "gemm" finds every gemm');
+  await shot(page, '02-chrome-trace.png');
+  return page;
+});
+
+test('gzipped Chrome trace opens from ?url= with the same counts', async () => {
+  const page = await openPage('url-gz', `?url=/fixtures/${encodeURIComponent(chromeGz.name)}`);
+  check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
+  check(await api(page, 'gt_search', 'gemm') === chrome.expect.gemmCount, 'same gemm count as the plain file');
+  check(String(await apiStr(page, 'gt_trace_name')).includes('step.json'), 'name shown from the URL');
+  await shot(page, '03-url-gz.png');
+  return page;
+});
+
+test('wheel zooms around the cursor, drag and keys pan, F fits', async () => {
+  const page = await openPage('navigate');
+  await drop(page, chrome.name);
+  check(await settled(page) === 2, 'loads');
+  const rect = await timelineRect(page);
+  const r0 = await range(page);
+  const x = rect.x + rect.w * 0.25, y = rect.y + Math.min(40, rect.h / 2);
+  const tAt = (r, px) => r.start + (px - rect.x) / rect.w * (r.end - r.start);
+  const anchor = tAt(r0, x);
+  await page.mouse.move(x, y);
+  for (let i = 0; i < 3; ++i) { await page.mouse.wheel(0, -120); await frames(page, 2); }
+  const r1 = await range(page);
+  check(r1.end - r1.start < 0.8 * (r0.end - r0.start), `wheel-up zooms in: ${JSON.stringify([r0, r1])}`);
+  near(tAt(r1, x), anchor, (r0.end - r0.start) * 0.01, 'the time under the cursor stays under the cursor');
+  await shot(page, '04a-zoomed.png');
+
+  // Drag right by 200 px: the view moves 200 px worth of time earlier.
+  const perPx = (r1.end - r1.start) / rect.w;
+  await page.mouse.move(x, y);
+  await page.mouse.down();
+  for (let i = 1; i <= 4; ++i) { await page.mouse.move(x + 50 * i, y); await frames(page, 1); }
+  await page.mouse.up();
+  await frames(page, 2);
+  const r2 = await range(page);
+  near(r1.start - r2.start, 200 * perPx, 4 * perPx, 'drag pans by the dragged distance');
+  near(r2.end - r2.start, r1.end - r1.start, perPx, 'drag keeps the zoom');
+
+  // D pans right (later), S zooms out, F fits everything again.
+  await page.mouse.move(x, y);
+  await page.keyboard.down('d'); await frames(page, 6); await page.keyboard.up('d'); await frames(page, 2);
+  const r3 = await range(page);
+  check(r3.start > r2.start, `D pans towards later time: ${r2.start} -> ${r3.start}`);
+  await page.keyboard.down('s'); await frames(page, 6); await page.keyboard.up('s'); await frames(page, 2);
+  const r4 = await range(page);
+  check(r4.end - r4.start > r3.end - r3.start, 'S zooms out');
+  await page.keyboard.press('f'); await frames(page, 3);
+  const r5 = await range(page);
+  near(r5.start, r0.start, (r0.end - r0.start) * 0.01, 'F fits the start');
+  near(r5.end, r0.end, (r0.end - r0.start) * 0.01, 'F fits the end');
+  await shot(page, '04b-fit.png');
+  return page;
+});
+
+test('shift-drag measures a range', async () => {
+  const page = await openPage('measure');
+  await drop(page, chrome.name);
+  check(await settled(page) === 2, 'loads');
+  const rect = await timelineRect(page);
+  const r = await range(page);
+  const x0 = rect.x + rect.w * 0.2, x1 = rect.x + rect.w * 0.6, y = rect.y + 30;
+  await page.keyboard.down('Shift');
+  await page.mouse.move(x0, y);
+  await page.mouse.down();
+  for (let i = 1; i <= 4; ++i) { await page.mouse.move(x0 + (x1 - x0) * i / 4, y); await frames(page, 1); }
+  await page.mouse.up();
+  await page.keyboard.up('Shift');
+  await frames(page, 2);
+  const m = await apiJson(page, 'gt_measurement');
+  check(m && m.end > m.start, 'a measurement exists: ' + JSON.stringify(m));
+  near(m.end - m.start, (r.end - r.start) * 0.4, (r.end - r.start) * 0.01, 'measured span matches the drag');
+  const after = await range(page);
+  near(after.start, r.start, 1, 'measuring does not pan');
+  await shot(page, '05-measure.png');
+  return page;
+});
+
+test('click selects an event; details and search navigation', async () => {
+  const page = await openPage('select');
+  await drop(page, chrome.name);
+  check(await settled(page) === 2, 'loads');
+  check(await api(page, 'gt_search', 'softmax') === 10, 'ten softmax kernels');
+  await api(page, 'gt_search_next');  // jumps to the first match and selects it
+  await frames(page, 3);
+  const sel = await apiJson(page, 'gt_selection');
+  check(sel && String(sel.name).includes('softmax'), 'search next selects the match: ' + JSON.stringify(sel));
+  // Clicking where the C API says the selected event is drawn selects it again after clearing.
+  const pos = await apiJson(page, 'gt_selection_screen_pos');
+  check(pos && pos.visible, 'the selected event is on screen after the jump: ' + JSON.stringify(pos));
+  await page.keyboard.press('Escape'); await frames(page, 2);
+  check(await apiJson(page, 'gt_selection') === null, 'Escape clears the selection');
+  await page.mouse.move(pos.x, pos.y);
+  await frames(page, 3);
+  await shot(page, '06a-hover.png');
+  await page.mouse.click(pos.x, pos.y);
+  await frames(page, 3);
+  const again = await apiJson(page, 'gt_selection');
+  check(again && again.name === sel.name, 'click selects the event under the cursor: ' + JSON.stringify(again));
+  await shot(page, '06b-selected.png');
+  return page;
+});
+
+test('garbage file shows an error and the page keeps working', async () => {
+  const page = await openPage('garbage');
+  await drop(page, garbage.name);
+  check(await settled(page) === 3, 'load fails');
+  const banner = page.locator('#error-banner');
+  check(await banner.isVisible(), 'error banner visible');
+  const text = await page.locator('#error-text').textContent();
+  check(/garbage\.gtrace/.test(text) && text.length > 30, 'the error names the file and a reason: ' + text);
+  await shot(page, '07a-garbage.png');
+  await drop(page, cutJson.name);
+  check(await settled(page) === 3, 'truncated JSON fails too');
+  const text2 = await page.locator('#error-text').textContent();
+  check(/cut\.json/.test(text2), 'second error names the second file: ' + text2);
+  // Still usable: a good file opens afterwards.
+  await drop(page, chrome.name);
+  check(await settled(page) === 2, 'a good trace opens after errors');
+  check(await banner.isHidden(), 'error banner cleared by the successful load');
+  await shot(page, '07b-recovered.png');
+  return page;
+});
+
+test('share hooks: ?trace=<id>&view=<state> restores the view', async () => {
+  const page = await openPage('view-a');
+  await drop(page, chrome.name);
+  check(await settled(page) === 2, 'loads');
+  const r = await range(page);
+  const mid = (r.start + r.end) / 2;
+  await api(page, 'gt_set_visible_range', mid, mid + (r.end - r.start) / 10);
+  await frames(page, 2);
+  const state = await apiStr(page, 'gt_view_state');
+  const want = await range(page);
+  check(state && state.length > 0, 'a view state string');
+  const page2 = await openPage('view-b', `?trace=${encodeURIComponent(chrome.name)}&view=${encodeURIComponent(state)}`);
+  check(await settled(page2) === 2, 'loads via /api/traces/<id>');
+  await frames(page2, 2);
+  const got = await range(page2);
+  near(got.start, want.start, (want.end - want.start) * 0.01, 'same start');
+  near(got.end, want.end, (want.end - want.start) * 0.01, 'same end');
+  await shot(page2, '08-view-state.png');
+  await page.context().close();
+  return page2;
+});
+
+test('kernel summary table', async () => {
+  const page = await openPage('kernels');
+  await drop(page, chrome.name);
+  check(await settled(page) === 2, 'loads');
+  const rows = await apiJson(page, 'gt_kernel_summary');
+  check(Array.isArray(rows) && rows.length >= 1, 'kernel rows: ' + JSON.stringify(rows));
+  await shot(page, '09-kernels.png');
+  return page;
+});
+
+if (realTrace) {
+  test(`real trace ${realTrace.name}: tracks and counts`, async () => {
+    const page = await openPage('real');
+    await drop(page, realTrace.name);
+    check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
+    const tracks = await apiJson(page, 'gt_tracks');
+    const names = tracks.map((t) => t.name);
+    check(names.some((n) => /stream/i.test(n)), 'a GPU stream track: ' + names.join(' | '));
+    const kernels = await api(page, 'gt_event_count', 'kernel');
+    check(kernels > 0, 'kernels counted');
+    if (realTrace.expect && realTrace.expect.kernels != null)
+      check(kernels === realTrace.expect.kernels, `kernel count ${kernels} == ${realTrace.expect.kernels}`);
+    if (realTrace.expect && realTrace.expect.memcpys != null)
+      check(await api(page, 'gt_event_count', 'memcpy') === realTrace.expect.memcpys, 'memcpy count');
+    await shot(page, '10a-real.png');
+    await drop(page, 'truncated-' + realTrace.name);
+    check(await settled(page) === 2, 'a truncated trace still opens');
+    check(await page.locator('#error-banner').isVisible(), 'and says what was lost');
+    const losses = await apiJson(page, 'gt_losses');
+    check(Array.isArray(losses) && losses.length > 0, 'losses listed: ' + JSON.stringify(losses));
+    const k2 = await api(page, 'gt_event_count', 'kernel');
+    check(k2 <= kernels, 'no more kernels than the whole file');
+    await shot(page, '10b-truncated.png');
+    return page;
+  });
+}
+
+// ---- runner ----------------------------------------------------------------------------------------------------
+let passed = 0, failed = 0;
+for (const t of tests) {
+  if (only && !t.name.includes(only)) continue;
+  const started = Date.now();
+  let page = null;
+  try {
+    page = await t.fn();
+    if (page && page.gtPageErrors.length) throw new Failure('page errors: ' + page.gtPageErrors.join('; '));
+    passed++;
+    console.log(`ok   ${t.name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  } catch (e) {
+    failed++;
+    console.log(`FAIL ${t.name}: ${e instanceof Failure ? e.message : e.stack}`);
+    for (const ctx of browser.contexts()) for (const p of ctx.pages()) {
+      try { await p.screenshot({ path: path.join(outDir, `FAILED-${t.name.replace(/\W+/g, '_')}.png`) }); }
+      catch (_) { /* page already gone */ }
+      if (p.gtLog) console.log('  console:\n    ' + p.gtLog.slice(-20).join('\n    '));
+    }
+  } finally {
+    for (const ctx of browser.contexts()) {
+      for (const p of ctx.pages())
+        if (p.gtLog) fs.writeFileSync(path.join(outDir, `${p.gtName}.console.log`), p.gtLog.join('\n') + '\n');
+      await ctx.close();
+    }
+  }
+}
+await browser.close();
+server.close();
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,50 @@
+// Test inputs built in code, with their expected contents, so every count the tests check has an independent
+// source. A real .gtrace recorded on the GPU machine (tests/data/*.gtrace) is used as well when present.
+import zlib from 'node:zlib';
+
+// A Chrome trace (the format chrome://tracing and Perfetto read) of a small training step: one process with a
+// CPU thread (NVTX-like ranges) and one GPU "stream" thread, kernels with args, and a counter track.
+export function chromeTrace() {
+  const events = [];
+  const us = (x) => x;  // Chrome JSON timestamps are microseconds
+  events.push({ ph: 'M', name: 'process_name', pid: 100, tid: 0, args: { name: 'train.py' } });
+  events.push({ ph: 'M', name: 'thread_name', pid: 100, tid: 1, args: { name: 'main' } });
+  events.push({ ph: 'M', name: 'thread_name', pid: 100, tid: 7, args: { name: 'stream 7' } });
+  const kernels = ['gemm_128x128', 'softmax_fwd', 'layernorm_fwd', 'gemm_128x128'];
+  let t = 1000;
+  for (let step = 0; step < 10; ++step) {
+    events.push({ ph: 'X', name: `step ${step}`, cat: 'user', pid: 100, tid: 1, ts: us(t), dur: 900 });
+    events.push({ ph: 'X', name: 'forward', cat: 'user', pid: 100, tid: 1, ts: us(t + 10), dur: 400 });
+    let k = t + 50;
+    for (const name of kernels) {
+      events.push({ ph: 'X', name, cat: 'kernel', pid: 100, tid: 7, ts: us(k), dur: 120,
+                    args: { grid: [64, 1, 1], block: [256, 1, 1], 'registers per thread': 64 } });
+      k += 150;
+    }
+    events.push({ ph: 'C', name: 'gpu_util', pid: 100, ts: us(t), args: { value: 50 + step } });
+    t += 1000;
+  }
+  return {
+    name: 'step.json',
+    bytes: Buffer.from(JSON.stringify({ traceEvents: events, displayTimeUnit: 'ns' })),
+    expect: { kernelNames: ['gemm_128x128', 'softmax_fwd', 'layernorm_fwd'], gemmCount: 20, xEvents: 60,
+              startNs: 1000 * 1000, endNs: (9 * 1000 + 1000 + 900) * 1000 },
+  };
+}
+
+export function gzipped(fixture) {
+  return { ...fixture, name: fixture.name + '.gz', bytes: zlib.gzipSync(fixture.bytes) };
+}
+
+// Bytes that are nothing a viewer can read: must give a clear error, not a crash or a blank page.
+export function garbage() {
+  const bytes = Buffer.alloc(4096);
+  for (let i = 0; i < bytes.length; ++i) bytes[i] = (i * 2654435761) >>> 24;
+  return { name: 'garbage.gtrace', bytes };
+}
+
+// A JSON document cut in the middle: the importer must say where it stopped.
+export function truncatedJson() {
+  const full = chromeTrace().bytes;
+  return { name: 'cut.json', bytes: full.subarray(0, Math.floor(full.length / 2)) };
+}
