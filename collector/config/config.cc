@@ -1,0 +1,161 @@
+#include "config/config.h"
+
+#include <time.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace gt::collector {
+namespace {
+
+struct KindName {
+  const char* name;
+  uint32_t bits;
+};
+constexpr KindName kKindNames[] = {
+    {"cuda", kTraceCuda},         {"kernel", kTraceKernel},   {"memcpy", kTraceMemcpy},
+    {"memset", kTraceMemset},     {"runtime", kTraceRuntime}, {"cuda-api", kTraceRuntime},
+    {"api", kTraceRuntime},       {"driver", kTraceDriver},   {"cuda-driver", kTraceDriver},
+    {"nvtx", kTraceNvtx},         {"sync", kTraceSync},       {"memory", kTraceMemory},
+    {"overhead", kTraceOverhead}, {"default", kTraceDefault}, {"none", 0},
+};
+// Canonical single-bit names, for FormatTraceKinds.
+constexpr KindName kBitNames[] = {
+    {"kernel", kTraceKernel},   {"memcpy", kTraceMemcpy}, {"memset", kTraceMemset},
+    {"runtime", kTraceRuntime}, {"driver", kTraceDriver}, {"nvtx", kTraceNvtx},
+    {"sync", kTraceSync},       {"memory", kTraceMemory}, {"overhead", kTraceOverhead},
+};
+
+bool ParseI64(const char* s, int64_t* out) {
+  if (!s || !*s) return false;
+  char* end = nullptr;
+  long long v = std::strtoll(s, &end, 10);
+  if (*end != '\0') return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+bool ParseTraceKinds(std::string_view list, uint32_t* kinds, std::string* error) {
+  uint32_t bits = 0;
+  bool any = false;
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    std::string_view item = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.empty()) continue;
+    bool found = false;
+    for (const auto& k : kKindNames) {
+      if (item == k.name) {
+        bits |= k.bits;
+        found = true;
+        break;
+      }
+    }
+    if (!found) {
+      if (error) {
+        *error = "unknown trace kind '" + std::string(item) +
+                 "' (known: cuda, kernel, memcpy, memset, runtime, driver, nvtx, sync, memory, overhead, "
+                 "default, none)";
+      }
+      return false;
+    }
+    any = true;
+  }
+  if (!any) {
+    if (error) *error = "empty --trace list";
+    return false;
+  }
+  *kinds = bits;
+  return true;
+}
+
+std::string FormatTraceKinds(uint32_t kinds) {
+  std::string out;
+  for (const auto& k : kBitNames) {
+    if (kinds & k.bits) {
+      if (!out.empty()) out += ',';
+      out += k.name;
+    }
+  }
+  return out.empty() ? "none" : out;
+}
+
+void ConfigToEnv(const Config& c, void (*set)(void*, const char*, const char*), void* ctx) {
+  set(ctx, "GTRACE_PARTS_DIR", c.parts_dir.c_str());
+  set(ctx, "GTRACE_TRACE", FormatTraceKinds(c.kinds).c_str());
+  std::string window = std::to_string(c.window_start_ns) + ":" + std::to_string(c.window_end_ns);
+  set(ctx, "GTRACE_WINDOW", window.c_str());
+  std::string capture = c.capture == CaptureMode::kProfilerApi ? "cudaProfilerApi"
+                        : c.capture == CaptureMode::kNvtx      ? "nvtx:" + c.capture_nvtx_name
+                                                               : "none";
+  set(ctx, "GTRACE_CAPTURE", capture.c_str());
+  set(ctx, "GTRACE_LAUNCHER_PID", std::to_string(c.launcher_pid).c_str());
+  set(ctx, "GTRACE_FLUSH_MS", std::to_string(c.flush_interval_ms).c_str());
+  set(ctx, "GTRACE_MODULES", c.modules.c_str());
+}
+
+Config ConfigFromEnv(const char* (*get)(void*, const char*), void* ctx, std::string* warnings) {
+  Config c;
+  auto warn = [&](const std::string& w) {
+    if (warnings) *warnings += w + "\n";
+  };
+  if (const char* v = get(ctx, "GTRACE_PARTS_DIR")) c.parts_dir = v;
+  if (const char* v = get(ctx, "GTRACE_TRACE")) {
+    std::string err;
+    if (!ParseTraceKinds(v, &c.kinds, &err)) warn("GTRACE_TRACE: " + err + "; using the default kinds");
+  }
+  if (const char* v = get(ctx, "GTRACE_WINDOW")) {
+    std::string s = v;
+    size_t colon = s.find(':');
+    int64_t a = 0, b = 0;
+    if (colon == std::string::npos || !ParseI64(s.substr(0, colon).c_str(), &a) ||
+        !ParseI64(s.substr(colon + 1).c_str(), &b) || a < 0 || b < 0) {
+      warn("GTRACE_WINDOW: expected START_NS:END_NS, got '" + s + "'; tracing everything");
+    } else {
+      c.window_start_ns = a;
+      c.window_end_ns = b;
+    }
+  }
+  if (const char* v = get(ctx, "GTRACE_CAPTURE")) {
+    std::string s = v;
+    if (s == "cudaProfilerApi") {
+      c.capture = CaptureMode::kProfilerApi;
+    } else if (s.rfind("nvtx:", 0) == 0 && s.size() > 5) {
+      c.capture = CaptureMode::kNvtx;
+      c.capture_nvtx_name = s.substr(5);
+    } else if (s != "none" && !s.empty()) {
+      warn("GTRACE_CAPTURE: unknown '" + s + "'; capturing everything");
+    }
+  }
+  if (const char* v = get(ctx, "GTRACE_LAUNCHER_PID")) {
+    int64_t p = 0;
+    if (ParseI64(v, &p) && p >= 0 && p <= UINT32_MAX) c.launcher_pid = static_cast<uint32_t>(p);
+  }
+  if (const char* v = get(ctx, "GTRACE_FLUSH_MS")) {
+    int64_t ms = 0;
+    if (ParseI64(v, &ms) && ms >= 10 && ms <= 60000)
+      c.flush_interval_ms = static_cast<uint32_t>(ms);
+    else
+      warn("GTRACE_FLUSH_MS: expected 10..60000");
+  }
+  if (const char* v = get(ctx, "GTRACE_MODULES")) c.modules = v;
+  return c;
+}
+
+int64_t TraceClockNow() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+int64_t RealtimeNow() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+}  // namespace gt::collector

@@ -1,0 +1,64 @@
+// Trace options shared by the launcher (parses flags, exports them) and the injection library (reads them
+// from the environment of every traced process, children included). One place decides names and defaults.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gt::collector {
+
+// Record kinds a run can ask for. Bits travel in GTRACE_TRACE as a comma list of names.
+enum TraceKind : uint32_t {
+  kTraceKernel = 1u << 0,    // CONCURRENT_KERNEL
+  kTraceMemcpy = 1u << 1,    // MEMCPY
+  kTraceMemset = 1u << 2,    // MEMSET
+  kTraceRuntime = 1u << 3,   // RUNTIME API calls
+  kTraceDriver = 1u << 4,    // DRIVER API calls (opt-in: mostly noise under PyTorch)
+  kTraceNvtx = 1u << 5,      // MARKER + MARKER_DATA
+  kTraceSync = 1u << 6,      // SYNCHRONIZATION
+  kTraceMemory = 1u << 7,    // MEMORY2 (allocations / frees)
+  kTraceOverhead = 1u << 8,  // OVERHEAD (CUPTI's own cost)
+};
+
+inline constexpr uint32_t kTraceCuda =
+    kTraceKernel | kTraceMemcpy | kTraceMemset | kTraceRuntime | kTraceSync | kTraceMemory;
+inline constexpr uint32_t kTraceDefault = kTraceCuda | kTraceNvtx | kTraceOverhead;
+
+enum class CaptureMode : uint8_t { kNone = 0, kProfilerApi = 1, kNvtx = 2 };
+
+struct Config {
+  uint32_t kinds = kTraceDefault;
+  std::string parts_dir;        // where each traced process writes <pid>.gtrace
+  int64_t window_start_ns = 0;  // trace clock (CLOCK_MONOTONIC); 0 = from the start
+  int64_t window_end_ns = 0;    // 0 = until the end
+  CaptureMode capture = CaptureMode::kNone;
+  std::string capture_nvtx_name;  // for kNvtx
+  uint32_t launcher_pid =
+      0;  // gcollect's pid: its direct child is the root app, whose ProcessRecord gcollect writes
+  uint32_t flush_interval_ms = 1000;
+  std::string modules;  // optional injection modules, comma list (e.g. "counters"); see inject/modules.cc
+};
+
+// "cuda,nvtx" -> bits. Names: cuda, kernel, memcpy, memset, runtime (alias cuda-api, api), driver
+// (cuda-driver), nvtx, sync, memory, overhead, default, none. Returns false with `error` set on an unknown
+// name.
+bool ParseTraceKinds(std::string_view list, uint32_t* kinds, std::string* error);
+std::string FormatTraceKinds(uint32_t kinds);
+
+// Environment round trip. Names: GTRACE_PARTS_DIR, GTRACE_TRACE, GTRACE_WINDOW, GTRACE_CAPTURE,
+// GTRACE_LAUNCHER_PID, GTRACE_FLUSH_MS, GTRACE_MODULES.
+struct EnvVar {
+  std::string name, value;
+};
+void ConfigToEnv(const Config& config, void (*set)(void* ctx, const char* name, const char* value),
+                 void* ctx);
+// Reads through `get` (getenv in production, a map in tests). Malformed values fall back to defaults and are
+// described in `warnings` (the injection must never abort the app over a bad variable).
+Config ConfigFromEnv(const char* (*get)(void* ctx, const char* name), void* ctx, std::string* warnings);
+
+// Trace clock: CLOCK_MONOTONIC nanoseconds, the same in every process of the machine.
+int64_t TraceClockNow();
+int64_t RealtimeNow();
+
+}  // namespace gt::collector

@@ -1,0 +1,281 @@
+#include "join.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "metric_sets.h"
+
+namespace gt::counters {
+namespace {
+
+class Interner {
+ public:
+  explicit Interner(TraceData& t) : t_(t) {
+    for (size_t i = 0; i < t_.strings.size(); ++i) ids_.emplace(t_.strings[i], static_cast<StringId>(i));
+  }
+  StringId operator()(const std::string& s) {
+    auto [it, inserted] = ids_.emplace(s, static_cast<StringId>(t_.strings.size()));
+    if (inserted) t_.strings.push_back(s);
+    return it->second;
+  }
+
+ private:
+  TraceData& t_;
+  std::unordered_map<std::string, StringId> ids_;
+};
+
+// Processes of one run in start order, each keyed "name#occurrence".
+std::vector<std::pair<std::string, uint32_t>> ProcessKeys(const TraceData& t, bool counters_run) {
+  std::vector<ProcessRecord> procs = t.processes;
+  std::set<uint32_t> known;
+  for (const auto& p : procs) known.insert(p.pid);
+  // Processes that left records but no ProcessRecord (a crashed child) still take part, after the known ones.
+  std::set<uint32_t> extra;
+  if (counters_run) {
+    for (const auto& m : t.kernel_metrics)
+      if (!known.count(m.pid)) extra.insert(m.pid);
+  } else {
+    for (const auto& k : t.kernels)
+      if (!known.count(k.pid)) extra.insert(k.pid);
+  }
+  std::stable_sort(procs.begin(), procs.end(), [](const ProcessRecord& a, const ProcessRecord& b) {
+    return std::tie(a.start_ns, a.pid) < std::tie(b.start_ns, b.pid);
+  });
+  std::map<std::string, int> seen;
+  std::vector<std::pair<std::string, uint32_t>> out;
+  for (const auto& p : procs) {
+    std::string name = t.Str(p.name);
+    out.emplace_back(name + "#" + std::to_string(seen[name]++), p.pid);
+  }
+  for (uint32_t pid : extra) out.emplace_back("?#" + std::to_string(seen["?"]++), pid);
+  return out;
+}
+
+double Get(const std::map<std::string, double>& m, const char* key, double fallback = -1) {
+  auto it = m.find(key);
+  return it == m.end() ? fallback : it->second;
+}
+
+}  // namespace
+
+std::string JoinReport::Summary() const {
+  std::string s = "joined " + std::to_string(matched_launches) + " of " + std::to_string(profiled_launches) +
+                  " profiled launches";
+  if (unmatched_launches) s += "; " + std::to_string(unmatched_launches) + " unmatched (not guessed)";
+  if (unmatched_processes) s += "; " + std::to_string(unmatched_processes) + " processes without a partner";
+  return s;
+}
+
+std::vector<uint32_t> KernelLaunchOrdinals(const TraceData& trace) {
+  std::vector<uint32_t> order(trace.kernels.size());
+  std::iota(order.begin(), order.end(), 0u);
+  // Launch order: correlation ids grow with API calls (what the counters run counts in its launch callback);
+  // records without one fall back to start time.
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const auto& x = trace.kernels[a];
+    const auto& y = trace.kernels[b];
+    if (x.pid != y.pid) return x.pid < y.pid;
+    if (x.correlation_id && y.correlation_id && x.correlation_id != y.correlation_id)
+      return x.correlation_id < y.correlation_id;
+    return x.start < y.start;
+  });
+  std::vector<uint32_t> ordinals(trace.kernels.size(), 0);
+  std::map<std::pair<uint32_t, StringId>, uint32_t> next;
+  for (uint32_t i : order) ordinals[i] = next[{trace.kernels[i].pid, trace.kernels[i].name}]++;
+  return ordinals;
+}
+
+JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counters) {
+  JoinReport report;
+  auto problem = [&](std::string s) {
+    if (report.problems.size() < 200) report.problems.push_back(std::move(s));
+  };
+
+  // ---- processes ----
+  auto tl_keys = ProcessKeys(timeline, false);
+  auto ct_keys = ProcessKeys(counters, true);
+  std::map<std::string, uint32_t> tl_by_key(tl_keys.begin(), tl_keys.end());
+  std::map<uint32_t, uint32_t> pid_map;  // counters pid -> timeline pid
+  std::set<uint32_t> ct_pids_with_metrics;
+  for (const auto& m : counters.kernel_metrics) ct_pids_with_metrics.insert(m.pid);
+  for (const auto& [key, pid] : ct_keys) {
+    auto it = tl_by_key.find(key);
+    if (it != tl_by_key.end()) {
+      pid_map[pid] = it->second;
+    } else if (ct_pids_with_metrics.count(pid)) {
+      ++report.unmatched_processes;
+      problem("process " + key.substr(0, key.find('#')) + " (pid " + std::to_string(pid) +
+              ") of the counters run has no partner in the timeline run");
+    }
+  }
+
+  // ---- timeline kernels by (pid, name, ordinal) ----
+  std::vector<uint32_t> ordinals = KernelLaunchOrdinals(timeline);
+  std::map<std::tuple<uint32_t, std::string, uint32_t>, uint32_t> tl_kernel;  // -> index into kernels
+  std::map<std::pair<uint32_t, std::string>, uint32_t> tl_count;
+  for (uint32_t i = 0; i < timeline.kernels.size(); ++i) {
+    const auto& k = timeline.kernels[i];
+    const std::string& name = timeline.Str(k.name);
+    tl_kernel[{k.pid, name, ordinals[i]}] = i;
+    ++tl_count[{k.pid, name}];
+  }
+
+  // ---- counters launches ----
+  struct Launch {
+    std::map<std::string, double> values;
+  };
+  std::map<std::tuple<uint32_t, std::string, uint32_t>, Launch> launches;
+  for (const auto& m : counters.kernel_metrics)
+    launches[{m.pid, counters.Str(m.kernel_name), m.launch_ordinal}].values[counters.Str(m.metric)] = m.value;
+  for (const auto& s : counters.stall_samples)
+    if (s.launch_ordinal != kNone) launches[{s.pid, counters.Str(s.kernel_name), s.launch_ordinal}];
+
+  // decision per launch: timeline kernel index, or kNone
+  std::map<std::tuple<uint32_t, std::string, uint32_t>, uint32_t> target;
+  for (const auto& [key, launch] : launches) {
+    const auto& [pid, name, ordinal] = key;
+    ++report.profiled_launches;
+    uint32_t found = kNone;
+    auto pm = pid_map.find(pid);
+    std::string label = name + " launch " + std::to_string(ordinal);
+    if (pm == pid_map.end()) {
+      // already reported per process
+    } else if (auto it = tl_kernel.find({pm->second, name, ordinal}); it == tl_kernel.end()) {
+      uint32_t have = tl_count.count({pm->second, name}) ? tl_count[{pm->second, name}] : 0;
+      problem(label + ": the timeline run has " + std::to_string(have) + " launches of this kernel");
+    } else {
+      const KernelRecord& k = timeline.kernels[it->second];
+      double grid = Get(launch.values, launch_metric::kGridSize);
+      double block = Get(launch.values, launch_metric::kBlockSize);
+      double tl_grid = double(k.grid[0]) * k.grid[1] * k.grid[2];
+      double tl_block = double(k.block[0]) * k.block[1] * k.block[2];
+      if ((grid >= 0 && grid != tl_grid) || (block >= 0 && block != tl_block)) {
+        char buf[160];
+        snprintf(buf, sizeof buf,
+                 ": launch shape differs between the runs (grid %.0f x block %.0f vs %.0f x %.0f)", grid,
+                 block, tl_grid, tl_block);
+        problem(label + buf);
+      } else {
+        found = it->second;
+      }
+    }
+    if (found == kNone)
+      ++report.unmatched_launches;
+    else
+      ++report.matched_launches;
+    target[key] = found;
+  }
+
+  // ---- move records ----
+  Interner intern(timeline);
+  for (const auto& m : counters.kernel_metrics) {
+    uint32_t idx = target[{m.pid, counters.Str(m.kernel_name), m.launch_ordinal}];
+    if (idx == kNone) continue;
+    const KernelRecord& k = timeline.kernels[idx];
+    KernelMetricRecord r = m;
+    r.pid = k.pid;
+    r.correlation_id = k.correlation_id;
+    r.kernel_name = k.name;
+    r.metric = intern(counters.Str(m.metric));
+    timeline.kernel_metrics.push_back(r);
+  }
+  for (const auto& s : counters.stall_samples) {
+    StallSample r = s;
+    if (s.launch_ordinal == kNone) {  // PC-sampling aggregates per name: only the process must pair up
+      auto pm = pid_map.find(s.pid);
+      if (pm == pid_map.end()) continue;
+      r.pid = pm->second;
+      r.kernel_name = intern(counters.Str(s.kernel_name));
+    } else {
+      uint32_t idx = target[{s.pid, counters.Str(s.kernel_name), s.launch_ordinal}];
+      if (idx == kNone) continue;
+      const KernelRecord& k = timeline.kernels[idx];
+      r.pid = k.pid;
+      r.correlation_id = k.correlation_id;
+      r.kernel_name = k.name;
+    }
+    r.reason = intern(counters.Str(s.reason));
+    r.source_file = s.source_file ? intern(counters.Str(s.source_file)) : 0;
+    timeline.stall_samples.push_back(r);
+  }
+  // Losses the counters run recorded (dropped ranges, unsupported metrics) stay visible in the joined trace.
+  for (const auto& l : counters.losses) {
+    LossRecord r = l;
+    r.name = intern(counters.Str(l.name));
+    r.detail = intern(counters.Str(l.detail));
+    r.pid = pid_map.count(l.pid) ? pid_map[l.pid] : 0;
+    timeline.losses.push_back(r);
+  }
+  if (report.unmatched_launches || report.unmatched_processes) {
+    LossRecord loss;
+    loss.name = intern("counters_unmatched");
+    loss.severity = static_cast<uint8_t>(Severity::kWarning);
+    loss.count = report.unmatched_launches;
+    std::string detail = report.Summary();
+    for (size_t i = 0; i < report.problems.size() && i < 5; ++i) detail += "\n" + report.problems[i];
+    loss.detail = intern(detail);
+    timeline.losses.push_back(loss);
+  }
+  ApplyCounterPeaks(timeline);
+  return report;
+}
+
+int ApplyCounterPeaks(TraceData& trace) {
+  // Highest clock seen per unit and the per-cycle peaks (constant per chip).
+  std::map<std::string, double> best;
+  for (const auto& m : trace.kernel_metrics) {
+    const std::string& name = trace.Str(m.metric);
+    if (name.find(".peak_sustained") == std::string::npos && name.find(".per_second") == std::string::npos)
+      continue;
+    double& b = best[name];
+    b = std::max(b, m.value);
+  }
+  auto get = [&](const char* k) { return best.count(k) ? best[k] : 0.0; };
+  const double sm_hz = get("sm__cycles_elapsed.avg.per_second");
+  if (sm_hz <= 0) return 0;
+  double dram = get("dram__bytes.sum.peak_sustained") * get("dram__cycles_elapsed.avg.per_second");
+  double l2 = get("lts__t_bytes.sum.peak_sustained") * get("lts__cycles_elapsed.avg.per_second");
+  double l1 = get("l1tex__t_bytes.sum.peak_sustained") * sm_hz;
+  struct P {
+    Precision p;
+    const char* metric;
+    double per_count;
+  };
+  const P peaks[] = {
+      {Precision::kFp64, "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained", 2},
+      {Precision::kFp32, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", 2},
+      {Precision::kFp16, "sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained", 2},
+      {Precision::kFp64Tensor, "sm__ops_path_tensor_src_fp64.sum.peak_sustained", 1},
+      {Precision::kTf32Tensor, "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32.sum.peak_sustained", 1},
+      {Precision::kFp16Tensor, "sm__ops_path_tensor_op_hgmma_src_fp16.sum.peak_sustained", 1},
+      {Precision::kBf16Tensor, "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum.peak_sustained", 1},
+      {Precision::kFp8Tensor, "sm__ops_path_tensor_src_fp8.sum.peak_sustained", 1},
+      {Precision::kInt8Tensor, "sm__ops_path_tensor_op_igmma_src_int8.sum.peak_sustained", 1},
+  };
+  int updated = 0;
+  for (auto& d : trace.devices) {
+    bool any = false;
+    auto set = [&](double& field, double v) {
+      if (v > 0) field = v, any = true;
+    };
+    set(d.dram_bandwidth, dram);
+    set(d.l2_bandwidth, l2);
+    set(d.l1_bandwidth, l1);
+    // BF16 and FP16 run on the same pipes outside tensor cores; the SASS counters cannot tell them apart.
+    for (const auto& p : peaks)
+      set(d.peak_flops[static_cast<size_t>(p.p)], get(p.metric) * p.per_count * sm_hz);
+    set(d.peak_flops[static_cast<size_t>(Precision::kBf16)],
+        d.peak_flops[static_cast<size_t>(Precision::kFp16)]);
+    if (any) {
+      d.peak_source = static_cast<uint8_t>(PeakSource::kDerived);
+      ++updated;
+    }
+  }
+  return updated;
+}
+
+}  // namespace gt::counters

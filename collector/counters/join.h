@@ -1,0 +1,42 @@
+// The two-run join: counters cannot come from the launches the timeline records (kernels replayed by the
+// range profiler lose their timestamps), so `gcollect --counters` with a timeline runs the app twice and this
+// pure function moves the counters run's per-launch metrics onto the timeline run's kernels.
+//
+// Keys: processes pair up by (executable name, occurrence in start order); kernels by (name, per-name launch
+// ordinal in launch order = correlation-id order), and the launch shape (grid, block) must agree. Anything
+// that does not pair up is reported and dropped, never guessed. No CUPTI, no GPU: tests feed TraceData built
+// in code.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gt/trace_data.h"
+
+namespace gt::counters {
+
+struct JoinReport {
+  uint32_t profiled_launches = 0;   // launches with counters in the counters run
+  uint32_t matched_launches = 0;    // of those, found in the timeline run
+  uint32_t unmatched_launches = 0;  // reported in `problems`, their records dropped
+  uint32_t unmatched_processes = 0;
+  std::vector<std::string> problems;  // one line each, first 200
+  std::string Summary() const;        // "joined 12 of 14 profiled launches; 2 unmatched: ..."
+};
+
+// Moves the counters' KernelMetricRecords and StallSamples into `timeline` (pids, string ids and correlation
+// ids rewritten to the timeline's), adds a LossRecord "counters_unmatched" when something did not pair up,
+// and fills the timeline's DeviceRecord peaks from the counters' hardware peaks (ApplyCounterPeaks).
+JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counters);
+
+// Per-launch ordinal of every timeline kernel (index into trace.kernels -> n-th launch of its name in its
+// pid).
+std::vector<uint32_t> KernelLaunchOrdinals(const TraceData& trace);
+
+// Sets DeviceRecord bandwidth/FLOP peaks from the range profiler's own `*.peak_sustained` metrics times the
+// clock measured during the kernels (the denominators ncu uses), where the counters carry them. Returns how
+// many devices were updated.
+int ApplyCounterPeaks(TraceData& trace);
+
+}  // namespace gt::counters

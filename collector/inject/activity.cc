@@ -1,0 +1,179 @@
+// CUPTI Activity API plumbing: buffers, the buffer-completed callback (decode into the writer), kind
+// switches.
+#include <cstdlib>
+#include <cstring>
+
+#include "decode/clock.h"
+#include "inject/injection.h"
+
+namespace gt::collector {
+namespace {
+
+constexpr size_t kBufferBytes =
+    4u << 20;  // big enough to amortize, small enough to be returned within a second
+constexpr size_t kBufferAlign = 8;
+
+// Buffers are recycled: the completed callback hands them back, the next request reuses them without malloc.
+std::mutex g_pool_mu;
+std::vector<uint8_t*> g_pool;
+
+void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  uint8_t* b = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_pool_mu);
+    if (!g_pool.empty()) {
+      b = g_pool.back();
+      g_pool.pop_back();
+    }
+  }
+  if (!b) b = static_cast<uint8_t*>(std::aligned_alloc(kBufferAlign, kBufferBytes));
+  *buffer = b;
+  *size = b ? kBufferBytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buffer, size_t size, size_t valid) {
+  Injection* inj = GetInjection();
+  if (inj && valid > 0) {
+    std::lock_guard<std::mutex> lock(inj->mu);
+    if (!inj->finished) {
+      CUpti_Activity* record = nullptr;
+      while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS)
+        inj->decoder->Decode(record);
+      inj->decoder->EndBuffer();
+    }
+    inj->buffers_completed.fetch_add(1, std::memory_order_relaxed);
+    inj->bytes_completed.fetch_add(valid, std::memory_order_relaxed);
+  }
+  if (inj) {
+    size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream_id, &dropped) == CUPTI_SUCCESS && dropped)
+      inj->dropped_records.fetch_add(dropped);
+  }
+  std::lock_guard<std::mutex> lock(g_pool_mu);
+  if (g_pool.size() < 64)
+    g_pool.push_back(buffer);
+  else
+    std::free(buffer);
+}
+
+uint64_t CUPTIAPI MonotonicTimestamp() {
+  return static_cast<uint64_t>(TraceClockNow());
+}
+
+struct KindBit {
+  uint32_t bit;
+  CUpti_ActivityKind kinds[2];
+};
+constexpr KindBit kKindMap[] = {
+    {kTraceKernel, {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_INVALID}},
+    {kTraceMemcpy, {CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_INVALID}},
+    {kTraceMemset, {CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_INVALID}},
+    {kTraceRuntime, {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_INVALID}},
+    {kTraceDriver, {CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_INVALID}},
+    {kTraceNvtx, {CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_MARKER_DATA}},
+    {kTraceSync, {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_INVALID}},
+    {kTraceMemory, {CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_INVALID}},
+    {kTraceOverhead, {CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_INVALID}},
+};
+
+std::string CuptiError(const char* what, CUptiResult r) {
+  const char* s = nullptr;
+  cuptiGetResultString(r, &s);
+  return std::string(what) + ": " + (s ? s : "unknown CUPTI error") + " (" + std::to_string(int(r)) + ")";
+}
+
+void CUPTIAPI NoopCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+}  // namespace
+
+CUpti_CallbackFunc CaptureCallback();  // capture.cc
+
+void AddLoss(Injection& inj, const char* name, uint8_t severity, uint64_t count, const std::string& detail) {
+  LossRecord l;
+  l.name = inj.writer->Intern(name);
+  l.severity = severity;
+  l.pid = inj.pid;
+  l.count = count;
+  l.detail = inj.writer->Intern(detail);
+  inj.writer->Add(l);
+}
+
+bool StartActivity(Injection& inj, std::string* error) {
+  // One subscriber per process: claim it first, so a second client (torch.profiler, another tool) is named.
+  CUpti_SubscriberParams params{};
+  char old_name[256] = {0};
+  params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+  params.subscriberName = "gtrace";
+  params.oldSubscriberName = old_name;
+  params.oldSubscriberSize = sizeof old_name;
+  CUpti_CallbackFunc cb = inj.config.capture != CaptureMode::kNone ? CaptureCallback() : NoopCallback;
+  CUptiResult r = cuptiSubscribe_v2(&inj.subscriber, cb, &inj, &params);
+  if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    std::string other = old_name[0] ? old_name : "an unnamed CUPTI client";
+    Warn(
+        "another CUPTI client is already active in this process: %s. CUPTI allows one; gcollect records "
+        "nothing "
+        "here. Disable the other profiler (e.g. torch.profiler) while running under gcollect.",
+        other.c_str());
+    std::lock_guard<std::mutex> lock(inj.mu);
+    AddLoss(inj, "cupti_second_client", static_cast<uint8_t>(Severity::kError), 1,
+            "another CUPTI client was active first: " + other);
+    *error = "CUPTI already in use by " + other;
+    return false;
+  }
+  if (r != CUPTI_SUCCESS) {
+    *error = CuptiError("cuptiSubscribe_v2", r);
+    return false;
+  }
+
+  // Every record on CLOCK_MONOTONIC, the clock gcollect and every other traced process share.
+  if (cuptiActivityRegisterTimestampCallback(MonotonicTimestamp) != CUPTI_SUCCESS) {
+    ClockOffset off = EstimateOffset(SampleClocks(CLOCK_REALTIME, 16));
+    // CUPTI stamps CLOCK_REALTIME by default on Linux: shift to the monotonic trace clock.
+    std::lock_guard<std::mutex> lock(inj.mu);
+    AddLoss(inj, "clock_fallback_realtime", static_cast<uint8_t>(Severity::kInfo), 1,
+            "CUPTI timestamp callback unavailable; records shifted from CLOCK_REALTIME by " +
+                std::to_string(off.offset_ns) + " ns (+/- " + std::to_string(off.uncertainty_ns) + " ns)");
+    inj.decoder->set_clock_offset(off.offset_ns);
+  }
+  cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  r = cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
+  if (r != CUPTI_SUCCESS) {
+    *error = CuptiError("cuptiActivityRegisterCallbacks", r);
+    return false;
+  }
+  // Always on and nearly free: device properties, contexts, NVTX-named threads and streams.
+  for (CUpti_ActivityKind k :
+       {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_NAME}) {
+    r = cuptiActivityEnable(k);
+    if (r != CUPTI_SUCCESS && k == CUPTI_ACTIVITY_KIND_DEVICE) {
+      *error = CuptiError("cuptiActivityEnable(DEVICE)", r);
+      return false;
+    }
+  }
+  return true;
+}
+
+void EnableTraceKinds(Injection& inj, bool enable) {
+  for (const auto& m : kKindMap) {
+    if (!(inj.config.kinds & m.bit)) continue;
+    for (CUpti_ActivityKind k : m.kinds) {
+      if (k == CUPTI_ACTIVITY_KIND_INVALID) continue;
+      CUptiResult r = enable ? cuptiActivityEnable(k) : cuptiActivityDisable(k);
+      if (r != CUPTI_SUCCESS && enable) {
+        Warn("%s", CuptiError("cuptiActivityEnable", r).c_str());
+        std::lock_guard<std::mutex> lock(inj.mu);
+        AddLoss(inj, "cupti_kind_unavailable", static_cast<uint8_t>(Severity::kWarning), 1,
+                "activity kind " + std::to_string(int(k)) + ": " + CuptiError("enable", r));
+      }
+    }
+  }
+  inj.tracing_enabled.store(enable);
+}
+
+void FlushActivity(bool forced) {
+  cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+}
+
+}  // namespace gt::collector

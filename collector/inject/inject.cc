@@ -1,0 +1,357 @@
+// libgtrace_inject.so entry points and process lifecycle.
+//
+// [SECTION] entry points (InitializeInjection, InitializeInjectionNvtx2)
+// [SECTION] start: config, part file, process record, CUPTI, flusher, exit hooks
+// [SECTION] flusher thread: periodic flush (crash loses <= one interval), window on/off, fatal-signal
+// finalize [SECTION] exit, fork and signals
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "inject/injection.h"
+
+namespace gt::collector {
+namespace {
+
+Injection* g_injection = nullptr;  // leaked on purpose: it must outlive static destructors and atexit order
+std::mutex g_start_mu;
+bool g_start_attempted = false;
+uint32_t g_owner_pid = 0;  // a forked child must not touch the parent's writer
+
+std::string ReadSmallFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+std::string CommandLine() {
+  std::string raw = ReadSmallFile("/proc/self/cmdline");
+  for (char& ch : raw)
+    if (ch == '\0') ch = ' ';
+  return Trim(raw);
+}
+
+void OnNewThread(void* ctx, uint32_t tid) {
+  auto* inj = static_cast<Injection*>(ctx);
+  std::string name = Trim(ReadSmallFile("/proc/self/task/" + std::to_string(tid) + "/comm"));
+  ThreadRecord t;
+  t.pid = inj->pid;
+  t.tid = tid;
+  t.name = inj->writer->Intern(name);
+  inj->writer->Add(t);  // called from ActivityDecoder under inj->mu
+}
+
+const char* ApiNameOf(uint8_t domain, uint32_t cbid) {
+  const char* name = nullptr;
+  CUpti_CallbackDomain d = domain ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (cuptiGetCallbackName(d, cbid, &name) != CUPTI_SUCCESS) return nullptr;
+  return name;
+}
+
+// ---- [SECTION] flusher thread
+// ------------------------------------------------------------------------------------
+
+void FinalizeLocked(Injection& inj, const char* reason);
+
+void FlushOnce(Injection& inj) {
+  FlushActivity(false);
+  FlushOptionalModules(inj);
+  std::lock_guard<std::mutex> lock(inj.mu);
+  if (inj.finished) return;
+  uint64_t dropped = inj.dropped_records.load();
+  if (dropped > inj.dropped_reported) {
+    AddLoss(inj, "cupti_dropped_records", static_cast<uint8_t>(Severity::kDataLoss),
+            dropped - inj.dropped_reported,
+            "CUPTI dropped activity records (buffers full); the timeline has gaps");
+    inj.dropped_reported = dropped;
+  }
+  Status s = inj.writer->Flush();
+  (void)s;  // sticky in the writer; reported at finish
+}
+
+void FlusherMain(Injection* inj) {
+  const auto tick = std::chrono::milliseconds(50);
+  int64_t next_flush = TraceClockNow() + int64_t(inj->config.flush_interval_ms) * 1000000;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(inj->flush_mu);
+      inj->flush_cv.wait_for(lock, tick, [&] { return inj->stop_flusher || inj->fatal_signal.load() != 0; });
+      if (inj->stop_flusher) return;
+    }
+    if (int sig = inj->fatal_signal.load()) {
+      FlushActivity(true);
+      std::lock_guard<std::mutex> lock(inj->mu);
+      FinalizeLocked(*inj, strsignal(sig));
+      inj->fatal_flush_done.store(true);
+      return;
+    }
+    int64_t now = TraceClockNow();
+    // --delay / --duration: keep CUPTI off outside the window (records are also filtered by time).
+    const Config& c = inj->config;
+    if (c.capture == CaptureMode::kNone) {
+      bool want = (c.window_start_ns == 0 || now >= c.window_start_ns) &&
+                  (c.window_end_ns == 0 || now < c.window_end_ns);
+      if (want != inj->tracing_enabled.load()) EnableTraceKinds(*inj, want);
+    }
+    if (now >= next_flush) {
+      FlushOnce(*inj);
+      next_flush = now + int64_t(c.flush_interval_ms) * 1000000;
+    }
+  }
+}
+
+// ---- [SECTION] exit, fork and signals
+// ----------------------------------------------------------------------------
+
+void FinalizeLocked(Injection& inj, const char* reason) {
+  if (inj.finished) return;
+  inj.decoder->Finish();
+  uint64_t dropped = inj.dropped_records.load();
+  if (dropped > inj.dropped_reported) {
+    AddLoss(inj, "cupti_dropped_records", static_cast<uint8_t>(Severity::kDataLoss),
+            dropped - inj.dropped_reported,
+            "CUPTI dropped activity records (buffers full); the timeline has gaps");
+    inj.dropped_reported = dropped;
+  }
+  if (reason) {
+    AddLoss(
+        inj, "process_terminated_by_signal", static_cast<uint8_t>(Severity::kWarning), 1,
+        std::string("the process received ") + reason + "; the trace was finalized from the signal handler");
+  }
+  Status s = inj.writer->Finish();
+  if (!s.ok()) Warn("could not finish %s: %s", inj.part_path.c_str(), s.ToString().c_str());
+  inj.finished = true;
+}
+
+void OnExit() {
+  Injection* inj = g_injection;
+  if (!inj || static_cast<uint32_t>(getpid()) != g_owner_pid) return;
+  {
+    std::lock_guard<std::mutex> lock(inj->flush_mu);
+    inj->stop_flusher = true;
+  }
+  inj->flush_cv.notify_all();
+  if (inj->flusher.joinable()) inj->flusher.join();
+  StopOptionalModules(*inj);
+  if (inj->cupti_ok) FlushActivity(true);
+  std::lock_guard<std::mutex> lock(inj->mu);
+  FinalizeLocked(*inj, nullptr);
+}
+
+void OnForkChild() {
+  // The child has no flusher thread and shares the parent's part file offset: it must never write to it.
+  // CUDA cannot be used in a child forked after cuInit anyway; a child that execs starts a fresh injection.
+  g_owner_pid = 0;
+  g_injection = nullptr;  // leaked copy-on-write memory; cheap
+  new (&g_start_mu) std::mutex();
+  g_start_attempted = false;
+}
+
+constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGHUP};
+
+void FatalSignalHandler(int sig) {
+  Injection* inj = g_injection;
+  // Restore the default first: a second fault (or a signal on the flusher itself) terminates at once.
+  signal(sig, SIG_DFL);
+  if (inj && static_cast<uint32_t>(getpid()) == g_owner_pid && inj->flusher.joinable() &&
+      std::this_thread::get_id() != inj->flusher.get_id()) {
+    int expected = 0;
+    if (inj->fatal_signal.compare_exchange_strong(expected, sig)) {
+      inj->flush_cv.notify_all();  // not formally async-signal-safe; the flusher also polls every 50 ms
+      // Wait (bounded) for the flusher to write the tail of the trace.
+      for (int i = 0; i < 150 && !inj->fatal_flush_done.load(); ++i) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, nullptr);
+      }
+    }
+  }
+  raise(sig);
+}
+
+void InstallSignalHandlers() {
+  for (int sig : kFatalSignals) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) != 0) continue;
+    // Only where the app kept the default: an app's own handler (Python's SIGINT) stays in charge.
+    if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL) {
+      struct sigaction sa {};
+      sa.sa_handler = FatalSignalHandler;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_ONSTACK;
+      sigaction(sig, &sa, nullptr);
+    }
+  }
+}
+
+// ---- [SECTION] start
+// ---------------------------------------------------------------------------------------------
+
+const char* GetEnv(void*, const char* name) {
+  return std::getenv(name);
+}
+
+bool OpenPart(Injection& inj) {
+  std::string dir = inj.config.parts_dir;
+  if (dir.empty()) dir = ".";
+  mkdir(dir.c_str(), 0755);  // gcollect creates it; standalone use may not have
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string path =
+        dir + "/" + std::to_string(inj.pid) + (attempt ? "." + std::to_string(attempt) : "") + ".gtrace";
+    auto sink = MakeFileSink(path, /*overwrite=*/false);
+    if (!sink.ok()) {
+      if (sink.status().code() == StatusCode::kIoError && access(path.c_str(), F_OK) != 0) {
+        Warn("cannot create %s: %s", path.c_str(), sink.status().ToString().c_str());
+        return false;
+      }
+      continue;  // pid reuse within one run: pick the next name
+    }
+    auto writer = TraceWriter::Create(std::move(*sink));
+    if (!writer.ok()) {
+      Warn("cannot start trace %s: %s", path.c_str(), writer.status().ToString().c_str());
+      return false;
+    }
+    inj.writer = std::move(*writer);
+    inj.part_path = path;
+    return true;
+  }
+  return false;
+}
+
+void WriteProcessRecord(Injection& inj, bool with_process) {
+  ProcessRecord p;
+  p.pid = inj.pid;
+  p.parent_pid = static_cast<uint32_t>(getppid());
+  p.name = inj.writer->Intern(Trim(ReadSmallFile("/proc/self/comm")));
+  p.command_line = inj.writer->Intern(CommandLine());
+  p.start_ns = TraceClockNow();
+  p.exit_kind = static_cast<uint8_t>(ExitKind::kRunning);
+  if (with_process) inj.writer->Add(p);
+  ThreadRecord main_thread;
+  main_thread.pid = inj.pid;
+  main_thread.tid = inj.pid;
+  main_thread.name = p.name;
+  inj.writer->Add(main_thread);
+}
+
+Injection* Start(const char* entry_point) {
+  std::lock_guard<std::mutex> lock(g_start_mu);
+  if (g_start_attempted) return g_injection;
+  g_start_attempted = true;
+  if (std::getenv("GTRACE_DISABLE")) return nullptr;
+
+  auto* inj = new Injection();
+  std::string warnings;
+  inj->config = ConfigFromEnv(GetEnv, nullptr, &warnings);
+  if (!warnings.empty()) Warn("%s", Trim(warnings).c_str());
+  inj->pid = static_cast<uint32_t>(getpid());
+  if (!OpenPart(*inj)) {
+    delete inj;
+    return nullptr;
+  }
+  // gcollect writes the root process's record (it knows the exit status); other processes describe
+  // themselves.
+  bool is_root =
+      inj->config.launcher_pid != 0 && static_cast<uint32_t>(getppid()) == inj->config.launcher_pid;
+  WriteProcessRecord(*inj, /*with_process=*/!is_root);
+
+  DecoderOptions opts;
+  opts.context.pid = inj->pid;
+  opts.window_start_ns = inj->config.window_start_ns;
+  opts.window_end_ns = inj->config.window_end_ns;
+  opts.api_name = ApiNameOf;
+  opts.on_new_thread = OnNewThread;
+  opts.on_new_thread_ctx = inj;
+  inj->decoder = std::make_unique<ActivityDecoder>(inj->writer.get(), opts);
+
+  std::string error;
+  inj->cupti_ok = StartActivity(*inj, &error);
+  if (!inj->cupti_ok) {
+    Warn("CUPTI could not start (%s): process %u is not traced", error.c_str(), inj->pid);
+    std::lock_guard<std::mutex> wl(inj->mu);
+    AddLoss(*inj, "cupti_unavailable", static_cast<uint8_t>(Severity::kError), 1, error);
+    Status s = inj->writer->Finish();
+    (void)s;
+    inj->finished = true;
+    g_injection = nullptr;
+    return nullptr;
+  }
+  if (inj->config.capture != CaptureMode::kNone) {
+    if (!StartCapture(*inj, &error))
+      Warn("capture range unavailable (%s): tracing everything", error.c_str());
+  }
+  bool now_in_window = inj->config.window_start_ns == 0 || TraceClockNow() >= inj->config.window_start_ns;
+  if (inj->config.capture == CaptureMode::kNone && now_in_window) EnableTraceKinds(*inj, true);
+
+  g_owner_pid = inj->pid;
+  g_injection = inj;
+  StartOptionalModules(*inj);
+  inj->flusher = std::thread(FlusherMain, inj);
+  std::atexit(OnExit);
+  static bool atfork_done = false;
+  if (!atfork_done) {
+    pthread_atfork(nullptr, nullptr, OnForkChild);
+    atfork_done = true;
+  }
+  InstallSignalHandlers();
+  return inj;
+}
+
+}  // namespace
+
+Injection* GetInjection() {
+  return g_injection;
+}
+
+void Warn(const char* fmt, ...) {
+  if (std::getenv("GTRACE_QUIET")) return;
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  std::fprintf(stderr, "gcollect[%d]: %s\n", static_cast<int>(getpid()), buf);
+}
+
+}  // namespace gt::collector
+
+// ---- [SECTION] entry points
+// --------------------------------------------------------------------------------------
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  gt::collector::Start("cuda");
+  return 1;  // never make cuInit fail because of the profiler
+}
+
+// NVTX calls this on the first NVTX API use in the process (NVTX_INJECTION64_PATH). Starting CUPTI here keeps
+// ranges opened before CUDA initializes; CUPTI's own NVTX handler then receives the calls.
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(const void* get_export_table) {
+  gt::collector::Injection* inj = gt::collector::Start("nvtx");
+  if (!inj) return 0;
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) || !info.dli_fname) return 0;
+  void* cupti = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  if (!cupti) return 0;
+  using NvtxInit = int (*)(const void*);
+  auto forward = reinterpret_cast<NvtxInit>(dlsym(cupti, "InitializeInjectionNvtx2"));
+  if (!forward) {
+    gt::collector::Warn("this CUPTI has no NVTX handler: NVTX ranges are not recorded");
+    return 0;
+  }
+  return forward(get_export_table);
+}

@@ -1,0 +1,68 @@
+// Internal state of the injection library (libgtrace_inject.so). One instance per traced process, created by
+// whichever entry point runs first: InitializeInjection (the CUDA driver, at cuInit) or
+// InitializeInjectionNvtx2 (the first NVTX call, possibly long before CUDA starts).
+#pragma once
+
+#include <cupti.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "config/config.h"
+#include "decode/cupti_decode.h"
+#include "gt/writer.h"
+
+namespace gt::collector {
+
+struct Injection {
+  Config config;
+  uint32_t pid = 0;
+  std::string part_path;
+
+  std::mutex mu;  // guards writer + decoder (CUPTI's buffer thread, the flush thread and exit race for them)
+  std::unique_ptr<TraceWriter> writer;
+  std::unique_ptr<ActivityDecoder> decoder;
+  bool finished = false;
+
+  CUpti_SubscriberHandle subscriber = nullptr;
+  bool cupti_ok = false;
+  std::atomic<bool> tracing_enabled{false};  // the configured kinds are currently enabled in CUPTI
+  std::atomic<bool> capture_open{false};     // inside a capture range (or no capture range configured)
+  std::atomic<uint64_t> dropped_records{0};
+  uint64_t dropped_reported = 0;
+  std::atomic<uint64_t> buffers_completed{0};
+  std::atomic<uint64_t> bytes_completed{0};
+
+  std::thread flusher;
+  std::mutex flush_mu;
+  std::condition_variable flush_cv;
+  bool stop_flusher = false;
+  std::atomic<int> fatal_signal{0};  // set by a signal handler; the flusher finalizes and re-raises
+  std::atomic<bool> fatal_flush_done{false};
+};
+
+Injection* GetInjection();  // null until started
+
+// activity.cc
+bool StartActivity(Injection& inj, std::string* error);  // callbacks, clock, always-on kinds
+void EnableTraceKinds(Injection& inj, bool enable);  // the configured kinds on/off (capture ranges, window)
+void FlushActivity(bool forced);
+void AddLoss(Injection& inj, const char* name, uint8_t severity, uint64_t count, const std::string& detail);
+
+// capture.cc: callbacks for --capture-range (cudaProfilerStart/Stop, NVTX push/pop of a named range).
+bool StartCapture(Injection& inj, std::string* error);
+
+// modules.cc: optional modules (the counters engineer's range profiler plugs in here).
+void StartOptionalModules(Injection& inj);
+void FlushOptionalModules(Injection& inj);
+void StopOptionalModules(Injection& inj);
+
+void Warn(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace gt::collector

@@ -1,0 +1,57 @@
+// Optional in-process modules, started after the timeline is running. GTRACE_MODULES (a comma list, set by
+// gcollect for a pass that needs it) picks them. The counters module (issue 5: range profiler, one extra pass
+// over the app) registers here: add its name to kModules with start/flush/stop functions that use `inj`'s
+// writer under inj.mu and its CUPTI subscriber (there can be only one per process).
+#include <cstring>
+
+#include "inject/injection.h"
+
+namespace gt::collector {
+namespace {
+
+struct Module {
+  const char* name;
+  bool (*start)(Injection&);
+  void (*flush)(Injection&);
+  void (*stop)(Injection&);
+};
+
+// No modules yet; see the comment at the top.
+constexpr Module kModules[] = {
+    {"none", [](Injection&) { return true; }, [](Injection&) {}, [](Injection&) {}},
+};
+bool g_started[sizeof(kModules) / sizeof(kModules[0])] = {};
+
+bool Wanted(const std::string& list, const char* name) {
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t comma = list.find(',', pos);
+    if (comma == std::string::npos) comma = list.size();
+    if (list.compare(pos, comma - pos, name) == 0) return true;
+    pos = comma + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+void StartOptionalModules(Injection& inj) {
+  if (inj.config.modules.empty()) return;
+  for (size_t i = 0; i < sizeof(kModules) / sizeof(kModules[0]); ++i) {
+    if (Wanted(inj.config.modules, kModules[i].name)) g_started[i] = kModules[i].start(inj);
+  }
+}
+
+void FlushOptionalModules(Injection& inj) {
+  for (size_t i = 0; i < sizeof(kModules) / sizeof(kModules[0]); ++i)
+    if (g_started[i]) kModules[i].flush(inj);
+}
+
+void StopOptionalModules(Injection& inj) {
+  for (size_t i = 0; i < sizeof(kModules) / sizeof(kModules[0]); ++i) {
+    if (g_started[i]) kModules[i].stop(inj);
+    g_started[i] = false;
+  }
+}
+
+}  // namespace gt::collector

@@ -1,0 +1,149 @@
+// gcollect: runs an app under the injection library and turns what its processes wrote into one .gtrace.
+//
+// [SECTION] options      flag parsing (pure; tests cover every flag and every error)
+// [SECTION] supervisor   fork/exec, signal forwarding, waiting for descendants (child subreaper)
+// [SECTION] merge        concatenating per-process parts into the output
+// [SECTION] summary      the short report printed when the app ends
+// [SECTION] nvml         GPU metrics over time (libnvidia-ml.so.1 loaded at run time)
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "gt/status.h"
+#include "gt/trace_data.h"
+#include "gt/writer.h"
+
+namespace gt::collector {
+
+// ---- [SECTION] options
+// -------------------------------------------------------------------------------------------
+
+struct LaunchOptions {
+  std::string output;  // "" = default name chosen by DefaultOutputPath
+  bool force_overwrite = false;
+  uint32_t kinds = kTraceDefault;
+  double delay_s = 0;
+  double duration_s = 0;  // 0 = until the app ends
+  CaptureMode capture = CaptureMode::kNone;
+  std::string capture_nvtx_name;
+  bool gpu_metrics = false;
+  uint32_t gpu_metrics_interval_ms = 100;
+  bool quiet = false;
+  bool keep_parts = false;
+  double wait_children_s = 5;    // how long to wait for descendants still running after the app exits
+  std::string inject_lib;        // "" = beside the gcollect binary
+  std::vector<std::string> app;  // argv of the app
+  bool help = false;
+  bool version = false;
+};
+
+// Returns kInvalidArgument with a one-line message naming the bad flag; never exits.
+StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args);
+std::string UsageText();
+// "100ms", "0.5s", "2" (seconds) -> ms. False when malformed.
+bool ParseDurationMs(const std::string& text, bool plain_is_seconds, double* ms);
+
+// "<app>.gtrace" in the current directory, or "<app>-2.gtrace", "<app>-3.gtrace"... when taken.
+std::string DefaultOutputPath(const std::string& app, const std::function<bool(const std::string&)>& exists);
+// Appends ".gtrace" when missing.
+std::string NormalizeOutputPath(const std::string& path);
+
+// ---- [SECTION] supervisor
+// ----------------------------------------------------------------------------------------
+
+struct AppExit {
+  bool started = false;
+  int exit_code = 0;  // valid when !signaled
+  bool signaled = false;
+  int signal = 0;
+  std::string error;                 // why it could not start ("No such file or directory")
+  int64_t start_ns = 0, end_ns = 0;  // trace clock
+  pid_t pid = 0;
+  int still_running = 0;  // descendants alive when gcollect stopped waiting
+  int ShellStatus() const { return !started ? 127 : signaled ? 128 + signal : exit_code; }
+};
+
+// One run of the app with `env_extra` added to the environment. Ctrl-C on gcollect reaches the app once (the
+// terminal's signal, or gcollect's forwarding of a signal sent to gcollect alone); a third Ctrl-C kills it.
+// `on_started(pid)` runs once the child exists (the caller writes its process record).
+AppExit RunApp(const std::vector<std::string>& argv, const std::vector<EnvVar>& env_extra,
+               double wait_children_s, const std::function<void(pid_t)>& on_started);
+
+// Resolves argv[0] through PATH like execvp; "" when not found or not executable (with `why`).
+std::string ResolveProgram(const std::string& name, std::string* why);
+
+// ---- [SECTION] merge
+// ---------------------------------------------------------------------------------------------
+
+struct MergeResult {
+  uint64_t bytes = 0;
+  uint32_t parts = 0;
+  uint32_t injected_processes = 0;  // parts written by the injection library (not gcollect's own)
+  std::vector<std::string> problems;
+};
+
+// Concatenates `first` (gcollect's own part) and every *.gtrace in `parts_dir` (by pid order) into `output`,
+// written to output + ".tmp" first and renamed without replacing an existing file unless `overwrite`.
+StatusOr<MergeResult> MergeParts(const std::string& first, const std::string& parts_dir,
+                                 const std::string& output, bool overwrite);
+
+// ---- [SECTION] summary
+// -------------------------------------------------------------------------------------------
+
+struct KernelStat {
+  std::string name;
+  uint64_t count = 0;
+  int64_t total_ns = 0;
+  int64_t max_ns = 0;
+};
+struct CopyStat {
+  uint8_t copy_kind = 0;
+  uint64_t count = 0, bytes = 0;
+  int64_t total_ns = 0;
+  double GBps() const { return total_ns > 0 ? double(bytes) / double(total_ns) : 0; }
+};
+struct TraceSummary {
+  uint32_t processes = 0, devices = 0;
+  uint64_t kernels = 0, memcpys = 0, memsets = 0, api_calls = 0, nvtx = 0, syncs = 0, memory = 0;
+  int64_t kernel_ns = 0;
+  std::vector<KernelStat> top_kernels;  // by total GPU time, descending
+  std::vector<CopyStat> copies;         // by copy kind
+  int64_t gpu_span_ns = 0;              // first GPU activity start .. last end (summed over devices)
+  int64_t gpu_busy_ns = 0;              // union of kernel/memcpy/memset intervals (summed over devices)
+  double gpu_idle_share() const {
+    return gpu_span_ns > 0 ? 1.0 - double(gpu_busy_ns) / double(gpu_span_ns) : 0;
+  }
+  std::vector<std::string> losses;    // "cupti_dropped_records: 12 (...)"
+  std::vector<std::string> warnings;  // second CUPTI client, CUPTI unavailable, ...
+};
+
+TraceSummary Summarize(const TraceData& data, size_t top_n = 5);
+std::string FormatSummary(const TraceSummary& s, const std::string& path, uint64_t bytes);
+
+// ---- [SECTION] nvml
+// ----------------------------------------------------------------------------------------------
+
+// Samples every GPU through NVML on its own thread into `writer` (guarded by `mu`). Start() fails (with a
+// reason) when libnvidia-ml.so.1 is missing or no GPU answers; gcollect then warns and runs without metrics.
+class NvmlSampler {
+ public:
+  NvmlSampler();
+  ~NvmlSampler();
+  Status Start(TraceWriter* writer, std::mutex* mu, uint32_t interval_ms);
+  void Stop();
+  uint64_t samples() const;
+
+  class Impl;
+
+ private:
+  Impl* impl_;
+};
+
+}  // namespace gt::collector

@@ -1,0 +1,283 @@
+// gcollect [options] -- ./app args...   (see UsageText in options.cc)
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <dirent.h>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "gt/reader.h"
+#include "launcher/launcher.h"
+
+#ifndef GT_VERSION
+#define GT_VERSION "dev"
+#endif
+#ifndef GT_CUPTI_LIBRARY_PATH
+#define GT_CUPTI_LIBRARY_PATH ""
+#endif
+
+using namespace gt;
+using namespace gt::collector;
+
+namespace {
+
+bool Exists(const std::string& p) {
+  return access(p.c_str(), F_OK) == 0;
+}
+
+std::string SelfDir() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  buf[n] = 0;
+  std::string s(buf);
+  return s.substr(0, s.find_last_of('/'));
+}
+
+std::string FindInjectionLibrary(const LaunchOptions& o) {
+  if (!o.inject_lib.empty()) return o.inject_lib;
+  if (const char* e = std::getenv("GTRACE_INJECT_LIB")) return e;
+  std::string dir = SelfDir();
+  for (const char* rel :
+       {"/libgtrace_inject.so", "/../lib/libgtrace_inject.so", "/../collector/libgtrace_inject.so"}) {
+    std::string p = dir + rel;
+    if (Exists(p)) return p;
+  }
+  return "";
+}
+
+std::string AbsolutePath(const std::string& p) {
+  if (!p.empty() && p[0] == '/') return p;
+  char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof cwd)) return p;
+  return std::string(cwd) + "/" + p;
+}
+
+void RemoveTree(const std::string& dir) {
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n == "." || n == "..") continue;
+      unlink((dir + "/" + n).c_str());
+    }
+    closedir(d);
+  }
+  rmdir(dir.c_str());
+}
+
+std::string Hostname() {
+  char buf[256] = {0};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::string Joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& a : v) {
+    if (!s.empty()) s += ' ';
+    s += a;
+  }
+  return s;
+}
+
+int Fail(int code, const std::string& msg) {
+  std::fprintf(stderr, "gcollect: error: %s\n", msg.c_str());
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto parsed = ParseOptions(args);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "gcollect: error: %s\n", parsed.status().message().c_str());
+    return 2;
+  }
+  LaunchOptions o = std::move(*parsed);
+  if (o.help) {
+    std::fputs(UsageText().c_str(), stdout);
+    return 0;
+  }
+  if (o.version) {
+    std::printf("gcollect %s\n", GT_VERSION);
+    return 0;
+  }
+
+  std::string why;
+  if (ResolveProgram(o.app[0], &why).empty()) return Fail(127, "cannot run '" + o.app[0] + "': " + why);
+  std::string inject = FindInjectionLibrary(o);
+  if (inject.empty() || !Exists(inject))
+    return Fail(
+        2, "injection library libgtrace_inject.so not found (looked beside gcollect; set GTRACE_INJECT_LIB)");
+  inject = AbsolutePath(inject);
+
+  std::string output = o.output.empty() ? DefaultOutputPath(o.app[0], Exists) : NormalizeOutputPath(o.output);
+  if (Exists(output) && !o.force_overwrite)
+    return Fail(2, output + " already exists; pass -f to replace it or choose another name with -o");
+  std::string parts_dir = AbsolutePath(output + ".parts");
+  if (Exists(parts_dir)) {
+    if (!o.force_overwrite)
+      return Fail(2, parts_dir + " exists (left by an interrupted run?); remove it or pass -f");
+    RemoveTree(parts_dir);
+  }
+  if (mkdir(parts_dir.c_str(), 0755) != 0)
+    return Fail(2, "cannot create " + parts_dir + ": " + std::strerror(errno));
+
+  // gcollect's own part: metadata, the root process, GPU metrics.
+  std::string own_part = parts_dir + "/gcollect.gtrace";
+  auto sink = MakeFileSink(own_part, /*overwrite=*/false);
+  if (!sink.ok()) return Fail(2, sink.status().ToString());
+  auto writer_or = TraceWriter::Create(std::move(*sink));
+  if (!writer_or.ok()) return Fail(2, writer_or.status().ToString());
+  std::unique_ptr<TraceWriter> writer = std::move(*writer_or);
+  std::mutex writer_mu;
+
+  Config config;
+  config.kinds = o.kinds;
+  config.parts_dir = parts_dir;
+  config.capture = o.capture;
+  config.capture_nvtx_name = o.capture_nvtx_name;
+  config.launcher_pid = static_cast<uint32_t>(getpid());
+  int64_t start_ns = TraceClockNow();
+  if (o.delay_s > 0) config.window_start_ns = start_ns + static_cast<int64_t>(o.delay_s * 1e9);
+  if (o.duration_s > 0)
+    config.window_end_ns = (config.window_start_ns ? config.window_start_ns : start_ns) +
+                           static_cast<int64_t>(o.duration_s * 1e9);
+
+  TraceMetadata meta;
+  meta.entries = {{"tool", "gcollect"},
+                  {"tool_version", GT_VERSION},
+                  {"command_line", Joined(o.app)},
+                  {"host", Hostname()},
+                  {"trace_kinds", FormatTraceKinds(o.kinds)},
+                  {"clock", "CLOCK_MONOTONIC"}};
+  if (o.capture == CaptureMode::kProfilerApi) meta.entries.emplace_back("capture_range", "cudaProfilerApi");
+  if (o.capture == CaptureMode::kNvtx)
+    meta.entries.emplace_back("capture_range", "nvtx:" + o.capture_nvtx_name);
+  meta.clock_syncs.push_back({RealtimeNow(), TraceClockNow()});
+
+  NvmlSampler sampler;
+  if (o.gpu_metrics) {
+    Status s = sampler.Start(writer.get(), &writer_mu, o.gpu_metrics_interval_ms);
+    if (!s.ok()) {
+      std::fprintf(stderr, "gcollect: warning: --gpu-metrics unavailable: %s\n", s.message().c_str());
+      std::lock_guard<std::mutex> lock(writer_mu);
+      LossRecord l;
+      l.name = writer->Intern("gpu_metrics_unavailable");
+      l.severity = static_cast<uint8_t>(Severity::kWarning);
+      l.detail = writer->Intern(s.message());
+      writer->Add(l);
+    }
+  }
+
+  std::vector<EnvVar> env;
+  auto setter = [](void* ctx, const char* n, const char* v) {
+    static_cast<std::vector<EnvVar>*>(ctx)->push_back({n, v});
+  };
+  // A pass is one run of the app. The timeline is pass 1; the counters module (issue 5) adds a second pass
+  // with config.modules = "counters" and its own parts directory, merged after this one.
+  std::vector<EnvVar> pass_env;
+  ConfigToEnv(config, setter, &pass_env);
+  env.push_back({"CUDA_INJECTION64_PATH", inject});
+  if ((o.kinds & kTraceNvtx) || o.capture == CaptureMode::kNvtx)
+    env.push_back({"NVTX_INJECTION64_PATH", inject});
+  if (o.quiet) env.push_back({"GTRACE_QUIET", "1"});
+  // Frameworks ship their own libcupti with the same soname; loading the toolkit's first keeps the injection
+  // on the CUPTI it was built against.
+  std::string cupti = GT_CUPTI_LIBRARY_PATH;
+  if (!cupti.empty() && Exists(cupti) && !std::getenv("GTRACE_NO_PRELOAD")) {
+    const char* pre = std::getenv("LD_PRELOAD");
+    env.push_back({"LD_PRELOAD", pre && *pre ? cupti + ":" + pre : cupti});
+  }
+  for (auto& e : pass_env) env.push_back(e);
+
+  AppExit app = RunApp(o.app, env, o.wait_children_s, nullptr);
+  int64_t exit_seen_ns = TraceClockNow();
+  if (!app.started) {
+    sampler.Stop();
+    writer.reset();
+    RemoveTree(parts_dir);
+    return Fail(127, app.error);
+  }
+  sampler.Stop();
+  {
+    std::lock_guard<std::mutex> lock(writer_mu);
+    ProcessRecord p;
+    p.pid = static_cast<uint32_t>(app.pid);
+    p.parent_pid = static_cast<uint32_t>(getpid());
+    std::string base =
+        o.app[0].substr(o.app[0].find_last_of('/') == std::string::npos ? 0 : o.app[0].find_last_of('/') + 1);
+    p.name = writer->Intern(base);
+    p.command_line = writer->Intern(Joined(o.app));
+    p.start_ns = app.start_ns;
+    p.end_ns = app.end_ns;
+    p.exit_code = app.signaled ? app.signal : app.exit_code;
+    p.exit_kind = static_cast<uint8_t>(app.signaled ? ExitKind::kSignaled : ExitKind::kExited);
+    writer->Add(p);
+    if (app.still_running) {
+      LossRecord l;
+      l.name = writer->Intern("processes_still_running");
+      l.severity = static_cast<uint8_t>(Severity::kWarning);
+      l.count = 1;
+      l.detail =
+          writer->Intern("descendants of the app were still running when gcollect stopped waiting (" +
+                         std::to_string(o.wait_children_s) + " s); their traces end at their last flush");
+      writer->Add(l);
+    }
+    meta.entries.emplace_back("exit_status", std::to_string(app.ShellStatus()));
+    meta.clock_syncs.push_back({RealtimeNow(), TraceClockNow()});
+    writer->SetMetadata(meta);
+    Status s = writer->Finish();
+    if (!s.ok()) std::fprintf(stderr, "gcollect: warning: %s\n", s.ToString().c_str());
+  }
+  writer.reset();
+
+  auto merged = MergeParts(own_part, parts_dir, output, o.force_overwrite);
+  if (!merged.ok()) {
+    std::fprintf(stderr, "gcollect: error: %s (parts kept in %s)\n", merged.status().message().c_str(),
+                 parts_dir.c_str());
+    return app.ShellStatus();
+  }
+  for (const auto& p : merged->problems) std::fprintf(stderr, "gcollect: warning: %s\n", p.c_str());
+  if (!o.keep_parts) RemoveTree(parts_dir);
+  double finalize_s = (TraceClockNow() - exit_seen_ns) / 1e9;
+
+  // Summary from the file itself: what the user gets is what was written.
+  auto bytes = ReadFileBytes(output);
+  TraceData data;
+  LoadReport report;
+  if (bytes.ok()) {
+    auto r = ReadTrace(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()), data);
+    if (r.ok()) report = *r;
+  }
+  TraceSummary summary = Summarize(data);
+  if (app.signaled) {
+    std::fprintf(stderr,
+                 "gcollect: the app was terminated by signal %d (%s); the trace holds what was flushed\n",
+                 app.signal, strsignal(app.signal));
+  } else if (app.exit_code != 0 && !o.quiet) {
+    std::fprintf(stderr, "gcollect: the app exited with status %d\n", app.exit_code);
+  }
+  if (data.devices.empty()) {
+    std::fprintf(
+        stderr, "gcollect: no process of the app initialized CUDA, so no GPU activity was recorded%s\n",
+        merged->injected_processes ? " (NVTX only)" : " (a CPU-only program, or CUDA failed to start)");
+  }
+  for (const auto& w : summary.warnings) std::fprintf(stderr, "gcollect: warning: %s\n", w.c_str());
+  if (!o.quiet) {
+    summary.warnings.clear();
+    std::string text = FormatSummary(summary, output, merged->bytes);
+    std::fputs(text.c_str(), stderr);
+    if (!report.clean())
+      std::fprintf(stderr,
+                   "  note: %" PRIu64 " chunk(s) lost, %s (a process ended without finishing its part)\n",
+                   report.chunks_lost, report.truncated ? "truncated segment(s)" : "no truncation");
+    std::fprintf(stderr, "  finalized %.3f s after the app exited\n", finalize_s);
+  }
+  return app.ShellStatus();
+}

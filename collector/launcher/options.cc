@@ -1,0 +1,173 @@
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "launcher/launcher.h"
+
+namespace gt::collector {
+
+std::string UsageText() {
+  return R"(usage: gcollect [options] -- ./app [args...]
+
+Records a CUDA timeline of ./app and of every process it starts (C++ or Python/PyTorch, unmodified).
+
+  -o, --output FILE            trace file (default: <app>.gtrace, or <app>-N.gtrace if taken); never
+                               overwritten unless -f
+  -f, --force-overwrite        replace an existing output file
+  -t, --trace LIST             record kinds, comma separated (default: cuda,nvtx,overhead):
+                                 cuda = kernel,memcpy,memset,runtime,sync,memory
+                                 driver (CUDA driver API calls; opt-in, mostly noise under PyTorch),
+                                 nvtx, overhead, none, or single kinds
+      --delay S                start recording S seconds after the app starts
+      --duration S             stop recording S seconds after recording starts
+      --capture-range=cudaProfilerApi
+                               record only between cudaProfilerStart() and cudaProfilerStop()
+      --capture-range=nvtx:NAME
+                               record only inside NVTX push/pop ranges whose message is NAME
+      --gpu-metrics[=INTERVAL] sample GPU utilization, memory utilization, SM clock, power, temperature and
+                               memory used through NVML (default interval 100ms; e.g. 10ms, 0.5s)
+      --wait-children S        after the app exits, wait up to S seconds for its children (default 5)
+      --keep-parts             keep the per-process part files (OUTPUT.parts/)
+  -q, --quiet                  print nothing but errors
+  -h, --help                   this text
+      --version                print the version
+
+Exit status: the app's (128+N when it died of signal N); 127 when it could not start; 2 for bad flags.
+)";
+}
+
+bool ParseDurationMs(const std::string& text, bool plain_is_seconds, double* ms) {
+  if (text.empty()) return false;
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !std::isfinite(v) || v < 0) return false;
+  std::string unit(end);
+  double scale;
+  if (unit.empty())
+    scale = plain_is_seconds ? 1000.0 : 1.0;
+  else if (unit == "ms")
+    scale = 1.0;
+  else if (unit == "s")
+    scale = 1000.0;
+  else if (unit == "us")
+    scale = 0.001;
+  else if (unit == "min")
+    scale = 60000.0;
+  else
+    return false;
+  *ms = v * scale;
+  return true;
+}
+
+std::string NormalizeOutputPath(const std::string& path) {
+  const std::string ext = ".gtrace";
+  if (path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0) return path;
+  return path + ext;
+}
+
+std::string DefaultOutputPath(const std::string& app, const std::function<bool(const std::string&)>& exists) {
+  std::string base = app;
+  size_t slash = base.find_last_of('/');
+  if (slash != std::string::npos) base = base.substr(slash + 1);
+  for (char& c : base)
+    if (c == ' ' || c == '\t') c = '_';
+  if (base.empty() || base == "." || base == "..") base = "gcollect";
+  std::string candidate = base + ".gtrace";
+  for (int n = 2; exists(candidate) || exists(candidate + ".parts"); ++n)
+    candidate = base + "-" + std::to_string(n) + ".gtrace";
+  return candidate;
+}
+
+StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
+  LaunchOptions o;
+  size_t i = 0;
+  auto need_value = [&](const std::string& flag, std::string* value) -> Status {
+    if (i + 1 >= args.size()) return InvalidArgument(flag + " needs a value");
+    *value = args[++i];
+    return Status::Ok();
+  };
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    std::string flag = a, value;
+    bool has_inline = false;
+    if (a.rfind("--", 0) == 0) {
+      size_t eq = a.find('=');
+      if (eq != std::string::npos) {
+        flag = a.substr(0, eq);
+        value = a.substr(eq + 1);
+        has_inline = true;
+      }
+    }
+    auto value_of = [&](const std::string& f) -> Status {
+      if (has_inline) return Status::Ok();
+      return need_value(f, &value);
+    };
+    if (a == "--") {
+      ++i;
+      break;
+    } else if (flag == "-h" || flag == "--help") {
+      o.help = true;
+    } else if (flag == "--version") {
+      o.version = true;
+    } else if (flag == "-q" || flag == "--quiet") {
+      o.quiet = true;
+    } else if (flag == "-f" || flag == "--force-overwrite") {
+      // nsys spells it "--force-overwrite true"
+      if (has_inline && value != "true" && value != "false")
+        return InvalidArgument("--force-overwrite takes true or false, got '" + value + "'");
+      o.force_overwrite = !has_inline || value == "true";
+    } else if (flag == "--keep-parts") {
+      o.keep_parts = true;
+    } else if (flag == "-o" || flag == "--output") {
+      GT_RETURN_IF_ERROR(value_of(flag));
+      if (value.empty()) return InvalidArgument(flag + " needs a file name");
+      o.output = value;
+    } else if (flag == "-t" || flag == "--trace") {
+      GT_RETURN_IF_ERROR(value_of(flag));
+      std::string err;
+      if (!ParseTraceKinds(value, &o.kinds, &err)) return InvalidArgument("--trace: " + err);
+    } else if (flag == "--delay" || flag == "--duration" || flag == "--wait-children") {
+      GT_RETURN_IF_ERROR(value_of(flag));
+      double ms = 0;
+      if (!ParseDurationMs(value, /*plain_is_seconds=*/true, &ms))
+        return InvalidArgument(flag + ": expected seconds (e.g. 2, 0.5, 1500ms), got '" + value + "'");
+      (flag == "--delay" ? o.delay_s : flag == "--duration" ? o.duration_s : o.wait_children_s) = ms / 1000.0;
+      if (flag == "--duration" && ms == 0) return InvalidArgument("--duration must be > 0");
+    } else if (flag == "--capture-range" || flag == "-c") {
+      GT_RETURN_IF_ERROR(value_of(flag));
+      if (value == "cudaProfilerApi") {
+        o.capture = CaptureMode::kProfilerApi;
+      } else if (value.rfind("nvtx:", 0) == 0 && value.size() > 5) {
+        o.capture = CaptureMode::kNvtx;
+        o.capture_nvtx_name = value.substr(5);
+      } else if (value == "none") {
+        o.capture = CaptureMode::kNone;
+      } else {
+        return InvalidArgument("--capture-range: expected cudaProfilerApi or nvtx:NAME, got '" + value + "'");
+      }
+    } else if (flag == "--gpu-metrics") {
+      o.gpu_metrics = true;
+      if (has_inline) {
+        double ms = 0;
+        if (!ParseDurationMs(value, /*plain_is_seconds=*/false, &ms) || ms < 1 || ms > 60000)
+          return InvalidArgument("--gpu-metrics: expected an interval from 1ms to 60s (e.g. 100ms), got '" +
+                                 value + "'");
+        o.gpu_metrics_interval_ms = static_cast<uint32_t>(std::lround(ms));
+      }
+    } else if (flag == "--inject-lib") {
+      GT_RETURN_IF_ERROR(value_of(flag));
+      o.inject_lib = value;
+    } else if (!a.empty() && a[0] == '-') {
+      return InvalidArgument("unknown option '" + a + "' (see gcollect --help)");
+    } else {
+      break;  // first non-option: the app (the "--" is optional)
+    }
+  }
+  for (; i < args.size(); ++i) o.app.push_back(args[i]);
+  if (o.app.empty() && !o.help && !o.version)
+    return InvalidArgument("no application given: gcollect [options] -- ./app args...");
+  return o;
+}
+
+}  // namespace gt::collector
