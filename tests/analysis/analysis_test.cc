@@ -1,0 +1,264 @@
+// Golden tests of the counter analysis: synthetic counter values shaped like the H200 ground truth of
+// shared/notes/gpu.md (copy, FMA, strided, atomics, barrier + divergence, bank conflicts, tiny kernels) must
+// give the known bottleneck, the right roofline side and flags for impossible values.
+#include <catch2/catch.hpp>
+
+#include "gt/viewer/analysis.h"
+
+using namespace gt;
+
+namespace {
+
+DeviceRecord H200() {
+  DeviceRecord d;
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  d.sm_clock_khz = 1980000;
+  d.max_warps_per_sm = 64;
+  d.max_blocks_per_sm = 32;
+  d.regs_per_sm = 65536;
+  d.shared_mem_per_sm = 233472;
+  d.warp_size = 32;
+  d.dram_bandwidth = 4.8e12;
+  d.l2_bandwidth = 12e12;
+  return d;  // FLOP and L1 peaks come from WithDefaultPeaks (cc 9.0 table)
+}
+
+KernelCounters Make(const char* name, double time_us,
+                    std::initializer_list<std::pair<const char*, double>> kv) {
+  KernelCounters c;
+  c.pid = 7;
+  c.kernel_name = name;
+  c.launch_ordinal = 0;
+  c.Set("gpu__time_duration.sum", time_us * 1e3);
+  c.Set("sm__cycles_elapsed.avg.per_second", 1.98e9);
+  c.Set("sm__cycles_elapsed.avg", time_us * 1e-6 * 1.98e9);
+  for (const auto& [k, v] : kv) c.Set(k, v);
+  return c;
+}
+
+void Stalls(KernelCounters& c, double issued,
+            std::initializer_list<std::pair<const char*, double>> per_issued) {
+  c.Set("smsp__inst_issued.sum", issued);
+  for (const char* r :
+       {"long_scoreboard", "barrier", "short_scoreboard", "lg_throttle", "mio_throttle", "wait",
+        "math_pipe_throttle", "not_selected", "selected", "branch_resolving", "no_instruction", "drain",
+        "membar", "imc_miss", "gmma", "dispatch_stall", "tex_throttle", "sleeping", "misc"})
+    c.Set(std::string("smsp__warps_issue_stalled_") + r + ".sum", 0);
+  c.Set("smsp__warps_issue_stalled_selected.sum", issued);
+  for (const auto& [r, v] : per_issued)
+    c.Set(std::string("smsp__warps_issue_stalled_") + r + ".sum", v * issued);
+}
+
+KernelCounters CopyKernel() {
+  // 1 GiB float4 copy: 532 µs, 2 GiB of DRAM traffic.
+  auto c = Make("copy_float4", 532,
+                {{"dram__bytes_read.sum", 1073741824.0},
+                 {"dram__bytes_write.sum", 1073741824.0},
+                 {"dram__bytes.sum", 2147483648.0},
+                 {"lts__t_bytes.sum", 2147483648.0},
+                 {"l1tex__t_bytes.sum", 1073741824.0},
+                 {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 0},
+                 {"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 268435456.0},
+                 {"sm__sass_thread_inst_executed_op_fmul_pred_on.sum", 0},
+                 {"lts__t_sectors.sum", 67108864.0},
+                 {"lts__t_sectors_lookup_hit.sum", 33554432.0},
+                 {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 33554432.0},
+                 {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 2097152.0},
+                 {"sm__warps_active.avg.pct_of_peak_sustained_active", 88.0},
+                 {"launch__grid_size", 65536},
+                 {"launch__block_size", 256},
+                 {"launch__registers_per_thread", 16}});
+  Stalls(c, 1.0e7, {{"long_scoreboard", 289}, {"not_selected", 0.5}, {"wait", 2}, {"drain", 5}});
+  return c;
+}
+
+KernelCounters FmaKernel() {
+  // 65 TFLOP/s of FP32 FMA for 1091 µs.
+  auto c = Make("fma_loop", 1091,
+                {{"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 65e12 * 1091e-6 / 2},
+                 {"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 0},
+                 {"sm__sass_thread_inst_executed_op_fmul_pred_on.sum", 0},
+                 {"dram__bytes.sum", 4.0e6},
+                 {"lts__t_bytes.sum", 8.0e6},
+                 {"l1tex__t_bytes.sum", 8.0e6},
+                 {"launch__grid_size", 1056},
+                 {"launch__block_size", 256},
+                 {"launch__registers_per_thread", 32}});
+  Stalls(c, 1.1e9, {{"not_selected", 9.3}, {"wait", 2.0}, {"math_pipe_throttle", 1.5}});
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("copy kernel is memory-bound on DRAM with long-scoreboard stalls", "[analysis][verdict]") {
+  KernelAnalysis a = AnalyzeKernel(CopyKernel(), H200());
+  CHECK(a.bottleneck == Bottleneck::kMemory);
+  CHECK(a.memory_level == MemoryLevel::kDram);
+  REQUIRE(a.bandwidth_pct[0]);
+  CHECK(a.bandwidth_pct[0].value == Approx(100.0 * 2147483648.0 / 532e-6 / 4.8e12).epsilon(1e-9));
+  CHECK(a.verdict ==
+        "memory-bound: 84% of DRAM peak (4.04 TB/s); 98% of stalls are long-scoreboard: improve locality / "
+        "coalescing");
+  CHECK(a.flags.empty());
+  REQUIRE(a.l2_hit_pct);
+  CHECK(a.l2_hit_pct.value == Approx(50));
+  CHECK(a.sectors_per_request_ld.value == Approx(16));
+  CHECK(a.occupancy.valid);
+  CHECK(a.occupancy.theoretical_pct == Approx(100));
+  CHECK(a.stalls.front().reason == "long_scoreboard");
+  CHECK(a.stalls.front().per_issued == Approx(289));
+}
+
+TEST_CASE("FMA loop is compute-bound on FP32 with ready warps", "[analysis][verdict]") {
+  KernelAnalysis a = AnalyzeKernel(FmaKernel(), H200());
+  CHECK(a.bottleneck == Bottleneck::kCompute);
+  CHECK(a.main_precision == Precision::kFp32);
+  // Peak FP32 = 256 FLOP/clk/SM x 132 SMs x 1.98 GHz = 66.9 TFLOP/s.
+  CHECK(a.flops_pct[1].value == Approx(100.0 * 65e12 / (256.0 * 132 * 1.98e9)).epsilon(1e-9));
+  CHECK(a.verdict.rfind("compute-bound: 97% of FP32 peak (65.0 TFLOP/s); warps are ready", 0) == 0);
+  CHECK(a.verdict.find("the math pipes are the limit") != std::string::npos);
+}
+
+TEST_CASE("strided read is memory-bound and uncoalesced", "[analysis][verdict]") {
+  auto c = Make("strided_read", 304,
+                {{"dram__bytes.sum", 0.774 * 4.8e12 * 304e-6},
+                 {"lts__t_bytes.sum", 0.774 * 4.8e12 * 304e-6},
+                 {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 32.0 * 1e6},
+                 {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 1e6}});
+  Stalls(c, 2e7, {{"long_scoreboard", 269}});
+  KernelAnalysis a = AnalyzeKernel(c, H200());
+  CHECK(a.bottleneck == Bottleneck::kMemory);
+  CHECK(a.verdict.rfind("memory-bound: 77% of DRAM peak", 0) == 0);
+  CHECK(a.verdict.find("uncoalesced loads: 32.0 sectors per request") != std::string::npos);
+}
+
+TEST_CASE("atomics on one address are latency-bound by atomic contention", "[analysis][verdict]") {
+  auto c = Make("atomic_one_address", 7361,
+                {{"dram__bytes.sum", 1e5},
+                 {"lts__t_bytes.sum", 1.3e9},
+                 {"sm__sass_inst_executed_op_global_atom.sum", 0},
+                 {"sm__sass_inst_executed_op_global_red.sum", 4.2e6},
+                 {"smsp__inst_executed.sum", 5.0e7},
+                 {"smsp__thread_inst_executed.sum", 32 * 5.0e7}});
+  Stalls(c, 5.0e7, {{"lg_throttle", 400}, {"drain", 40}, {"long_scoreboard", 10}});
+  KernelAnalysis a = AnalyzeKernel(c, H200());
+  CHECK(a.bottleneck == Bottleneck::kLatency);
+  CHECK(a.verdict.find("of stalls are lg-throttle: fewer, wider memory ops; aggregate atomics") !=
+        std::string::npos);
+  CHECK(a.verdict.find("atomic contention: 4.20 M global atomics") != std::string::npos);
+}
+
+TEST_CASE("barrier + divergence kernel names both", "[analysis][verdict]") {
+  auto c = Make("sync_divergence", 1496,
+                {{"dram__bytes.sum", 1e6},
+                 {"smsp__inst_executed.sum", 1e9},
+                 {"smsp__thread_inst_executed.sum", 12.5 * 1e9}});
+  Stalls(c, 1e9, {{"barrier", 5.05}, {"wait", 1.2}, {"branch_resolving", 0.6}});
+  KernelAnalysis a = AnalyzeKernel(c, H200());
+  CHECK(a.verdict.find("of stalls are barrier: balance work before __syncthreads") != std::string::npos);
+  CHECK(a.verdict.find("branch divergence: 12.5 of 32 threads active") != std::string::npos);
+}
+
+TEST_CASE("bank conflicts are named", "[analysis][verdict]") {
+  auto c = Make("smem_bank_conflicts", 400,
+                {{"dram__bytes.sum", 1e6},
+                 {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", 31e6},
+                 {"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", 32e6}});
+  Stalls(c, 1e8, {{"mio_throttle", 20}, {"short_scoreboard", 12}});
+  KernelAnalysis a = AnalyzeKernel(c, H200());
+  CHECK(a.verdict.find("of stalls are mio-throttle") != std::string::npos);
+  CHECK(a.verdict.find("shared-memory bank conflicts: 97% of wavefronts are replays (~32-way)") !=
+        std::string::npos);
+}
+
+TEST_CASE("tiny kernels are launch-bound", "[analysis][verdict]") {
+  auto c =
+      Make("tiny", 2.1, {{"dram__bytes.sum", 4096}, {"launch__grid_size", 1}, {"launch__block_size", 32}});
+  Stalls(c, 100, {{"no_instruction", 3}});
+  KernelAnalysis a = AnalyzeKernel(c, H200());
+  CHECK(a.bottleneck == Bottleneck::kLaunch);
+  CHECK(a.verdict ==
+        "launch-bound: 2.1 \xC2\xB5s per launch at 0.04% of peak, 1 blocks for 132 SMs: too little work per "
+        "launch, "
+        "fuse kernels or use CUDA Graphs");
+}
+
+TEST_CASE("impossible ratios are clamped and flagged, not shown as truth", "[analysis][flags]") {
+  auto c = CopyKernel();
+  c.Set("lts__t_sectors.sum", 100);
+  c.Set("lts__t_sectors_lookup_hit.sum", 108);  // 108%: hits and lookups from different passes
+  KernelAnalysis a = AnalyzeKernel(c, H200());
+  REQUIRE(a.l2_hit_pct);
+  CHECK(a.l2_hit_pct.suspect);
+  CHECK(a.l2_hit_pct.raw == Approx(108));
+  CHECK(a.l2_hit_pct.value == Approx(100));
+  REQUIRE(a.flags.size() == 1);
+  CHECK(a.flags[0].metric == "L2 hit rate");
+  CHECK(a.verdict.find("1 value flagged as impossible") != std::string::npos);
+
+  // The collector's own flag travels through as well.
+  auto d = CopyKernel();
+  d.Set("sm__warps_active.avg.pct_of_peak_sustained_active", 88.0, kMetricSuspect);
+  CHECK(AnalyzeKernel(d, H200()).flags.size() == 1);
+
+  // More DRAM bytes than the peak allows.
+  auto e = CopyKernel();
+  e.Set("dram__bytes.sum", 5e12 * 532e-6 * 1.2);
+  KernelAnalysis ea = AnalyzeKernel(e, H200());
+  CHECK(ea.bandwidth_pct[0].suspect);
+  CHECK(ea.bandwidth_pct[0].value == Approx(100));
+}
+
+TEST_CASE("hardware peak_sustained values set the denominators like ncu", "[analysis][peaks]") {
+  auto c = CopyKernel();
+  // 2 DRAM partitions... whatever the chip says: 1536 B/cycle at 3.2 GHz = 4.9152 TB/s.
+  c.Set("dram__bytes.sum.peak_sustained", 1536);
+  c.Set("dram__cycles_elapsed.avg.per_second", 3.2e9);
+  KernelAnalysis a = AnalyzeKernel(c, H200());
+  CHECK(a.bandwidth_pct[0].value == Approx(100.0 * 2147483648.0 / 532e-6 / (1536 * 3.2e9)).epsilon(1e-9));
+}
+
+TEST_CASE("missing counters leave quantities absent, not zero", "[analysis]") {
+  KernelCounters c;
+  c.kernel_name = "k";
+  c.Set("gpu__time_duration.sum", 1000);
+  KernelAnalysis a = AnalyzeKernel(c, H200());
+  CHECK_FALSE(a.l1_hit_pct);
+  CHECK_FALSE(a.flops_per_s);
+  CHECK_FALSE(a.achieved_occupancy_pct);
+  CHECK(a.bottleneck == Bottleneck::kUnknown);
+  CHECK(a.verdict == "no throughput counters: collect --counters=roofline");
+}
+
+TEST_CASE("grouping records per launch and merging launches", "[analysis][inputs]") {
+  std::vector<std::string> strings = {"",
+                                      "kern",
+                                      "gpu__time_duration.sum",
+                                      "dram__bytes.sum",
+                                      "long_scoreboard",
+                                      "sm__warps_active.avg.pct_of_peak_sustained_active"};
+  auto str = [&](StringId id) -> std::string_view {
+    return id < strings.size() ? std::string_view(strings[id]) : std::string_view();
+  };
+  std::vector<KernelMetricRecord> m;
+  for (uint32_t ord = 0; ord < 2; ++ord) {
+    m.push_back({1, 0, 1, ord, 2, 1000.0 * (ord + 1), 0});
+    m.push_back({1, 0, 1, ord, 3, 5000.0, 0});
+    m.push_back({1, 0, 1, ord, 5, 40.0 + 20 * ord, 0});
+  }
+  std::vector<StallSample> s = {{1, 0, 1, 1, 4, UINT64_MAX, 0, 0, 77}};
+  auto groups = GroupKernelCounters(m, s, str);
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[1].launch_ordinal == 1);
+  CHECK(groups[1].Get("smsp__warps_issue_stalled_long_scoreboard.sum") == 77);
+  KernelCounters merged = MergeLaunches(groups);
+  CHECK(merged.launches == 2);
+  CHECK(merged.launch_ordinal == kNone);
+  CHECK(merged.Get("gpu__time_duration.sum") == 3000);
+  CHECK(merged.Get("dram__bytes.sum") == 10000);
+  CHECK(merged.Get("sm__warps_active.avg.pct_of_peak_sustained_active") == 50);
+  KernelAnalysis a = AnalyzeKernel(merged, H200());
+  CHECK(a.time_s.value == Approx(1.5e-6));  // per launch
+}
