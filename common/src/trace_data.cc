@@ -18,7 +18,10 @@ uint64_t TraceData::EventCount() const {
 
 void TraceData::OnMetadata(const TraceMetadata& m) {
   // Several segments (merged per-process files) or a re-written metadata chunk: later values win per key.
-  for (const auto& [k, v] : m.entries) {
+  for (const auto& entry : m.entries) {
+    // No structured binding here: clang 14 (em++) cannot capture one in the lambda.
+    const std::string& k = entry.first;
+    const std::string& v = entry.second;
     auto it = std::find_if(metadata.entries.begin(), metadata.entries.end(),
                            [&](const auto& e) { return e.first == k; });
     if (it != metadata.entries.end())
