@@ -83,11 +83,20 @@ std::string CuptiError(const char* what, CUptiResult r) {
   return std::string(what) + ": " + (s ? s : "unknown CUPTI error") + " (" + std::to_string(int(r)) + ")";
 }
 
-void CUPTIAPI NoopCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
-
 }  // namespace
 
 CUpti_CallbackFunc CaptureCallback();  // capture.cc
+CUptiResult CallRealSubscribeV2(CUpti_SubscriberHandle* s, CUpti_CallbackFunc cb, void* ud, CUpti_SubscriberParams* p);
+
+namespace {
+// The process's one subscriber serves the capture ranges and the optional modules (counters) alike.
+void CUPTIAPI DispatchCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                               const void* data) {
+  auto& inj = *static_cast<Injection*>(userdata);
+  if (auto module = inj.module_callback.load()) module(inj, domain, cbid, data);
+  if (inj.config.capture != CaptureMode::kNone) CaptureCallback()(userdata, domain, cbid, data);
+}
+}  // namespace
 
 void AddLoss(Injection& inj, const char* name, uint8_t severity, uint64_t count, const std::string& detail) {
   LossRecord l;
@@ -107,8 +116,8 @@ bool StartActivity(Injection& inj, std::string* error) {
   params.subscriberName = "gtrace";
   params.oldSubscriberName = old_name;
   params.oldSubscriberSize = sizeof old_name;
-  CUpti_CallbackFunc cb = inj.config.capture != CaptureMode::kNone ? CaptureCallback() : NoopCallback;
-  CUptiResult r = cuptiSubscribe_v2(&inj.subscriber, cb, &inj, &params);
+  CUpti_CallbackFunc cb = DispatchCallback;
+  CUptiResult r = CallRealSubscribeV2(&inj.subscriber, cb, &inj, &params);
   if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
     std::string other = old_name[0] ? old_name : "an unnamed CUPTI client";
     Warn(

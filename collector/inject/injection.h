@@ -38,6 +38,8 @@ struct Injection {
   uint64_t dropped_reported = 0;
   std::atomic<uint64_t> buffers_completed{0};
   std::atomic<uint64_t> bytes_completed{0};
+  // Set by an optional module (counters) to receive the subscriber's callbacks it enabled; see modules.cc.
+  std::atomic<void (*)(Injection&, CUpti_CallbackDomain, CUpti_CallbackId, const void*)> module_callback{nullptr};
 
   std::thread flusher;
   std::mutex flush_mu;
