@@ -35,13 +35,21 @@
     canvas: canvas,
     print: (text) => console.log(text),
     printErr: (text) => console.warn(text),
-    onRuntimeInitialized: () => {
+    // postRun, not onRuntimeInitialized: main() (which creates the viewer) has run by then.
+    postRun: [() => {
       ready = true;
       $('boot').hidden = true;
+      fitCanvas();
       if (pending) { const p = pending; pending = null; openBytes(p.name, p.bytes); }
-    },
+    }],
     onAbort: (what) => showError('The viewer stopped: ' + what + '. Reload the page to continue.'),
   };
+
+  // The canvas backing store follows the window (CSS pixels: ImGui's coordinates are the page's).
+  function fitCanvas() {
+    if (ready && Module.setCanvasSize) Module.setCanvasSize(window.innerWidth, window.innerHeight);
+  }
+  window.addEventListener('resize', fitCanvas);
 
   // The exported C API (viewer/ui/capi.cc), typed once. JSON-returning functions are parsed here.
   const api = {

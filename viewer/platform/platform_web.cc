@@ -45,7 +45,8 @@ int Run(const WindowOptions& options, Callbacks callbacks) {
   glfwWindowHint(GLFW_CLIENT_API, GLFW_OPENGL_ES_API);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
-  g_window = glfwCreateWindow(options.width, options.height, options.title, nullptr, nullptr);
+  // Any size but the screen's (see below); the page resizes the canvas to the window right after.
+  g_window = glfwCreateWindow(options.width / 2, options.height / 2, options.title, nullptr, nullptr);
   if (!g_window) {
     std::fprintf(stderr, "gtrace: cannot create a WebGL2 context\n");
     return 1;
@@ -58,7 +59,8 @@ int Run(const WindowOptions& options, Callbacks callbacks) {
   // links.
   ImGui::GetIO().IniFilename = nullptr;
   ImGui_ImplGlfw_InitForOpenGL(g_window, true);
-  ImGui_ImplGlfw_InstallEmscriptenCanvasResizeCallback("#canvas");
+  // The page sizes the canvas (web/app.js: Module.setCanvasSize on resize), not ImGui's resize callback: that
+  // one goes through glfwSetWindowSize, which asks for fullscreen whenever the window matches the screen size.
   ImGui_ImplOpenGL3_Init("#version 300 es");
 
   // simulate_infinite_loop=0: main() returns and the runtime stays alive for the exported C API.

@@ -342,10 +342,10 @@ class ShareServer::Impl {
   void HandleDownload(const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.matches[1];
     // Malformed and unknown ids get the same answer, so probing learns nothing.
-    if (!IsValidTraceId(id)) return SendError(res, 404, "no such trace");
+    if (!IsValidTraceId(id)) return SendError(res, 404, "not found");
     auto blob = store_->Open(id);
     if (!blob.ok()) {
-      if (blob.status().code() == StatusCode::kNotFound) return SendError(res, 404, "no such trace");
+      if (blob.status().code() == StatusCode::kNotFound) return SendError(res, 404, "not found");
       return SendError(res, 500, "cannot read trace: " + blob.status().message());
     }
     NoteAccess(id, options_.clock());
@@ -375,19 +375,19 @@ class ShareServer::Impl {
 
   void HandleDelete(const httplib::Request& req, httplib::Response& res) {
     const std::string id = req.matches[1];
-    if (!IsValidTraceId(id)) return SendError(res, 404, "no such trace");
+    if (!IsValidTraceId(id)) return SendError(res, 404, "not found");
     auto meta = store_->Head(id);
     if (!meta.ok())
       return SendError(
           res, HttpStatusFor(meta.status()),
-          meta.status().code() == StatusCode::kNotFound ? "no such trace" : meta.status().message());
+          meta.status().code() == StatusCode::kNotFound ? "not found" : meta.status().message());
     const std::string token = req.get_header_value("X-Delete-Token");
     if (token.empty()) return SendError(res, 401, "deleting needs the X-Delete-Token returned by the upload");
     auto removed = store_->RemoveOwner(id, Sha256Hex(token));
     if (!removed.ok()) {
       if (removed.status().code() == StatusCode::kInvalidArgument)
         return SendError(res, 403, "wrong delete token");
-      if (removed.status().code() == StatusCode::kNotFound) return SendError(res, 404, "no such trace");
+      if (removed.status().code() == StatusCode::kNotFound) return SendError(res, 404, "not found");
       return SendError(res, 500, removed.status().message());
     }
     if (*removed) ForgetAccess(id);
@@ -469,7 +469,7 @@ class ShareServer::Impl {
                  [this](const httplib::Request& req, httplib::Response& res) { HandleDelete(req, res); });
     // No listing and nothing else under /api: the same 404 for all of it.
     http_.Get(R"(/api(/.*)?)", [](const httplib::Request&, httplib::Response& res) {
-      SendError(res, 404, "no such endpoint");
+      SendError(res, 404, "not found");
     });
     http_.Get(R"(/.*)",
               [this](const httplib::Request& req, httplib::Response& res) { site_.Serve(req, res); });

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds the WebAssembly viewer (preset "wasm" -> build/wasm/web) and runs the browser end-to-end tests in
+# headless chromium (playwright-core). Screenshots and console logs land in test-output/web/.
+#   scripts/web-test.sh [--only <test name substring>] [--no-build]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export NODE_PATH=/usr/share/nodejs  # emcc's JS optimizer needs Debian's node modules
+JOBS=${JOBS:-2}
+BUILD=1
+ARGS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-build) BUILD=0 ;;
+    --only) ARGS+=(--only "$2"); shift ;;
+    *) echo "web-test: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [ ! -d web/tests/node_modules/playwright-core ]; then
+  (cd web/tests && npm install --no-audit --no-fund --silent)
+fi
+if [ "$BUILD" = 1 ]; then
+  echo "web-test: building the wasm viewer (build/wasm)"
+  cmake --preset wasm >/dev/null
+  cmake --build build/wasm -j "$JOBS" --target gtrace_web
+fi
+for f in index.html app.js style.css gtrace.js gtrace.wasm; do
+  [ -f "build/wasm/web/$f" ] || { echo "web-test: build/wasm/web/$f missing" >&2; exit 1; }
+done
+rm -rf test-output/web
+mkdir -p test-output/web
+echo "web-test: browser tests (screenshots and logs in test-output/web/)"
+node web/tests/e2e.mjs --web-root build/wasm/web --out test-output/web "${ARGS[@]}"
