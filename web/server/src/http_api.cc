@@ -378,9 +378,8 @@ class ShareServer::Impl {
     if (!IsValidTraceId(id)) return SendError(res, 404, "not found");
     auto meta = store_->Head(id);
     if (!meta.ok())
-      return SendError(
-          res, HttpStatusFor(meta.status()),
-          meta.status().code() == StatusCode::kNotFound ? "not found" : meta.status().message());
+      return SendError(res, HttpStatusFor(meta.status()),
+                       meta.status().code() == StatusCode::kNotFound ? "not found" : meta.status().message());
     const std::string token = req.get_header_value("X-Delete-Token");
     if (token.empty()) return SendError(res, 401, "deleting needs the X-Delete-Token returned by the upload");
     auto removed = store_->RemoveOwner(id, Sha256Hex(token));
@@ -468,9 +467,8 @@ class ShareServer::Impl {
     http_.Delete(R"(/api/traces/([^/]*))",
                  [this](const httplib::Request& req, httplib::Response& res) { HandleDelete(req, res); });
     // No listing and nothing else under /api: the same 404 for all of it.
-    http_.Get(R"(/api(/.*)?)", [](const httplib::Request&, httplib::Response& res) {
-      SendError(res, 404, "not found");
-    });
+    http_.Get(R"(/api(/.*)?)",
+              [](const httplib::Request&, httplib::Response& res) { SendError(res, 404, "not found"); });
     http_.Get(R"(/.*)",
               [this](const httplib::Request& req, httplib::Response& res) { site_.Serve(req, res); });
     // Statuses httplib produces on its own (413 before routing, 400 for unparsable requests, 404 for unrouted
