@@ -497,6 +497,7 @@ class TraceReader::Impl {
     }
     if (in.bad) return Corrupt("clock syncs run past the chunk");
     // Bytes after the known fields: a newer minor's additions, ignored.
+    ++report_.records;
     sink.OnMetadata(m);
     return Status::Ok();
   }

@@ -1,0 +1,382 @@
+// Damaged input: truncation at every byte, bit flips at every byte, unknown chunks, version checks, hostile
+// headers, crashed segments followed by good ones. The reader must never crash, must keep every intact chunk
+// and must say what it lost.
+#include <unistd.h>
+#include <catch2/catch.hpp>
+#include <cstring>
+
+#include "format.h"
+#include "test_records.h"
+
+using namespace gt;
+using namespace gt::test;
+
+namespace {
+
+struct ChunkInfo {
+  size_t begin, end;
+  uint16_t type;
+  uint32_t count;
+};
+
+// Walks a well-formed single-segment file (test-side parser of the documented layout).
+std::vector<ChunkInfo> ListChunks(const std::string& b) {
+  std::vector<ChunkInfo> out;
+  size_t p = format::kSegmentHeaderSize;
+  auto u = [&](size_t at) { return reinterpret_cast<const uint8_t*>(b.data()) + at; };
+  while (p + format::kChunkHeaderSize <= b.size()) {
+    REQUIRE(std::memcmp(u(p), format::kChunkMagic, 4) == 0);
+    ChunkInfo c{p, p + format::kChunkHeaderSize + format::GetU32(u(p + 16)), format::GetU16(u(p + 4)),
+                format::GetU32(u(p + 8))};
+    out.push_back(c);
+    p = c.end;
+  }
+  REQUIRE(p == b.size());
+  return out;
+}
+
+std::string MakeChunk(uint16_t type, uint16_t flags, uint32_t count, const std::string& payload) {
+  uint8_t h[format::kChunkHeaderSize];
+  std::memcpy(h, format::kChunkMagic, 4);
+  format::PutU16(h + 4, type);
+  format::PutU16(h + 6, flags);
+  format::PutU32(h + 8, count);
+  format::PutU32(h + 12, uint32_t(payload.size()));
+  format::PutU32(h + 16, uint32_t(payload.size()));
+  format::PutU32(h + 20, format::Crc32c(format::Crc32c(0, h, 20), payload.data(), payload.size()));
+  format::PutU32(h + 24, format::Crc32c(0, h, 24));
+  return std::string(reinterpret_cast<char*>(h), sizeof h) + payload;
+}
+
+void SetVersion(std::string& b, size_t at, uint16_t major, uint16_t minor) {
+  auto* h = reinterpret_cast<uint8_t*>(b.data()) + at;
+  format::PutU16(h + 10, major);
+  format::PutU16(h + 12, minor);
+  format::PutU32(h + 16, format::Crc32c(0, h, 16));
+}
+
+template <class R>
+std::string PrefixOf(const Strings& s, const char* what, const std::vector<R>& full,
+                     const std::vector<R>& part) {
+  if (part.size() > full.size()) return std::string(what) + ": more records than written";
+  for (size_t i = 0; i < part.size(); ++i) {
+    std::string d = Diff(s, full[i], part[i]);
+    if (!d.empty()) return std::string(what) + "[" + std::to_string(i) + "]." + d;
+  }
+  return "";
+}
+
+// Every record list of `part` is a prefix of the one in `full`.
+std::string PrefixDiff(const TraceData& full, const TraceData& part) {
+  Strings s{full, part};
+  std::string d;
+#define L(f) \
+  if (!(d = PrefixOf(s, #f, full.f, part.f)).empty()) return d;
+  L(processes)
+  L(threads) L(devices) L(contexts) L(streams) L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs)
+      L(memory) L(overheads) L(counter_descriptors) L(counter_samples) L(kernel_metrics) L(stall_samples)
+          L(flows)
+#undef L
+              return "";
+}
+
+bool HasLoss(const TraceData& t, const std::string& name) {
+  for (const auto& l : t.losses)
+    if (t.Str(l.name) == name && l.severity == uint8_t(Severity::kDataLoss) && !t.Str(l.detail).empty())
+      return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("every prefix of a trace loads, keeping every complete chunk", "[format][damage]") {
+  TraceData in = RandomTrace(5, 4);
+  std::string bytes = Encode(in, 3);
+  auto chunks = ListChunks(bytes);
+  REQUIRE(chunks.size() > 20);
+  for (size_t len = 0; len <= bytes.size(); ++len) {
+    Loaded out = Decode(bytes.substr(0, len));
+    INFO("prefix " << len << " of " << bytes.size());
+    if (len < format::kSegmentHeaderSize) {
+      REQUIRE_FALSE(out.status.ok());
+      CHECK(out.status.code() == (len == 0 ? StatusCode::kCorrupt : StatusCode::kTruncated));
+      continue;
+    }
+    REQUIRE(out.status.ok());
+    uint64_t expected = 0;
+    for (const auto& c : chunks)
+      if (c.end <= len) expected += c.count;
+    CHECK(out.report.records == expected);
+    CHECK(out.report.truncated == (len < bytes.size()));
+    CHECK(out.report.chunks_lost == 0);
+    if (len < bytes.size()) {
+      CHECK(HasLoss(out.data, "file_truncated"));
+      CHECK_FALSE(out.report.problems.empty());
+    }
+    CHECK(PrefixDiff(in, out.data) == "");
+  }
+}
+
+TEST_CASE("a flipped byte anywhere loses exactly the chunk it hit", "[format][damage]") {
+  TraceData in = RandomTrace(6, 4);
+  std::string bytes = Encode(in, 3);
+  auto chunks = ListChunks(bytes);
+  uint64_t total = 0;
+  for (const auto& c : chunks) total += c.count;
+  for (uint8_t mask : {uint8_t(0xff), uint8_t(0x01), uint8_t(0x80)}) {
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      std::string damaged = bytes;
+      damaged[i] = char(uint8_t(damaged[i]) ^ mask);
+      Loaded out = Decode(damaged);
+      INFO("byte " << i << " mask " << int(mask));
+      if (i < format::kSegmentHeaderSize) {
+        REQUIRE_FALSE(out.status.ok());
+        CHECK_FALSE(out.status.message().empty());
+        continue;
+      }
+      REQUIRE(out.status.ok());
+      const ChunkInfo* hit = nullptr;
+      for (const auto& c : chunks)
+        if (i >= c.begin && i < c.end) hit = &c;
+      REQUIRE(hit);
+      CHECK_FALSE(out.report.clean());
+      CHECK(out.report.records == total - hit->count);
+      CHECK(out.report.bytes_lost == hit->end - hit->begin);
+      if (hit->end == bytes.size()) {
+        // A damaged last chunk with nothing valid after it reads as a torn tail.
+        CHECK(out.report.truncated);
+        CHECK(HasLoss(out.data, "file_truncated"));
+      } else {
+        CHECK(out.report.chunks_lost == 1);
+        CHECK(HasLoss(out.data, "chunk_lost"));
+      }
+      // Lists of other kinds are complete.
+      if (hit->type != uint16_t(RecordKind::kKernel)) CHECK(out.data.kernels.size() == in.kernels.size());
+      if (hit->type != uint16_t(RecordKind::kStallSample))
+        CHECK(out.data.stall_samples.size() == in.stall_samples.size());
+    }
+  }
+}
+
+TEST_CASE("unknown chunk types and flags are skipped and counted", "[format][compat]") {
+  TraceData in = RandomTrace(8, 10);
+  std::string bytes = Encode(in);
+  std::string unknown = MakeChunk(999, 0, 5, "future payload");
+  std::string unknown_flag = MakeChunk(uint16_t(RecordKind::kKernel), 0x40, 1, "?");
+  bytes.insert(format::kSegmentHeaderSize, unknown + unknown_flag);
+  bytes += std::string();
+  Loaded out = Decode(bytes);
+  REQUIRE(out.status.ok());
+  CHECK(out.report.clean());
+  CHECK(out.report.chunks_unknown == 2);
+  CHECK(DiffTraces(in, out.data) == "");
+}
+
+TEST_CASE("a newer minor version reads; extra columns are ignored, missing ones reported",
+          "[format][compat]") {
+  std::string bytes;
+  {
+    auto w = TraceWriter::Create(MakeStringSink(&bytes));
+    REQUIRE(w.ok());
+    REQUIRE((*w)->Flush().ok());
+  }
+  SetVersion(bytes, 0, format::kVersionMajor, format::kVersionMinor + 3);
+  // ThreadRecord: 3 columns (pid, tid, name) + one a future minor appended.
+  std::string payload = {4, 1, 1, 1, 1, char(10), char(12), 0, 7};
+  bytes += MakeChunk(uint16_t(RecordKind::kThread), 0, 1, payload);
+  std::string short_payload = {2, 1, 1, char(10), char(12)};
+  bytes += MakeChunk(uint16_t(RecordKind::kThread), 0, 1, short_payload);
+  bytes += MakeChunk(format::kChunkEndOfSegment, 0, 0, "");
+  Loaded out = Decode(bytes);
+  REQUIRE(out.status.ok());
+  CHECK(out.report.version_minor == format::kVersionMinor + 3);
+  REQUIRE(out.data.threads.size() == 1);
+  CHECK(out.data.threads[0].pid == 5);
+  CHECK(out.data.threads[0].tid == 6);
+  CHECK(out.report.chunks_lost == 1);
+  REQUIRE_FALSE(out.report.problems.empty());
+  CHECK_THAT(out.report.problems[0], Catch::Contains("columns"));
+}
+
+TEST_CASE("a newer major version is rejected with a clear message", "[format][compat]") {
+  std::string bytes = Encode(RandomTrace(9, 2));
+  SetVersion(bytes, 0, format::kVersionMajor + 1, 0);
+  Loaded out = Decode(bytes);
+  REQUIRE_FALSE(out.status.ok());
+  CHECK(out.status.code() == StatusCode::kUnsupported);
+  CHECK_THAT(out.status.message(), Catch::Contains("newer") && Catch::Contains("upgrade gtrace"));
+
+  // As a later segment of a concatenated file: skipped and reported, the first segment loads.
+  TraceData a = RandomTrace(10, 3);
+  std::string good = Encode(a);
+  std::string future = Encode(RandomTrace(11, 3));
+  SetVersion(future, 0, format::kVersionMajor + 1, 0);
+  Loaded mixed = Decode(good + future);
+  REQUIRE(mixed.status.ok());
+  CHECK(mixed.report.segments == 2);
+  CHECK(mixed.report.chunks_lost == 1);
+  CHECK(mixed.data.kernels.size() == a.kernels.size());
+  REQUIRE_FALSE(mixed.report.problems.empty());
+  CHECK_THAT(mixed.report.problems[0], Catch::Contains("newer"));
+}
+
+TEST_CASE("a crashed segment followed by a complete one", "[format][segments][damage]") {
+  TraceData a = RandomTrace(12, 6);
+  TraceData b = RandomTrace(13, 6);
+  std::string crashed = Encode(a, 2, /*finish=*/false);
+  auto chunks = ListChunks(crashed);
+  std::string good = Encode(b);
+  // Cut the crashed file in the middle of its last chunk, and at a chunk boundary.
+  for (size_t cut : {chunks.back().begin + 40, chunks.back().begin + 5, chunks.back().begin}) {
+    Loaded out = Decode(crashed.substr(0, cut) + good);
+    INFO("cut at " << cut);
+    REQUIRE(out.status.ok());
+    CHECK(out.report.segments == 2);
+    CHECK(out.report.truncated);
+    CHECK(HasLoss(out.data, "file_truncated"));
+    // Every record of the complete segment is there, after the first segment's surviving records.
+    REQUIRE(out.data.kernels.size() >= b.kernels.size());
+    size_t off = out.data.kernels.size() - b.kernels.size();
+    Strings sb{b, out.data};
+    for (size_t i = 0; i < b.kernels.size(); ++i)
+      CHECK(Diff(sb, b.kernels[i], out.data.kernels[off + i]) == "");
+  }
+}
+
+TEST_CASE("hostile headers with valid checksums cannot allocate or overrun", "[format][damage]") {
+  std::string base;
+  {
+    auto w = TraceWriter::Create(MakeStringSink(&base));
+    REQUIRE(w.ok());
+  }
+  // Record count far above what the payload can hold.
+  std::string payload = {3, 1, 1, 1, 2, 4, 0};
+  std::string b1 = base + MakeChunk(uint16_t(RecordKind::kThread), 0, 1000000, payload);
+  Loaded o1 = Decode(b1);
+  REQUIRE(o1.status.ok());
+  CHECK(o1.report.chunks_lost == 1);
+  CHECK(o1.data.threads.empty());
+  // Strings chunk claiming ids far beyond the file size.
+  std::string s = {char(0xff), char(0xff), char(0xff), char(0x7f), 1, 1, 'a'};
+  Loaded o2 = Decode(base + MakeChunk(uint16_t(RecordKind::kStrings), 0, 1, s));
+  REQUIRE(o2.status.ok());
+  CHECK(o2.report.chunks_lost == 1);
+  // A zstd flag on garbage.
+  Loaded o3 = Decode(base + MakeChunk(uint16_t(RecordKind::kKernel), format::kChunkFlagZstd, 1, "garbage!"));
+  REQUIRE(o3.status.ok());
+  CHECK(o3.report.chunks_lost == 1);
+  CHECK_THAT(o3.report.problems[0], Catch::Contains("zstd"));
+  // Pure noise after a valid header: resync finds nothing, nothing crashes, the tail is reported.
+  std::string noise(5000, 'G');
+  Loaded o4 = Decode(base + noise);
+  REQUIRE(o4.status.ok());
+  CHECK(o4.report.truncated);
+  CHECK(o4.report.bytes_lost == noise.size());
+}
+
+TEST_CASE("a lost strings chunk leaves its ids empty, never pointing at other strings", "[format][damage]") {
+  std::string bytes;
+  auto w = TraceWriter::Create(MakeStringSink(&bytes));
+  REQUIRE(w.ok());
+  ThreadRecord t1{1, 1, (*w)->Intern("first")};
+  (*w)->Add(t1);
+  REQUIRE((*w)->Flush().ok());
+  ThreadRecord t2{1, 2, (*w)->Intern("second")};
+  (*w)->Add(t2);
+  REQUIRE((*w)->Flush().ok());
+  ThreadRecord t3{1, 3, (*w)->Intern("third")};
+  (*w)->Add(t3);
+  REQUIRE((*w)->Finish().ok());
+  auto chunks = ListChunks(bytes);
+  // Damage the second strings chunk.
+  int seen = 0;
+  for (const auto& c : chunks)
+    if (c.type == uint16_t(RecordKind::kStrings) && ++seen == 2) bytes[c.begin + 30] ^= 0x55;
+  Loaded out = Decode(bytes);
+  REQUIRE(out.status.ok());
+  REQUIRE(out.data.threads.size() == 3);
+  CHECK(out.data.Str(out.data.threads[0].name) == "first");
+  CHECK(out.data.Str(out.data.threads[1].name) == "");
+  CHECK(out.data.Str(out.data.threads[2].name) == "third");
+}
+
+TEST_CASE("incremental reading reports progress", "[format]") {
+  std::string bytes = Encode(RandomTrace(14, 50), 10);
+  TraceReader reader;
+  REQUIRE(reader.Open({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}).ok());
+  TraceData data;
+  double last = -1;
+  int steps = 0;
+  while (!reader.done()) {
+    reader.Step(data, 3);
+    CHECK(reader.progress() >= last);
+    last = reader.progress();
+    ++steps;
+  }
+  CHECK(steps > 5);
+  CHECK(last == 1.0);
+  CHECK(reader.report().clean());
+}
+
+TEST_CASE("not a trace / empty input is an error, not a crash", "[format]") {
+  CHECK_FALSE(Decode("").status.ok());
+  Loaded json = Decode("{\"traceEvents\":[]}");
+  REQUIRE_FALSE(json.status.ok());
+  CHECK_THAT(json.status.message(), Catch::Contains("not a .gtrace"));
+  CHECK(LooksLikeGtrace({reinterpret_cast<const uint8_t*>("GTRACE\r\n\x1a\n"), 10}));
+  CHECK_FALSE(LooksLikeGtrace({reinterpret_cast<const uint8_t*>("GTRACE"), 6}));
+}
+
+namespace {
+class FailingSink : public ByteSink {
+ public:
+  int writes_left = 3;
+  Status Write(std::span<const uint8_t>) override {
+    return writes_left-- > 0 ? Status::Ok() : IoError("disk full");
+  }
+};
+}  // namespace
+
+TEST_CASE("a failing sink makes the writer's error sticky and counts lost records", "[format][writer]") {
+  auto w = TraceWriter::Create(std::make_unique<FailingSink>(), WriterOptions{4, 1});
+  REQUIRE(w.ok());
+  for (uint32_t i = 0; i < 100; ++i) (*w)->Add(ThreadRecord{1, i, 0});
+  Status s = (*w)->Finish();
+  CHECK_FALSE(s.ok());
+  CHECK_THAT(s.message(), Catch::Contains("disk full"));
+  CHECK((*w)->records_written() + (*w)->records_lost() == 100);
+  CHECK((*w)->records_lost() > 0);
+}
+
+TEST_CASE("file sinks refuse to overwrite unless asked; ReadFileBytes errors are clear", "[format][io]") {
+  char tmpl[] = "/tmp/gt_test_XXXXXX";
+  int fd = mkstemp(tmpl);
+  REQUIRE(fd >= 0);
+  close(fd);
+  std::string path = tmpl;
+  auto s = MakeFileSink(path, false);
+  REQUIRE_FALSE(s.ok());
+  CHECK_THAT(s.status().message(), Catch::Contains("already exists"));
+  auto s2 = MakeFileSink(path, true);
+  REQUIRE(s2.ok());
+  {
+    auto w = TraceWriter::Create(std::move(*s2));
+    REQUIRE(w.ok());
+    (*w)->Add(ThreadRecord{7, 8, (*w)->Intern("worker")});
+    REQUIRE((*w)->Finish().ok());
+  }
+  auto bytes = ReadFileBytes(path);
+  REQUIRE(bytes.ok());
+  Loaded out = Decode(*bytes);
+  REQUIRE(out.status.ok());
+  REQUIRE(out.data.threads.size() == 1);
+  CHECK(out.data.Str(out.data.threads[0].name) == "worker");
+  auto small = ReadFileBytes(path, 10);
+  REQUIRE_FALSE(small.ok());
+  CHECK(small.status().code() == StatusCode::kResourceExhausted);
+  unlink(path.c_str());
+  auto missing = ReadFileBytes("/nonexistent/x.gtrace");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().code() == StatusCode::kNotFound);
+  CHECK_THAT(missing.status().ToString(), Catch::Contains("/nonexistent/x.gtrace"));
+}

@@ -1,0 +1,36 @@
+// Shared conventions of `gtrace` subcommands: exit codes, argument helpers.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+#include "gt/status.h"
+
+namespace gt::cli {
+
+// Exit codes, documented in `gtrace --help`.
+inline constexpr int kExitOk = 0;       // success
+inline constexpr int kExitError = 1;    // unreadable input, I/O failure, not a trace
+inline constexpr int kExitPartial = 2;  // the trace loaded with losses (output was still produced)
+inline constexpr int kExitUsage = 64;   // bad command line (unknown command or flag, missing argument)
+
+inline constexpr const char* kExitCodesHelp =
+    "Exit codes: 0 ok, 1 error (unreadable input, I/O), 2 trace loaded with losses (output still written),\n"
+    "            64 usage error (unknown command or flag, missing argument).\n";
+
+inline bool IsHelp(std::string_view a) {
+  return a == "-h" || a == "--help" || a == "help";
+}
+
+inline int UsageError(const char* command, const std::string& message) {
+  std::fprintf(stderr, "gtrace %s: %s\nTry 'gtrace %s --help'.\n", command, message.c_str(), command);
+  return kExitUsage;
+}
+
+inline int Fail(const char* command, const Status& s) {
+  std::fprintf(stderr, "gtrace %s: %s\n", command, s.ToString().c_str());
+  return kExitError;
+}
+
+}  // namespace gt::cli

@@ -1,0 +1,92 @@
+// gtrace export --chrome FILE [-o OUT]
+#include <cstdio>
+#include <string>
+
+#include "chrome_export.h"
+#include "cli.h"
+#include "gt/trace_data.h"
+
+namespace gt::cli {
+
+int CmdExport(int argc, char** argv) {
+  const char* kUsage =
+      "Usage: gtrace export --chrome FILE [-o OUT] [--force] [--no-flows]\n\n"
+      "Converts a .gtrace file to Chrome trace-event JSON (opens in Perfetto UI and chrome://tracing).\n"
+      "Host threads appear under their process; each GPU is a process \"GPU N (name)\" with one thread per\n"
+      "stream; arrows link CUDA API calls to the GPU work they launched; GPU metrics become counter "
+      "tracks.\n\n"
+      "Options:\n"
+      "  --chrome     Chrome trace-event JSON (the only export format so far; required)\n"
+      "  -o OUT       output file (default: FILE with .json appended; '-' = stdout)\n"
+      "  --force      overwrite OUT if it exists\n"
+      "  --no-flows   omit the API -> GPU flow arrows\n"
+      "  -h, --help   this help\n\n"
+      "A damaged or truncated trace is exported with whatever could be read (exit code 2).\n\n";
+  std::string in_path, out_path;
+  bool chrome = false, force = false;
+  ChromeExportOptions options;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (IsHelp(a)) {
+      std::printf("%s%s", kUsage, kExitCodesHelp);
+      return kExitOk;
+    }
+    if (a == "--chrome") {
+      chrome = true;
+    } else if (a == "--force") {
+      force = true;
+    } else if (a == "--no-flows") {
+      options.flows = false;
+    } else if (a == "-o" || a == "--output") {
+      if (i + 1 >= argc) return UsageError("export", a + " needs a file name");
+      out_path = argv[++i];
+    } else if (a.size() > 1 && a[0] == '-') {
+      return UsageError("export", "unknown option '" + a + "'");
+    } else if (in_path.empty()) {
+      in_path = a;
+    } else {
+      return UsageError("export", "more than one input FILE given");
+    }
+  }
+  if (!chrome) return UsageError("export", "choose an output format (--chrome)");
+  if (in_path.empty()) return UsageError("export", "missing FILE");
+  if (out_path.empty()) out_path = in_path + ".json";
+
+  auto bytes = ReadFileBytes(in_path);
+  if (!bytes.ok()) return Fail("export", bytes.status());
+  TraceData data;
+  auto report = ReadTrace({reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, data);
+  if (!report.ok())
+    return Fail("export", Status(report.status().code(), in_path + ": " + report.status().message()));
+  bytes->clear();
+  bytes->shrink_to_fit();
+
+  std::unique_ptr<ByteSink> sink;
+  if (out_path == "-") {
+    sink = MakeFdSink(1);
+  } else {
+    auto s = MakeFileSink(out_path, force);
+    if (!s.ok()) return Fail("export", s.status());
+    sink = std::move(*s);
+  }
+  Status st = ExportChromeJson(
+      data,
+      [&](std::string_view piece) {
+        return sink->Write({reinterpret_cast<const uint8_t*>(piece.data()), piece.size()});
+      },
+      options);
+  if (!st.ok()) return Fail("export", st);
+  if (out_path != "-")
+    std::fprintf(stderr, "wrote %s (%llu events)\n", out_path.c_str(),
+                 static_cast<unsigned long long>(data.EventCount()));
+  if (!report->clean()) {
+    std::fprintf(stderr,
+                 "gtrace export: %s loaded with losses (%llu chunks lost%s); exported what was readable\n",
+                 in_path.c_str(), static_cast<unsigned long long>(report->chunks_lost),
+                 report->truncated ? ", truncated" : "");
+    return kExitPartial;
+  }
+  return kExitOk;
+}
+
+}  // namespace gt::cli
