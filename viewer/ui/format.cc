@@ -25,10 +25,11 @@ std::string FormatRulerTime(double ns, double step_ns) {
     const char* name;
   };
   static constexpr Unit kUnits[] = {{1, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
-  // The largest unit in which the step is still >= 1, so labels stay short and distinct.
+  // The largest unit in which the step is still >= 0.1 ("3.5 ms" rather than "3500 us"), so labels stay
+  // short.
   const Unit* unit = &kUnits[0];
   for (const Unit& u : kUnits)
-    if (step_ns >= u.scale) unit = &u;
+    if (step_ns * 10 >= u.scale) unit = &u;
   const double step_in_unit = step_ns / unit->scale;
   int decimals = 0;
   while (decimals < 6 && std::fabs(step_in_unit * std::pow(10.0, decimals) -

@@ -55,8 +55,12 @@ void DrawSearchBar(App& app) {
     ImGui::TextDisabled("(M: zoom to it, Esc: clear)");
     ImGui::SameLine();
   }
-  ImGui::SameLine(ImGui::GetWindowWidth() - 330);
-  ImGui::TextDisabled("W/S zoom  A/D pan  drag pan  shift-drag measure  ? help");
+  static constexpr const char* kHint = "W/S zoom  A/D pan  drag: pan  shift-drag: measure  ?: help";
+  const float hint_w = ImGui::CalcTextSize(kHint).x + ImGui::GetStyle().WindowPadding.x;
+  if (ImGui::GetCursorPosX() + hint_w < ImGui::GetWindowWidth()) {
+    ImGui::SameLine(ImGui::GetWindowWidth() - hint_w);
+    ImGui::TextDisabled("%s", kHint);
+  }
 }
 
 void DrawSearchResults(App& app) {

@@ -37,6 +37,8 @@ constexpr float kLaneHeight = 18;
 constexpr float kGroupHeight = 22;
 constexpr float kCounterHeight = 38;
 constexpr float kTrackGap = 3;
+// Hover tracking must keep working while the plot's own button is held (drag, and the release of a click).
+constexpr ImGuiHoveredFlags kHoverFlags = ImGuiHoveredFlags_AllowWhenBlockedByActiveItem;
 
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] Rows: the vertical layout of groups, tracks and lanes
@@ -167,7 +169,7 @@ void DrawLane(ImDrawList* dl, App& app, LaneId lane_id, float y, const ImVec2& p
   const viewer::Search& search = app.search().search;
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   const bool mouse_in_row = mouse.y >= y && mouse.y < y + kLaneHeight && mouse.x >= plot_min.x &&
-                            mouse.x < plot_max.x && ImGui::IsWindowHovered();
+                            mouse.x < plot_max.x && ImGui::IsWindowHovered(kHoverFlags);
   const float y0 = y + 1, y1 = y + kLaneHeight - 1;
   for (const DrawItem& it : *items) {
     float x0 = static_cast<float>(plot_min.x + (static_cast<double>(it.start) - v.t0) / ns_per_px);
@@ -226,7 +228,7 @@ void DrawCounter(ImDrawList* dl, App& app, const viewer::Track& track, float y, 
   const float top = y + 2, bottom = y + height - 2;
   auto vy = [&](double val) { return static_cast<float>(bottom - (val - lo) / (hi - lo) * (bottom - top)); };
   const ImVec2 mouse = ImGui::GetIO().MousePos;
-  const bool mouse_in_row = mouse.y >= y && mouse.y < y + height && ImGui::IsWindowHovered();
+  const bool mouse_in_row = mouse.y >= y && mouse.y < y + height && ImGui::IsWindowHovered(kHoverFlags);
   for (size_t i = 0; i < cols->size(); ++i) {
     const viewer::CounterColumn& c = (*cols)[i];
     const float x0 = std::max(plot_min.x, static_cast<float>(plot_min.x + (c.t0 - v.t0) / ns_per_px));
@@ -442,7 +444,8 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
     v.reveal_lane = kNone;
   }
   v.scroll_y = std::clamp(v.scroll_y, 0.0f, std::max(0.0f, content_h - visible_h));
-  if (ImGui::IsWindowHovered() && ImGui::GetIO().MousePos.x < plot_min.x && ImGui::GetIO().MouseWheel != 0)
+  if (ImGui::IsWindowHovered(kHoverFlags) && ImGui::GetIO().MousePos.x < plot_min.x &&
+      ImGui::GetIO().MouseWheel != 0)
     v.scroll_y = std::clamp(v.scroll_y - ImGui::GetIO().MouseWheel * 3 * kLaneHeight, 0.0f,
                             std::max(0.0f, content_h - visible_h));
 

@@ -92,6 +92,7 @@ StatusOr<UploadOutcome> UploadTraceFile(const std::string& server_url, const std
   nlohmann::json body = nlohmann::json::parse(result->body, nullptr, false);
   UploadOutcome out;
   out.http_status = result->status;
+  out.response_json = result->body;
   if (result->status != 200 && result->status != 201) {
     std::string reason = body.is_object() && body.contains("error") && body["error"].is_string()
                              ? body["error"].get<std::string>()
@@ -113,9 +114,11 @@ StatusOr<UploadOutcome> UploadTraceFile(const std::string& server_url, const std
   if (body.contains("created") && body["created"].is_boolean()) out.created = body["created"].get<bool>();
   if (body.contains("damaged") && body["damaged"].is_object()) {
     const auto& d = body["damaged"];
-    out.warning = "the server kept the trace but it is damaged: " +
-                  std::to_string(d.value("chunks_lost", uint64_t{0})) + " chunk(s) lost" +
-                  (d.value("truncated", false) ? ", truncated" : "");
+    const bool truncated = d.contains("truncated") && d["truncated"].is_boolean() && d["truncated"].get<bool>();
+    const uint64_t lost =
+        d.contains("chunks_lost") && d["chunks_lost"].is_number_unsigned() ? d["chunks_lost"].get<uint64_t>() : 0;
+    out.warning = "the server kept the trace but it is damaged: " + std::to_string(lost) + " chunk(s) lost" +
+                  (truncated ? ", truncated" : "");
   }
   return out;
 }

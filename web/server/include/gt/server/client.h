@@ -16,7 +16,8 @@ struct UploadOutcome {
   std::string delete_token;
   uint64_t bytes = 0;
   bool created = false;
-  std::string warning;  // the server kept the trace but reported damage
+  std::string warning;        // the server kept the trace but reported damage
+  std::string response_json;  // the server's answer, verbatim (`gtrace upload --json`)
 };
 
 // Streams `path` to `server_url` ("http://host:port" or "https://host/prefix"). A refusal by the server comes

@@ -1,0 +1,414 @@
+// [SECTION] state      building the analyses once per loaded trace
+// [SECTION] panel      the kernel details section: verdict, SOL bars, occupancy, caches, stall chart, flags
+// [SECTION] roofline   the log-log chart: ceilings, roofs, points sized by total GPU time, hover and click
+#include "ui/counters/counters_view.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+namespace gt::ui {
+namespace {
+
+constexpr ImU32 kMemoryColor = IM_COL32(86, 156, 214, 255);
+constexpr ImU32 kComputeColor = IM_COL32(214, 132, 86, 255);
+constexpr ImU32 kSuspectColor = IM_COL32(230, 180, 40, 255);
+constexpr ImVec4 kFlagText = ImVec4(0.95f, 0.72f, 0.2f, 1.0f);
+
+ImU32 PrecisionColor(Precision p) {
+  switch (p) {
+    case Precision::kFp64: return IM_COL32(200, 90, 200, 255);
+    case Precision::kFp32: return IM_COL32(230, 120, 60, 255);
+    case Precision::kFp16:
+    case Precision::kBf16: return IM_COL32(220, 200, 60, 255);
+    case Precision::kFp64Tensor: return IM_COL32(150, 80, 230, 255);
+    case Precision::kTf32Tensor: return IM_COL32(90, 200, 120, 255);
+    case Precision::kFp16Tensor:
+    case Precision::kBf16Tensor: return IM_COL32(60, 190, 220, 255);
+    default: return IM_COL32(180, 180, 180, 255);
+  }
+}
+
+ImVec4 BottleneckColor(Bottleneck b) {
+  switch (b) {
+    case Bottleneck::kMemory: return ImVec4(0.45f, 0.70f, 1.0f, 1.0f);
+    case Bottleneck::kCompute: return ImVec4(1.0f, 0.62f, 0.40f, 1.0f);
+    case Bottleneck::kLatency: return ImVec4(0.95f, 0.85f, 0.35f, 1.0f);
+    case Bottleneck::kLaunch: return ImVec4(0.75f, 0.75f, 0.75f, 1.0f);
+    default: return ImVec4(0.7f, 0.7f, 0.7f, 1.0f);
+  }
+}
+
+std::string Title(std::string_view key) {
+  const StallReasonInfo* info = FindStallReason(key);
+  return info ? info->title : std::string(key);
+}
+
+// A labeled bar; suspect values are drawn in amber with a marker and say why on hover.
+void PercentBar(const char* label, const Quantity& q, ImU32 color, const char* detail) {
+  ImGui::TextUnformatted(label);
+  ImGui::SameLine(130);
+  if (!q) {
+    ImGui::TextDisabled("not collected");
+    return;
+  }
+  char overlay[96];
+  snprintf(overlay, sizeof overlay, "%s%s", FormatPercent(q.value).c_str(), q.suspect ? "  (!) impossible" : "");
+  ImGui::PushStyleColor(ImGuiCol_PlotHistogram, q.suspect ? kSuspectColor : color);
+  ImGui::ProgressBar(static_cast<float>(std::clamp(q.value / 100.0, 0.0, 1.0)), ImVec2(-1, 0), overlay);
+  ImGui::PopStyleColor();
+  if (ImGui::IsItemHovered() && (detail || q.suspect)) {
+    ImGui::BeginTooltip();
+    if (detail) ImGui::TextUnformatted(detail);
+    if (q.suspect)
+      ImGui::TextColored(kFlagText, "Raw value %.1f%% is impossible (counters from different replay passes); "
+                         "shown clamped.", q.raw);
+    ImGui::EndTooltip();
+  }
+}
+
+void Row(const char* name, const std::string& value, bool suspect = false) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextDisabled("%s", name);
+  ImGui::TableNextColumn();
+  if (suspect)
+    ImGui::TextColored(kFlagText, "%s (!)", value.c_str());
+  else
+    ImGui::TextUnformatted(value.c_str());
+}
+
+std::string Pct(const Quantity& q) { return q ? FormatPercent(q.value) : std::string("-"); }
+
+}  // namespace
+
+// ---- [SECTION] state ------------------------------------------------------------------------------------------
+
+void ResetCountersState(CountersState& s) { s = CountersState{}; }
+
+viewer::EventId FindKernelEvent(const viewer::TraceModel& m, uint32_t pid, StringId name) {
+  viewer::EventId best;
+  int64_t best_start = INT64_MAX;
+  for (uint32_t l = 0; l < m.lanes.size(); ++l) {
+    const viewer::Lane& lane = m.lanes[l];
+    if (lane.track == kNone || m.tracks[lane.track].kind != viewer::TrackKind::kGpuStream) continue;
+    if (pid && m.tracks[lane.track].pid != pid) continue;
+    for (uint32_t i = 0; i < lane.size(); ++i) {
+      if (lane.name[i] != name || lane.start[i] >= best_start) continue;
+      viewer::EventId e{l, i};
+      if (m.Kind(e) != viewer::EventKind::kKernel) continue;
+      best = e;
+      best_start = lane.start[i];
+      break;  // lanes are sorted by start: the first hit is this lane's earliest
+    }
+  }
+  return best;
+}
+
+size_t BuildCountersState(CountersState& s, const viewer::TraceModel& m) {
+  ResetCountersState(s);
+  s.built_for = &m;
+  if (!m.devices.empty()) s.device = m.devices.front();
+  s.launches = GroupKernelCounters(m.kernel_metrics, m.stall_samples,
+                                   [&](StringId id) -> std::string_view { return m.Str(id); });
+  for (const auto& c : s.launches) s.launch_analyses.push_back(AnalyzeKernel(c, s.device));
+  // One roofline point per (pid, name): the profiled launches merged.
+  std::map<std::pair<uint32_t, std::string>, std::vector<KernelCounters>> by_name;
+  for (const auto& c : s.launches) by_name[{c.pid, c.kernel_name}].push_back(c);
+  // Total GPU time per (pid, name) from the timeline, which has every launch (profiled or not).
+  std::map<std::pair<uint32_t, std::string>, double> total;
+  for (const auto& lane : m.lanes) {
+    if (lane.track == kNone || m.tracks[lane.track].kind != viewer::TrackKind::kGpuStream) continue;
+    const uint32_t pid = m.tracks[lane.track].pid;
+    for (uint32_t i = 0; i < lane.size(); ++i) {
+      auto it = by_name.find({pid, m.Str(lane.name[i])});
+      if (it != by_name.end()) total[it->first] += lane.Duration(i) * 1e-9;
+    }
+  }
+  for (auto& [key, launches] : by_name) {
+    s.kernels.push_back(AnalyzeKernel(MergeLaunches(launches), s.device));
+    auto t = total.find(key);
+    s.kernel_total_time_s.push_back(t != total.end() ? t->second
+                                                     : (s.kernels.back().time_s.value * launches.size()));
+  }
+  s.roofline = BuildRoofline(s.device);
+  s.points = PlaceOnRoofline(s.roofline, s.kernels, s.level, s.kernel_total_time_s);
+  return s.launches.size();
+}
+
+// ---- [SECTION] panel ------------------------------------------------------------------------------------------
+
+bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, viewer::EventId e) {
+  if (s.built_for != &m) BuildCountersState(s, m);
+  if (!e.valid() || m.Kind(e) != viewer::EventKind::kKernel || s.launches.empty()) return false;
+  const uint32_t pid = m.TrackOf(e).pid;
+  const uint32_t corr = m.CorrelationId(e);
+  const std::string& name = m.Str(m.Name(e));
+  const KernelAnalysis* a = nullptr;
+  bool this_launch = false;
+  for (size_t i = 0; i < s.launches.size() && corr; ++i) {
+    // The join gave every matched launch the timeline's correlation id.
+    const auto& c = s.launches[i];
+    if (c.pid != pid || c.kernel_name != name) continue;
+    for (const auto& rec : m.kernel_metrics)
+      if (rec.pid == pid && rec.correlation_id == corr && rec.launch_ordinal == c.launch_ordinal &&
+          m.Str(rec.kernel_name) == name) {
+        a = &s.launch_analyses[i];
+        this_launch = true;
+        break;
+      }
+    if (a) break;
+  }
+  if (!a)
+    for (const auto& k : s.kernels)
+      if (k.pid == pid && k.kernel_name == name) a = &k;
+  if (!a) return false;
+
+  ImGui::SeparatorText("Hardware counters");
+  if (this_launch)
+    ImGui::TextDisabled("Launch %u of this kernel, profiled (range profiler, kernel replay).", a->launch_ordinal);
+  else
+    ImGui::TextDisabled("This launch was not profiled: values of the %u profiled launch%s of this kernel.",
+                        a->launches, a->launches == 1 ? "" : "es");
+  ImGui::PushStyleColor(ImGuiCol_Text, BottleneckColor(a->bottleneck));
+  ImGui::TextWrapped("%s", a->verdict.c_str());
+  ImGui::PopStyleColor();
+
+  // Speed of light.
+  char detail[256];
+  snprintf(detail, sizeof detail, "%s", a->sol_from_hardware ? "sm__throughput (% of peak)"
+                                                             : "max of FLOP/s of each precision and issue slots, "
+                                                               "in % of peak");
+  PercentBar("Compute (SM)", a->compute_pct, kComputeColor, detail);
+  snprintf(detail, sizeof detail, "busiest memory level: %s", MemoryLevelName(a->memory_level));
+  PercentBar("Memory", a->memory_pct, kMemoryColor, detail);
+  for (size_t l = 0; l < kMemoryLevelCount; ++l) {
+    if (!a->bandwidth_pct[l]) continue;
+    std::string label = std::string("  ") + MemoryLevelName(static_cast<MemoryLevel>(l)) + " bandwidth";
+    PercentBar(label.c_str(), a->bandwidth_pct[l], kMemoryColor, nullptr);
+  }
+
+  if (ImGui::BeginTable("##counters", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) {
+    ImGui::TableSetupColumn("Metric", ImGuiTableColumnFlags_WidthFixed, 190);
+    ImGui::TableSetupColumn("Value", ImGuiTableColumnFlags_WidthStretch);
+    if (a->time_s) Row("Duration (replayed)", FormatDuration(a->time_s.value));
+    if (a->flops_per_s) {
+      size_t p = static_cast<size_t>(a->main_precision);
+      Row("Compute", FormatRate(a->flops_per_s.value, "FLOP/s") + "  (" + PrecisionName(a->main_precision) +
+                         (a->flops_pct[p] ? ": " + FormatPercent(a->flops_pct[p].value) + " of peak)" : ")"));
+    }
+    if (a->intensity[0]) {
+      char buf[64];
+      snprintf(buf, sizeof buf, "%.3g FLOP/B (DRAM)", a->intensity[0].value);
+      Row("Arithmetic intensity", buf);
+    }
+    if (a->dram_read_bytes || a->dram_write_bytes)
+      Row("DRAM bytes", FormatBytes(a->dram_read_bytes.value) + " read, " + FormatBytes(a->dram_write_bytes.value) +
+                            " written");
+    if (a->bandwidth[0]) Row("DRAM throughput", FormatRate(a->bandwidth[0].value, "B/s"));
+    Row("L1 hit rate", Pct(a->l1_hit_pct), a->l1_hit_pct.suspect);
+    Row("L2 hit rate", Pct(a->l2_hit_pct), a->l2_hit_pct.suspect);
+    if (a->achieved_occupancy_pct || a->occupancy.valid) {
+      std::string occ = Pct(a->achieved_occupancy_pct) + " achieved";
+      if (a->occupancy.valid) occ += " of " + FormatPercent(a->occupancy.theoretical_pct) + " theoretical";
+      Row("Occupancy", occ, a->achieved_occupancy_pct.suspect);
+      if (a->occupancy.valid) {
+        Row("Limited by", std::string(OccupancyLimiterName(a->occupancy.limiter)) + ": " + a->occupancy.explanation);
+        if (a->occupancy.grid_too_small) {
+          char buf[96];
+          snprintf(buf, sizeof buf, "%.2f waves: the grid does not fill the GPU", a->occupancy.waves);
+          Row("Grid", buf);
+        }
+      }
+    }
+    if (a->sectors_per_request_ld) {
+      char buf[64];
+      snprintf(buf, sizeof buf, "%.1f per load request (4 ideal for 4-byte loads)", a->sectors_per_request_ld.value);
+      Row("Global sectors", buf, a->sectors_per_request_ld.suspect);
+    }
+    if (a->bank_conflict_ratio && a->bank_conflict_ratio.value > 0)
+      Row("Shared bank conflicts", FormatPercent(100 * a->bank_conflict_ratio.value) + " of wavefronts",
+          a->bank_conflict_ratio.suspect);
+    if (a->active_threads_per_warp) {
+      char buf[64];
+      snprintf(buf, sizeof buf, "%.1f of 32", a->active_threads_per_warp.value);
+      Row("Active threads / instr.", buf, a->active_threads_per_warp.suspect);
+    }
+    if (a->atomics && a->atomics.value > 0) Row("Global atomics", FormatRate(a->atomics.value, ""));
+    ImGui::EndTable();
+  }
+
+  // Warp-stall breakdown: one bar per reason (share of warp cycles), meaning + fix on hover and for the top one.
+  if (!a->stalls.empty()) {
+    ImGui::SeparatorText("Warp stalls (share of warp cycles, cycles per issued instruction)");
+    const float width = ImGui::GetContentRegionAvail().x;
+    const float label_w = std::min(190.0f, width * 0.4f);
+    double max_share = a->stalls.front().share;
+    int shown = 0;
+    for (const auto& st : a->stalls) {
+      if (st.share < 0.005 && shown >= 3) break;
+      if (++shown > 10) break;
+      ImGui::PushID(st.reason.c_str());
+      const StallReasonInfo* info = FindStallReason(st.reason);
+      ImGui::TextUnformatted(Title(st.reason).c_str());
+      ImGui::SameLine(label_w);
+      char overlay[64];
+      snprintf(overlay, sizeof overlay, "%s  (%.3g cyc/instr)", FormatPercent(100 * st.share).c_str(), st.per_issued);
+      ImGui::PushStyleColor(ImGuiCol_PlotHistogram,
+                            info && !info->is_stall ? IM_COL32(120, 170, 120, 255) : IM_COL32(200, 110, 90, 255));
+      ImGui::ProgressBar(static_cast<float>(max_share > 0 ? st.share / max_share : 0), ImVec2(-1, 0), overlay);
+      ImGui::PopStyleColor();
+      if (info && ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32);
+        ImGui::Text("%s", info->title);
+        ImGui::TextWrapped("Meaning: %s", info->meaning);
+        ImGui::TextWrapped("Usual fix: %s", info->fix);
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+      }
+      ImGui::PopID();
+    }
+    for (const auto& st : a->stalls) {
+      const StallReasonInfo* info = FindStallReason(st.reason);
+      if (!info || !info->is_stall) continue;
+      ImGui::TextWrapped("Top stall, %s: %s", info->title, info->meaning);
+      ImGui::TextWrapped("Usual fix: %s", info->fix);
+      break;
+    }
+  }
+
+  if (!a->flags.empty()) {
+    ImGui::SeparatorText("Flagged values");
+    for (const auto& f : a->flags) ImGui::TextColored(kFlagText, "(!) %s", f.message.c_str());
+  }
+  return true;
+}
+
+// ---- [SECTION] roofline ---------------------------------------------------------------------------------------
+
+viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m) {
+  if (s.built_for != &m) BuildCountersState(s, m);
+  viewer::EventId clicked;
+  if (s.kernels.empty()) {
+    ImGui::TextDisabled("No kernel counters in this trace: collect them with gcollect --counters -- ./app");
+    return clicked;
+  }
+  if (s.roofline.ceilings.empty() || s.roofline.roofs.empty()) {
+    ImGui::TextDisabled("The trace has no device peaks, so there is no roofline to draw.");
+    return clicked;
+  }
+  int level = static_cast<int>(s.level);
+  ImGui::SetNextItemWidth(120);
+  if (ImGui::Combo("Bytes at", &level, "DRAM\0L2\0L1\0")) {
+    s.level = static_cast<MemoryLevel>(level);
+    s.points = PlaceOnRoofline(s.roofline, s.kernels, s.level, s.kernel_total_time_s);
+    s.hovered = s.selected = -1;
+  }
+  ImGui::SameLine();
+  ImGui::TextDisabled("%zu of %zu profiled kernels placed; size = total GPU time; click selects it in the timeline",
+                      s.points.size(), s.kernels.size());
+
+  ImVec2 p0 = ImGui::GetCursorScreenPos();
+  ImVec2 size = ImGui::GetContentRegionAvail();
+  size.x = std::max(size.x, 200.0f);
+  size.y = std::max(size.y, 160.0f);
+  ImGui::InvisibleButton("##roofline", size);
+  const bool hovered_canvas = ImGui::IsItemHovered();
+  const bool clicked_canvas = ImGui::IsItemClicked(ImGuiMouseButton_Left);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float left = 60, bottom = 30;
+  ImVec2 a(p0.x + left, p0.y + 6), b(p0.x + size.x - 10, p0.y + size.y - bottom);
+  dl->AddRectFilled(a, b, IM_COL32(25, 25, 30, 255));
+  double x0, x1, y0, y1;
+  s.roofline.Bounds(s.points, &x0, &x1, &y0, &y1);
+  auto X = [&](double lx) { return a.x + float((lx - x0) / (x1 - x0)) * (b.x - a.x); };
+  auto Y = [&](double ly) { return b.y - float((ly - y0) / (y1 - y0)) * (b.y - a.y); };
+  // Grid and decade labels.
+  char buf[64];
+  for (double d = std::ceil(x0); d <= x1; d += 1) {
+    dl->AddLine(ImVec2(X(d), a.y), ImVec2(X(d), b.y), IM_COL32(60, 60, 70, 255));
+    snprintf(buf, sizeof buf, "%g", std::pow(10.0, d));
+    dl->AddText(ImVec2(X(d) - 8, b.y + 4), IM_COL32(170, 170, 170, 255), buf);
+  }
+  for (double d = std::ceil(y0); d <= y1; d += 1) {
+    dl->AddLine(ImVec2(a.x, Y(d)), ImVec2(b.x, Y(d)), IM_COL32(60, 60, 70, 255));
+    dl->AddText(ImVec2(p0.x + 2, Y(d) - 7), IM_COL32(170, 170, 170, 255),
+                FormatRate(std::pow(10.0, d), "FLOP/s").c_str());
+  }
+  dl->AddText(ImVec2(b.x - 190, b.y + 14), IM_COL32(170, 170, 170, 255), "arithmetic intensity (FLOP/byte)");
+  dl->PushClipRect(a, b, true);
+  // Ceilings: bandwidth x intensity up to the highest roof; roofs: flat from their ridge with this level.
+  const double top = s.roofline.roofs.front().flops_per_s;
+  for (const auto& c : s.roofline.ceilings) {
+    const bool active = c.level == s.level;
+    ImU32 col = active ? IM_COL32(120, 180, 255, 255) : IM_COL32(90, 120, 160, 140);
+    double lx_end = std::log10(top / c.bytes_per_s);
+    dl->AddLine(ImVec2(X(x0), Y(std::log10(c.bytes_per_s) + x0)), ImVec2(X(lx_end), Y(std::log10(top))), col,
+                active ? 2.0f : 1.0f);
+    double lx = x0 + 0.3;
+    snprintf(buf, sizeof buf, "%s %s", MemoryLevelName(c.level), FormatRate(c.bytes_per_s, "B/s").c_str());
+    dl->AddText(ImVec2(X(lx), Y(std::log10(c.bytes_per_s) + lx) - 16), col, buf);
+  }
+  const double bw = s.roofline.Bandwidth(s.level);
+  for (const auto& r : s.roofline.roofs) {
+    if (r.precision == Precision::kBf16 || r.precision == Precision::kFp16Tensor) continue;  // same as fp16 / bf16 tc
+    ImU32 col = PrecisionColor(r.precision);
+    double ridge = bw > 0 ? std::log10(r.flops_per_s / bw) : x0;
+    dl->AddLine(ImVec2(X(ridge), Y(std::log10(r.flops_per_s))), ImVec2(X(x1), Y(std::log10(r.flops_per_s))), col,
+                1.5f);
+    snprintf(buf, sizeof buf, "%s %s", PrecisionName(r.precision), FormatRate(r.flops_per_s, "FLOP/s").c_str());
+    dl->AddText(ImVec2(X(x1) - 170, Y(std::log10(r.flops_per_s)) - 15), col, buf);
+  }
+  // Points.
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  s.hovered = -1;
+  if (hovered_canvas) {
+    double lx = x0 + (mouse.x - a.x) / (b.x - a.x) * (x1 - x0);
+    double ly = y0 + (b.y - mouse.y) / (b.y - a.y) * (y1 - y0);
+    double per_px = (x1 - x0) / std::max(1.0f, b.x - a.x);
+    s.hovered = PickRooflinePoint(s.points, lx, ly, 14 * per_px);
+  }
+  for (size_t i = 0; i < s.points.size(); ++i) {
+    const RooflinePoint& pt = s.points[i];
+    ImVec2 c(X(std::log10(pt.intensity)), Y(std::log10(pt.flops_per_s)));
+    float r = 4.0f + 14.0f * static_cast<float>(pt.radius);
+    dl->AddCircleFilled(c, r, (PrecisionColor(pt.precision) & 0x00FFFFFF) | 0xB0000000);
+    const bool flagged = !s.kernels[pt.analysis_index].flags.empty();
+    dl->AddCircle(c, r, flagged ? kSuspectColor : IM_COL32(255, 255, 255, 200),
+                  0, (int(i) == s.hovered || int(i) == s.selected) ? 2.5f : 1.0f);
+  }
+  dl->PopClipRect();
+  if (s.hovered >= 0) {
+    const RooflinePoint& pt = s.points[s.hovered];
+    const KernelAnalysis& k = s.kernels[pt.analysis_index];
+    ImGui::BeginTooltip();
+    ImGui::TextUnformatted(pt.kernel_name.c_str());
+    ImGui::Text("%s at %.3g FLOP/B (%s)  -  %s of the roof", FormatRate(pt.flops_per_s, "FLOP/s").c_str(),
+                pt.intensity, MemoryLevelName(pt.level), FormatPercent(100 * pt.pct_of_roof).c_str());
+    ImGui::Text("%s side of the %s ridge; total GPU time %s over %u profiled launch%s", pt.memory_side ? "memory" : "compute",
+                PrecisionName(pt.precision), FormatDuration(pt.total_time_s).c_str(), k.launches,
+                k.launches == 1 ? "" : "es");
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
+    ImGui::TextWrapped("%s", k.verdict.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+    if (clicked_canvas) {
+      s.selected = s.hovered;
+      StringId id = 0;
+      for (StringId sid = 0; sid < m.strings.size(); ++sid)
+        if (m.strings[sid] == pt.kernel_name) {
+          id = sid;
+          break;
+        }
+      if (id) clicked = FindKernelEvent(m, k.pid, id);
+    }
+  }
+  return clicked;
+}
+
+}  // namespace gt::ui
