@@ -4,6 +4,7 @@
 // writer under inj.mu and its CUPTI subscriber (there can be only one per process).
 #include <cstring>
 
+#include "counters/counters_module.h"
 #include "inject/injection.h"
 
 namespace gt::collector {
@@ -16,9 +17,8 @@ struct Module {
   void (*stop)(Injection&);
 };
 
-// No modules yet; see the comment at the top.
 constexpr Module kModules[] = {
-    {"none", [](Injection&) { return true; }, [](Injection&) {}, [](Injection&) {}},
+    {"counters", StartCountersModule, FlushCountersModule, StopCountersModule},
 };
 bool g_started[sizeof(kModules) / sizeof(kModules[0])] = {};
 

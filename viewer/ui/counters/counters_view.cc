@@ -21,25 +21,37 @@ constexpr ImVec4 kFlagText = ImVec4(0.95f, 0.72f, 0.2f, 1.0f);
 
 ImU32 PrecisionColor(Precision p) {
   switch (p) {
-    case Precision::kFp64: return IM_COL32(200, 90, 200, 255);
-    case Precision::kFp32: return IM_COL32(230, 120, 60, 255);
+    case Precision::kFp64:
+      return IM_COL32(200, 90, 200, 255);
+    case Precision::kFp32:
+      return IM_COL32(230, 120, 60, 255);
     case Precision::kFp16:
-    case Precision::kBf16: return IM_COL32(220, 200, 60, 255);
-    case Precision::kFp64Tensor: return IM_COL32(150, 80, 230, 255);
-    case Precision::kTf32Tensor: return IM_COL32(90, 200, 120, 255);
+    case Precision::kBf16:
+      return IM_COL32(220, 200, 60, 255);
+    case Precision::kFp64Tensor:
+      return IM_COL32(150, 80, 230, 255);
+    case Precision::kTf32Tensor:
+      return IM_COL32(90, 200, 120, 255);
     case Precision::kFp16Tensor:
-    case Precision::kBf16Tensor: return IM_COL32(60, 190, 220, 255);
-    default: return IM_COL32(180, 180, 180, 255);
+    case Precision::kBf16Tensor:
+      return IM_COL32(60, 190, 220, 255);
+    default:
+      return IM_COL32(180, 180, 180, 255);
   }
 }
 
 ImVec4 BottleneckColor(Bottleneck b) {
   switch (b) {
-    case Bottleneck::kMemory: return ImVec4(0.45f, 0.70f, 1.0f, 1.0f);
-    case Bottleneck::kCompute: return ImVec4(1.0f, 0.62f, 0.40f, 1.0f);
-    case Bottleneck::kLatency: return ImVec4(0.95f, 0.85f, 0.35f, 1.0f);
-    case Bottleneck::kLaunch: return ImVec4(0.75f, 0.75f, 0.75f, 1.0f);
-    default: return ImVec4(0.7f, 0.7f, 0.7f, 1.0f);
+    case Bottleneck::kMemory:
+      return ImVec4(0.45f, 0.70f, 1.0f, 1.0f);
+    case Bottleneck::kCompute:
+      return ImVec4(1.0f, 0.62f, 0.40f, 1.0f);
+    case Bottleneck::kLatency:
+      return ImVec4(0.95f, 0.85f, 0.35f, 1.0f);
+    case Bottleneck::kLaunch:
+      return ImVec4(0.75f, 0.75f, 0.75f, 1.0f);
+    default:
+      return ImVec4(0.7f, 0.7f, 0.7f, 1.0f);
   }
 }
 
@@ -57,7 +69,8 @@ void PercentBar(const char* label, const Quantity& q, ImU32 color, const char* d
     return;
   }
   char overlay[96];
-  snprintf(overlay, sizeof overlay, "%s%s", FormatPercent(q.value).c_str(), q.suspect ? "  (!) impossible" : "");
+  snprintf(overlay, sizeof overlay, "%s%s", FormatPercent(q.value).c_str(),
+           q.suspect ? "  (!) impossible" : "");
   ImGui::PushStyleColor(ImGuiCol_PlotHistogram, q.suspect ? kSuspectColor : color);
   ImGui::ProgressBar(static_cast<float>(std::clamp(q.value / 100.0, 0.0, 1.0)), ImVec2(-1, 0), overlay);
   ImGui::PopStyleColor();
@@ -65,8 +78,10 @@ void PercentBar(const char* label, const Quantity& q, ImU32 color, const char* d
     ImGui::BeginTooltip();
     if (detail) ImGui::TextUnformatted(detail);
     if (q.suspect)
-      ImGui::TextColored(kFlagText, "Raw value %.1f%% is impossible (counters from different replay passes); "
-                         "shown clamped.", q.raw);
+      ImGui::TextColored(kFlagText,
+                         "Raw value %.1f%% is impossible (counters from different replay passes); "
+                         "shown clamped.",
+                         q.raw);
     ImGui::EndTooltip();
   }
 }
@@ -82,13 +97,18 @@ void Row(const char* name, const std::string& value, bool suspect = false) {
     ImGui::TextUnformatted(value.c_str());
 }
 
-std::string Pct(const Quantity& q) { return q ? FormatPercent(q.value) : std::string("-"); }
+std::string Pct(const Quantity& q) {
+  return q ? FormatPercent(q.value) : std::string("-");
+}
 
 }  // namespace
 
-// ---- [SECTION] state ------------------------------------------------------------------------------------------
+// ---- [SECTION] state
+// ------------------------------------------------------------------------------------------
 
-void ResetCountersState(CountersState& s) { s = CountersState{}; }
+void ResetCountersState(CountersState& s) {
+  s = CountersState{};
+}
 
 viewer::EventId FindKernelEvent(const viewer::TraceModel& m, uint32_t pid, StringId name) {
   viewer::EventId best;
@@ -140,7 +160,8 @@ size_t BuildCountersState(CountersState& s, const viewer::TraceModel& m) {
   return s.launches.size();
 }
 
-// ---- [SECTION] panel ------------------------------------------------------------------------------------------
+// ---- [SECTION] panel
+// ------------------------------------------------------------------------------------------
 
 bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, viewer::EventId e) {
   if (s.built_for != &m) BuildCountersState(s, m);
@@ -170,7 +191,8 @@ bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, view
 
   ImGui::SeparatorText("Hardware counters");
   if (this_launch)
-    ImGui::TextDisabled("Launch %u of this kernel, profiled (range profiler, kernel replay).", a->launch_ordinal);
+    ImGui::TextDisabled("Launch %u of this kernel, profiled (range profiler, kernel replay).",
+                        a->launch_ordinal);
   else
     ImGui::TextDisabled("This launch was not profiled: values of the %u profiled launch%s of this kernel.",
                         a->launches, a->launches == 1 ? "" : "es");
@@ -180,9 +202,10 @@ bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, view
 
   // Speed of light.
   char detail[256];
-  snprintf(detail, sizeof detail, "%s", a->sol_from_hardware ? "sm__throughput (% of peak)"
-                                                             : "max of FLOP/s of each precision and issue slots, "
-                                                               "in % of peak");
+  snprintf(detail, sizeof detail, "%s",
+           a->sol_from_hardware ? "sm__throughput (% of peak)"
+                                : "max of FLOP/s of each precision and issue slots, "
+                                  "in % of peak");
   PercentBar("Compute (SM)", a->compute_pct, kComputeColor, detail);
   snprintf(detail, sizeof detail, "busiest memory level: %s", MemoryLevelName(a->memory_level));
   PercentBar("Memory", a->memory_pct, kMemoryColor, detail);
@@ -207,8 +230,8 @@ bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, view
       Row("Arithmetic intensity", buf);
     }
     if (a->dram_read_bytes || a->dram_write_bytes)
-      Row("DRAM bytes", FormatBytes(a->dram_read_bytes.value) + " read, " + FormatBytes(a->dram_write_bytes.value) +
-                            " written");
+      Row("DRAM bytes", FormatBytes(a->dram_read_bytes.value) + " read, " +
+                            FormatBytes(a->dram_write_bytes.value) + " written");
     if (a->bandwidth[0]) Row("DRAM throughput", FormatRate(a->bandwidth[0].value, "B/s"));
     Row("L1 hit rate", Pct(a->l1_hit_pct), a->l1_hit_pct.suspect);
     Row("L2 hit rate", Pct(a->l2_hit_pct), a->l2_hit_pct.suspect);
@@ -217,7 +240,8 @@ bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, view
       if (a->occupancy.valid) occ += " of " + FormatPercent(a->occupancy.theoretical_pct) + " theoretical";
       Row("Occupancy", occ, a->achieved_occupancy_pct.suspect);
       if (a->occupancy.valid) {
-        Row("Limited by", std::string(OccupancyLimiterName(a->occupancy.limiter)) + ": " + a->occupancy.explanation);
+        Row("Limited by",
+            std::string(OccupancyLimiterName(a->occupancy.limiter)) + ": " + a->occupancy.explanation);
         if (a->occupancy.grid_too_small) {
           char buf[96];
           snprintf(buf, sizeof buf, "%.2f waves: the grid does not fill the GPU", a->occupancy.waves);
@@ -227,7 +251,8 @@ bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, view
     }
     if (a->sectors_per_request_ld) {
       char buf[64];
-      snprintf(buf, sizeof buf, "%.1f per load request (4 ideal for 4-byte loads)", a->sectors_per_request_ld.value);
+      snprintf(buf, sizeof buf, "%.1f per load request (4 ideal for 4-byte loads)",
+               a->sectors_per_request_ld.value);
       Row("Global sectors", buf, a->sectors_per_request_ld.suspect);
     }
     if (a->bank_conflict_ratio && a->bank_conflict_ratio.value > 0)
@@ -242,7 +267,8 @@ bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, view
     ImGui::EndTable();
   }
 
-  // Warp-stall breakdown: one bar per reason (share of warp cycles), meaning + fix on hover and for the top one.
+  // Warp-stall breakdown: one bar per reason (share of warp cycles), meaning + fix on hover and for the top
+  // one.
   if (!a->stalls.empty()) {
     ImGui::SeparatorText("Warp stalls (share of warp cycles, cycles per issued instruction)");
     const float width = ImGui::GetContentRegionAvail().x;
@@ -257,10 +283,12 @@ bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, view
       ImGui::TextUnformatted(Title(st.reason).c_str());
       ImGui::SameLine(label_w);
       char overlay[64];
-      snprintf(overlay, sizeof overlay, "%s  (%.3g cyc/instr)", FormatPercent(100 * st.share).c_str(), st.per_issued);
-      ImGui::PushStyleColor(ImGuiCol_PlotHistogram,
-                            info && !info->is_stall ? IM_COL32(120, 170, 120, 255) : IM_COL32(200, 110, 90, 255));
-      ImGui::ProgressBar(static_cast<float>(max_share > 0 ? st.share / max_share : 0), ImVec2(-1, 0), overlay);
+      snprintf(overlay, sizeof overlay, "%s  (%.3g cyc/instr)", FormatPercent(100 * st.share).c_str(),
+               st.per_issued);
+      ImGui::PushStyleColor(ImGuiCol_PlotHistogram, info && !info->is_stall ? IM_COL32(120, 170, 120, 255)
+                                                                            : IM_COL32(200, 110, 90, 255));
+      ImGui::ProgressBar(static_cast<float>(max_share > 0 ? st.share / max_share : 0), ImVec2(-1, 0),
+                         overlay);
       ImGui::PopStyleColor();
       if (info && ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
@@ -289,7 +317,8 @@ bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, view
   return true;
 }
 
-// ---- [SECTION] roofline ---------------------------------------------------------------------------------------
+// ---- [SECTION] roofline
+// ---------------------------------------------------------------------------------------
 
 viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m) {
   if (s.built_for != &m) BuildCountersState(s, m);
@@ -310,8 +339,9 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
     s.hovered = s.selected = -1;
   }
   ImGui::SameLine();
-  ImGui::TextDisabled("%zu of %zu profiled kernels placed; size = total GPU time; click selects it in the timeline",
-                      s.points.size(), s.kernels.size());
+  ImGui::TextDisabled(
+      "%zu of %zu profiled kernels placed; size = total GPU time; click selects it in the timeline",
+      s.points.size(), s.kernels.size());
 
   ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImVec2 size = ImGui::GetContentRegionAvail();
@@ -356,12 +386,14 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
   }
   const double bw = s.roofline.Bandwidth(s.level);
   for (const auto& r : s.roofline.roofs) {
-    if (r.precision == Precision::kBf16 || r.precision == Precision::kFp16Tensor) continue;  // same as fp16 / bf16 tc
+    if (r.precision == Precision::kBf16 || r.precision == Precision::kFp16Tensor)
+      continue;  // same as fp16 / bf16 tc
     ImU32 col = PrecisionColor(r.precision);
     double ridge = bw > 0 ? std::log10(r.flops_per_s / bw) : x0;
-    dl->AddLine(ImVec2(X(ridge), Y(std::log10(r.flops_per_s))), ImVec2(X(x1), Y(std::log10(r.flops_per_s))), col,
-                1.5f);
-    snprintf(buf, sizeof buf, "%s %s", PrecisionName(r.precision), FormatRate(r.flops_per_s, "FLOP/s").c_str());
+    dl->AddLine(ImVec2(X(ridge), Y(std::log10(r.flops_per_s))), ImVec2(X(x1), Y(std::log10(r.flops_per_s))),
+                col, 1.5f);
+    snprintf(buf, sizeof buf, "%s %s", PrecisionName(r.precision),
+             FormatRate(r.flops_per_s, "FLOP/s").c_str());
     dl->AddText(ImVec2(X(x1) - 170, Y(std::log10(r.flops_per_s)) - 15), col, buf);
   }
   // Points.
@@ -379,8 +411,8 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
     float r = 4.0f + 14.0f * static_cast<float>(pt.radius);
     dl->AddCircleFilled(c, r, (PrecisionColor(pt.precision) & 0x00FFFFFF) | 0xB0000000);
     const bool flagged = !s.kernels[pt.analysis_index].flags.empty();
-    dl->AddCircle(c, r, flagged ? kSuspectColor : IM_COL32(255, 255, 255, 200),
-                  0, (int(i) == s.hovered || int(i) == s.selected) ? 2.5f : 1.0f);
+    dl->AddCircle(c, r, flagged ? kSuspectColor : IM_COL32(255, 255, 255, 200), 0,
+                  (int(i) == s.hovered || int(i) == s.selected) ? 2.5f : 1.0f);
   }
   dl->PopClipRect();
   if (s.hovered >= 0) {
@@ -390,9 +422,9 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
     ImGui::TextUnformatted(pt.kernel_name.c_str());
     ImGui::Text("%s at %.3g FLOP/B (%s)  -  %s of the roof", FormatRate(pt.flops_per_s, "FLOP/s").c_str(),
                 pt.intensity, MemoryLevelName(pt.level), FormatPercent(100 * pt.pct_of_roof).c_str());
-    ImGui::Text("%s side of the %s ridge; total GPU time %s over %u profiled launch%s", pt.memory_side ? "memory" : "compute",
-                PrecisionName(pt.precision), FormatDuration(pt.total_time_s).c_str(), k.launches,
-                k.launches == 1 ? "" : "es");
+    ImGui::Text("%s side of the %s ridge; total GPU time %s over %u profiled launch%s",
+                pt.memory_side ? "memory" : "compute", PrecisionName(pt.precision),
+                FormatDuration(pt.total_time_s).c_str(), k.launches, k.launches == 1 ? "" : "es");
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
     ImGui::TextWrapped("%s", k.verdict.c_str());
     ImGui::PopTextWrapPos();

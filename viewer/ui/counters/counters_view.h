@@ -2,9 +2,10 @@
 // occupancy, caches, warp-stall breakdown with meanings and fixes, verdict, flags) and the roofline window.
 // All numbers come from gt/viewer/analysis.h; this file only draws them.
 //
-// Hooking in (viewer/ui): keep one CountersState next to the loaded model, call ResetCountersState() when a trace
-// loads, DrawKernelCountersPanel() inside the details panel when a kernel is selected, and DrawRooflineWindow()
-// as a window of its own; when it reports a click, select the returned event in the timeline.
+// Hooking in (viewer/ui): keep one CountersState next to the loaded model, call ResetCountersState() when a
+// trace loads, DrawKernelCountersPanel() inside the details panel when a kernel is selected, and
+// DrawRooflineWindow() as a window of its own; when it reports a click, select the returned event in the
+// timeline.
 #pragma once
 
 #include <string>
@@ -18,10 +19,10 @@ namespace gt::ui {
 struct CountersState {
   const viewer::TraceModel* built_for = nullptr;  // rebuilt when the model changes
   DeviceRecord device;
-  std::vector<KernelCounters> launches;      // one per profiled launch
+  std::vector<KernelCounters> launches;  // one per profiled launch
   std::vector<KernelAnalysis> launch_analyses;
-  std::vector<KernelAnalysis> kernels;       // one per (pid, kernel name), launches merged: roofline points
-  std::vector<double> kernel_total_time_s;   // per `kernels` entry: all its launches in the timeline
+  std::vector<KernelAnalysis> kernels;      // one per (pid, kernel name), launches merged: roofline points
+  std::vector<double> kernel_total_time_s;  // per `kernels` entry: all its launches in the timeline
   RooflineModel roofline;
   MemoryLevel level = MemoryLevel::kDram;
   std::vector<RooflinePoint> points;
@@ -37,8 +38,8 @@ size_t BuildCountersState(CountersState& s, const viewer::TraceModel& model);
 // kernel or the trace has no counters for its name.
 bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& model, viewer::EventId kernel);
 
-// The roofline chart. Returns the event to select in the timeline when a point was clicked (the kernel's first
-// launch), or an invalid id.
+// The roofline chart. Returns the event to select in the timeline when a point was clicked (the kernel's
+// first launch), or an invalid id.
 viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& model);
 
 // The first launch of `name` in `pid` on any GPU stream (what clicking a roofline point selects).

@@ -291,6 +291,9 @@ struct TraceModel {
   std::vector<DeviceRecord> devices;
   std::vector<StreamRecord> streams;
   std::vector<DeviceSummary> device_summaries;  // one per device with GPU activity, by device id
+  // Per-launch hardware counters and warp-stall bins, as recorded (gt/viewer/analysis.h derives the views).
+  std::vector<KernelMetricRecord> kernel_metrics;
+  std::vector<StallSample> stall_samples;
 
   int64_t first_ns = 0, last_ns = 0;  // extent of all events and samples
   uint64_t event_count = 0;           // timeline events (not counter samples)

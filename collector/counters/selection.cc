@@ -1,0 +1,96 @@
+#include "selection.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "metric_sets.h"
+
+namespace gt::counters {
+
+void CountersOptionsToEnv(const CountersOptions& o,
+                          void (*set)(void* ctx, const char* name, const char* value), void* ctx) {
+  set(ctx, "GTRACE_COUNTERS", CounterSetsToString(o.sets).c_str());
+  set(ctx, "GTRACE_KERNEL_REGEX", o.kernel_regex.c_str());
+  set(ctx, "GTRACE_LAUNCH_SKIP", std::to_string(o.launch_skip).c_str());
+  set(ctx, "GTRACE_LAUNCH_COUNT", std::to_string(o.launch_count).c_str());
+  set(ctx, "GTRACE_COUNTERS_PER_NAME", std::to_string(o.per_name_limit).c_str());
+}
+
+namespace {
+Status ParseU64(const char* name, const char* text, uint64_t* out) {
+  if (!text || !*text) return Status::Ok();
+  char* end = nullptr;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (*end || text[0] == '-') return InvalidArgument(std::string(name) + ": not a count: '" + text + "'");
+  *out = v;
+  return Status::Ok();
+}
+}  // namespace
+
+StatusOr<CountersOptions> CountersOptionsFromEnv(const char* (*get)(void* ctx, const char* name), void* ctx) {
+  CountersOptions o;
+  const char* sets = get(ctx, "GTRACE_COUNTERS");
+  if (!sets) return o;  // counters off
+  auto bits = ParseCounterSets(sets);
+  if (!bits.ok()) return bits.status();
+  o.sets = *bits;
+  if (const char* re = get(ctx, "GTRACE_KERNEL_REGEX")) o.kernel_regex = re;
+  GT_RETURN_IF_ERROR(ParseU64("GTRACE_LAUNCH_SKIP", get(ctx, "GTRACE_LAUNCH_SKIP"), &o.launch_skip));
+  GT_RETURN_IF_ERROR(ParseU64("GTRACE_LAUNCH_COUNT", get(ctx, "GTRACE_LAUNCH_COUNT"), &o.launch_count));
+  uint64_t per_name = o.per_name_limit;
+  GT_RETURN_IF_ERROR(ParseU64("GTRACE_COUNTERS_PER_NAME", get(ctx, "GTRACE_COUNTERS_PER_NAME"), &per_name));
+  o.per_name_limit = static_cast<uint32_t>(per_name);
+  return o;
+}
+
+StatusOr<std::unique_ptr<LaunchSelector>> LaunchSelector::Create(const CountersOptions& options) {
+  std::unique_ptr<LaunchSelector> s(new LaunchSelector(options));
+  if (!options.kernel_regex.empty()) {
+    // std::regex reports bad patterns by throwing; the collector is built with exceptions, the viewer is not,
+    // and this file is collector-only.
+    try {
+      s->regex_ =
+          std::make_unique<std::regex>(options.kernel_regex, std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      return InvalidArgument("--kernel-regex '" + options.kernel_regex + "': " + e.what());
+    }
+  }
+  return s;
+}
+
+LaunchSelector::Decision LaunchSelector::OnLaunch(std::string_view name) {
+  Decision d;
+  ++launches_;
+  auto it = ordinal_.find(name);
+  if (it == ordinal_.end()) it = ordinal_.emplace(std::string(name), 0).first;
+  d.ordinal = it->second++;
+  if (regex_ && !std::regex_search(name.begin(), name.end(), *regex_)) return d;
+  uint64_t index = matched_++;
+  if (index < options_.launch_skip) return d;
+  if (options_.launch_count && profiled_ >= options_.launch_count) return d;
+  auto pit = profiled_per_name_.find(name);
+  if (pit == profiled_per_name_.end()) pit = profiled_per_name_.emplace(std::string(name), 0).first;
+  if (options_.per_name_limit && pit->second >= options_.per_name_limit) return d;
+  ++pit->second;
+  ++profiled_;
+  d.profile = true;
+  return d;
+}
+
+CostEstimate EstimateCost(size_t passes, double gib) {
+  CostEstimate c;
+  c.per_launch_s = passes * (0.013 + 0.0013 * gib);
+  c.setup_s = 0.5;
+  return c;
+}
+
+std::string CostEstimate::Describe(size_t passes, uint32_t per_name_limit) const {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%zu replay passes: about %.0f ms per profiled launch + %.1f s setup%s", passes,
+           per_launch_s * 1e3, setup_s, per_name_limit ? "" : " (every matching launch is profiled)");
+  std::string s = buf;
+  if (per_name_limit) s += "; at most " + std::to_string(per_name_limit) + " launches per kernel name";
+  return s;
+}
+
+}  // namespace gt::counters

@@ -1,0 +1,63 @@
+// Which launches the counters run profiles (ncu's --kernel-name regex / --launch-skip / --launch-count, plus
+// a per-name cap so only the first few launches of each kernel pay for replay) and what it will cost. Pure.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <regex>
+#include <string>
+#include <string_view>
+
+#include "gt/status.h"
+
+namespace gt::counters {
+
+struct CountersOptions {
+  uint32_t sets = 0;            // CounterSet bits; 0 = counters off
+  std::string kernel_regex;     // ECMAScript, searched in the demangled name; "" = every kernel
+  uint64_t launch_skip = 0;     // matching launches to let run before profiling starts
+  uint64_t launch_count = 0;    // matching launches to profile in all; 0 = no total limit
+  uint32_t per_name_limit = 3;  // profiled launches per kernel name; 0 = no limit
+};
+
+// Environment round trip (the launcher exports, the injection reads): GTRACE_COUNTERS (sets),
+// GTRACE_KERNEL_REGEX, GTRACE_LAUNCH_SKIP, GTRACE_LAUNCH_COUNT, GTRACE_COUNTERS_PER_NAME.
+void CountersOptionsToEnv(const CountersOptions& o,
+                          void (*set)(void* ctx, const char* name, const char* value), void* ctx);
+StatusOr<CountersOptions> CountersOptionsFromEnv(const char* (*get)(void* ctx, const char* name), void* ctx);
+
+class LaunchSelector {
+ public:
+  // Fails on a regex that does not compile.
+  static StatusOr<std::unique_ptr<LaunchSelector>> Create(const CountersOptions& options);
+
+  struct Decision {
+    bool profile = false;
+    uint32_t ordinal = 0;  // per-name launch ordinal in this process (every launch counts, profiled or not)
+  };
+  // Called once per kernel launch, in launch order.
+  Decision OnLaunch(std::string_view kernel_name);
+
+  uint64_t profiled() const { return profiled_; }
+  uint64_t launches() const { return launches_; }
+
+ private:
+  explicit LaunchSelector(const CountersOptions& o) : options_(o) {}
+  CountersOptions options_;
+  std::unique_ptr<std::regex> regex_;
+  std::map<std::string, uint32_t, std::less<>> ordinal_;  // next ordinal per name
+  std::map<std::string, uint32_t, std::less<>> profiled_per_name_;
+  uint64_t matched_ = 0, profiled_ = 0, launches_ = 0;
+};
+
+// Cost model measured on the H200 (shared/notes/gpu.md): ~13 ms per replay pass per profiled launch, plus
+// ~1.3 ms per GiB of device memory the app holds per pass (the replay saves and restores it), plus setup.
+struct CostEstimate {
+  double per_launch_s = 0;
+  double setup_s = 0;
+  std::string Describe(size_t passes, uint32_t per_name_limit) const;
+};
+CostEstimate EstimateCost(size_t passes, double device_memory_gib_in_use);
+
+}  // namespace gt::counters

@@ -1,0 +1,159 @@
+// The two-run join: timeline run kernels x counters run metrics -> matched / unmatched, reported not guessed.
+#include <catch2/catch.hpp>
+
+#include "join.h"
+#include "metric_sets.h"
+
+using namespace gt;
+using namespace gt::counters;
+
+namespace {
+
+StringId Intern(TraceData& t, const std::string& s) {
+  for (size_t i = 0; i < t.strings.size(); ++i)
+    if (t.strings[i] == s) return static_cast<StringId>(i);
+  t.strings.push_back(s);
+  return static_cast<StringId>(t.strings.size() - 1);
+}
+
+void AddProcess(TraceData& t, uint32_t pid, const char* name, int64_t start) {
+  ProcessRecord p;
+  p.pid = pid;
+  p.name = Intern(t, name);
+  p.start_ns = start;
+  t.processes.push_back(p);
+}
+
+void AddKernel(TraceData& t, uint32_t pid, const char* name, uint32_t corr, uint32_t grid, int64_t start) {
+  KernelRecord k;
+  k.pid = pid;
+  k.name = Intern(t, name);
+  k.correlation_id = corr;
+  k.grid = {grid, 1, 1};
+  k.block = {256, 1, 1};
+  k.start = start;
+  k.end = start + 1000;
+  t.kernels.push_back(k);
+}
+
+void AddMetric(TraceData& t, uint32_t pid, const char* kernel, uint32_t ordinal, const char* metric,
+               double v) {
+  KernelMetricRecord m;
+  m.pid = pid;
+  m.kernel_name = Intern(t, kernel);
+  m.launch_ordinal = ordinal;
+  m.metric = Intern(t, metric);
+  m.value = v;
+  t.kernel_metrics.push_back(m);
+}
+
+void AddLaunch(TraceData& t, uint32_t pid, const char* kernel, uint32_t ordinal, double grid,
+               double time_ns) {
+  AddMetric(t, pid, kernel, ordinal, launch_metric::kGridSize, grid);
+  AddMetric(t, pid, kernel, ordinal, launch_metric::kBlockSize, 256);
+  AddMetric(t, pid, kernel, ordinal, "gpu__time_duration.sum", time_ns);
+}
+
+}  // namespace
+
+TEST_CASE("launch ordinals follow launch order per name and process", "[counters][join]") {
+  TraceData t;
+  AddKernel(t, 10, "a", 5, 1, 500);
+  AddKernel(t, 10, "b", 3, 1, 300);
+  AddKernel(t, 10, "a", 1, 1,
+            900);  // launched first (lower correlation id), finished later on another stream
+  AddKernel(t, 11, "a", 2, 1, 100);
+  auto ord = KernelLaunchOrdinals(t);
+  CHECK(ord == std::vector<uint32_t>{1, 0, 0, 0});
+}
+
+TEST_CASE("join pairs processes and launches, rewrites ids", "[counters][join]") {
+  TraceData tl;
+  AddProcess(tl, 100, "app", 0);
+  AddKernel(tl, 100, "copy", 7, 64, 1000);
+  AddKernel(tl, 100, "copy", 9, 64, 2000);
+  AddKernel(tl, 100, "fma", 8, 32, 1500);
+  TraceData ct;
+  ct.strings.push_back("padding so string ids differ");
+  AddProcess(ct, 555, "app", 0);
+  AddLaunch(ct, 555, "copy", 0, 64, 532000);
+  AddLaunch(ct, 555, "copy", 1, 64, 531000);
+  AddLaunch(ct, 555, "fma", 0, 32, 1091000);
+  StallSample s;
+  s.pid = 555;
+  s.kernel_name = Intern(ct, "fma");
+  s.launch_ordinal = 0;
+  s.reason = Intern(ct, "not_selected");
+  s.count = 42;
+  ct.stall_samples.push_back(s);
+
+  JoinReport r = JoinCountersIntoTimeline(tl, ct);
+  CHECK(r.profiled_launches == 3);
+  CHECK(r.matched_launches == 3);
+  CHECK(r.unmatched_launches == 0);
+  CHECK(r.problems.empty());
+  REQUIRE(tl.kernel_metrics.size() == 9);
+  for (const auto& m : tl.kernel_metrics) {
+    CHECK(m.pid == 100);
+    if (tl.Str(m.kernel_name) == "copy") CHECK((m.correlation_id == (m.launch_ordinal == 0 ? 7u : 9u)));
+    if (tl.Str(m.kernel_name) == "fma") CHECK(m.correlation_id == 8);
+  }
+  REQUIRE(tl.stall_samples.size() == 1);
+  CHECK(tl.Str(tl.stall_samples[0].reason) == "not_selected");
+  CHECK(tl.stall_samples[0].correlation_id == 8);
+  CHECK(tl.losses.empty());
+  CHECK(r.Summary() == "joined 3 of 3 profiled launches");
+}
+
+TEST_CASE("a second run that differs is reported, not guessed", "[counters][join]") {
+  TraceData tl;
+  AddProcess(tl, 100, "app", 0);
+  AddKernel(tl, 100, "copy", 1, 64, 1000);
+  AddKernel(tl, 100, "autotuned", 2, 128, 2000);
+  TraceData ct;
+  AddProcess(ct, 200, "app", 0);
+  AddLaunch(ct, 200, "copy", 0, 64, 1);
+  AddLaunch(ct, 200, "copy", 1, 64, 1);        // the timeline run launched copy only once
+  AddLaunch(ct, 200, "autotuned", 0, 256, 1);  // other grid this time
+  AddLaunch(ct, 200, "only_in_run2", 0, 1, 1);
+  AddProcess(ct, 201, "helper", 10);  // a child the timeline run never started
+  AddLaunch(ct, 201, "copy", 0, 64, 1);
+
+  JoinReport r = JoinCountersIntoTimeline(tl, ct);
+  CHECK(r.profiled_launches == 5);
+  CHECK(r.matched_launches == 1);
+  CHECK(r.unmatched_launches == 4);
+  CHECK(r.unmatched_processes == 1);
+  auto has = [&](const char* text) {
+    for (const auto& p : r.problems)
+      if (p.find(text) != std::string::npos) return true;
+    return false;
+  };
+  CHECK(has("copy launch 1: the timeline run has 1 launches of this kernel"));
+  CHECK(has("autotuned launch 0: launch shape differs between the runs (grid 256 x block 256 vs 128 x 256)"));
+  CHECK(has("only_in_run2 launch 0: the timeline run has 0 launches"));
+  CHECK(has("process helper (pid 201) of the counters run has no partner"));
+  // Only the matched launch's records arrive; the loss is visible in the trace.
+  CHECK(tl.kernel_metrics.size() == 3);
+  REQUIRE(tl.losses.size() == 1);
+  CHECK(tl.Str(tl.losses[0].name) == "counters_unmatched");
+  CHECK(tl.losses[0].count == 4);
+}
+
+TEST_CASE("device peaks come from the profiler's peak_sustained values", "[counters][join][peaks]") {
+  TraceData t;
+  t.devices.push_back(DeviceRecord{});
+  AddMetric(t, 1, "k", 0, "sm__cycles_elapsed.avg.per_second", 1.755e9);
+  AddMetric(t, 1, "k", 1, "sm__cycles_elapsed.avg.per_second", 1.98e9);
+  AddMetric(t, 1, "k", 0, "dram__bytes.sum.peak_sustained", 1536);
+  AddMetric(t, 1, "k", 0, "dram__cycles_elapsed.avg.per_second", 3.1e9);
+  AddMetric(t, 1, "k", 0, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", 16896);
+  CHECK(ApplyCounterPeaks(t) == 1);
+  const DeviceRecord& d = t.devices[0];
+  CHECK(d.dram_bandwidth == Approx(1536 * 3.1e9));
+  CHECK(d.peak_flops[static_cast<size_t>(Precision::kFp32)] == Approx(2 * 16896 * 1.98e9));
+  CHECK(d.peak_source == static_cast<uint8_t>(PeakSource::kDerived));
+  TraceData none;
+  none.devices.push_back(DeviceRecord{});
+  CHECK(ApplyCounterPeaks(none) == 0);
+}

@@ -1,0 +1,116 @@
+// Counter-set parsing, metric lists, launch selection and the cost model (pure, no CUPTI).
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "metric_sets.h"
+#include "selection.h"
+
+using namespace gt::counters;
+
+TEST_CASE("counter set specs", "[counters][sets]") {
+  CHECK(*ParseCounterSets("") == kDefaultSets);
+  CHECK(*ParseCounterSets("default") == kDefaultSets);
+  CHECK(*ParseCounterSets("roofline, stalls") == (kSetRoofline | kSetStalls));
+  CHECK(*ParseCounterSets("all") == kAllSets);
+  auto bad = ParseCounterSets("roofline,bogus");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("unknown counter set 'bogus'") != std::string::npos);
+  CHECK(bad.status().message().find("sol") != std::string::npos);
+  CHECK(CounterSetsToString(kSetRoofline | kSetSol) == "roofline,sol");
+  CHECK(*ParseCounterSets(CounterSetsToString(kSetStalls | kSetOccupancy)) == (kSetStalls | kSetOccupancy));
+}
+
+TEST_CASE("metric lists", "[counters][sets]") {
+  auto def = MetricsForSets(kDefaultSets);
+  auto has = [&](const std::vector<std::string>& v, const char* m) {
+    return std::find(v.begin(), v.end(), m) != v.end();
+  };
+  CHECK(has(def, "gpu__time_duration.sum"));
+  CHECK(has(def, "dram__bytes_read.sum"));
+  CHECK(has(def, "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum"));
+  CHECK(has(def, "smsp__warps_issue_stalled_long_scoreboard.sum"));
+  CHECK(has(def, "sm__warps_active.avg.pct_of_peak_sustained_active"));
+  CHECK_FALSE(has(def, "sm__throughput.avg.pct_of_peak_sustained_elapsed"));  // sol is on request only
+  CHECK(has(MetricsForSets(kSetSol), "sm__throughput.avg.pct_of_peak_sustained_elapsed"));
+  std::vector<std::string> sorted = def;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());  // no duplicates
+  for (const auto& m : def) {
+    INFO(m);
+    CHECK(m.find('.') != std::string::npos);  // a bare base name fails in ConfigAddMetrics
+  }
+  CHECK(StallReasons().size() == 19);
+  CHECK(StallReasonOfMetric("smsp__warps_issue_stalled_long_scoreboard.sum") == "long_scoreboard");
+  CHECK(StallReasonOfMetric("smsp__warps_issue_stalled_long_scoreboard_not_issued.sum").empty());
+  CHECK(StallReasonOfMetric("dram__bytes.sum").empty());
+}
+
+TEST_CASE("launch selection: per-name cap, regex, skip, count", "[counters][selection]") {
+  CountersOptions o;
+  o.sets = kDefaultSets;
+  auto sel = std::move(*LaunchSelector::Create(o));
+  std::vector<bool> got;
+  for (int i = 0; i < 5; ++i) got.push_back(sel->OnLaunch("a").profile);
+  CHECK(got == std::vector<bool>{true, true, true, false, false});
+  auto d = sel->OnLaunch("b");
+  CHECK(d.profile);
+  CHECK(d.ordinal == 0);
+  CHECK(sel->OnLaunch("a").ordinal == 5);  // every launch counts for the ordinal, profiled or not
+
+  o.kernel_regex = "^gemm";
+  o.launch_skip = 1;
+  o.launch_count = 2;
+  o.per_name_limit = 0;
+  sel = std::move(*LaunchSelector::Create(o));
+  CHECK_FALSE(sel->OnLaunch("gemm_a").profile);  // skipped
+  CHECK_FALSE(sel->OnLaunch("copy").profile);    // no match
+  CHECK(sel->OnLaunch("gemm_a").profile);
+  CHECK(sel->OnLaunch("gemm_b").profile);
+  CHECK_FALSE(sel->OnLaunch("gemm_a").profile);  // count reached
+  CHECK(sel->profiled() == 2);
+
+  o.kernel_regex = "([";
+  auto bad = LaunchSelector::Create(o);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("--kernel-regex") != std::string::npos);
+}
+
+TEST_CASE("options travel through the environment", "[counters][selection]") {
+  std::map<std::string, std::string> env;
+  CountersOptions o;
+  o.sets = kSetRoofline | kSetStalls;
+  o.kernel_regex = "k.*";
+  o.launch_skip = 4;
+  o.launch_count = 9;
+  o.per_name_limit = 1;
+  CountersOptionsToEnv(
+      o,
+      [](void* ctx, const char* n, const char* v) {
+        (*static_cast<std::map<std::string, std::string>*>(ctx))[n] = v;
+      },
+      &env);
+  auto get = [](void* ctx, const char* n) -> const char* {
+    auto& e = *static_cast<std::map<std::string, std::string>*>(ctx);
+    auto it = e.find(n);
+    return it == e.end() ? nullptr : it->second.c_str();
+  };
+  auto back = CountersOptionsFromEnv(get, &env);
+  REQUIRE(back.ok());
+  CHECK(back->sets == o.sets);
+  CHECK(back->kernel_regex == "k.*");
+  CHECK(back->launch_skip == 4);
+  CHECK(back->launch_count == 9);
+  CHECK(back->per_name_limit == 1);
+  env["GTRACE_LAUNCH_SKIP"] = "-3";
+  CHECK_FALSE(CountersOptionsFromEnv(get, &env).ok());
+  std::map<std::string, std::string> none;
+  CHECK(CountersOptionsFromEnv(get, &none)->sets == 0);
+}
+
+TEST_CASE("cost model follows the H200 measurements", "[counters][cost]") {
+  // gpu.md: 8 passes ~ 57 ms for a tiny kernel with little memory; 13 ms per pass + 1.3 ms per GiB per pass.
+  CHECK(EstimateCost(8, 0).per_launch_s == Approx(0.104));
+  CHECK(EstimateCost(8, 10).per_launch_s == Approx(8 * (0.013 + 0.013)));
+  CHECK(EstimateCost(8, 0).Describe(8, 3).find("at most 3 launches per kernel name") != std::string::npos);
+}
