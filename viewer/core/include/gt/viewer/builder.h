@@ -1,5 +1,6 @@
-// Builds a TraceModel from records as they stream in: a TraceSink for .gtrace (TraceReader::Step feeds it chunk
-// by chunk, no TraceData in between) and the target of the JSON importers (AddHostSlice, AddCounterSample, ...).
+// Builds a TraceModel from records as they stream in: a TraceSink for .gtrace (TraceReader::Step feeds it
+// chunk by chunk, no TraceData in between) and the target of the JSON importers (AddHostSlice,
+// AddCounterSample, ...).
 //
 // Build order is deterministic: the same input sequence yields the same model, so ids and keys are stable.
 #pragma once
@@ -20,8 +21,8 @@ struct HostSliceRecord {
   uint32_t pid = 0;
   uint32_t tid = 0;
   StringId name = 0;
-  StringId category = 0;        // "cpu_op", "python_function", "user_annotation", ...
-  StringId args = 0;            // "key: value\n..." (0 = none)
+  StringId category = 0;                // "cpu_op", "python_function", "user_annotation", ...
+  StringId args = 0;                    // "key: value\n..." (0 = none)
   EventKind kind = EventKind::kHostOp;  // kHostOp or kInstant
 };
 
@@ -35,7 +36,8 @@ struct GpuAnnotationRecord {
   StringId args = 0;
 };
 
-// An imported flow endpoint pair, resolved to the enclosing (deepest) event at each end when the model is built.
+// An imported flow endpoint pair, resolved to the enclosing (deepest) event at each end when the model is
+// built.
 struct FlowEndpoints {
   uint32_t from_pid = 0, from_tid = 0;
   Timestamp from_ts = 0;

@@ -25,7 +25,8 @@ struct LoadOptions {
 };
 
 // Incremental loading so the UI can draw a progress bar:
-//   TraceLoader l; status = l.Open(bytes); while (!l.done()) { l.Step(); draw(l.progress()); } model = l.Finish();
+//   TraceLoader l; status = l.Open(bytes); while (!l.done()) { l.Step(); draw(l.progress()); } model =
+//   l.Finish();
 // The bytes must outlive the loader (a gzip input is inflated into a buffer the loader owns).
 class TraceLoader {
  public:

@@ -1,8 +1,9 @@
-// Level of detail: what to draw for one lane or counter over [t0, t1) at a given zoom, in O(screen width · log n).
+// Level of detail: what to draw for one lane or counter over [t0, t1) at a given zoom, in O(screen width ·
+// log n).
 //
-// A lane query returns draw items in time order: single events, or merged blocks of consecutive events that are
-// each narrower than min_px and separated by gaps narrower than gap_px. Every event overlapping the range appears
-// in exactly one item; none outside does (tests/viewer/lod_test.cc checks it exhaustively).
+// A lane query returns draw items in time order: single events, or merged blocks of consecutive events that
+// are each narrower than min_px and separated by gaps narrower than gap_px. Every event overlapping the range
+// appears in exactly one item; none outside does (tests/viewer/lod_test.cc checks it exhaustively).
 #pragma once
 
 #include <cstdint>
@@ -49,8 +50,8 @@ void QueryCounter(const CounterTrack& counter, int64_t t0, int64_t t1, double ns
 std::pair<double, double> CounterMinMax(const CounterTrack& counter, uint32_t first, uint32_t last);
 
 // Intervals of [t0, t1) of at least min_px where no kernel/memcpy/memset of `device_id` runs, computed from
-// the folded stream lanes (so O(screen) per frame; merged blocks only hide gaps < gap_px, so every reported gap
-// is real and every gap >= gap_px is reported).
+// the folded stream lanes (so O(screen) per frame; merged blocks only hide gaps < gap_px, so every reported
+// gap is real and every gap >= gap_px is reported).
 void QueryIdleGaps(const TraceModel& model, uint32_t device_id, int64_t t0, int64_t t1, double ns_per_px,
                    std::vector<std::pair<int64_t, int64_t>>* out, double min_px = 1.0);
 

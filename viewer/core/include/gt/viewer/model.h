@@ -10,12 +10,12 @@
 //
 // Layout:
 //   TraceModel
-//     groups[]  (process, GPU, counters)  -> tracks[] (thread API row, thread ranges, GPU stream, counter, ...)
-//     tracks[]  -> lanes[first_lane .. first_lane + lane_count)  (lane d = depth d, events never overlap in a lane)
-//     lanes[]   -> start[], dur[], name[], ref[], aux[]  (one entry per event, sorted by start)
+//     groups[]  (process, GPU, counters)  -> tracks[] (thread API row, thread ranges, GPU stream, counter,
+//     ...) tracks[]  -> lanes[first_lane .. first_lane + lane_count)  (lane d = depth d, events never overlap
+//     in a lane) lanes[]   -> start[], dur[], name[], ref[], aux[]  (one entry per event, sorted by start)
 //
-// Identity: a build is deterministic (same bytes -> same groups, tracks, lanes and event indices), so EventId and
-// the string keys below are stable across loads of the same file (share links rely on it).
+// Identity: a build is deterministic (same bytes -> same groups, tracks, lanes and event indices), so EventId
+// and the string keys below are stable across loads of the same file (share links rely on it).
 #pragma once
 
 #include <array>
@@ -52,16 +52,18 @@ struct EventId {
 // What an event is. Stored in the top 4 bits of Lane::ref except on kThreadApi lanes, whose ref is the
 // correlation id (every event there is kApi).
 enum class EventKind : uint8_t {
-  kKernel = 0,      // ref payload: LaunchConfig index; aux: correlation id
-  kMemcpy = 1,      // ref payload: MemcpyInfo index; aux: correlation id
-  kMemset = 2,      // ref payload: MemsetInfo index; aux: correlation id
-  kApi = 3,         // CUDA runtime/driver call; ref: correlation id (whole 32 bits)
-  kNvtx = 4,        // ref payload: NvtxInfo index
-  kSync = 5,        // ref payload: SyncInfo index
-  kOverhead = 6,    // profiler overhead; ref payload unused
-  kHostOp = 7,      // imported host slice (cpu_op, python_function, Chrome "X"/"B..E"); ref payload: category string
-  kAnnotation = 8,  // imported user annotation on a GPU stream (gpu_user_annotation); ref payload: category string
-  kInstant = 9,     // zero-duration marker (Chrome "i"); ref payload: category string
+  kKernel = 0,    // ref payload: LaunchConfig index; aux: correlation id
+  kMemcpy = 1,    // ref payload: MemcpyInfo index; aux: correlation id
+  kMemset = 2,    // ref payload: MemsetInfo index; aux: correlation id
+  kApi = 3,       // CUDA runtime/driver call; ref: correlation id (whole 32 bits)
+  kNvtx = 4,      // ref payload: NvtxInfo index
+  kSync = 5,      // ref payload: SyncInfo index
+  kOverhead = 6,  // profiler overhead; ref payload unused
+  kHostOp =
+      7,  // imported host slice (cpu_op, python_function, Chrome "X"/"B..E"); ref payload: category string
+  kAnnotation =
+      8,  // imported user annotation on a GPU stream (gpu_user_annotation); ref payload: category string
+  kInstant = 9,  // zero-duration marker (Chrome "i"); ref payload: category string
   kCount = 10,
 };
 const char* EventKindName(EventKind k);
@@ -76,8 +78,8 @@ inline constexpr uint32_t MakeRef(EventKind k, uint32_t payload) {
 // [SECTION] Kind-specific detail tables (interned)
 // ---------------------------------------------------------------------------------------------------------------
 
-// Interned per distinct launch configuration: grid/block/registers rarely vary per kernel name, so kernels cost
-// no per-instance detail memory beyond the correlation id.
+// Interned per distinct launch configuration: grid/block/registers rarely vary per kernel name, so kernels
+// cost no per-instance detail memory beyond the correlation id.
 struct LaunchConfig {
   StringId name = 0;
   std::array<uint32_t, 3> grid{1, 1, 1};
@@ -140,15 +142,15 @@ inline constexpr uint32_t kDurOverflow = UINT32_MAX;
 struct Lane {
   TrackId track = kNone;
   uint32_t depth = 0;
-  std::vector<int64_t> start;   // ns, ascending; events in a lane never overlap
-  std::vector<uint32_t> dur;    // ns; kDurOverflow -> see long_dur
+  std::vector<int64_t> start;  // ns, ascending; events in a lane never overlap
+  std::vector<uint32_t> dur;   // ns; kDurOverflow -> see long_dur
   std::vector<StringId> name;
-  std::vector<uint32_t> ref;    // MakeRef(kind, payload), or the correlation id on kThreadApi tracks
-  std::vector<uint32_t> aux;    // GPU lanes: correlation id per event; empty elsewhere
-  std::vector<std::pair<uint32_t, int64_t>> long_dur;      // (index, duration) sorted by index
-  std::vector<std::pair<uint32_t, int32_t>> return_code;   // (index, code) nonzero API results, sorted
-  std::vector<std::pair<uint32_t, StringId>> args;         // (index, "key: value\n..." text) imported fields
-  bool aux_sorted = true;  // aux (correlation ids) ascending: partner lookups may binary-search
+  std::vector<uint32_t> ref;  // MakeRef(kind, payload), or the correlation id on kThreadApi tracks
+  std::vector<uint32_t> aux;  // GPU lanes: correlation id per event; empty elsewhere
+  std::vector<std::pair<uint32_t, int64_t>> long_dur;     // (index, duration) sorted by index
+  std::vector<std::pair<uint32_t, int32_t>> return_code;  // (index, code) nonzero API results, sorted
+  std::vector<std::pair<uint32_t, StringId>> args;        // (index, "key: value\n..." text) imported fields
+  bool aux_sorted = true;  // correlation ids (aux; ref on kThreadApi lanes) ascending: lookups binary-search
 
   uint32_t size() const { return static_cast<uint32_t>(start.size()); }
   int64_t Duration(uint32_t i) const;
@@ -163,12 +165,12 @@ struct Lane {
 // ---------------------------------------------------------------------------------------------------------------
 
 enum class TrackKind : uint8_t {
-  kThreadApi = 0,      // CUDA runtime calls at depth 0, driver calls they make at depth 1+
-  kThreadRanges = 1,   // NVTX ranges and imported host ops, nested by depth
-  kThreadSync = 2,     // synchronization records and profiler overhead of a thread
-  kGpuStream = 3,      // kernels, memcpy, memset of one stream
-  kGpuAnnotations = 4, // imported GPU-side user annotations of one stream
-  kCounter = 5,        // a counter time series (see TraceModel::counters)
+  kThreadApi = 0,       // CUDA runtime calls at depth 0, driver calls they make at depth 1+
+  kThreadRanges = 1,    // NVTX ranges and imported host ops, nested by depth
+  kThreadSync = 2,      // synchronization records and profiler overhead of a thread
+  kGpuStream = 3,       // kernels, memcpy, memset of one stream
+  kGpuAnnotations = 4,  // imported GPU-side user annotations of one stream
+  kCounter = 5,         // a counter time series (see TraceModel::counters)
 };
 const char* TrackKindName(TrackKind k);
 
@@ -177,16 +179,16 @@ enum class GroupKind : uint8_t { kProcess = 0, kGpu = 1, kCounters = 2 };
 struct Track {
   TrackKind kind = TrackKind::kThreadRanges;
   GroupId group = kNone;
-  std::string name;       // "Thread 4242 (python3) · CUDA API", "Stream 7", "GPU utilization (%)"
-  std::string key;        // stable identity for view state: "p1234/t5678/api", "g0/p1234/s7", "c/12"
+  std::string name;  // "Thread 4242 (python3) · CUDA API", "Stream 7", "GPU utilization (%)"
+  std::string key;   // stable identity for view state: "p1234/t5678/api", "g0/p1234/s7", "c/12"
   uint32_t pid = 0;
-  uint32_t tid = 0;             // thread tracks
-  uint32_t device_id = kNone;   // GPU and device-bound counter tracks
+  uint32_t tid = 0;            // thread tracks
+  uint32_t device_id = kNone;  // GPU and device-bound counter tracks
   uint32_t context_id = 0;
   uint32_t stream_id = kNone;
-  uint32_t counter = kNone;     // kCounter: index into TraceModel::counters
+  uint32_t counter = kNone;  // kCounter: index into TraceModel::counters
   LaneId first_lane = 0;
-  uint32_t lane_count = 0;      // 0 for counter tracks
+  uint32_t lane_count = 0;  // 0 for counter tracks
   uint64_t event_count = 0;
   int64_t first_ns = 0, last_ns = 0;  // extent of the track's events
   bool default_collapsed = false;
@@ -216,7 +218,7 @@ struct CounterTrack {
   uint32_t device_id = kNone;
   uint32_t source_id = 0;  // counter_id from the trace
   TrackId track = kNone;
-  std::vector<int64_t> time;   // ascending
+  std::vector<int64_t> time;  // ascending
   std::vector<double> value;
   // levels[k][j] = (min, max) over samples [j * F^(k+1), (j+1) * F^(k+1))
   std::vector<std::vector<std::pair<double, double>>> levels;
@@ -248,7 +250,9 @@ struct DeviceSummary {
   // The largest idle intervals between first_ns and last_ns (at most 256, longest first).
   std::vector<std::pair<int64_t, int64_t>> largest_gaps;
   int64_t idle_ns() const { return (last_ns - first_ns) - busy_ns; }
-  double idle_share() const { return last_ns > first_ns ? double(idle_ns()) / double(last_ns - first_ns) : 0.0; }
+  double idle_share() const {
+    return last_ns > first_ns ? double(idle_ns()) / double(last_ns - first_ns) : 0.0;
+  }
 };
 
 enum class SourceFormat : uint8_t { kGtrace = 0, kChromeJson = 1, kKinetoJson = 2 };
@@ -257,7 +261,7 @@ const char* SourceFormatName(SourceFormat f);
 // What could not be shown: the reader's LoadReport (chunks lost, truncation), the trace's own LossRecords
 // (CUPTI drops, ...) and the importer's problems (malformed events skipped, unmatched B/E, ...).
 struct LossStat {
-  std::string name;    // "chunk_lost", "cupti_dropped_records", "json_events_skipped"
+  std::string name;      // "chunk_lost", "cupti_dropped_records", "json_events_skipped"
   uint8_t severity = 0;  // gt::Severity
   uint32_t pid = 0;
   uint64_t count = 0;
@@ -267,9 +271,9 @@ struct LossStat {
 struct TraceModel {
   SourceFormat format = SourceFormat::kGtrace;
   TraceMetadata metadata;
-  LoadReport report;                 // .gtrace reader report (JSON: bytes_total and problems only)
+  LoadReport report;  // .gtrace reader report (JSON: bytes_total and problems only)
   std::vector<LossStat> losses;
-  std::vector<std::string> problems; // importer/builder problems, human-readable, first 100
+  std::vector<std::string> problems;  // importer/builder problems, human-readable, first 100
 
   std::vector<std::string> strings{""};  // index = StringId
   std::vector<uint32_t> name_counts;     // events per StringId (search match counts without a scan)
@@ -278,7 +282,7 @@ struct TraceModel {
   std::vector<Track> tracks;
   std::vector<Lane> lanes;
   std::vector<CounterTrack> counters;
-  std::vector<Flow> flows;         // sorted by `from`
+  std::vector<Flow> flows;  // sorted by `from`
 
   std::vector<LaunchConfig> launch_configs;
   std::vector<MemcpyInfo> memcpys;

@@ -62,7 +62,7 @@ struct KernelSummaryRow {
   int64_t min_ns = 0;
   int64_t max_ns = 0;
   double avg_ns = 0;
-  double share = 0;  // total_ns / sum over all kernels of total_ns (0..1)
+  double share = 0;                   // total_ns / sum over all kernels of total_ns (0..1)
   int64_t first_ns = 0, last_ns = 0;  // zoom range covering all instances
 };
 
@@ -122,8 +122,8 @@ EventId HitTest(const TraceModel& model, LaneId lane, int64_t t, double ns_per_p
 std::vector<LossStat> LossSummary(const TraceModel& model);
 bool HasDataLoss(const TraceModel& model);
 
-std::string FormatDuration(int64_t ns);  // "812 ns", "12.4 µs", "3.21 ms", "1.500 s"
-std::string FormatBytes(uint64_t bytes); // "512 B", "4.0 KiB", "1.25 GiB"
+std::string FormatDuration(int64_t ns);   // "812 ns", "12.4 µs", "3.21 ms", "1.500 s"
+std::string FormatBytes(uint64_t bytes);  // "512 B", "4.0 KiB", "1.25 GiB"
 std::string FormatTimestamp(const TraceModel& model, int64_t ns);  // relative to first_ns: "+1.234567 s"
 
 // The `gtrace stats` report: trace summary, loss, per-device idle share, kernel summary (top_n rows).

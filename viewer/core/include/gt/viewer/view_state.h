@@ -12,12 +12,12 @@
 namespace gt::viewer {
 
 struct ViewState {
-  int64_t t0 = 0, t1 = 0;               // visible range, trace ns (t1 > t0 when set; 0,0 = whole trace)
-  std::vector<std::string> expanded;    // track or group keys expanded against their default
-  std::vector<std::string> collapsed;   // track or group keys collapsed against their default
-  std::string selected;                 // event key ("" = none)
-  std::string panel;                    // open panel name ("kernels", "details", "search", "" = none)
-  std::string search;                   // active search text
+  int64_t t0 = 0, t1 = 0;              // visible range, trace ns (t1 > t0 when set; 0,0 = whole trace)
+  std::vector<std::string> expanded;   // track or group keys expanded against their default
+  std::vector<std::string> collapsed;  // track or group keys collapsed against their default
+  std::string selected;                // event key ("" = none)
+  std::string panel;                   // open panel name ("kernels", "details", "search", "" = none)
+  std::string search;                  // active search text
 
   // URL-safe (only [A-Za-z0-9._~-] and the separators '!' and '*'), versioned: "v1!..."
   std::string Serialize() const;

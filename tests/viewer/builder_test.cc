@@ -1,0 +1,191 @@
+// Model build: track layout and names, nesting depth, sorting, sparse attributes, determinism, summaries.
+#include <catch2/catch.hpp>
+
+#include "synth_trace.h"
+#include "test_util.h"
+
+using namespace gt;
+using namespace gt::viewer;
+
+static std::vector<std::string> TrackNames(const TraceModel& m) {
+  std::vector<std::string> out;
+  for (const auto& g : m.groups) {
+    out.push_back("[" + g.name + "]");
+    for (TrackId t : g.tracks) out.push_back(m.tracks[t].name + " {" + m.tracks[t].key + "}");
+  }
+  return out;
+}
+
+TEST_CASE("golden mini trace: groups, tracks, keys in default order", "[builder]") {
+  auto m = test::SmallTrace();
+  std::vector<std::string> expected = {
+      "[train.py (pid 10)]",
+      "main (11) · Ranges {p10/t11/ranges}",
+      "main (11) · CUDA API {p10/t11/api}",
+      "[GPU 0: NVIDIA H200]",
+      "Stream 7 {g0/p10/c1/s7}",
+      "Stream 8 {g0/p10/c1/s8}",
+      "SM clock (MHz) {c/5}",
+  };
+  CHECK(TrackNames(*m) == expected);
+  CHECK(m->event_count == 10);
+  CHECK(m->sample_count == 3);
+  CHECK(m->first_ns == 0);
+  CHECK(m->last_ns == 2000);
+}
+
+TEST_CASE("nesting: NVTX ranges by depth, driver calls below runtime calls", "[builder]") {
+  auto m = test::SmallTrace();
+  const Track& ranges = m->tracks[m->FindTrackByKey("p10/t11/ranges")];
+  REQUIRE(ranges.lane_count == 3);
+  CHECK(m->Str(m->lanes[ranges.first_lane + 0].name[0]) == "epoch");
+  CHECK(m->Str(m->lanes[ranges.first_lane + 1].name[0]) == "fwd");
+  CHECK(m->Str(m->lanes[ranges.first_lane + 2].name[0]) == "inner");
+  const Track& api = m->tracks[m->FindTrackByKey("p10/t11/api")];
+  REQUIRE(api.lane_count == 2);
+  CHECK(m->lanes[api.first_lane].size() == 3);
+  CHECK(m->Str(m->lanes[api.first_lane + 1].name[0]) == "cuLaunchKernel");
+  const Track& s7 = m->tracks[m->FindTrackByKey("g0/p10/c1/s7")];
+  REQUIRE(s7.lane_count == 1);
+  const Lane& l = m->lanes[s7.first_lane];
+  REQUIRE(l.size() == 2);
+  CHECK(m->Kind({s7.first_lane, 0}) == EventKind::kKernel);
+  CHECK(m->Kind({s7.first_lane, 1}) == EventKind::kMemcpy);
+  CHECK(m->Str(l.name[1]) == "Memcpy HtoD");
+  CHECK(l.aux == std::vector<uint32_t>{1, 2});
+  CHECK(m->launch_configs.size() == 2);
+}
+
+TEST_CASE("every lane is sorted and disjoint, even from unsorted overlapping input", "[builder]") {
+  ModelBuilder b;
+  test::FeedStrings(b, {"", "a", "b"});
+  gt::synth::Rng rng(7);
+  std::vector<NvtxRecord> v;
+  for (int i = 0; i < 5000; ++i) {
+    NvtxRecord r;
+    r.start = rng.Below(1000000);
+    r.end = r.start + rng.Below(20000);
+    r.pid = 1, r.tid = 1 + rng.Below(3);
+    r.message = 1 + rng.Below(2);
+    v.push_back(r);
+  }
+  b.OnNvtx(v);
+  auto m = b.Finish();
+  uint64_t total = 0;
+  for (const Lane& l : m->lanes) {
+    total += l.size();
+    for (uint32_t i = 1; i < l.size(); ++i) {
+      REQUIRE(l.start[i - 1] <= l.start[i]);
+      REQUIRE(l.End(i - 1) <= l.start[i]);
+    }
+  }
+  CHECK(total == 5000);
+  CHECK(m->event_count == 5000);
+}
+
+TEST_CASE("sparse attributes follow their event through sorting", "[builder]") {
+  ModelBuilder b;
+  test::FeedStrings(b, {"", "cudaMalloc", "cudaFree"});
+  std::vector<ApiCallRecord> api;
+  // Unsorted input; the 2 error codes and the 10-second call must stay attached to the right events.
+  api.push_back({5000, 6000, 1, 1, 3, 0, 2, 0, 0});
+  api.push_back({1000, 2000, 1, 1, 1, 0, 1, 2, 0});
+  api.push_back({3000, 3000 + 10'000'000'000, 1, 1, 2, 0, 1, 0, 0});
+  api.push_back({20'000'000'000, 20'000'000'100, 1, 1, 4, 0, 2, 719, 0});
+  b.OnApiCalls(api);
+  auto m = b.Finish();
+  REQUIRE(m->lanes.size() == 2);  // the 10 s call encloses the 5000..6000 call
+  const Lane& l0 = m->lanes[0];
+  REQUIRE(l0.size() == 3);
+  CHECK(l0.ref == std::vector<uint32_t>{1, 2, 4});
+  CHECK(l0.ReturnCode(0) == 2);
+  CHECK(l0.ReturnCode(1) == 0);
+  CHECK(l0.ReturnCode(2) == 719);
+  CHECK(l0.Duration(1) == 10'000'000'000);
+  CHECK(l0.dur[1] == kDurOverflow);
+  const Lane& l1 = m->lanes[1];
+  REQUIRE(l1.size() == 1);
+  CHECK(l1.ref[0] == 3);
+}
+
+TEST_CASE("builds are deterministic: same input, same keys and layout", "[builder]") {
+  gt::synth::SynthOptions o;
+  o.events = 20000;
+  ModelBuilder b1, b2;
+  gt::synth::GenerateSynthTrace(b1, o);
+  gt::synth::GenerateSynthTrace(b2, o);
+  auto m1 = b1.Finish(), m2 = b2.Finish();
+  REQUIRE(m1->tracks.size() == m2->tracks.size());
+  REQUIRE(m1->lanes.size() == m2->lanes.size());
+  for (size_t i = 0; i < m1->tracks.size(); ++i) CHECK(m1->tracks[i].key == m2->tracks[i].key);
+  for (size_t l = 0; l < m1->lanes.size(); ++l) {
+    CHECK(m1->lanes[l].start == m2->lanes[l].start);
+    CHECK(m1->lanes[l].name == m2->lanes[l].name);
+  }
+  // Keys round-trip on both models.
+  for (LaneId l = 0; l < m1->lanes.size(); l += 3) {
+    EventId e{l, m1->lanes[l].size() / 2};
+    std::string key = m1->EventKey(e);
+    CHECK(m2->FindEventByKey(key) == e);
+  }
+  CHECK(m1->FindEventByKey("nonsense").valid() == false);
+  CHECK(m1->FindEventByKey("p4242/t100/api/0/999999999").valid() == false);
+  CHECK(m1->FindEventByKey("p4242/t100/api/x/1").valid() == false);
+}
+
+TEST_CASE("synthetic trace: every event lands on the timeline, memory within budget", "[builder]") {
+  gt::synth::SynthOptions o;
+  o.events = 200000;
+  ModelBuilder b;
+  auto counts = gt::synth::GenerateSynthTrace(b, o);
+  auto m = b.Finish();
+  CHECK(m->event_count == counts.events());
+  CHECK(m->sample_count == counts.samples);
+  uint64_t kernels = 0;
+  for (const auto& d : m->device_summaries) kernels += d.kernel_count;
+  CHECK(kernels == counts.kernels);
+  // 24 bytes/event all-in is the target; small traces carry fixed overhead, so allow headroom here and
+  // measure the real ratio in bench/viewer.
+  CHECK(double(m->MemoryBytes()) / double(m->event_count) < 32.0);
+}
+
+TEST_CASE("device summary: busy union, idle share and largest gaps", "[builder]") {
+  auto m = test::SmallTrace();
+  REQUIRE(m->device_summaries.size() == 1);
+  const DeviceSummary& d = m->device_summaries[0];
+  CHECK(d.first_ns == 250);
+  CHECK(d.last_ns == 1600);
+  CHECK(d.busy_ns == 1300);  // [250,1250] + [1300,1600]
+  CHECK(d.idle_ns() == 50);
+  CHECK(d.kernel_count == 2);
+  CHECK(d.memcpy_count == 1);
+  REQUIRE(d.largest_gaps.size() == 1);
+  CHECK(d.largest_gaps[0] == std::pair<int64_t, int64_t>{1250, 1300});
+  CHECK(d.idle_share() == Approx(50.0 / 1350.0));
+}
+
+TEST_CASE("strings lost with their chunk resolve to empty, not out of bounds", "[builder]") {
+  ModelBuilder b;
+  test::FeedStrings(b, {"", "known"});
+  KernelRecord k;
+  k.start = 0, k.end = 10, k.name = 999;  // the chunk with id 999 never arrived
+  b.OnKernels({&k, 1});
+  auto m = b.Finish();
+  CHECK(m->Str(999).empty());
+  CHECK(m->event_count == 1);
+}
+
+TEST_CASE("memory alloc/free records become a live-bytes counter", "[builder]") {
+  ModelBuilder b;
+  std::vector<MemoryRecord> mem(3);
+  mem[0].timestamp = 10, mem[0].bytes = 100, mem[0].op = uint8_t(MemoryOp::kAlloc);
+  mem[1].timestamp = 20, mem[1].bytes = 50, mem[1].op = uint8_t(MemoryOp::kAlloc);
+  mem[2].timestamp = 30, mem[2].bytes = 100, mem[2].op = uint8_t(MemoryOp::kFree);
+  for (auto& x : mem) x.pid = 3, x.device_id = 1;
+  b.OnMemory(mem);
+  auto m = b.Finish();
+  REQUIRE(m->counters.size() == 1);
+  CHECK(m->counters[0].value == std::vector<double>{100, 150, 50});
+  CHECK(m->tracks[m->counters[0].track].name == "Device memory (bytes)");
+  CHECK(m->groups[m->tracks[m->counters[0].track].group].name == "GPU 1");
+}

@@ -1,0 +1,175 @@
+// Loading: format sniffing, .gtrace streamed into the builder, gzip, damaged files, real fixtures
+// (tests/data).
+#include <zlib.h>
+
+#include <catch2/catch.hpp>
+
+#include "gt/viewer/load.h"
+#include "gt/viewer/query.h"
+#include "gt/writer.h"
+#include "synth_trace.h"
+#include "test_util.h"
+#include "writer_sink.h"
+
+using namespace gt;
+using namespace gt::viewer;
+
+static std::span<const uint8_t> Bytes(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+static std::string SynthGtrace(uint64_t events, gt::synth::SynthCounts* counts) {
+  std::string out;
+  WriterOptions wo;
+  wo.max_records_per_chunk = 4096;  // many chunks: damage hits only some
+  auto w = TraceWriter::Create(MakeStringSink(&out), wo);
+  REQUIRE(w.ok());
+  gt::synth::WriterSink sink(*w.value());
+  gt::synth::SynthOptions o;
+  o.events = events;
+  *counts = gt::synth::GenerateSynthTrace(sink, o);
+  REQUIRE(sink.ok());
+  REQUIRE(w.value()->Finish().ok());
+  return out;
+}
+
+static std::string Gzip(const std::string& in) {
+  z_stream zs{};
+  REQUIRE(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  std::string out(deflateBound(&zs, in.size()) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = static_cast<uInt>(in.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  REQUIRE(deflate(&zs, Z_FINISH) == Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+TEST_CASE("format sniffing by content", "[load]") {
+  CHECK(DetectFormat(Bytes("  \n{\"traceEvents\":[]}")) == DetectedFormat::kJson);
+  CHECK(DetectFormat(Bytes("\xEF\xBB\xBF[")) == DetectedFormat::kJson);
+  CHECK(DetectFormat(Bytes(std::string("\x1f\x8b\x08", 3))) == DetectedFormat::kGzip);
+  CHECK(DetectFormat(Bytes("GTRACE??")) == DetectedFormat::kUnknown);
+  CHECK(DetectFormat(Bytes("")) == DetectedFormat::kUnknown);
+  gt::synth::SynthCounts c;
+  CHECK(DetectFormat(Bytes(SynthGtrace(100, &c))) == DetectedFormat::kGtrace);
+}
+
+TEST_CASE(".gtrace streams chunk by chunk into the model, with progress", "[load][gtrace]") {
+  gt::synth::SynthCounts counts;
+  std::string file = SynthGtrace(100000, &counts);
+  TraceLoader loader;
+  LoadOptions opt;
+  opt.chunks_per_step = 2;
+  REQUIRE(loader.Open(Bytes(file), opt).ok());
+  int steps = 0;
+  double last = 0;
+  while (!loader.done()) {
+    loader.Step();
+    REQUIRE(loader.progress() >= last);
+    last = loader.progress();
+    ++steps;
+  }
+  CHECK(steps > 5);
+  CHECK(last == Approx(1.0));
+  auto m = loader.Finish();
+  REQUIRE(m.ok());
+  const TraceModel& model = *m.value();
+  CHECK(model.format == SourceFormat::kGtrace);
+  CHECK(model.event_count == counts.events());
+  CHECK(model.sample_count == counts.samples);
+  CHECK(model.report.clean());
+  CHECK_FALSE(HasDataLoss(model));
+  // Same content as feeding the builder directly.
+  ModelBuilder direct;
+  gt::synth::SynthOptions o;
+  o.events = 100000;
+  gt::synth::GenerateSynthTrace(direct, o);
+  auto dm = direct.Finish();
+  REQUIRE(dm->lanes.size() == model.lanes.size());
+  for (size_t l = 0; l < dm->lanes.size(); ++l) {
+    REQUIRE(dm->lanes[l].start == model.lanes[l].start);
+    REQUIRE(dm->lanes[l].dur == model.lanes[l].dur);
+  }
+  CHECK(KernelSummary(*dm).size() == KernelSummary(model).size());
+}
+
+TEST_CASE("gzip: .gtrace.gz and .json.gz load the same as plain", "[load][gzip]") {
+  gt::synth::SynthCounts counts;
+  std::string file = SynthGtrace(20000, &counts);
+  auto m = LoadTrace(Bytes(Gzip(file)));
+  REQUIRE(m.ok());
+  CHECK(m.value()->event_count == counts.events());
+  std::string json = R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]})";
+  auto j = LoadTrace(Bytes(Gzip(json)));
+  REQUIRE(j.ok());
+  CHECK(j.value()->event_count == 1);
+  // Concatenated members are one stream.
+  auto two = LoadTrace(Bytes(Gzip(json.substr(0, 20)) + Gzip(json.substr(20))));
+  REQUIRE(two.ok());
+  CHECK(two.value()->event_count == 1);
+  // Truncated gzip: what was inflated loads, flagged as loss.
+  std::string gz = Gzip(file);
+  auto cut = LoadTrace(Bytes(gz.substr(0, gz.size() / 2)));
+  REQUIRE(cut.ok());
+  CHECK(cut.value()->event_count > 0);
+  CHECK(cut.value()->event_count < counts.events());
+  CHECK(HasDataLoss(*cut.value()));
+  // A gzip bomb guard.
+  LoadOptions small;
+  small.max_inflated_bytes = 1000;
+  CHECK_FALSE(LoadTrace(Bytes(gz), small).ok());
+  CHECK_FALSE(LoadTrace(Bytes(std::string("\x1f\x8b garbage", 10))).ok());
+}
+
+TEST_CASE("damaged .gtrace: loads what could be read and reports what was lost", "[load][damage]") {
+  gt::synth::SynthCounts counts;
+  std::string file = SynthGtrace(100000, &counts);
+  // Flip bytes in the middle (a chunk or two) and cut the tail.
+  std::string bad = file;
+  for (size_t i = bad.size() / 2; i < bad.size() / 2 + 64; ++i) bad[i] ^= 0x5A;
+  bad.resize(bad.size() * 9 / 10);
+  auto m = LoadTrace(Bytes(bad));
+  REQUIRE(m.ok());
+  const TraceModel& model = *m.value();
+  CHECK(model.event_count > counts.events() / 2);
+  CHECK(model.event_count < counts.events());
+  CHECK(HasDataLoss(model));
+  auto losses = LossSummary(model);
+  REQUIRE_FALSE(losses.empty());
+  CHECK(losses[0].severity == uint8_t(Severity::kDataLoss));
+  // Lanes stay valid whatever was lost.
+  for (const Lane& l : model.lanes)
+    for (uint32_t i = 1; i < l.size(); ++i) REQUIRE(l.End(i - 1) <= l.start[i]);
+}
+
+TEST_CASE("LoadTraceFile: missing file is a clear error", "[load]") {
+  auto r = LoadTraceFile("/nonexistent/trace.gtrace");
+  REQUIRE_FALSE(r.ok());
+  CHECK_FALSE(r.status().message().empty());
+}
+
+// Real traces recorded on the GPU machine (tests/data), enumerated when CMake configured the tests.
+static const char* kFixtures[] = {
+#include "fixtures.inc"
+    nullptr};
+
+TEST_CASE("real traces under tests/data load with events and a kernel summary", "[load][fixtures]") {
+  int n = 0;
+  for (const char** f = kFixtures; *f; ++f) {
+    INFO(*f);
+    auto m = LoadTraceFile(*f);
+    REQUIRE(m.ok());
+    const TraceModel& model = *m.value();
+    CHECK(model.event_count > 0);
+    CHECK(!model.tracks.empty());
+    for (const Lane& l : model.lanes)
+      for (uint32_t i = 1; i < l.size(); ++i) REQUIRE(l.End(i - 1) <= l.start[i]);
+    if (!model.device_summaries.empty()) CHECK(!KernelSummary(model).empty());
+    CHECK(!StatsReport(model).empty());
+    ++n;
+  }
+  SUCCEED(std::to_string(n) + " fixtures");
+}

@@ -1,0 +1,221 @@
+// Queries: search, kernel summary, flows, details, hit-testing, loss, formatting, stats report.
+#include <catch2/catch.hpp>
+
+#include "gt/viewer/query.h"
+#include "synth_trace.h"
+#include "test_util.h"
+
+using namespace gt;
+using namespace gt::viewer;
+
+static std::string Field(const std::vector<DetailField>& f, const std::string& name) {
+  for (const auto& x : f)
+    if (x.name == name) return x.value;
+  return "<missing " + name + ">";
+}
+
+TEST_CASE("search: substring over names, counts, next/prev in time order with wrap", "[query][search]") {
+  auto m = test::SmallTrace();
+  Search s(*m, "LAUNCH");  // case-insensitive: cudaLaunchKernel x2, cuLaunchKernel x1
+  CHECK(s.match_count() == 3);
+  CHECK(s.matching_names() == 2);
+  EventId a = s.Next(*m, {});
+  REQUIRE(a.valid());
+  CHECK(m->Start(a) == 100);
+  EventId b = s.Next(*m, a);
+  CHECK(m->Start(b) == 120);
+  EventId c = s.Next(*m, b);
+  CHECK(m->Start(c) == 450);
+  CHECK(s.Next(*m, c) == a);  // wraps
+  CHECK(s.Prev(*m, a) == c);
+  CHECK(s.Prev(*m, c) == b);
+  CHECK(s.Ordinal(*m, b) == 2);
+  CHECK(s.List(*m, 0, 300, 10).size() == 2);
+  Search cs(*m, "LAUNCH", true);
+  CHECK(cs.match_count() == 0);
+  CHECK_FALSE(cs.Next(*m, {}).valid());
+  Search none(*m, "");
+  CHECK(none.empty());
+  CHECK(none.match_count() == 0);
+}
+
+TEST_CASE("search: next/prev visit every match once, in time order", "[query][search]") {
+  gt::synth::SynthOptions o;
+  o.events = 5000;
+  ModelBuilder b;
+  gt::synth::GenerateSynthTrace(b, o);
+  auto m = b.Finish();
+  Search s(*m, "gemm_kernel_1");  // _1, _10.._19: several names
+  REQUIRE(s.match_count() > 10);
+  EventId e = s.Next(*m, {});
+  std::vector<EventId> seen{e};
+  for (uint64_t i = 1; i < s.match_count(); ++i) {
+    EventId n = s.Next(*m, e);
+    REQUIRE((m->Start(n) > m->Start(e) || (m->Start(n) == m->Start(e) && n > e)));
+    seen.push_back(n);
+    e = n;
+  }
+  CHECK(s.Next(*m, e) == seen.front());
+  for (size_t i = seen.size() - 1; i > 0; --i) REQUIRE(s.Prev(*m, seen[i]) == seen[i - 1]);
+  CHECK(s.Ordinal(*m, seen[7]) == 8);
+}
+
+TEST_CASE("kernel summary: golden table, sorting, instances", "[query][kernels]") {
+  auto m = test::SmallTrace();
+  auto rows = KernelSummary(*m);
+  REQUIRE(rows.size() == 2);
+  CHECK(m->Str(rows[0].name) == "gemm");
+  CHECK(rows[0].count == 1);
+  CHECK(rows[0].total_ns == 1000);
+  CHECK(rows[0].share == Approx(1000.0 / 1200.0));
+  CHECK(m->Str(rows[1].name) == "relu");
+  CHECK(rows[1].min_ns == 200);
+  SortKernelSummary(*m, &rows, KernelColumn::kName, true);
+  CHECK(m->Str(rows[0].name) == "relu");
+  SortKernelSummary(*m, &rows, KernelColumn::kTotal, false);
+  CHECK(m->Str(rows[0].name) == "relu");
+
+  gt::synth::SynthOptions o;
+  o.events = 50000;
+  ModelBuilder b;
+  auto counts = gt::synth::GenerateSynthTrace(b, o);
+  auto big = b.Finish();
+  auto all = KernelSummary(*big);
+  uint64_t n = 0;
+  double share = 0;
+  for (const auto& r : all) {
+    n += r.count;
+    share += r.share;
+    REQUIRE(r.min_ns <= r.avg_ns);
+    REQUIRE(r.avg_ns <= r.max_ns);
+    auto inst = KernelInstances(*big, r.name);
+    REQUIRE(inst.size() == r.count);
+    REQUIRE(big->Start(inst.front()) == r.first_ns);
+  }
+  CHECK(n == counts.kernels);
+  CHECK(share == Approx(1.0));
+  auto dev1 = KernelSummary(*big, 1);
+  uint64_t n1 = 0;
+  for (const auto& r : dev1) n1 += r.count;
+  CHECK(n1 < n);
+  CHECK(n1 > 0);
+}
+
+TEST_CASE("flows: launch <-> kernel by correlation id, runtime call preferred over driver",
+          "[query][flows]") {
+  auto m = test::SmallTrace();
+  EventId launch = test::FindByName(*m, "cudaLaunchKernel");
+  EventId gemm = test::FindByName(*m, "gemm");
+  EventId relu = test::FindByName(*m, "relu");
+  EventId copy = test::FindByName(*m, "Memcpy HtoD");
+  CHECK(FlowPartner(*m, launch) == gemm);
+  CHECK(FlowPartner(*m, gemm) == launch);
+  EventId memcpy_api = test::FindByName(*m, "cudaMemcpyAsync");
+  CHECK(FlowPartner(*m, copy) == memcpy_api);
+  CHECK(FlowPartner(*m, memcpy_api) == copy);
+  EventId second_launch{launch.lane, 2};
+  CHECK(FlowPartner(*m, relu) == second_launch);
+  CHECK_FALSE(FlowPartner(*m, test::FindByName(*m, "epoch")).valid());
+  auto arrows = FlowsOf(*m, gemm);
+  REQUIRE(arrows.size() == 1);
+  CHECK(arrows[0].from == launch);
+  CHECK(arrows[0].to == gemm);
+
+  // Synthetic: every kernel finds its launch and back.
+  gt::synth::SynthOptions o;
+  o.events = 20000;
+  ModelBuilder b;
+  gt::synth::GenerateSynthTrace(b, o);
+  auto big = b.Finish();
+  for (const Track& t : big->tracks) {
+    if (t.kind != TrackKind::kGpuStream) continue;
+    const Lane& l = big->lanes[t.first_lane];
+    for (uint32_t i = 0; i < l.size(); i += 7) {
+      EventId k{t.first_lane, i};
+      EventId api = FlowPartner(*big, k);
+      REQUIRE(api.valid());
+      REQUIRE(big->CorrelationId(api) == l.aux[i]);
+      REQUIRE(FlowPartner(*big, api) == k);
+    }
+  }
+}
+
+TEST_CASE("details: every field of kernels, memcpy, API calls, NVTX", "[query][details]") {
+  auto m = test::SmallTrace();
+  auto k = EventDetails(*m, test::FindByName(*m, "gemm"));
+  CHECK(Field(k, "Name") == "gemm");
+  CHECK(Field(k, "Kind") == "Kernel");
+  CHECK(Field(k, "Grid") == "(4, 1, 1)");
+  CHECK(Field(k, "Block") == "(128, 1, 1)");
+  CHECK(Field(k, "Registers/thread") == "32");
+  CHECK(Field(k, "Shared memory (static)") == "1.00 KiB");
+  CHECK(Field(k, "Shared memory (dynamic)") == "0 B");
+  CHECK(Field(k, "Duration") == "1 µs");
+  CHECK(Field(k, "Correlation id") == "1");
+  CHECK(Field(k, "Launched by") == "cudaLaunchKernel");
+  CHECK(Field(k, "Launch latency") == "150 ns");
+  CHECK(Field(k, "Stream") == "7");
+  auto c = EventDetails(*m, test::FindByName(*m, "Memcpy HtoD"));
+  CHECK(Field(c, "Bytes") == "1.00 MiB (1048576)");
+  CHECK(Field(c, "Bandwidth") == "5242.9 GB/s");
+  CHECK(Field(c, "Copy kind") == CopyKindName(uint8_t(CopyKind::kHtoD)));
+  auto a = EventDetails(*m, EventId{test::FindByName(*m, "cudaLaunchKernel").lane, 2});
+  CHECK(Field(a, "Return code") == "700 (error)");
+  CHECK(Field(a, "Domain") == "runtime");
+  auto d = EventDetails(*m, test::FindByName(*m, "cuLaunchKernel"));
+  CHECK(Field(d, "Domain") == "driver");
+  auto n = EventDetails(*m, test::FindByName(*m, "fwd"));
+  CHECK(Field(n, "Payload") == "-5");
+  CHECK(Field(n, "Depth") == "1");
+  auto i = EventDetails(*m, test::FindByName(*m, "inner"));
+  CHECK(Field(i, "Color") == "0xff00ff00");
+  CHECK(EventDetails(*m, {}).empty());
+  CHECK(EventDetails(*m, {9999, 0}).empty());
+  auto blk = BlockDetails(*m, test::FindByName(*m, "cudaLaunchKernel").lane, DrawItem{100, 520, 0, 3});
+  CHECK(Field(blk, "Events") == "3");
+  CHECK(Field(blk, "cudaLaunchKernel") == "2×");
+}
+
+TEST_CASE("hit-testing: inside, near within tolerance, empty space", "[query][hit]") {
+  auto m = test::SmallTrace();
+  LaneId api = test::FindByName(*m, "cudaLaunchKernel").lane;
+  CHECK(HitTest(*m, api, 150, 1.0) == EventId{api, 0});
+  CHECK(HitTest(*m, api, 201, 1.0) == EventId{api, 0});  // 1 ns past the end, 2 px tolerance
+  CHECK_FALSE(HitTest(*m, api, 250, 1.0).valid());
+  CHECK(HitTest(*m, api, 250, 30.0) == EventId{api, 0});  // zoomed out: 60 ns tolerance, 50 ns away
+  CHECK_FALSE(HitTest(*m, 999, 0, 1.0).valid());
+}
+
+TEST_CASE("loss summary merges reader report, trace losses and importer problems", "[query][loss]") {
+  auto m = test::SmallTrace();
+  CHECK(LossSummary(*m).empty());
+  CHECK_FALSE(HasDataLoss(*m));
+  m->report.chunks_lost = 3;
+  m->report.bytes_lost = 4096;
+  m->report.truncated = true;
+  m->losses.push_back({"cupti_dropped_records", uint8_t(Severity::kWarning), 10, 17, "buffer full"});
+  auto l = LossSummary(*m);
+  REQUIRE(l.size() == 3);
+  CHECK(l[0].severity == uint8_t(Severity::kDataLoss));
+  CHECK(l[2].name == "cupti_dropped_records");
+  CHECK(HasDataLoss(*m));
+}
+
+TEST_CASE("formatting helpers", "[query][format]") {
+  CHECK(FormatDuration(999) == "999 ns");
+  CHECK(FormatDuration(12400) == "12.4 µs");
+  CHECK(FormatDuration(3'210'000) == "3.21 ms");
+  CHECK(FormatDuration(1'500'000'000) == "1.500 s");
+  CHECK(FormatBytes(512) == "512 B");
+  CHECK(FormatBytes(4096) == "4.00 KiB");
+  CHECK(FormatBytes(1342177280ull) == "1.25 GiB");
+}
+
+TEST_CASE("stats report: kernel table and idle share", "[query][stats]") {
+  auto m = test::SmallTrace();
+  std::string r = StatsReport(*m);
+  CHECK(r.find("gemm") != std::string::npos);
+  CHECK(r.find("83.3%") != std::string::npos);  // gemm share
+  CHECK(r.find("3.7%") != std::string::npos);   // idle 50 / 1350
+  CHECK(r.find("GPU 0: NVIDIA H200") != std::string::npos);
+}

@@ -1,0 +1,795 @@
+// Chrome trace JSON and PyTorch profiler (Kineto) JSON -> ModelBuilder, through nlohmann's SAX interface (no
+// DOM of the whole file, no exceptions).
+//
+// [SECTION] Parsed event
+// [SECTION] SAX handler
+// [SECTION] Numbers and args
+// [SECTION] Event mapping (Chrome phases, Kineto categories)
+// [SECTION] Entry point
+//
+// Kineto conventions (torch.profiler export_chrome_trace): GPU events carry pid = device index, tid = stream
+// id and args {device, stream, correlation, grid, block, registers per thread, shared memory, bytes, ...};
+// CUDA runtime calls carry args.correlation. GPU work is attributed to the host process that issued the
+// runtime calls so that launch -> kernel arrows resolve by correlation id (the "ac2g" flow events become
+// redundant and are skipped).
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "gt/viewer/load.h"
+
+namespace gt::viewer {
+
+namespace {
+
+using json = nlohmann::json;
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Parsed event
+// -----------------------------------------------------------------------------------------------------------------
+
+struct IdValue {  // pid / tid: numbers, or strings mapped to synthetic ids
+  bool set = false;
+  bool is_string = false;
+  int64_t num = 0;
+  std::string str;
+};
+
+struct JEvent {
+  std::string ph, name, cat, id, bp, scope;
+  IdValue pid, tid;
+  int64_t ts = 0, dur = 0;
+  bool has_ts = false, has_dur = false;
+  std::vector<std::pair<std::string, std::string>> args;  // key -> value text (strings unquoted)
+  void Clear() {
+    ph.clear(), name.clear(), cat.clear(), id.clear(), bp.clear(), scope.clear();
+    pid = {}, tid = {};
+    ts = dur = 0;
+    has_ts = has_dur = false;
+    args.clear();
+  }
+  const std::string* Arg(std::string_view k) const {
+    for (const auto& [key, v] : args)
+      if (key == k) return &v;
+    return nullptr;
+  }
+};
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Numbers and args
+// -----------------------------------------------------------------------------------------------------------------
+
+// Microseconds as written ("1712345678901234.567") -> integer nanoseconds, exactly: a double would lose the
+// nanoseconds of epoch-based timestamps.
+bool MicrosToNanos(std::string_view s, int64_t* out) {
+  bool neg = false;
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) neg = s[i] == '-', ++i;
+  __int128 whole = 0;
+  size_t digits = 0;
+  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, ++digits) {
+    whole = whole * 10 + (s[i] - '0');
+    if (whole > (__int128)INT64_MAX) return false;
+  }
+  int64_t frac_ns = 0;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    int scale = 100;  // first fractional digit of a microsecond = 100 ns
+    bool round_up = false;
+    for (int k = 0; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, ++k) {
+      if (k < 3)
+        frac_ns += (s[i] - '0') * scale, scale /= 10;
+      else if (k == 3)
+        round_up = s[i] >= '5';
+      ++digits;
+    }
+    frac_ns += round_up;
+  }
+  if (digits == 0) return false;
+  if (i != s.size()) {  // exponent form: rare, precision is whatever the double has
+    char* end = nullptr;
+    std::string copy(s);
+    double d = std::strtod(copy.c_str(), &end);
+    if (end != copy.c_str() + copy.size() || !std::isfinite(d) || std::fabs(d) > 9e15) return false;
+    *out = static_cast<int64_t>(std::llround(d * 1000.0));
+    return true;
+  }
+  __int128 ns = whole * 1000 + frac_ns;
+  if (ns > (__int128)INT64_MAX) return false;
+  *out = static_cast<int64_t>(neg ? -ns : ns);
+  return true;
+}
+
+bool ParseInt(std::string_view s, int64_t* v) {
+  if (s.empty()) return false;
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    uint64_t u = 0;
+    auto [p, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), u, 16);
+    if (ec != std::errc() || p != s.data() + s.size()) return false;
+    *v = static_cast<int64_t>(u);
+    return true;
+  }
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
+  if (ec == std::errc() && p == s.data() + s.size()) return true;
+  // "12.0" written by some exporters
+  char* end = nullptr;
+  std::string copy(s);
+  double d = std::strtod(copy.c_str(), &end);
+  if (end != copy.c_str() + copy.size() || !std::isfinite(d) || std::fabs(d) > 9.2e18) return false;
+  *v = static_cast<int64_t>(d);
+  return true;
+}
+
+int64_t ArgInt(const JEvent& e, std::string_view key, int64_t def) {
+  const std::string* v = e.Arg(key);
+  int64_t x;
+  return v && ParseInt(*v, &x) ? x : def;
+}
+
+uint32_t ToU32(int64_t v) {
+  return static_cast<uint32_t>(std::clamp<int64_t>(v, 0, UINT32_MAX));
+}
+
+// "[128, 1, 1]" -> {128, 1, 1}
+std::array<uint32_t, 3> ArgDim3(const JEvent& e, std::string_view key) {
+  std::array<uint32_t, 3> d{1, 1, 1};
+  const std::string* v = e.Arg(key);
+  if (!v) return d;
+  size_t k = 0, i = 0;
+  while (i < v->size() && k < 3) {
+    while (i < v->size() && !((*v)[i] >= '0' && (*v)[i] <= '9')) ++i;
+    size_t j = i;
+    while (j < v->size() && (*v)[j] >= '0' && (*v)[j] <= '9') ++j;
+    if (j > i) {
+      uint64_t x = 0;
+      std::from_chars(v->data() + i, v->data() + j, x);
+      d[k++] = static_cast<uint32_t>(std::min<uint64_t>(x, UINT32_MAX));
+    }
+    i = j;
+  }
+  return d;
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] SAX handler
+// -----------------------------------------------------------------------------------------------------------------
+
+class Importer;
+
+// Frames of the document: only the structure that matters is tracked; other values are captured as text
+// (args) or skipped.
+enum class Role : uint8_t { kTopObject, kTopArray, kEvents, kEvent, kArgs, kCapture, kDeviceProps };
+
+class Sax {
+ public:
+  explicit Sax(Importer* imp) : imp_(imp) {}
+  bool null() { return Scalar("null", false); }
+  bool boolean(bool v) { return Scalar(v ? "true" : "false", false); }
+  bool number_integer(json::number_integer_t v) { return Scalar(std::to_string(v), false); }
+  bool number_unsigned(json::number_unsigned_t v) { return Scalar(std::to_string(v), false); }
+  bool number_float(json::number_float_t, const json::string_t& raw) { return Scalar(raw, false); }
+  bool string(json::string_t& v) { return Scalar(v, true); }
+  bool binary(json::binary_t&) { return Scalar("null", false); }
+  bool start_object(std::size_t) { return Open(true); }
+  bool start_array(std::size_t) { return Open(false); }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
+  bool key(json::string_t& k) {
+    if (!stack_.empty() && stack_.back().role == Role::kCapture) {
+      if (cap_discard_) return true;
+      CaptureComma();
+      AppendJsonString(k);
+      cap_ += ':';
+      cap_first_.back() = true;  // the value follows without a comma
+      return true;
+    }
+    key_ = k;
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) {
+    error_position_ = position;
+    error_ = ex.what();
+    return false;
+  }
+
+  size_t error_position_ = 0;
+  std::string error_;
+  bool saw_trace_events_ = false;
+  bool kineto_ = false;
+
+ private:
+  struct Frame {
+    Role role;
+    bool object;
+    std::string key;  // the key under which this container sits in its parent
+  };
+
+  void AppendJsonString(const std::string& s) {
+    cap_ += '"';
+    for (char c : s) {
+      if (c == '"' || c == '\\') cap_ += '\\';
+      if (static_cast<unsigned char>(c) < 0x20) {
+        cap_ += ' ';
+        continue;
+      }
+      cap_ += c;
+    }
+    cap_ += '"';
+  }
+  void CaptureComma() {
+    if (!cap_first_.back()) cap_ += ',';
+    cap_first_.back() = false;
+  }
+
+  bool Scalar(const std::string& text, bool is_string);
+  bool Open(bool object);
+  bool Close();
+
+  Importer* imp_;
+  std::vector<Frame> stack_;
+  std::string key_;
+  JEvent ev_;
+  std::string cap_;
+  std::vector<bool> cap_first_;
+  size_t cap_limit_ = 1 << 16;
+  bool cap_discard_ = false;
+  size_t capture_base_ = 0;  // stack depth of the outermost capture frame (0 = not capturing an arg value)
+};
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Event mapping (Chrome phases, Kineto categories)
+// -----------------------------------------------------------------------------------------------------------------
+
+class Importer {
+ public:
+  explicit Importer(ModelBuilder& b) : b_(b) {}
+
+  void OnEvent(JEvent& e);
+  void OnDeviceProperties(const std::string& json_text);
+  Status Finish(bool kineto);
+  uint64_t accepted = 0;
+
+ private:
+  uint32_t Pid(const IdValue& v) {
+    if (!v.set) return 0;
+    if (!v.is_string) return static_cast<uint32_t>(v.num);
+    auto [it, inserted] = string_pids_.try_emplace(v.str, 0x40000000u + uint32_t(string_pids_.size()));
+    if (inserted) b_.SetProcessName(it->second, v.str);
+    return it->second;
+  }
+  uint32_t Tid(uint32_t pid, const IdValue& v) {
+    if (!v.set) return 0;
+    if (!v.is_string) return static_cast<uint32_t>(v.num);
+    auto [it, inserted] = string_tids_.try_emplace({pid, v.str}, 0x40000000u + uint32_t(string_tids_.size()));
+    if (inserted) b_.SetThreadName(pid, it->second, v.str);
+    return it->second;
+  }
+  StringId ArgsText(const JEvent& e, std::initializer_list<std::string_view> skip) {
+    std::string t;
+    for (const auto& [k, v] : e.args) {
+      if (std::find(skip.begin(), skip.end(), k) != skip.end()) continue;
+      t += k;
+      t += ": ";
+      t += v.size() > 4096 ? v.substr(0, 4096) + "…" : v;
+      t += '\n';
+    }
+    if (!t.empty()) t.pop_back();
+    return b_.Intern(t);
+  }
+  void Skip(const char* why) { ++skipped_[why]; }
+  void Complete(JEvent& e, int64_t start, int64_t end, uint32_t pid, uint32_t tid);
+
+  ModelBuilder& b_;
+  std::map<std::string, uint32_t> string_pids_;
+  std::map<std::pair<uint32_t, std::string>, uint32_t> string_tids_;
+  struct Open {
+    int64_t ts;
+    JEvent e;
+  };
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<Open>> be_stacks_;
+  std::map<std::tuple<uint32_t, std::string, std::string>, std::vector<Open>> async_open_;
+  std::map<std::pair<uint32_t, std::string>, uint32_t> counter_ids_;
+  std::map<std::string, std::tuple<uint32_t, uint32_t, int64_t>> flow_starts_;  // id -> (pid, tid, ts)
+  std::map<std::string, uint64_t> skipped_;
+  // GPU events wait for the host pid (known once all runtime calls were seen).
+  struct Gpu {
+    JEvent e;
+    int64_t start, end;
+  };
+  std::vector<Gpu> gpu_;
+  std::map<uint32_t, uint64_t> runtime_pids_;
+  std::map<uint32_t, uint64_t> host_pids_;
+  std::vector<std::pair<JEvent, std::pair<int64_t, int64_t>>> pending_counters_;
+  uint32_t next_counter_id_ = 1;
+
+ public:
+  std::vector<DeviceRecord> pending_devices_;
+};
+
+constexpr uint32_t kAsyncTid = 0xFFFFFFF0u;  // one "Async events" row per process
+
+void Importer::OnEvent(JEvent& e) {
+  if (e.ph.size() != 1) return Skip("events without a valid \"ph\"");
+  const char ph = e.ph[0];
+  const uint32_t pid = Pid(e.pid);
+  const uint32_t tid = Tid(pid, e.tid);
+  if (ph == 'M') {
+    const std::string* n = e.Arg("name");
+    if (e.name == "process_name" && n)
+      b_.SetProcessName(pid, *n);
+    else if (e.name == "thread_name" && n)
+      b_.SetThreadName(pid, tid, *n);
+    else if (e.name == "process_sort_index")
+      b_.SetProcessSortIndex(pid, ArgInt(e, "sort_index", 0));
+    else if (e.name == "thread_sort_index")
+      b_.SetThreadSortIndex(pid, tid, ArgInt(e, "sort_index", 0));
+    ++accepted;
+    return;
+  }
+  if (!e.has_ts) return Skip("events without a valid \"ts\"");
+  switch (ph) {
+    case 'X': {
+      if (!e.has_dur) e.dur = 0;
+      if (e.dur < 0) return Skip("complete events with negative \"dur\"");
+      if (e.ts > INT64_MAX - e.dur) return Skip("events with out-of-range times");
+      Complete(e, e.ts, e.ts + e.dur, pid, tid);
+      return;
+    }
+    case 'B':
+      be_stacks_[{pid, tid}].push_back({e.ts, std::move(e)});
+      return;
+    case 'E': {
+      auto& st = be_stacks_[{pid, tid}];
+      if (st.empty()) return Skip("\"E\" events without a matching \"B\"");
+      Open o = std::move(st.back());
+      st.pop_back();
+      for (auto& a : e.args) o.e.args.push_back(std::move(a));  // E may add args
+      if (e.ts < o.ts) return Skip("\"E\" events before their \"B\"");
+      Complete(o.e, o.ts, e.ts, pid, tid);
+      return;
+    }
+    case 'i':
+    case 'I':
+    case 'R': {
+      HostSliceRecord r;
+      r.start = r.end = e.ts;
+      r.pid = pid;
+      r.tid = tid;
+      r.name = b_.Intern(e.name);
+      r.category = b_.Intern(e.cat);
+      r.args = ArgsText(e, {});
+      r.kind = EventKind::kInstant;
+      b_.AddHostSlice(r);
+      host_pids_[pid]++;
+      ++accepted;
+      return;
+    }
+    case 'C': {
+      // One counter track per (pid, name, series key).
+      for (const auto& [k, v] : e.args) {
+        char* end = nullptr;
+        double value = std::strtod(v.c_str(), &end);
+        if (end == v.c_str() || *end != '\0' || !std::isfinite(value)) {
+          Skip("counter values that are not numbers");
+          continue;
+        }
+        std::string series = (k == "value" || k == e.name || k.empty()) ? e.name : e.name + " " + k;
+        auto [it, inserted] = counter_ids_.try_emplace({pid, series}, next_counter_id_);
+        if (inserted) {
+          ++next_counter_id_;
+          CounterDescriptor d;
+          d.counter_id = it->second;
+          d.pid = pid;
+          d.name = b_.Intern(series.empty() ? "counter" : series);
+          b_.OnCounterDescriptors({&d, 1});
+        }
+        CounterSample s{it->second, e.ts, value};
+        b_.OnCounterSamples({&s, 1});
+      }
+      ++accepted;
+      return;
+    }
+    case 'b':
+    case 'e':
+    case 'S':
+    case 'F': {  // async (nestable and legacy): paired by (pid, cat, id), drawn on the process's async row
+      const bool begin = ph == 'b' || ph == 'S';
+      auto key =
+          std::make_tuple(pid, e.cat, e.id + "\x1f" + (begin || !e.name.empty() ? e.name : std::string()));
+      if (begin) {
+        async_open_[key].push_back({e.ts, std::move(e)});
+        return;
+      }
+      auto it = async_open_.find(key);
+      if (it == async_open_.end() || it->second.empty()) {
+        // "e" events may omit the name: fall back to any open event with this id.
+        it = async_open_.end();
+        for (auto j = async_open_.begin(); j != async_open_.end(); ++j)
+          if (std::get<0>(j->first) == pid && std::get<1>(j->first) == e.cat && !j->second.empty() &&
+              std::get<2>(j->first).rfind(e.id + "\x1f", 0) == 0) {
+            it = j;
+            break;
+          }
+        if (it == async_open_.end()) return Skip("async end events without a begin");
+      }
+      Open o = std::move(it->second.back());
+      it->second.pop_back();
+      if (e.ts < o.ts) return Skip("async events ending before they begin");
+      b_.SetThreadName(pid, kAsyncTid, "Async events");
+      Complete(o.e, o.ts, e.ts, pid, kAsyncTid);
+      return;
+    }
+    case 'n': {  // async instant
+      HostSliceRecord r;
+      r.start = r.end = e.ts;
+      r.pid = pid;
+      r.tid = kAsyncTid;
+      r.name = b_.Intern(e.name);
+      r.category = b_.Intern(e.cat);
+      r.kind = EventKind::kInstant;
+      b_.SetThreadName(pid, kAsyncTid, "Async events");
+      b_.AddHostSlice(r);
+      ++accepted;
+      return;
+    }
+    case 's':
+    case 't':
+    case 'f': {
+      if (e.cat == "ac2g") {  // Kineto launch -> GPU flows: implied by correlation ids
+        ++accepted;
+        return;
+      }
+      if (e.id.empty()) return Skip("flow events without an id");
+      std::string fid = e.cat + "\x1f" + e.id;
+      if (ph == 's') {
+        flow_starts_[fid] = {pid, tid, e.ts};
+        ++accepted;
+        return;
+      }
+      auto it = flow_starts_.find(fid);
+      if (it == flow_starts_.end()) return Skip("flow steps without a start");
+      FlowEndpoints f;
+      std::tie(f.from_pid, f.from_tid, f.from_ts) = it->second;
+      f.to_pid = pid, f.to_tid = tid, f.to_ts = e.ts;
+      b_.AddFlow(f);
+      it->second = {pid, tid, e.ts};  // a "t" step continues the chain from here
+      if (ph == 'f') flow_starts_.erase(it);
+      ++accepted;
+      return;
+    }
+    default:
+      return Skip("events of unsupported phases");
+  }
+}
+
+static bool IsGpuCategory(const std::string& cat) {
+  return cat == "kernel" || cat == "Kernel" || cat == "gpu_memcpy" || cat == "Memcpy" ||
+         cat == "gpu_memset" || cat == "Memset" || cat == "gpu_user_annotation";
+}
+
+void Importer::Complete(JEvent& e, int64_t start, int64_t end, uint32_t pid, uint32_t tid) {
+  ++accepted;
+  if (IsGpuCategory(e.cat)) {
+    gpu_.push_back({std::move(e), start, end});
+    return;
+  }
+  if (e.cat == "cuda_runtime" || e.cat == "cuda_driver" || e.cat == "Runtime" || e.cat == "Driver") {
+    ApiCallRecord r;
+    r.start = start, r.end = end, r.pid = pid, r.tid = tid;
+    r.correlation_id = ToU32(ArgInt(e, "correlation", 0));
+    r.callback_id = ToU32(ArgInt(e, "cbid", 0));
+    r.name = b_.Intern(e.name);
+    r.domain = (e.cat == "cuda_driver" || e.cat == "Driver") ? uint8_t(ApiDomain::kDriver)
+                                                             : uint8_t(ApiDomain::kRuntime);
+    b_.AddApiCall(r, ArgsText(e, {"correlation"}));
+    runtime_pids_[pid]++;
+    return;
+  }
+  HostSliceRecord r;
+  r.start = start, r.end = end, r.pid = pid, r.tid = tid;
+  r.name = b_.Intern(e.name);
+  r.category = b_.Intern(e.cat);
+  r.args = ArgsText(e, {});
+  b_.AddHostSlice(r);
+  host_pids_[pid]++;
+}
+
+static void ParseCopyKinds(const std::string& name, MemcpyRecord* r) {
+  struct K {
+    const char* text;
+    CopyKind kind;
+  };
+  static const K kKinds[] = {{"HtoD", CopyKind::kHtoD}, {"DtoH", CopyKind::kDtoH}, {"DtoD", CopyKind::kDtoD},
+                             {"HtoH", CopyKind::kHtoH}, {"PtoP", CopyKind::kPtoP}, {"HtoA", CopyKind::kHtoA},
+                             {"AtoH", CopyKind::kAtoH}, {"AtoD", CopyKind::kAtoD}, {"DtoA", CopyKind::kDtoA},
+                             {"AtoA", CopyKind::kAtoA}};
+  for (const auto& k : kKinds)
+    if (name.find(k.text) != std::string::npos) {
+      r->copy_kind = uint8_t(k.kind);
+      break;
+    }
+  auto mem = [](std::string_view s) -> uint8_t {
+    if (s.find("Pageable") != std::string_view::npos) return uint8_t(MemoryKind::kPageable);
+    if (s.find("Pinned") != std::string_view::npos) return uint8_t(MemoryKind::kPinned);
+    if (s.find("Managed") != std::string_view::npos) return uint8_t(MemoryKind::kManaged);
+    if (s.find("Array") != std::string_view::npos) return uint8_t(MemoryKind::kArray);
+    if (s.find("Device") != std::string_view::npos) return uint8_t(MemoryKind::kDevice);
+    return uint8_t(MemoryKind::kUnknown);
+  };
+  size_t open = name.find('('), arrow = name.find("->");
+  if (open != std::string::npos && arrow != std::string::npos && arrow > open) {
+    r->src_kind = mem(std::string_view(name).substr(open, arrow - open));
+    r->dst_kind = mem(std::string_view(name).substr(arrow));
+  }
+}
+
+void Importer::OnDeviceProperties(const std::string& text) {
+  json props = json::parse(text, nullptr, false);
+  if (props.is_discarded() || !props.is_array()) return;
+  std::vector<DeviceRecord> devs;
+  for (const auto& p : props) {
+    if (!p.is_object()) continue;
+    DeviceRecord d;
+    auto num = [&](const char* k, uint64_t def) -> uint64_t {
+      auto it = p.find(k);
+      return it != p.end() && it->is_number_unsigned() ? it->get<uint64_t>() : def;
+    };
+    d.device_id = ToU32(int64_t(num("id", 0)));
+    auto n = p.find("name");
+    if (n != p.end() && n->is_string()) d.name = b_.Intern(n->get<std::string>());
+    d.memory_bytes = num("totalGlobalMem", 0);
+    d.cc_major = static_cast<uint8_t>(num("computeMajor", 0));
+    d.cc_minor = static_cast<uint8_t>(num("computeMinor", 0));
+    d.sm_count = ToU32(int64_t(std::min<uint64_t>(num("numSms", 0), UINT32_MAX)));
+    d.regs_per_sm = ToU32(int64_t(std::min<uint64_t>(num("regsPerMultiprocessor", 0), UINT32_MAX)));
+    d.max_threads_per_block = ToU32(int64_t(std::min<uint64_t>(num("maxThreadsPerBlock", 0), UINT32_MAX)));
+    d.shared_mem_per_block_max = ToU32(int64_t(std::min<uint64_t>(num("sharedMemPerBlock", 0), UINT32_MAX)));
+    d.shared_mem_per_sm =
+        ToU32(int64_t(std::min<uint64_t>(num("sharedMemPerMultiprocessor", 0), UINT32_MAX)));
+    devs.push_back(d);
+  }
+  pending_devices_.insert(pending_devices_.end(), devs.begin(), devs.end());
+}
+
+Status Importer::Finish(bool kineto) {
+  // Unclosed B and async begins: shown up to their last known time would invent data; count them instead.
+  uint64_t unclosed = 0;
+  for (auto& [k, st] : be_stacks_) unclosed += st.size();
+  for (auto& [k, st] : async_open_) unclosed += st.size();
+  if (unclosed) skipped_["begin events never ended"] += unclosed;
+
+  // The host process of GPU work: the one issuing runtime calls (Kineto traces one process).
+  uint32_t host = 0;
+  uint64_t best = 0;
+  for (auto [pid, n] : runtime_pids_.empty() ? host_pids_ : runtime_pids_)
+    if (n > best) best = n, host = pid;
+  for (auto& d : pending_devices_) d.pid = host;
+  if (!pending_devices_.empty()) b_.OnDevices(pending_devices_);
+
+  for (auto& g : gpu_) {
+    JEvent& e = g.e;
+    const uint32_t device = ToU32(ArgInt(e, "device", e.pid.set && !e.pid.is_string ? e.pid.num : 0));
+    const uint32_t stream = ToU32(ArgInt(e, "stream", e.tid.set && !e.tid.is_string ? e.tid.num : 0));
+    const uint32_t context = ToU32(ArgInt(e, "context", 0));
+    const uint32_t corr = ToU32(ArgInt(e, "correlation", 0));
+    if (e.cat == "kernel" || e.cat == "Kernel") {
+      KernelRecord r;
+      r.start = g.start, r.end = g.end, r.pid = host, r.device_id = device, r.context_id = context;
+      r.stream_id = stream, r.correlation_id = corr;
+      r.name = b_.Intern(e.name);
+      r.grid = ArgDim3(e, "grid");
+      r.block = ArgDim3(e, "block");
+      r.registers_per_thread = ToU32(ArgInt(e, "registers per thread", 0));
+      r.static_shared_bytes = ToU32(ArgInt(e, "shared memory", 0));
+      b_.AddKernel(r, ArgsText(e, {"device", "stream", "context", "correlation", "grid", "block",
+                                   "registers per thread", "shared memory"}));
+    } else if (e.cat == "gpu_memcpy" || e.cat == "Memcpy") {
+      MemcpyRecord r;
+      r.start = g.start, r.end = g.end, r.pid = host, r.device_id = device, r.context_id = context;
+      r.stream_id = stream, r.correlation_id = corr;
+      r.bytes = static_cast<uint64_t>(std::max<int64_t>(0, ArgInt(e, "bytes", 0)));
+      ParseCopyKinds(e.name, &r);
+      b_.AddMemcpy(r, ArgsText(e, {"device", "stream", "context", "correlation", "bytes"}));
+    } else if (e.cat == "gpu_memset" || e.cat == "Memset") {
+      MemsetRecord r;
+      r.start = g.start, r.end = g.end, r.pid = host, r.device_id = device, r.context_id = context;
+      r.stream_id = stream, r.correlation_id = corr;
+      r.bytes = static_cast<uint64_t>(std::max<int64_t>(0, ArgInt(e, "bytes", 0)));
+      b_.AddMemset(r, ArgsText(e, {"device", "stream", "context", "correlation", "bytes"}));
+    } else {
+      GpuAnnotationRecord r;
+      r.start = g.start, r.end = g.end, r.pid = host, r.device_id = device, r.stream_id = stream;
+      r.name = b_.Intern(e.name);
+      r.args = ArgsText(e, {"device", "stream"});
+      b_.AddGpuAnnotation(r);
+    }
+  }
+  gpu_.clear();
+  for (const auto& [why, n] : skipped_)
+    b_.AddLoss("json_events_skipped", Severity::kWarning, n, "skipped: " + why);
+  for (const auto& [why, n] : skipped_) b_.AddProblem(std::to_string(n) + " " + why);
+  b_.SetFormat(kineto ? SourceFormat::kKinetoJson : SourceFormat::kChromeJson);
+  return Status::Ok();
+}
+
+// --- Sax implementation (needs Importer)
+// ---------------------------------------------------------------------
+
+bool Sax::Open(bool object) {
+  if (!stack_.empty() && (stack_.back().role == Role::kCapture || stack_.back().role == Role::kDeviceProps)) {
+    if (!cap_discard_) {
+      CaptureComma();
+      cap_ += object ? '{' : '[';
+    }
+    cap_first_.push_back(true);
+    stack_.push_back({Role::kCapture, object, key_});
+    return true;
+  }
+  Role parent = stack_.empty() ? Role::kCapture : stack_.back().role;
+  Role role = Role::kCapture;
+  bool discard = false;
+  if (stack_.empty()) {
+    role = object ? Role::kTopObject : Role::kEvents;
+  } else if (parent == Role::kTopObject) {
+    if (key_ == "traceEvents" && !object) {
+      role = Role::kEvents;
+      saw_trace_events_ = true;
+    } else if (key_ == "deviceProperties" && !object) {
+      role = Role::kCapture;  // captured, then parsed as a small DOM
+      kineto_ = true;
+      stack_.push_back({Role::kDeviceProps, false, key_});
+      cap_.clear();
+      cap_first_.assign(1, true);
+      cap_discard_ = false;
+      cap_ += '[';
+      return true;
+    } else {
+      discard = true;
+    }
+  } else if (parent == Role::kEvents) {
+    if (object) {
+      role = Role::kEvent;
+      ev_.Clear();
+    } else {
+      discard = true;
+    }
+  } else if (parent == Role::kEvent) {
+    if (key_ == "args" && object)
+      role = Role::kArgs;
+    else
+      discard = true;
+  } else if (parent == Role::kArgs) {
+    role = Role::kCapture;  // a structured arg value ("grid": [1,1,1]) becomes its JSON text
+  } else {
+    discard = true;
+  }
+  if (role == Role::kCapture) {
+    cap_.clear();
+    cap_first_.assign(1, true);
+    cap_discard_ = discard;
+    if (!discard) cap_ += object ? '{' : '[';
+    cap_first_.push_back(true);
+    stack_.push_back({Role::kCapture, object, key_});
+    // Mark the outermost capture frame so Close() knows where the value belongs.
+    capture_base_ = stack_.size();
+    return true;
+  }
+  stack_.push_back({role, object, key_});
+  return true;
+}
+
+bool Sax::Close() {
+  if (stack_.empty()) return false;
+  Frame f = std::move(stack_.back());
+  stack_.pop_back();
+  if (f.role == Role::kCapture) {
+    if (!cap_discard_) cap_ += f.object ? '}' : ']';
+    cap_first_.pop_back();
+    if (stack_.size() + 1 == capture_base_) {  // the captured value is complete
+      capture_base_ = 0;
+      if (!cap_discard_ && !stack_.empty() && stack_.back().role == Role::kArgs)
+        ev_.args.emplace_back(f.key, cap_.size() > cap_limit_ ? cap_.substr(0, cap_limit_) : cap_);
+      cap_.clear();
+      cap_discard_ = false;
+    }
+    return true;
+  }
+  if (f.role == Role::kDeviceProps) {
+    cap_ += ']';
+    imp_->OnDeviceProperties(cap_);
+    cap_.clear();
+    return true;
+  }
+  if (f.role == Role::kEvent) imp_->OnEvent(ev_);
+  return true;
+}
+
+bool Sax::Scalar(const std::string& text, bool is_string) {
+  if (stack_.empty()) return true;  // a bare scalar document: no events
+  Frame& top = stack_.back();
+  if (top.role == Role::kCapture || top.role == Role::kDeviceProps) {
+    if (cap_discard_ && top.role == Role::kCapture) return true;
+    if (top.role == Role::kDeviceProps) {
+      if (!cap_first_.back()) cap_ += ',';
+      cap_first_.back() = false;
+    } else {
+      CaptureComma();
+    }
+    if (is_string)
+      AppendJsonString(text);
+    else
+      cap_ += text;
+    return true;
+  }
+  if (top.role == Role::kTopObject) {
+    if (key_ == "schemaVersion" || key_ == "deviceProperties" || key_ == "traceName" ||
+        key_ == "baseTimeNanoseconds")
+      kineto_ = true;
+    return true;
+  }
+  if (top.role == Role::kArgs) {
+    ev_.args.emplace_back(key_, text.size() > cap_limit_ ? text.substr(0, cap_limit_) : text);
+    return true;
+  }
+  if (top.role != Role::kEvent) return true;
+  const std::string& k = key_;
+  if (k == "ph")
+    ev_.ph = text;
+  else if (k == "name")
+    ev_.name = text;
+  else if (k == "cat")
+    ev_.cat = text;
+  else if (k == "ts")
+    ev_.has_ts = MicrosToNanos(text, &ev_.ts);
+  else if (k == "dur")
+    ev_.has_dur = MicrosToNanos(text, &ev_.dur);
+  else if (k == "pid" || k == "tid") {
+    IdValue v;
+    v.set = true;
+    int64_t n;
+    if (!is_string && ParseInt(text, &n)) {
+      v.num = n;
+    } else if (is_string && ParseInt(text, &n) && n >= 0) {
+      v.num = n;  // "pid": "1234"
+    } else {
+      v.is_string = true;
+      v.str = text;
+    }
+    (k == "pid" ? ev_.pid : ev_.tid) = std::move(v);
+  } else if (k == "id" || k == "bind_id")
+    ev_.id = text;
+  else if (k == "bp")
+    ev_.bp = text;
+  else if (k == "s")
+    ev_.scope = text;
+  return true;
+}
+
+}  // namespace
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Entry point
+// -----------------------------------------------------------------------------------------------------------------
+
+Status ImportJson(std::string_view text, ModelBuilder& builder) {
+  Importer imp(builder);
+  Sax sax(&imp);
+  const bool ok = json::sax_parse(text.begin(), text.end(), &sax, json::input_format_t::json, true, false);
+  if (!ok) {
+    if (imp.accepted == 0)
+      return Corrupt("JSON parse error at byte " + std::to_string(sax.error_position_) + ": " + sax.error_);
+    // A truncated/damaged JSON trace keeps every event before the damage.
+    builder.AddLoss("json_truncated", Severity::kDataLoss, 1,
+                    "the JSON ends early or is damaged at byte " + std::to_string(sax.error_position_) +
+                        "; events after that point are missing");
+  }
+  if (imp.accepted == 0)
+    return InvalidArgument("no trace events found (expected Chrome trace or Kineto JSON)");
+  return imp.Finish(sax.kineto_);
+}
+
+}  // namespace gt::viewer

@@ -1,0 +1,180 @@
+// TraceModel accessors, stable keys and memory accounting.
+#include "gt/viewer/model.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace gt::viewer {
+
+const char* EventKindName(EventKind k) {
+  switch (k) {
+    case EventKind::kKernel:
+      return "Kernel";
+    case EventKind::kMemcpy:
+      return "Memcpy";
+    case EventKind::kMemset:
+      return "Memset";
+    case EventKind::kApi:
+      return "CUDA API";
+    case EventKind::kNvtx:
+      return "NVTX range";
+    case EventKind::kSync:
+      return "Synchronization";
+    case EventKind::kOverhead:
+      return "Profiler overhead";
+    case EventKind::kHostOp:
+      return "Host op";
+    case EventKind::kAnnotation:
+      return "GPU annotation";
+    case EventKind::kInstant:
+      return "Instant";
+    case EventKind::kCount:
+      break;
+  }
+  return "Unknown";
+}
+
+const char* TrackKindName(TrackKind k) {
+  switch (k) {
+    case TrackKind::kThreadApi:
+      return "CUDA API";
+    case TrackKind::kThreadRanges:
+      return "Ranges";
+    case TrackKind::kThreadSync:
+      return "Synchronization";
+    case TrackKind::kGpuStream:
+      return "Stream";
+    case TrackKind::kGpuAnnotations:
+      return "Annotations";
+    case TrackKind::kCounter:
+      return "Counter";
+  }
+  return "Unknown";
+}
+
+const char* SourceFormatName(SourceFormat f) {
+  switch (f) {
+    case SourceFormat::kGtrace:
+      return "gtrace";
+    case SourceFormat::kChromeJson:
+      return "Chrome trace JSON";
+    case SourceFormat::kKinetoJson:
+      return "PyTorch profiler (Kineto) JSON";
+  }
+  return "unknown";
+}
+
+// ---- Lane
+// ------------------------------------------------------------------------------------------------------
+
+template <typename T>
+static const T* FindSparse(const std::vector<std::pair<uint32_t, T>>& v, uint32_t i) {
+  auto it = std::lower_bound(v.begin(), v.end(), i, [](const auto& p, uint32_t k) { return p.first < k; });
+  return it != v.end() && it->first == i ? &it->second : nullptr;
+}
+
+int64_t Lane::Duration(uint32_t i) const {
+  uint32_t d = dur[i];
+  if (d != kDurOverflow) return d;
+  const int64_t* l = FindSparse(long_dur, i);
+  return l ? *l : int64_t{kDurOverflow};
+}
+
+int32_t Lane::ReturnCode(uint32_t i) const {
+  const int32_t* r = FindSparse(return_code, i);
+  return r ? *r : 0;
+}
+
+StringId Lane::Args(uint32_t i) const {
+  const StringId* a = FindSparse(args, i);
+  return a ? *a : 0;
+}
+
+template <typename V>
+static size_t Cap(const V& v) {
+  return v.capacity() * sizeof(typename V::value_type);
+}
+
+size_t Lane::MemoryBytes() const {
+  return sizeof(Lane) + Cap(start) + Cap(dur) + Cap(name) + Cap(ref) + Cap(aux) + Cap(long_dur) +
+         Cap(return_code) + Cap(args);
+}
+
+// ---- TraceModel
+// ----------------------------------------------------------------------------------------------
+
+EventKind TraceModel::Kind(EventId e) const {
+  const Lane& l = lanes[e.lane];
+  if (tracks[l.track].kind == TrackKind::kThreadApi) return EventKind::kApi;
+  uint32_t k = l.ref[e.index] >> kRefKindShift;
+  return k < static_cast<uint32_t>(EventKind::kCount) ? static_cast<EventKind>(k) : EventKind::kHostOp;
+}
+
+uint32_t TraceModel::CorrelationId(EventId e) const {
+  const Lane& l = lanes[e.lane];
+  if (tracks[l.track].kind == TrackKind::kThreadApi) return l.ref[e.index];
+  if (!l.aux.empty()) return l.aux[e.index];
+  return 0;
+}
+
+bool TraceModel::IsGpuActivity(EventId e) const {
+  EventKind k = Kind(e);
+  return k == EventKind::kKernel || k == EventKind::kMemcpy || k == EventKind::kMemset;
+}
+
+std::string TraceModel::EventKey(EventId e) const {
+  if (!e.valid() || e.lane >= lanes.size() || e.index >= lanes[e.lane].size()) return {};
+  const Lane& l = lanes[e.lane];
+  return tracks[l.track].key + "/" + std::to_string(l.depth) + "/" + std::to_string(e.index);
+}
+
+static bool ParseU32(std::string_view s, uint32_t* out) {
+  if (s.empty() || s.size() > 10) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+EventId TraceModel::FindEventByKey(std::string_view key) const {
+  size_t slash2 = key.rfind('/');
+  if (slash2 == std::string_view::npos || slash2 == 0) return {};
+  size_t slash1 = key.rfind('/', slash2 - 1);
+  if (slash1 == std::string_view::npos) return {};
+  uint32_t depth = 0, index = 0;
+  if (!ParseU32(key.substr(slash1 + 1, slash2 - slash1 - 1), &depth) ||
+      !ParseU32(key.substr(slash2 + 1), &index))
+    return {};
+  TrackId t = FindTrackByKey(key.substr(0, slash1));
+  if (t == kNone) return {};
+  const Track& tr = tracks[t];
+  if (depth >= tr.lane_count) return {};
+  LaneId lane = tr.first_lane + depth;
+  if (index >= lanes[lane].size()) return {};
+  return {lane, index};
+}
+
+TrackId TraceModel::FindTrackByKey(std::string_view key) const {
+  for (size_t i = 0; i < tracks.size(); ++i)
+    if (tracks[i].key == key) return static_cast<TrackId>(i);
+  return kNone;
+}
+
+size_t TraceModel::MemoryBytes() const {
+  size_t b = sizeof(TraceModel);
+  for (const auto& s : strings) b += sizeof(std::string) + (s.size() >= 16 ? s.capacity() + 1 : 0);
+  b += Cap(name_counts);
+  for (const auto& g : groups) b += sizeof(g) + g.name.capacity() + g.key.capacity() + Cap(g.tracks);
+  for (const auto& t : tracks) b += sizeof(t) + t.name.capacity() + t.key.capacity();
+  for (const auto& l : lanes) b += l.MemoryBytes();
+  for (const auto& c : counters) {
+    b += sizeof(c) + Cap(c.time) + Cap(c.value);
+    for (const auto& lv : c.levels) b += sizeof(lv) + Cap(lv);
+  }
+  b += Cap(flows) + Cap(launch_configs) + Cap(memcpys) + Cap(memsets) + Cap(nvtx) + Cap(syncs);
+  b += Cap(processes) + Cap(threads) + Cap(devices) + Cap(streams);
+  for (const auto& d : device_summaries) b += sizeof(d) + Cap(d.largest_gaps);
+  for (const auto& l : losses) b += sizeof(l) + l.name.capacity() + l.detail.capacity();
+  for (const auto& p : problems) b += sizeof(p) + p.capacity();
+  return b;
+}
+
+}  // namespace gt::viewer

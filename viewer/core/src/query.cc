@@ -1,0 +1,464 @@
+// Search, kernel summary, flows, hit-testing, loss summary, formatting and the `gtrace stats` report.
+//
+// [SECTION] Search
+// [SECTION] Kernel summary
+// [SECTION] Flows
+// [SECTION] Hit-testing
+// [SECTION] Loss
+// [SECTION] Formatting
+// [SECTION] Stats report
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+#include "gt/viewer/query.h"
+
+namespace gt::viewer {
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Search
+// -----------------------------------------------------------------------------------------------------------------
+
+static bool ContainsCaseless(std::string_view hay, std::string_view needle) {
+  if (needle.size() > hay.size()) return false;
+  auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
+    size_t k = 0;
+    while (k < needle.size() && lower(hay[i + k]) == lower(needle[k])) ++k;
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+
+Search::Search(const TraceModel& model, std::string_view needle, bool case_sensitive) : needle_(needle) {
+  if (needle_.empty()) return;
+  match_.assign(model.strings.size(), 0);
+  for (size_t i = 1; i < model.strings.size(); ++i) {
+    const std::string& s = model.strings[i];
+    bool hit = case_sensitive ? s.find(needle_) != std::string::npos : ContainsCaseless(s, needle_);
+    if (!hit) continue;
+    match_[i] = 1;
+    uint32_t n = i < model.name_counts.size() ? model.name_counts[i] : 0;
+    if (n) ++matching_names_;
+    match_count_ += n;
+  }
+}
+
+namespace {
+using Pos = std::tuple<int64_t, LaneId, uint32_t>;  // time order, ties by EventId
+Pos PosOf(const TraceModel& m, EventId e) {
+  return {m.Start(e), e.lane, e.index};
+}
+}  // namespace
+
+EventId Search::Next(const TraceModel& model, EventId from) const {
+  if (match_count_ == 0) return {};
+  const bool has_from =
+      from.valid() && from.lane < model.lanes.size() && from.index < model.lanes[from.lane].size();
+  for (int pass = 0; pass < 2; ++pass) {  // pass 1 wraps around to the beginning
+    const bool bounded = pass == 0 && has_from;
+    Pos best{INT64_MAX, kNone, kNone};
+    const Pos after = bounded ? PosOf(model, from) : Pos{INT64_MIN, 0, 0};
+    for (LaneId l = 0; l < model.lanes.size(); ++l) {
+      const Lane& lane = model.lanes[l];
+      uint32_t i = bounded ? static_cast<uint32_t>(
+                                 std::lower_bound(lane.start.begin(), lane.start.end(), std::get<0>(after)) -
+                                 lane.start.begin())
+                           : 0;
+      for (; i < lane.size(); ++i) {
+        Pos p{lane.start[i], l, i};
+        if (p >= best) break;
+        if (bounded && p <= after) continue;
+        if (Matches(lane.name[i])) {
+          best = p;
+          break;
+        }
+      }
+    }
+    if (std::get<1>(best) != kNone) return {std::get<1>(best), std::get<2>(best)};
+  }
+  return {};
+}
+
+EventId Search::Prev(const TraceModel& model, EventId from) const {
+  if (match_count_ == 0) return {};
+  const bool has_from =
+      from.valid() && from.lane < model.lanes.size() && from.index < model.lanes[from.lane].size();
+  for (int pass = 0; pass < 2; ++pass) {
+    const bool bounded = pass == 0 && has_from;
+    Pos best{INT64_MIN, 0, 0};
+    bool found = false;
+    const Pos before = bounded ? PosOf(model, from) : Pos{INT64_MAX, kNone, kNone};
+    for (LaneId l = 0; l < model.lanes.size(); ++l) {
+      const Lane& lane = model.lanes[l];
+      int64_t i =
+          static_cast<int64_t>(std::upper_bound(lane.start.begin(), lane.start.end(), std::get<0>(before)) -
+                               lane.start.begin()) -
+          1;
+      for (; i >= 0; --i) {
+        Pos p{lane.start[i], l, static_cast<uint32_t>(i)};
+        if (found && p <= best) break;
+        if (bounded && p >= before) continue;
+        if (Matches(lane.name[i])) {
+          best = p, found = true;
+          break;
+        }
+      }
+    }
+    if (found) return {std::get<1>(best), std::get<2>(best)};
+  }
+  return {};
+}
+
+uint64_t Search::Ordinal(const TraceModel& model, EventId e) const {
+  if (!e.valid() || e.lane >= model.lanes.size() || e.index >= model.lanes[e.lane].size()) return 0;
+  if (!Matches(model.Name(e))) return 0;
+  const Pos target = PosOf(model, e);
+  uint64_t before = 0;
+  for (LaneId l = 0; l < model.lanes.size(); ++l) {
+    const Lane& lane = model.lanes[l];
+    uint32_t end = static_cast<uint32_t>(
+        std::upper_bound(lane.start.begin(), lane.start.end(), std::get<0>(target)) - lane.start.begin());
+    for (uint32_t i = 0; i < end; ++i)
+      if (Matches(lane.name[i]) && Pos{lane.start[i], l, i} < target) ++before;
+  }
+  return before + 1;
+}
+
+std::vector<EventId> Search::List(const TraceModel& model, int64_t t0, int64_t t1, size_t limit) const {
+  std::vector<EventId> out;
+  if (match_count_ == 0) return out;
+  for (LaneId l = 0; l < model.lanes.size(); ++l) {
+    auto [a, b] = LaneRange(model.lanes[l], t0, t1);
+    for (uint32_t i = a; i < b; ++i)
+      if (Matches(model.lanes[l].name[i])) out.push_back({l, i});
+  }
+  std::sort(out.begin(), out.end(), [&](EventId x, EventId y) { return PosOf(model, x) < PosOf(model, y); });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Kernel summary
+// -----------------------------------------------------------------------------------------------------------------
+
+template <typename F>
+static void ForEachKernelLane(const TraceModel& model, uint32_t device_id, F&& f) {
+  for (const Track& t : model.tracks) {
+    if (t.kind != TrackKind::kGpuStream) continue;
+    if (device_id != kNone && t.device_id != device_id) continue;
+    for (uint32_t d = 0; d < t.lane_count; ++d) f(t.first_lane + d);
+  }
+}
+
+static bool IsKernelRef(uint32_t ref) {
+  return (ref >> kRefKindShift) == uint32_t(EventKind::kKernel);
+}
+
+std::vector<KernelSummaryRow> KernelSummary(const TraceModel& model, uint32_t device_id) {
+  std::vector<uint32_t> row_of(model.strings.size(), kNone);
+  std::vector<KernelSummaryRow> rows;
+  int64_t all = 0;
+  ForEachKernelLane(model, device_id, [&](LaneId l) {
+    const Lane& lane = model.lanes[l];
+    for (uint32_t i = 0; i < lane.size(); ++i) {
+      if (!IsKernelRef(lane.ref[i])) continue;
+      StringId n = lane.name[i];
+      if (n >= row_of.size()) row_of.resize(n + 1, kNone);
+      if (row_of[n] == kNone) {
+        row_of[n] = static_cast<uint32_t>(rows.size());
+        KernelSummaryRow r;
+        r.name = n;
+        r.min_ns = INT64_MAX;
+        r.first_ns = INT64_MAX;
+        r.last_ns = INT64_MIN;
+        rows.push_back(r);
+      }
+      KernelSummaryRow& r = rows[row_of[n]];
+      int64_t d = lane.Duration(i);
+      ++r.count;
+      r.total_ns += d;
+      r.min_ns = std::min(r.min_ns, d);
+      r.max_ns = std::max(r.max_ns, d);
+      r.first_ns = std::min(r.first_ns, lane.start[i]);
+      r.last_ns = std::max(r.last_ns, lane.start[i] + d);
+      all += d;
+    }
+  });
+  for (auto& r : rows) {
+    r.avg_ns = r.count ? double(r.total_ns) / double(r.count) : 0;
+    r.share = all > 0 ? double(r.total_ns) / double(all) : 0;
+  }
+  SortKernelSummary(model, &rows, KernelColumn::kTotal, true);
+  return rows;
+}
+
+void SortKernelSummary(const TraceModel& model, std::vector<KernelSummaryRow>* rows, KernelColumn column,
+                       bool descending) {
+  auto key_less = [&](const KernelSummaryRow& a, const KernelSummaryRow& b) -> int {  // -1, 0, 1
+    auto cmp = [](auto x, auto y) { return x < y ? -1 : y < x ? 1 : 0; };
+    switch (column) {
+      case KernelColumn::kName:
+        return cmp(model.Str(a.name), model.Str(b.name));
+      case KernelColumn::kCount:
+        return cmp(a.count, b.count);
+      case KernelColumn::kTotal:
+        return cmp(a.total_ns, b.total_ns);
+      case KernelColumn::kAverage:
+        return cmp(a.avg_ns, b.avg_ns);
+      case KernelColumn::kMin:
+        return cmp(a.min_ns, b.min_ns);
+      case KernelColumn::kMax:
+        return cmp(a.max_ns, b.max_ns);
+      case KernelColumn::kShare:
+        return cmp(a.share, b.share);
+    }
+    return 0;
+  };
+  std::sort(rows->begin(), rows->end(), [&](const KernelSummaryRow& a, const KernelSummaryRow& b) {
+    int c = key_less(a, b);
+    if (c != 0) return descending ? c > 0 : c < 0;
+    return a.name < b.name;  // deterministic ties
+  });
+}
+
+std::vector<EventId> KernelInstances(const TraceModel& model, StringId name, uint32_t device_id) {
+  std::vector<EventId> out;
+  ForEachKernelLane(model, device_id, [&](LaneId l) {
+    const Lane& lane = model.lanes[l];
+    for (uint32_t i = 0; i < lane.size(); ++i)
+      if (lane.name[i] == name && IsKernelRef(lane.ref[i])) out.push_back({l, i});
+  });
+  std::sort(out.begin(), out.end(), [&](EventId x, EventId y) { return PosOf(model, x) < PosOf(model, y); });
+  return out;
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Flows
+// -----------------------------------------------------------------------------------------------------------------
+
+static uint32_t FindCorrelation(const Lane& lane, const std::vector<uint32_t>& corr, uint32_t id) {
+  if (lane.aux_sorted) {
+    auto it = std::lower_bound(corr.begin(), corr.end(), id);
+    return it != corr.end() && *it == id ? static_cast<uint32_t>(it - corr.begin()) : kNone;
+  }
+  for (uint32_t i = 0; i < corr.size(); ++i)
+    if (corr[i] == id) return i;
+  return kNone;
+}
+
+EventId FlowPartner(const TraceModel& model, EventId e) {
+  if (!e.valid() || e.lane >= model.lanes.size() || e.index >= model.lanes[e.lane].size()) return {};
+  const Track& src = model.TrackOf(e);
+  const uint32_t corr = model.CorrelationId(e);
+  if (corr == 0) return {};
+  if (src.kind == TrackKind::kThreadApi) {
+    for (const Track& t : model.tracks) {
+      if (t.kind != TrackKind::kGpuStream || t.pid != src.pid) continue;
+      for (uint32_t d = 0; d < t.lane_count; ++d) {
+        const Lane& lane = model.lanes[t.first_lane + d];
+        uint32_t i = FindCorrelation(lane, lane.aux, corr);
+        if (i != kNone) return {t.first_lane + d, i};
+      }
+    }
+  } else if (model.IsGpuActivity(e)) {
+    // Runtime calls (depth 0) first: the driver calls under them may share the correlation id.
+    for (uint32_t depth = 0; depth < 64; ++depth) {
+      bool any = false;
+      for (const Track& t : model.tracks) {
+        if (t.kind != TrackKind::kThreadApi || t.pid != src.pid || depth >= t.lane_count) continue;
+        any = true;
+        const Lane& lane = model.lanes[t.first_lane + depth];
+        uint32_t i = FindCorrelation(lane, lane.ref, corr);
+        if (i != kNone) return {t.first_lane + depth, i};
+      }
+      if (!any) break;
+    }
+  }
+  return {};
+}
+
+std::vector<FlowArrow> FlowsOf(const TraceModel& model, EventId e) {
+  std::vector<FlowArrow> out;
+  EventId p = FlowPartner(model, e);
+  if (p.valid()) {
+    if (model.TrackOf(e).kind == TrackKind::kThreadApi)
+      out.push_back({e, p, true});
+    else
+      out.push_back({p, e, true});
+  }
+  auto it = std::lower_bound(model.flows.begin(), model.flows.end(), e,
+                             [](const Flow& f, EventId x) { return f.from < x; });
+  for (; it != model.flows.end() && it->from == e; ++it) out.push_back({it->from, it->to, false});
+  for (const Flow& f : model.flows)  // incoming arrows: flows are few next to events
+    if (f.to == e) out.push_back({f.from, f.to, false});
+  return out;
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Hit-testing
+// -----------------------------------------------------------------------------------------------------------------
+
+EventId HitTest(const TraceModel& model, LaneId lane_id, int64_t t, double ns_per_px, double tolerance_px) {
+  if (lane_id >= model.lanes.size()) return {};
+  const Lane& lane = model.lanes[lane_id];
+  if (lane.size() == 0) return {};
+  const double tol = std::max(0.0, tolerance_px * ns_per_px);
+  uint32_t i =
+      static_cast<uint32_t>(std::upper_bound(lane.start.begin(), lane.start.end(), t) - lane.start.begin());
+  // i-1: last event starting at or before t; i: first starting after.
+  double best_dist = tol;
+  EventId best;
+  if (i > 0) {
+    int64_t end = lane.End(i - 1);
+    if (end >= t) return {lane_id, i - 1};
+    if (double(t - end) <= best_dist) best_dist = double(t - end), best = {lane_id, i - 1};
+  }
+  if (i < lane.size() && double(lane.start[i] - t) < best_dist) best = {lane_id, i};
+  return best;
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Loss
+// -----------------------------------------------------------------------------------------------------------------
+
+std::vector<LossStat> LossSummary(const TraceModel& model) {
+  std::vector<LossStat> out = model.losses;
+  auto has = [&](const char* name) {
+    for (const auto& l : out)
+      if (l.name == name) return true;
+    return false;
+  };
+  const LoadReport& r = model.report;
+  if (r.chunks_lost && !has("chunk_lost"))
+    out.push_back({"chunk_lost", uint8_t(Severity::kDataLoss), 0, r.chunks_lost,
+                   std::to_string(r.bytes_lost) + " bytes in damaged chunks could not be decoded"});
+  if (r.truncated && !has("file_truncated"))
+    out.push_back({"file_truncated", uint8_t(Severity::kDataLoss), 0, 1,
+                   "the file ends early (the recording was interrupted or the copy is incomplete)"});
+  if (r.chunks_unknown && !has("chunks_unknown"))
+    out.push_back({"chunks_unknown", uint8_t(Severity::kWarning), 0, r.chunks_unknown,
+                   "chunks from a newer gtrace version were skipped"});
+  std::stable_sort(out.begin(), out.end(), [](const LossStat& a, const LossStat& b) {
+    if (a.severity != b.severity) return a.severity > b.severity;
+    return a.count > b.count;
+  });
+  return out;
+}
+
+bool HasDataLoss(const TraceModel& model) {
+  for (const auto& l : LossSummary(model))
+    if (l.severity == uint8_t(Severity::kDataLoss) && l.count > 0) return true;
+  return false;
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Formatting
+// -----------------------------------------------------------------------------------------------------------------
+
+std::string FormatDuration(int64_t ns) {
+  char buf[64];
+  const char* sign = ns < 0 ? "-" : "";
+  double a = ns < 0 ? -double(ns) : double(ns);
+  if (a < 1e3)
+    std::snprintf(buf, sizeof buf, "%s%.0f ns", sign, a);
+  else if (a < 1e6)
+    std::snprintf(buf, sizeof buf, "%s%.3g µs", sign, a / 1e3);
+  else if (a < 1e9)
+    std::snprintf(buf, sizeof buf, "%s%.3g ms", sign, a / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%s%.3f s", sign, a / 1e9);
+  return buf;
+}
+
+std::string FormatBytes(uint64_t bytes) {
+  char buf[64];
+  if (bytes < 1024) {
+    std::snprintf(buf, sizeof buf, "%" PRIu64 " B", bytes);
+    return buf;
+  }
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = double(bytes) / 1024;
+  int u = 0;
+  while (v >= 1024 && u < 5) v /= 1024, ++u;
+  std::snprintf(buf, sizeof buf, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
+std::string FormatTimestamp(const TraceModel& model, int64_t ns) {
+  char buf[64];
+  int64_t rel = ns - model.first_ns;
+  std::snprintf(buf, sizeof buf, "%s%" PRId64 ".%09" PRId64 " s", rel < 0 ? "-" : "+",
+                (rel < 0 ? -rel : rel) / 1000000000, (rel < 0 ? -rel : rel) % 1000000000);
+  return buf;
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Stats report
+// -----------------------------------------------------------------------------------------------------------------
+
+static std::string Pad(std::string s, size_t w, bool right) {
+  // Width in code points, so "µs" aligns.
+  size_t cps = 0;
+  for (unsigned char c : s) cps += (c & 0xC0) != 0x80;
+  if (cps >= w) return s;
+  return right ? std::string(w - cps, ' ') + s : s + std::string(w - cps, ' ');
+}
+
+std::string StatsReport(const TraceModel& model, size_t top_n) {
+  std::string o;
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "Format: %s\nEvents: %" PRIu64 " on %zu tracks, %" PRIu64 " counter samples\n",
+                SourceFormatName(model.format), model.event_count, model.tracks.size(), model.sample_count);
+  o += buf;
+  o += "Duration: " + FormatDuration(model.last_ns - model.first_ns) + "\n";
+  auto losses = LossSummary(model);
+  if (!losses.empty()) {
+    o += "\nData loss and warnings:\n";
+    for (const auto& l : losses) {
+      std::snprintf(buf, sizeof buf, "  %-10s %-28s %10" PRIu64 "  ", SeverityName(l.severity),
+                    l.name.c_str(), l.count);
+      o += buf + l.detail + "\n";
+    }
+  }
+  if (!model.device_summaries.empty()) {
+    o += "\nGPU activity:\n";
+    o += "  " + Pad("Device", 28, false) + Pad("Active span", 14, true) + Pad("Busy", 14, true) +
+         Pad("Idle", 14, true) + Pad("Idle %", 9, true) + Pad("Kernels", 11, true) + Pad("Memcpy", 9, true) +
+         Pad("Memset", 9, true) + "\n";
+    for (const auto& d : model.device_summaries) {
+      std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * d.idle_share());
+      o += "  " + Pad(d.name, 28, false) + Pad(FormatDuration(d.last_ns - d.first_ns), 14, true) +
+           Pad(FormatDuration(d.busy_ns), 14, true) + Pad(FormatDuration(d.idle_ns()), 14, true) +
+           Pad(buf, 9, true) + Pad(std::to_string(d.kernel_count), 11, true) +
+           Pad(std::to_string(d.memcpy_count), 9, true) + Pad(std::to_string(d.memset_count), 9, true) + "\n";
+      if (!d.largest_gaps.empty())
+        o += "    largest idle gap: " + FormatDuration(d.largest_gaps[0].second - d.largest_gaps[0].first) +
+             " at " + FormatTimestamp(model, d.largest_gaps[0].first) + "\n";
+    }
+  }
+  auto rows = KernelSummary(model);
+  if (!rows.empty()) {
+    o += "\nKernels (by total GPU time):\n";
+    o += "  " + Pad("Share", 7, true) + Pad("Total", 12, true) + Pad("Count", 9, true) +
+         Pad("Avg", 12, true) + Pad("Min", 12, true) + Pad("Max", 12, true) + "  Name\n";
+    for (size_t i = 0; i < rows.size() && i < top_n; ++i) {
+      const auto& r = rows[i];
+      std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * r.share);
+      std::string name = model.Str(r.name);
+      if (name.size() > 100) name = name.substr(0, 97) + "...";
+      o += "  " + Pad(buf, 7, true) + Pad(FormatDuration(r.total_ns), 12, true) +
+           Pad(std::to_string(r.count), 9, true) + Pad(FormatDuration(int64_t(r.avg_ns + 0.5)), 12, true) +
+           Pad(FormatDuration(r.min_ns), 12, true) + Pad(FormatDuration(r.max_ns), 12, true) + "  " + name +
+           "\n";
+    }
+    if (rows.size() > top_n) o += "  ... " + std::to_string(rows.size() - top_n) + " more kernels\n";
+  }
+  return o;
+}
+
+}  // namespace gt::viewer
