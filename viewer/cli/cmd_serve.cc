@@ -22,10 +22,12 @@ const char* kServeUsage =
     "Serves the viewer page and a trace store, so that a link opens the same trace at the same view for a\n"
     "teammate. API and deployment: docs/server.md.\n\n"
     "Options:\n"
-    "  --store DIR         where uploaded traces live (default: $GTRACE_STORE, else ~/.local/share/gtrace/store)\n"
+    "  --store DIR         where uploaded traces live (default: $GTRACE_STORE, else "
+    "~/.local/share/gtrace/store)\n"
     "  --bind ADDR         address to listen on (default 127.0.0.1; 0.0.0.0 for the team network)\n"
     "  --port N            port (default 8080; 0 picks a free one)\n"
-    "  --web-root DIR      the built viewer page (default: $GTRACE_WEB_ROOT, else found next to this binary)\n"
+    "  --web-root DIR      the built viewer page (default: $GTRACE_WEB_ROOT, else found next to this "
+    "binary)\n"
     "  --token-file F      require 'Authorization: Bearer <first line of F>' for uploads\n"
     "  --max-upload SIZE   largest accepted upload, e.g. 512M, 2G (default 512M)\n"
     "  --ttl DAYS          delete traces neither uploaded nor opened for DAYS days (default: keep forever)\n"
@@ -34,7 +36,8 @@ const char* kServeUsage =
     "  --threads N         worker threads (default 64)\n"
     "  --log               log every request to stderr\n"
     "  -h, --help          this help\n\n"
-    "Stops cleanly on Ctrl-C / SIGTERM. Exit codes: 0 stopped by a signal, 1 error (store, port, --open FILE),\n"
+    "Stops cleanly on Ctrl-C / SIGTERM. Exit codes: 0 stopped by a signal, 1 error (store, port, --open "
+    "FILE),\n"
     "64 usage error.\n";
 
 // "512M", "2G", "100k", "4096": binary units, as people mean them for file sizes.
@@ -50,11 +53,16 @@ bool ParseSize(const std::string& s, uint64_t* out) {
   std::string unit = s.substr(i);
   for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   int shift = 0;
-  if (unit.empty() || unit == "B") shift = 0;
-  else if (unit == "K" || unit == "KB" || unit == "KIB") shift = 10;
-  else if (unit == "M" || unit == "MB" || unit == "MIB") shift = 20;
-  else if (unit == "G" || unit == "GB" || unit == "GIB") shift = 30;
-  else return false;
+  if (unit.empty() || unit == "B")
+    shift = 0;
+  else if (unit == "K" || unit == "KB" || unit == "KIB")
+    shift = 10;
+  else if (unit == "M" || unit == "MB" || unit == "MIB")
+    shift = 20;
+  else if (unit == "G" || unit == "GB" || unit == "GIB")
+    shift = 30;
+  else
+    return false;
   if (shift > 0 && v > (UINT64_MAX >> shift)) return false;
   *out = v << shift;
   return *out > 0;
@@ -72,7 +80,8 @@ bool ParseInt(const std::string& s, int64_t lo, int64_t hi, int64_t* out) {
 std::string DefaultStore() {
   if (const char* env = std::getenv("GTRACE_STORE"); env && *env) return env;
   if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/gtrace/store";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.local/share/gtrace/store";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::string(home) + "/.local/share/gtrace/store";
   return "gtrace-store";
 }
 
@@ -85,7 +94,8 @@ std::string FindWebRoot() {
   const std::filesystem::path dir = exe.parent_path();
   for (const auto& candidate : {dir / "../share/gtrace/web", dir / "../../web", dir / "../../../wasm/web",
                                 dir / "../../../../build/wasm/web"}) {
-    if (std::filesystem::exists(candidate / "index.html", ec) && std::filesystem::exists(candidate / "gtrace.wasm", ec))
+    if (std::filesystem::exists(candidate / "index.html", ec) &&
+        std::filesystem::exists(candidate / "gtrace.wasm", ec))
       return std::filesystem::weakly_canonical(candidate, ec).string();
   }
   return "";
@@ -116,7 +126,8 @@ int CmdServe(int argc, char** argv) {
     } else if (a == "--bind") {
       if (!value(&options.bind)) return UsageError("serve", "--bind needs an address");
     } else if (a == "--port") {
-      if (!value(&v) || !ParseInt(v, 0, 65535, &n)) return UsageError("serve", "--port needs a number 0..65535");
+      if (!value(&v) || !ParseInt(v, 0, 65535, &n))
+        return UsageError("serve", "--port needs a number 0..65535");
       options.port = static_cast<int>(n);
     } else if (a == "--web-root") {
       if (!value(&options.web_root)) return UsageError("serve", "--web-root needs a directory");
@@ -127,7 +138,8 @@ int CmdServe(int argc, char** argv) {
       if (!value(&v) || !ParseSize(v, &options.max_upload))
         return UsageError("serve", "--max-upload needs a size like 512M or 2G");
     } else if (a == "--ttl") {
-      if (!value(&v) || !ParseInt(v, 1, 100000, &n)) return UsageError("serve", "--ttl needs a number of days");
+      if (!value(&v) || !ParseInt(v, 1, 100000, &n))
+        return UsageError("serve", "--ttl needs a number of days");
       options.ttl_seconds = n * 86400;
     } else if (a == "--public-url") {
       if (!value(&options.public_url)) return UsageError("serve", "--public-url needs a URL");
@@ -136,7 +148,8 @@ int CmdServe(int argc, char** argv) {
     } else if (a == "--open") {
       if (!value(&open_file)) return UsageError("serve", "--open needs a trace file");
     } else if (a == "--threads") {
-      if (!value(&v) || !ParseInt(v, 4, 1024, &n)) return UsageError("serve", "--threads needs a number 4..1024");
+      if (!value(&v) || !ParseInt(v, 4, 1024, &n))
+        return UsageError("serve", "--threads needs a number 4..1024");
       options.threads = static_cast<int>(n);
     } else if (a == "--log") {
       options.quiet = false;
@@ -159,7 +172,8 @@ int CmdServe(int argc, char** argv) {
   std::string opened_id;
   if (!open_file.empty()) {
     auto ingested = (*srv)->IngestFile(open_file);
-    if (!ingested.ok()) return Fail("serve", Status(ingested.status().code(), open_file + ": " + ingested.status().message()));
+    if (!ingested.ok())
+      return Fail("serve", Status(ingested.status().code(), open_file + ": " + ingested.status().message()));
     opened_id = ingested->id;
     if (!ingested->validation.clean())
       std::fprintf(stderr, "gtrace serve: %s is damaged (%llu chunk(s) lost%s); serving what is readable\n",
@@ -178,12 +192,15 @@ int CmdServe(int argc, char** argv) {
 
   std::printf("gtrace serve: listening on %s (store %s)\n", (*srv)->base_url().c_str(), store_dir.c_str());
   if (options.web_root.empty())
-    std::printf("gtrace serve: no viewer page found (build it with the wasm preset or pass --web-root); "
-                "serving the API only\n");
+    std::printf(
+        "gtrace serve: no viewer page found (build it with the wasm preset or pass --web-root); "
+        "serving the API only\n");
   else
     std::printf("gtrace serve: viewer page from %s\n", options.web_root.c_str());
-  if (options.token.empty() && options.bind != "127.0.0.1" && options.bind != "localhost" && options.bind != "::1")
-    std::printf("gtrace serve: note: anyone who can reach %s can upload (use --token-file)\n", options.bind.c_str());
+  if (options.token.empty() && options.bind != "127.0.0.1" && options.bind != "localhost" &&
+      options.bind != "::1")
+    std::printf("gtrace serve: note: anyone who can reach %s can upload (use --token-file)\n",
+                options.bind.c_str());
   if (!opened_id.empty()) std::printf("open: %s\n", (*srv)->LinkFor(opened_id).c_str());
   std::fflush(stdout);
 

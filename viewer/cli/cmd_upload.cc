@@ -11,7 +11,8 @@ namespace gt::cli {
 int CmdUpload(int argc, char** argv) {
   const char* kUsage =
       "Usage: gtrace upload FILE --server URL [--token-file F] [--json]\n\n"
-      "Uploads a trace to a `gtrace serve` server and prints the link that opens it (stdout: the link only).\n"
+      "Uploads a trace to a `gtrace serve` server and prints the link that opens it (stdout: the link "
+      "only).\n"
       "The delete token goes to stderr: keep it to remove the trace later\n"
       "(curl -X DELETE -H 'X-Delete-Token: TOKEN' URL/api/traces/ID).\n\n"
       "Options:\n"
@@ -19,7 +20,8 @@ int CmdUpload(int argc, char** argv) {
       "  --token-file F     upload token, first line of F (default: $GTRACE_TOKEN_FILE)\n"
       "  --json             print the server's whole answer as JSON instead of the link\n"
       "  -h, --help         this help\n\n"
-      "Exit codes: 0 uploaded, 1 error (the server's reason is printed), 2 uploaded but the server found the\n"
+      "Exit codes: 0 uploaded, 1 error (the server's reason is printed), 2 uploaded but the server found "
+      "the\n"
       "trace damaged (the link still works), 64 usage error.\n";
   std::string path, server_url, token_file;
   bool json = false;
@@ -56,7 +58,8 @@ int CmdUpload(int argc, char** argv) {
     token = *t;
   }
   auto outcome = server::UploadTraceFile(server_url, path, token);
-  if (!outcome.ok()) return Fail("upload", Status(outcome.status().code(), path + ": " + outcome.status().message()));
+  if (!outcome.ok())
+    return Fail("upload", Status(outcome.status().code(), path + ": " + outcome.status().message()));
   if (json) {
     std::printf("%s\n", outcome->response_json.c_str());
   } else {

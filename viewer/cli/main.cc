@@ -12,7 +12,9 @@
 
 #define GT_COMMANDS(X)                                                                    \
   X(info, Info, "summarize a trace: metadata, processes, devices, record counts, losses") \
-  X(export, Export, "convert a trace to another format (--chrome: Chrome/Perfetto trace JSON)")
+  X(export, Export, "convert a trace to another format (--chrome: Chrome/Perfetto trace JSON)") \
+  X(serve, Serve, "serve the viewer and a trace store for share links (docs/server.md)")         \
+  X(upload, Upload, "upload a trace to a gtrace server and print its link")
 
 namespace gt::cli {
 #define GT_DECLARE(name, Fn, summary) int Cmd##Fn(int argc, char** argv);

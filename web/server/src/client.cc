@@ -114,9 +114,11 @@ StatusOr<UploadOutcome> UploadTraceFile(const std::string& server_url, const std
   if (body.contains("created") && body["created"].is_boolean()) out.created = body["created"].get<bool>();
   if (body.contains("damaged") && body["damaged"].is_object()) {
     const auto& d = body["damaged"];
-    const bool truncated = d.contains("truncated") && d["truncated"].is_boolean() && d["truncated"].get<bool>();
-    const uint64_t lost =
-        d.contains("chunks_lost") && d["chunks_lost"].is_number_unsigned() ? d["chunks_lost"].get<uint64_t>() : 0;
+    const bool truncated =
+        d.contains("truncated") && d["truncated"].is_boolean() && d["truncated"].get<bool>();
+    const uint64_t lost = d.contains("chunks_lost") && d["chunks_lost"].is_number_unsigned()
+                              ? d["chunks_lost"].get<uint64_t>()
+                              : 0;
     out.warning = "the server kept the trace but it is damaged: " + std::to_string(lost) + " chunk(s) lost" +
                   (truncated ? ", truncated" : "");
   }
