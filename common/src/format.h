@@ -11,6 +11,13 @@
 #include "gt/model.h"
 #include "gt/status.h"
 
+// The codec's per-field helpers must inline into the per-record loops; GCC otherwise keeps some out of line.
+#if defined(__GNUC__) || defined(__clang__)
+#define GT_INLINE inline __attribute__((always_inline))
+#else
+#define GT_INLINE inline
+#endif
+
 namespace gt::format {
 
 // ---- versions (only format_upgrade.cc interprets them)
@@ -37,7 +44,7 @@ inline constexpr uint16_t kChunkEndOfSegment = 0x0100;  // no payload: the segme
 // ---- limits that keep hostile headers from allocating or looping
 // --------------------------------------------
 inline constexpr uint32_t kMaxChunkRawSize = 64u << 20;    // decompressed payload cap
-inline constexpr uint32_t kMaxRecordsPerChunk = 1u << 20;  // writer clamps to this, reader rejects above
+inline constexpr uint32_t kMaxRecordsPerChunk = 1u << 18;  // writer clamps to this, reader rejects above
 inline constexpr uint32_t kMaxColumns = 1024;
 
 struct ChunkHeader {
@@ -65,14 +72,14 @@ inline uint32_t GetU32(const uint8_t* p) {
   return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
 }
 
-inline uint64_t Zig(int64_t v) {
+GT_INLINE uint64_t Zig(int64_t v) {
   return (uint64_t(v) << 1) ^ uint64_t(v >> 63);
 }
-inline int64_t Unzig(uint64_t v) {
+GT_INLINE int64_t Unzig(uint64_t v) {
   return int64_t((v >> 1) ^ (~(v & 1) + 1));
 }
 
-inline size_t WriteVarint(uint8_t* p, uint64_t v) {
+GT_INLINE size_t WriteVarint(uint8_t* p, uint64_t v) {
   size_t n = 0;
   while (v >= 0x80) {
     p[n++] = uint8_t(v) | 0x80;
@@ -93,13 +100,13 @@ class ByteBuf {
   }
   ~ByteBuf() { std::free(data_); }
 
-  uint8_t* Reserve(size_t n) {
+  GT_INLINE uint8_t* Reserve(size_t n) {
     if (cap_ - size_ < n) Grow(n);
     return data_ + size_;
   }
   void Commit(size_t n) { size_ += n; }
-  void PutVarint(uint64_t v) { size_ += WriteVarint(Reserve(10), v); }
-  void PutByte(uint8_t b) { *Reserve(1) = b, ++size_; }
+  GT_INLINE void PutVarint(uint64_t v) { size_ += WriteVarint(Reserve(10), v); }
+  GT_INLINE void PutByte(uint8_t b) { *Reserve(1) = b, ++size_; }
   void Append(const void* p, size_t n) {
     if (n == 0) return;
     std::memcpy(Reserve(n), p, n);
@@ -121,7 +128,7 @@ class ByteBuf {
   std::span<const uint8_t> span() const { return {data_, size_}; }
 
  private:
-  void Grow(size_t n) {
+  __attribute__((noinline)) void Grow(size_t n) {
     size_t cap = cap_ ? cap_ * 2 : 256;
     while (cap - size_ < n) cap *= 2;
     auto* d = static_cast<uint8_t*>(std::realloc(data_, cap));
@@ -140,8 +147,12 @@ struct ColumnReader {
   const uint8_t* end = nullptr;
   uint64_t prev = 0;  // delta state
   bool bad = false;
+  // A "repeat" column (docs/format.md): the first value, then `repeat_rest` for every other record. Decoded
+  // by RepeatReader without touching bytes.
+  bool repeat = false;
+  uint64_t repeat_next = 0, repeat_rest = 0;
 
-  uint64_t Varint() {
+  GT_INLINE uint64_t Varint() {
     if (end - p >= 10) [[likely]] {
       uint64_t b = *p++;
       if (b < 0x80) return b;
@@ -156,7 +167,7 @@ struct ColumnReader {
     }
     return VarintSlow();
   }
-  uint64_t VarintSlow() {
+  __attribute__((noinline)) uint64_t VarintSlow() {
     uint64_t r = 0;
     for (int s = 0; s < 64; s += 7) {
       if (p >= end) {
@@ -170,13 +181,13 @@ struct ColumnReader {
     bad = true;
     return 0;
   }
-  uint8_t Byte() {
+  GT_INLINE uint8_t Byte() {
     if (p < end) [[likely]]
       return *p++;
     bad = true;
     return 0;
   }
-  double F64() {
+  GT_INLINE double F64() {
     double d = 0;
     if (end - p >= 8) [[likely]] {
       std::memcpy(&d, p, 8);
@@ -196,6 +207,24 @@ struct ColumnReader {
     return true;
   }
   bool done() const { return p == end; }
+};
+
+// Reads a repeat column through the ColumnReader interface: no bytes, no bounds, no errors.
+struct RepeatReader {
+  uint64_t next, rest, prev;
+  bool bad = false;
+  GT_INLINE uint64_t Varint() {
+    uint64_t v = next;
+    next = rest;
+    return v;
+  }
+  GT_INLINE uint8_t Byte() { return uint8_t(Varint()); }
+  GT_INLINE double F64() {
+    uint64_t v = Varint();
+    double d;
+    std::memcpy(&d, &v, 8);
+    return d;
+  }
 };
 
 // A segment's version as read from its header; format_upgrade.cc decides what it means.

@@ -32,91 +32,6 @@ using namespace format;
 // ================================================================================================================
 namespace {
 
-struct Decoder {
-  ColumnReader* c;
-  const StringId* smap;  // segment-local -> global; unknown ids (lost strings) map to 0
-  uint64_t smap_size;
-
-  void Ts(int64_t& x) {
-    ColumnReader& k = *c++;
-    k.prev += uint64_t(Unzig(k.Varint()));
-    x = int64_t(k.prev);
-  }
-  void Dur(int64_t& end, const int64_t& start) {
-    end = int64_t(uint64_t(start) + uint64_t(Unzig((c++)->Varint())));
-  }
-  void Id(uint32_t& x) {
-    ColumnReader& k = *c++;
-    k.prev = uint32_t(uint32_t(k.prev) + uint32_t(Unzig(k.Varint())));
-    x = uint32_t(k.prev);
-  }
-  void Id64(uint64_t& x) {
-    ColumnReader& k = *c++;
-    k.prev += uint64_t(Unzig(k.Varint()));
-    x = k.prev;
-  }
-  void U16(uint16_t& x) { x = uint16_t((c++)->Varint()); }
-  void U32(uint32_t& x) { x = uint32_t((c++)->Varint()); }
-  void U64(uint64_t& x) { x = (c++)->Varint(); }
-  void I32(int32_t& x) { x = int32_t(Unzig((c++)->Varint())); }
-  void U8(uint8_t& x) { x = (c++)->Byte(); }
-  void F64(double& x) { x = (c++)->F64(); }
-  void Str(StringId& x) {
-    uint64_t v = (c++)->Varint();
-    x = v < smap_size ? smap[v] : 0;
-  }
-};
-
-// Minimum encoded bytes per record (one per varint/byte column, eight per double): bounds record_count by the
-// chunk's raw size before anything is allocated.
-struct MinBytes {
-  uint32_t n = 0;
-  template <class T>
-  void Ts(T&) {
-    n += 1;
-  }
-  template <class T, class U>
-  void Dur(T&, U&) {
-    n += 1;
-  }
-  template <class T>
-  void Id(T&) {
-    n += 1;
-  }
-  template <class T>
-  void Id64(T&) {
-    n += 1;
-  }
-  template <class T>
-  void U16(T&) {
-    n += 1;
-  }
-  template <class T>
-  void U32(T&) {
-    n += 1;
-  }
-  template <class T>
-  void U64(T&) {
-    n += 1;
-  }
-  template <class T>
-  void I32(T&) {
-    n += 1;
-  }
-  template <class T>
-  void U8(T&) {
-    n += 1;
-  }
-  template <class T>
-  void F64(T&) {
-    n += 8;
-  }
-  template <class T>
-  void Str(T&) {
-    n += 1;
-  }
-};
-
 void Deliver(TraceSink& s, std::span<const ProcessRecord> r) {
   s.OnProcesses(r);
 }
@@ -545,12 +460,6 @@ class TraceReader::Impl {
   template <class R>
   Status DecodeRecords(TraceSink& sink, const ChunkHeader& h, ColumnReader& in) {
     static const uint32_t expected = schema::ColumnCount<R>();
-    static const uint32_t min_bytes = [] {
-      MinBytes m;
-      R r{};
-      schema::Visit(m, r);
-      return m.n;
-    }();
     const char* kind = RecordKindName(schema::KindOf<R>::kValue);
     uint64_t ncols = in.Varint();
     if (in.bad || ncols > kMaxColumns) return Corrupt(std::string(kind) + " chunk: bad column count");
@@ -558,35 +467,46 @@ class TraceReader::Impl {
     columns_.assign(std::max(n, expected), ColumnReader{});
     col_len_.resize(n);
     for (uint32_t i = 0; i < n; ++i) {
-      uint64_t len = in.Varint();
-      if (len > h.raw_size) in.bad = true;
-      col_len_[i] = len;
+      uint64_t v = in.Varint();
+      if ((v >> 1) > h.raw_size) in.bad = true;
+      col_len_[i] = v;
     }
     if (in.bad) return Corrupt(std::string(kind) + " chunk: column table runs past the chunk");
     const uint8_t* p = in.p;
+    uint32_t stored_columns = 0;  // columns that hold one value per record (the others repeat two values)
     for (uint32_t i = 0; i < n; ++i) {
-      uint64_t len = col_len_[i];
+      uint64_t len = col_len_[i] >> 1;
       if (len > uint64_t(in.end - p))
         return Corrupt(std::string(kind) + " chunk: column " + std::to_string(i) + " runs past the chunk");
-      columns_[i].p = p;
-      columns_[i].end = p + len;
+      ColumnReader& c = columns_[i];
+      c.p = p;
+      c.end = p + len;
       p += len;
+      if (col_len_[i] & 1) {
+        c.repeat = true;
+        c.repeat_next = c.Varint();
+        c.repeat_rest = c.Varint();
+        if (c.bad || !c.done())
+          return Corrupt(std::string(kind) + " chunk: repeat column " + std::to_string(i) + " is malformed");
+      } else {
+        ++stored_columns;
+      }
     }
     if (p != in.end) return Corrupt(std::string(kind) + " chunk: bytes after the last column");
     GT_RETURN_IF_ERROR(UpgradeRecordColumns(version_, schema::KindOf<R>::kValue, expected, h.record_count,
                                             columns_.data(), &n, &defaults_));
-    if (uint64_t(h.record_count) * min_bytes > h.raw_size)
+    if (stored_columns > 0 && uint64_t(h.record_count) > h.raw_size)
       return Corrupt(std::string(kind) + " chunk: " + std::to_string(h.record_count) +
                      " records cannot fit in " + std::to_string(h.raw_size) + " bytes");
     std::vector<R>& out = Buffer<R>();
     out.resize(h.record_count);
-    Decoder d{nullptr, smap_.data(), smap_.size()};
-    for (R& r : out) {
-      d.c = columns_.data();
-      schema::Visit(d, r);
+    for (size_t b = 0; b < out.size(); b += schema::kBlock) {
+      schema::BlockDecoder<R> d{std::min(schema::kBlock, out.size() - b), columns_.data(), smap_.data(),
+                                smap_.size()};
+      schema::Visit(d, out[b]);
     }
     for (uint32_t i = 0; i < expected; ++i)
-      if (columns_[i].bad || !columns_[i].done())
+      if (!columns_[i].repeat && (columns_[i].bad || !columns_[i].done()))
         return Corrupt(std::string(kind) + " chunk: column " + std::to_string(i) +
                        (columns_[i].bad ? " ends early" : " has trailing bytes"));
     report_.records += h.record_count;

@@ -12,8 +12,10 @@
 //   Str   varint StringId (segment-local on disk, global once decoded)
 #pragma once
 
+#include <cstring>
 #include <type_traits>
 
+#include "format.h"
 #include "gt/model.h"
 
 namespace gt::schema {
@@ -207,5 +209,321 @@ uint32_t ColumnCount() {
   Visit(c, r);
   return c.n;
 }
+
+// Largest encoding of one record (varints at 10 bytes): bounds how many records fit under kMaxChunkRawSize.
+struct MaxBytes {
+  uint32_t n = 0;
+  template <class T>
+  void Ts(T&) {
+    n += 10;
+  }
+  template <class T, class U>
+  void Dur(T&, U&) {
+    n += 10;
+  }
+  template <class T>
+  void Id(T&) {
+    n += 10;
+  }
+  template <class T>
+  void Id64(T&) {
+    n += 10;
+  }
+  template <class T>
+  void U16(T&) {
+    n += 10;
+  }
+  template <class T>
+  void U32(T&) {
+    n += 10;
+  }
+  template <class T>
+  void U64(T&) {
+    n += 10;
+  }
+  template <class T>
+  void I32(T&) {
+    n += 10;
+  }
+  template <class T>
+  void U8(T&) {
+    n += 1;
+  }
+  template <class T>
+  void F64(T&) {
+    n += 8;
+  }
+  template <class T>
+  void Str(T&) {
+    n += 10;
+  }
+};
+template <class R>
+uint32_t MaxRecordBytes() {
+  MaxBytes m;
+  R r{};
+  Visit(m, r);
+  return m.n;
+}
+
+// ---- blocked column codec
+// ------------------------------------------------------------------------------------ Records are
+// encoded/decoded a block at a time, one column after another within the block: each column loop keeps its
+// cursor and delta state in registers, and the block (kBlock records) stays in L1/L2 across columns.
+inline constexpr size_t kBlock = 256;
+
+// Field `f` of record 0 of a block; At(f, k) is the same field of record k.
+template <class R, class T>
+GT_INLINE T& At(T& f, size_t k) {
+  using Byte = std::conditional_t<std::is_const_v<T>, const char, char>;
+  return *reinterpret_cast<T*>(reinterpret_cast<Byte*>(&f) + k * sizeof(R));
+}
+
+struct EncodeColumn {
+  format::ByteBuf buf;
+  uint64_t prev = 0;  // delta state; restarts with every chunk so chunks decode independently
+  enum Type : uint8_t { kVarint, kByte, kRaw8 } type = kVarint;
+};
+
+// Column types, for the repeat-column check.
+struct ColumnTypes {
+  EncodeColumn* c;
+  template <class T>
+  void Ts(T&) {
+    (c++)->type = EncodeColumn::kVarint;
+  }
+  template <class T, class U>
+  void Dur(T&, U&) {
+    (c++)->type = EncodeColumn::kVarint;
+  }
+  template <class T>
+  void Id(T&) {
+    (c++)->type = EncodeColumn::kVarint;
+  }
+  template <class T>
+  void Id64(T&) {
+    (c++)->type = EncodeColumn::kVarint;
+  }
+  template <class T>
+  void U16(T&) {
+    (c++)->type = EncodeColumn::kVarint;
+  }
+  template <class T>
+  void U32(T&) {
+    (c++)->type = EncodeColumn::kVarint;
+  }
+  template <class T>
+  void U64(T&) {
+    (c++)->type = EncodeColumn::kVarint;
+  }
+  template <class T>
+  void I32(T&) {
+    (c++)->type = EncodeColumn::kVarint;
+  }
+  template <class T>
+  void U8(T&) {
+    (c++)->type = EncodeColumn::kByte;
+  }
+  template <class T>
+  void F64(T&) {
+    (c++)->type = EncodeColumn::kRaw8;
+  }
+  template <class T>
+  void Str(T&) {
+    (c++)->type = EncodeColumn::kVarint;
+  }
+};
+
+// If the encoded column is "X, then Y for every other record", returns true with X and Y (as varint values; a
+// byte column's bytes are its values). Saves the bytes of constant columns (pid, device, grid.y, ...) and
+// lets the decoder fill them without reading.
+inline bool DetectRepeat(const EncodeColumn& col, uint64_t* x, uint64_t* y) {
+  const uint8_t* p = col.buf.data();
+  const size_t n = col.buf.size();
+  if (col.type == EncodeColumn::kRaw8 || n < 3) return false;
+  if (col.type == EncodeColumn::kByte) {
+    for (size_t i = 2; i < n; ++i)
+      if (p[i] != p[1]) return false;
+    *x = p[0], *y = p[1];
+    return true;
+  }
+  auto read = [&](size_t& i, uint64_t* v) {
+    uint64_t r = 0;
+    for (int s = 0; i < n && s < 64; s += 7) {
+      uint8_t b = p[i++];
+      r |= uint64_t(b & 0x7f) << s;
+      if (b < 0x80) {
+        *v = r;
+        return true;
+      }
+    }
+    return false;
+  };
+  size_t i = 0;
+  if (!read(i, x)) return false;
+  size_t y_start = i;
+  if (!read(i, y)) return false;
+  size_t ly = i - y_start;
+  if ((n - y_start) % ly != 0) return false;
+  if (ly == 1) {
+    for (size_t k = i; k < n; ++k)
+      if (p[k] != p[y_start]) return false;
+    return true;
+  }
+  for (size_t k = i; k < n; k += ly)
+    if (std::memcmp(p + k, p + y_start, ly) != 0) return false;
+  return true;
+}
+
+template <class R>
+struct BlockEncoder {
+  size_t n;         // records in this block
+  EncodeColumn* c;  // walks the columns in schema order
+
+  template <class T, class F>
+  GT_INLINE void Loop(EncodeColumn& col, F&& value) {
+    uint8_t* start = col.buf.Reserve(n * 10);
+    uint8_t* p = start;
+    for (size_t k = 0; k < n; ++k) p += format::WriteVarint(p, value(k));
+    col.buf.Commit(size_t(p - start));
+  }
+  GT_INLINE void Ts(const int64_t& f) {
+    EncodeColumn& col = *c++;
+    uint64_t prev = col.prev;
+    Loop<int64_t>(col, [&](size_t k) {
+      uint64_t v = uint64_t(At<R>(f, k));
+      uint64_t z = format::Zig(int64_t(v - prev));
+      prev = v;
+      return z;
+    });
+    col.prev = prev;
+  }
+  GT_INLINE void Dur(const int64_t& end, const int64_t& start) {
+    Loop<int64_t>(*c++, [&](size_t k) {
+      return format::Zig(int64_t(uint64_t(At<R>(end, k)) - uint64_t(At<R>(start, k))));
+    });
+  }
+  GT_INLINE void Id(const uint32_t& f) {
+    EncodeColumn& col = *c++;
+    uint32_t prev = uint32_t(col.prev);
+    Loop<uint32_t>(col, [&](size_t k) {
+      uint32_t v = At<R>(f, k);
+      uint64_t z = format::Zig(int32_t(v - prev));
+      prev = v;
+      return z;
+    });
+    col.prev = prev;
+  }
+  GT_INLINE void Id64(const uint64_t& f) {
+    EncodeColumn& col = *c++;
+    uint64_t prev = col.prev;
+    Loop<uint64_t>(col, [&](size_t k) {
+      uint64_t v = At<R>(f, k);
+      uint64_t z = format::Zig(int64_t(v - prev));
+      prev = v;
+      return z;
+    });
+    col.prev = prev;
+  }
+  GT_INLINE void U16(const uint16_t& f) {
+    Loop<uint16_t>(*c++, [&](size_t k) { return uint64_t(At<R>(f, k)); });
+  }
+  GT_INLINE void U32(const uint32_t& f) {
+    Loop<uint32_t>(*c++, [&](size_t k) { return uint64_t(At<R>(f, k)); });
+  }
+  GT_INLINE void U64(const uint64_t& f) {
+    Loop<uint64_t>(*c++, [&](size_t k) { return At<R>(f, k); });
+  }
+  GT_INLINE void Str(const StringId& f) {
+    Loop<StringId>(*c++, [&](size_t k) { return uint64_t(At<R>(f, k)); });
+  }
+  GT_INLINE void I32(const int32_t& f) {
+    Loop<int32_t>(*c++, [&](size_t k) { return format::Zig(At<R>(f, k)); });
+  }
+  GT_INLINE void U8(const uint8_t& f) {
+    EncodeColumn& col = *c++;
+    uint8_t* p = col.buf.Reserve(n);
+    for (size_t k = 0; k < n; ++k) p[k] = At<R>(f, k);
+    col.buf.Commit(n);
+  }
+  GT_INLINE void F64(const double& f) {
+    EncodeColumn& col = *c++;
+    uint8_t* p = col.buf.Reserve(n * 8);
+    for (size_t k = 0; k < n; ++k) std::memcpy(p + 8 * k, &At<R>(f, k), 8);
+    col.buf.Commit(n * 8);
+  }
+};
+
+// Decodes into records; column errors are sticky in each ColumnReader and checked once per chunk.
+template <class R>
+struct BlockDecoder {
+  size_t n;
+  format::ColumnReader* c;
+  const StringId* smap;  // segment-local -> global; ids without a string (lost strings chunk) map to 0
+  uint64_t smap_size;
+
+  template <class F>
+  GT_INLINE void Loop(format::ColumnReader& col, F&& store) {
+    if (col.repeat) {
+      format::RepeatReader r{col.repeat_next, col.repeat_rest, col.prev};
+      for (size_t k = 0; k < n; ++k) store(k, r);
+      col.repeat_next = r.next;
+      col.prev = r.prev;
+      return;
+    }
+    format::ColumnReader r = col;  // local copy: cursor and state live in registers
+    for (size_t k = 0; k < n; ++k) store(k, r);
+    col = r;
+  }
+  GT_INLINE void Ts(int64_t& f) {
+    Loop(*c++, [&](size_t k, auto& r) {
+      r.prev += uint64_t(format::Unzig(r.Varint()));
+      At<R>(f, k) = int64_t(r.prev);
+    });
+  }
+  GT_INLINE void Dur(int64_t& end, const int64_t& start) {
+    Loop(*c++, [&](size_t k, auto& r) {
+      At<R>(end, k) = int64_t(uint64_t(At<R>(start, k)) + uint64_t(format::Unzig(r.Varint())));
+    });
+  }
+  GT_INLINE void Id(uint32_t& f) {
+    Loop(*c++, [&](size_t k, auto& r) {
+      r.prev = uint32_t(uint32_t(r.prev) + uint32_t(format::Unzig(r.Varint())));
+      At<R>(f, k) = uint32_t(r.prev);
+    });
+  }
+  GT_INLINE void Id64(uint64_t& f) {
+    Loop(*c++, [&](size_t k, auto& r) {
+      r.prev += uint64_t(format::Unzig(r.Varint()));
+      At<R>(f, k) = r.prev;
+    });
+  }
+  GT_INLINE void U16(uint16_t& f) {
+    Loop(*c++, [&](size_t k, auto& r) { At<R>(f, k) = uint16_t(r.Varint()); });
+  }
+  GT_INLINE void U32(uint32_t& f) {
+    Loop(*c++, [&](size_t k, auto& r) { At<R>(f, k) = uint32_t(r.Varint()); });
+  }
+  GT_INLINE void U64(uint64_t& f) {
+    Loop(*c++, [&](size_t k, auto& r) { At<R>(f, k) = r.Varint(); });
+  }
+  GT_INLINE void I32(int32_t& f) {
+    Loop(*c++, [&](size_t k, auto& r) { At<R>(f, k) = int32_t(format::Unzig(r.Varint())); });
+  }
+  GT_INLINE void U8(uint8_t& f) {
+    Loop(*c++, [&](size_t k, auto& r) { At<R>(f, k) = r.Byte(); });
+  }
+  GT_INLINE void F64(double& f) {
+    Loop(*c++, [&](size_t k, auto& r) { At<R>(f, k) = r.F64(); });
+  }
+  GT_INLINE void Str(StringId& f) {
+    const StringId* map = smap;
+    uint64_t size = smap_size;
+    Loop(*c++, [&](size_t k, auto& r) {
+      uint64_t v = r.Varint();
+      At<R>(f, k) = v < size ? map[v] : 0;
+    });
+  }
+};
 
 }  // namespace gt::schema

@@ -11,9 +11,11 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -28,50 +30,18 @@ using namespace format;
 // ================================================================================================================
 namespace {
 
-struct Column {
-  ByteBuf buf;
-  uint64_t prev = 0;  // delta state; restarts with every chunk so chunks decode independently
-};
-
-// One visitor call per field; `c` walks the columns in schema order.
-struct Encoder {
-  Column* c;
-  void Ts(const int64_t& x) {
-    Column& k = *c++;
-    k.buf.PutVarint(Zig(int64_t(uint64_t(x) - k.prev)));
-    k.prev = uint64_t(x);
-  }
-  void Dur(const int64_t& end, const int64_t& start) {
-    (c++)->buf.PutVarint(Zig(int64_t(uint64_t(end) - uint64_t(start))));
-  }
-  void Id(const uint32_t& x) {
-    Column& k = *c++;
-    k.buf.PutVarint(Zig(int32_t(x - uint32_t(k.prev))));
-    k.prev = x;
-  }
-  void Id64(const uint64_t& x) {
-    Column& k = *c++;
-    k.buf.PutVarint(Zig(int64_t(x - k.prev)));
-    k.prev = x;
-  }
-  void U16(const uint16_t& x) { (c++)->buf.PutVarint(x); }
-  void U32(const uint32_t& x) { (c++)->buf.PutVarint(x); }
-  void U64(const uint64_t& x) { (c++)->buf.PutVarint(x); }
-  void I32(const int32_t& x) { (c++)->buf.PutVarint(Zig(x)); }
-  void U8(const uint8_t& x) { (c++)->buf.PutByte(x); }
-  void F64(const double& x) { (c++)->buf.Append(&x, 8); }
-  void Str(const StringId& x) { (c++)->buf.PutVarint(x); }
-};
-
+// Pending records of one kind, kept as structs until their chunk is encoded (column by column, in blocks).
+template <class R>
 struct KindBuffer {
-  std::vector<Column> columns;
-  uint32_t count = 0;
+  std::vector<R> records;
+  std::vector<schema::EncodeColumn> columns;
+  uint32_t limit = 0;  // records per chunk: the option, clamped so the worst-case encoding fits a chunk
 };
 
 constexpr size_t kKindSlots = 32;             // indexed by RecordKind value
 constexpr size_t kMaxStringBytes = 1u << 20;  // longer strings are cut (keeps a strings chunk under the cap)
 constexpr size_t kStringsChunkBytes = 16u << 20;
-constexpr size_t kRecordChunkBytes = 32u << 20;  // a kind is flushed early when its columns grow past this
+constexpr size_t kBufferKeepBytes = 16u << 20;  // scratch buffers above this are released after use
 
 struct StringHash {
   using is_transparent = void;
@@ -195,16 +165,16 @@ class TraceWriter::Impl {
       ++records_lost_;
       return;
     }
-    constexpr size_t slot = size_t(schema::KindOf<R>::kValue);
-    KindBuffer& kb = kinds_[slot];
-    if (kb.columns.empty()) kb.columns.resize(schema::ColumnCount<R>());
-    Encoder e{kb.columns.data()};
-    schema::Visit(e, r);
-    ++kb.count;
-    if (kb.count >= options_.max_records_per_chunk ||
-        ((kb.count & 255) == 0 && ColumnBytes(kb) > kRecordChunkBytes)) {
+    KindBuffer<R>& kb = std::get<KindBuffer<R>>(kinds_);
+    if (kb.limit == 0) {
+      uint64_t fit = (kMaxChunkRawSize - (64u << 10)) / schema::MaxRecordBytes<R>();
+      kb.limit = uint32_t(std::min<uint64_t>(options_.max_records_per_chunk, fit));
+      kb.records.reserve(std::min<uint32_t>(kb.limit, 4096));
+    }
+    kb.records.push_back(r);
+    if (kb.records.size() >= kb.limit) {
       (void)FlushStrings();
-      (void)FlushKind(schema::KindOf<R>::kValue);
+      (void)FlushKind<R>();
     }
   }
 
@@ -215,10 +185,7 @@ class TraceWriter::Impl {
       (void)WriteMetadata();
     }
     (void)FlushStrings();
-    schema::ForEachRecordType([&](auto tag) {
-      using R = typename decltype(tag)::Type;
-      (void)FlushKind(schema::KindOf<R>::kValue);
-    });
+    schema::ForEachRecordType([&](auto tag) { (void)FlushKind<typename decltype(tag)::Type>(); });
     if (sticky_.ok()) {
       Status s = sink_->Sync();
       if (!s.ok()) sticky_ = s;
@@ -244,12 +211,6 @@ class TraceWriter::Impl {
   Status sticky_;
 
  private:
-  static size_t ColumnBytes(const KindBuffer& kb) {
-    size_t n = 0;
-    for (const auto& c : kb.columns) n += c.buf.size();
-    return n;
-  }
-
   Status Emit(std::span<const uint8_t> bytes) {
     if (!sticky_.ok()) return sticky_;
     Status s = sink_->Write(bytes);
@@ -302,7 +263,7 @@ class TraceWriter::Impl {
       records_written_ += count;
     else
       records_lost_ += count;
-    out_.ShrinkTo(kRecordChunkBytes * 2);
+    out_.ShrinkTo(kBufferKeepBytes);
     return s;
   }
 
@@ -347,22 +308,43 @@ class TraceWriter::Impl {
     return sticky_;
   }
 
-  Status FlushKind(RecordKind kind) {
-    KindBuffer& kb = kinds_[size_t(kind)];
-    if (kb.count == 0) return sticky_;
+  template <class R>
+  Status FlushKind() {
+    KindBuffer<R>& kb = std::get<KindBuffer<R>>(kinds_);
+    if (kb.records.empty()) return sticky_;
+    if (kb.columns.empty()) {
+      kb.columns.resize(schema::ColumnCount<R>());
+      schema::ColumnTypes types{kb.columns.data()};
+      R r{};
+      schema::Visit(types, r);
+    }
+    const size_t n = kb.records.size();
+    for (size_t b = 0; b < n; b += schema::kBlock) {
+      schema::BlockEncoder<R> e{std::min(schema::kBlock, n - b), kb.columns.data()};
+      schema::Visit(e, kb.records[b]);
+    }
     payload_.Clear();
     payload_.PutVarint(kb.columns.size());
-    for (const auto& c : kb.columns) payload_.PutVarint(c.buf.size());
+    for (auto& c : kb.columns) {
+      uint64_t x, y;
+      if (schema::DetectRepeat(c, &x, &y)) {  // replace the column by its two values
+        c.buf.Clear();
+        c.buf.PutVarint(x);
+        c.buf.PutVarint(y);
+        payload_.PutVarint(c.buf.size() << 1 | 1);
+      } else {
+        payload_.PutVarint(c.buf.size() << 1);
+      }
+    }
     for (const auto& c : kb.columns) payload_.Append(c.buf.data(), c.buf.size());
-    uint32_t count = kb.count;
-    kb.count = 0;
     for (auto& c : kb.columns) {
       c.buf.Clear();
       c.prev = 0;
       c.buf.ShrinkTo(4u << 20);
     }
-    Status s = WriteChunk(uint16_t(kind), count, payload_.span());
-    payload_.ShrinkTo(kRecordChunkBytes * 2);
+    kb.records.clear();
+    Status s = WriteChunk(uint16_t(schema::KindOf<R>::kValue), uint32_t(n), payload_.span());
+    payload_.ShrinkTo(kBufferKeepBytes);
     return s;
   }
 
@@ -377,7 +359,14 @@ class TraceWriter::Impl {
   TraceMetadata metadata_;
   bool metadata_dirty_ = false;
   bool finished_ = false;
-  std::array<KindBuffer, kKindSlots> kinds_;
+  std::tuple<KindBuffer<ProcessRecord>, KindBuffer<ThreadRecord>, KindBuffer<DeviceRecord>,
+             KindBuffer<ContextRecord>, KindBuffer<StreamRecord>, KindBuffer<KernelRecord>,
+             KindBuffer<MemcpyRecord>, KindBuffer<MemsetRecord>, KindBuffer<ApiCallRecord>,
+             KindBuffer<NvtxRecord>, KindBuffer<SyncRecord>, KindBuffer<MemoryRecord>,
+             KindBuffer<OverheadRecord>, KindBuffer<CounterDescriptor>, KindBuffer<CounterSample>,
+             KindBuffer<KernelMetricRecord>, KindBuffer<StallSample>, KindBuffer<FlowRecord>,
+             KindBuffer<LossRecord>>
+      kinds_;
   ByteBuf payload_, out_;
 };
 

@@ -73,11 +73,11 @@ std::string PrefixDiff(const TraceData& full, const TraceData& part) {
 #define L(f) \
   if (!(d = PrefixOf(s, #f, full.f, part.f)).empty()) return d;
   L(processes)
-  L(threads) L(devices) L(contexts) L(streams) L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs)
-      L(memory) L(overheads) L(counter_descriptors) L(counter_samples) L(kernel_metrics) L(stall_samples)
-          L(flows)
+  L(threads)
+  L(devices) L(contexts) L(streams) L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs) L(memory)
+      L(overheads) L(counter_descriptors) L(counter_samples) L(kernel_metrics) L(stall_samples) L(flows)
 #undef L
-              return "";
+          return "";
 }
 
 bool HasLoss(const TraceData& t, const std::string& name) {
@@ -182,9 +182,9 @@ TEST_CASE("a newer minor version reads; extra columns are ignored, missing ones 
   }
   SetVersion(bytes, 0, format::kVersionMajor, format::kVersionMinor + 3);
   // ThreadRecord: 3 columns (pid, tid, name) + one a future minor appended.
-  std::string payload = {4, 1, 1, 1, 1, char(10), char(12), 0, 7};
+  std::string payload = {4, 2, 2, 2, 2, char(10), char(12), 0, 7};  // lengths are (bytes << 1 | repeat)
   bytes += MakeChunk(uint16_t(RecordKind::kThread), 0, 1, payload);
-  std::string short_payload = {2, 1, 1, char(10), char(12)};
+  std::string short_payload = {2, 2, 2, char(10), char(12)};
   bytes += MakeChunk(uint16_t(RecordKind::kThread), 0, 1, short_payload);
   bytes += MakeChunk(format::kChunkEndOfSegment, 0, 0, "");
   Loaded out = Decode(bytes);
@@ -250,8 +250,8 @@ TEST_CASE("hostile headers with valid checksums cannot allocate or overrun", "[f
     REQUIRE(w.ok());
   }
   // Record count far above what the payload can hold.
-  std::string payload = {3, 1, 1, 1, 2, 4, 0};
-  std::string b1 = base + MakeChunk(uint16_t(RecordKind::kThread), 0, 1000000, payload);
+  std::string payload = {3, 2, 2, 2, 2, 4, 0};
+  std::string b1 = base + MakeChunk(uint16_t(RecordKind::kThread), 0, 200000, payload);
   Loaded o1 = Decode(b1);
   REQUIRE(o1.status.ok());
   CHECK(o1.report.chunks_lost == 1);

@@ -112,7 +112,8 @@ std::string Diff(const Strings& s, const ThreadRecord& a, const ThreadRecord& b)
 std::string Diff(const Strings& s, const DeviceRecord& a, const DeviceRecord& b) {
   EQ(device_id)
   EQ(pid)
-  EQS(name) EQS(uuid) EQS(chip) EQ(cc_major) EQ(cc_minor) EQ(sm_count) EQ(sm_clock_khz) EQ(mem_clock_khz)
+  EQS(name)
+  EQS(uuid) EQS(chip) EQ(cc_major) EQ(cc_minor) EQ(sm_count) EQ(sm_clock_khz) EQ(mem_clock_khz)
       EQ(mem_bus_width_bits) EQ(memory_bytes) EQ(l2_bytes) EQ(shared_mem_per_sm) EQ(shared_mem_per_block_max)
           EQ(regs_per_sm) EQ(max_warps_per_sm) EQ(max_blocks_per_sm) EQ(max_threads_per_block) EQ(warp_size)
               EQF(dram_bandwidth) EQF(l2_bandwidth) EQF(l1_bandwidth);
@@ -129,20 +130,23 @@ std::string Diff(const Strings& s, const StreamRecord& a, const StreamRecord& b)
 std::string Diff(const Strings& s, const KernelRecord& a, const KernelRecord& b) {
   EQ(start)
   EQ(end)
-  EQ(pid) EQ(device_id) EQ(context_id) EQ(stream_id) EQ(correlation_id) EQS(name) EQ(grid) EQ(block)
-      EQ(cluster) EQ(registers_per_thread) EQ(static_shared_bytes) EQ(dynamic_shared_bytes)
-          EQ(local_bytes_per_thread) EQ(launch_type) EQ(graph_id) EQ(graph_node_id) return "";
+  EQ(pid)
+  EQ(device_id) EQ(context_id) EQ(stream_id) EQ(correlation_id) EQS(name) EQ(grid) EQ(block) EQ(cluster)
+      EQ(registers_per_thread) EQ(static_shared_bytes) EQ(dynamic_shared_bytes) EQ(local_bytes_per_thread)
+          EQ(launch_type) EQ(graph_id) EQ(graph_node_id) return "";
 }
 std::string Diff(const Strings&, const MemcpyRecord& a, const MemcpyRecord& b) {
   EQ(start)
   EQ(end)
-  EQ(pid) EQ(device_id) EQ(context_id) EQ(stream_id) EQ(correlation_id) EQ(bytes) EQ(copy_kind) EQ(src_kind)
+  EQ(pid)
+  EQ(device_id) EQ(context_id) EQ(stream_id) EQ(correlation_id) EQ(bytes) EQ(copy_kind) EQ(src_kind)
       EQ(dst_kind) EQ(is_async) EQ(peer_device_id) EQ(graph_id) return "";
 }
 std::string Diff(const Strings&, const MemsetRecord& a, const MemsetRecord& b) {
   EQ(start)
   EQ(end)
-  EQ(pid) EQ(device_id) EQ(context_id) EQ(stream_id) EQ(correlation_id) EQ(bytes) EQ(value) EQ(memory_kind)
+  EQ(pid)
+  EQ(device_id) EQ(context_id) EQ(stream_id) EQ(correlation_id) EQ(bytes) EQ(value) EQ(memory_kind)
       EQ(is_async) EQ(graph_id) return "";
 }
 std::string Diff(const Strings& s, const ApiCallRecord& a, const ApiCallRecord& b) {
@@ -152,19 +156,20 @@ std::string Diff(const Strings& s, const ApiCallRecord& a, const ApiCallRecord& 
 std::string Diff(const Strings& s, const NvtxRecord& a, const NvtxRecord& b) {
   EQ(start)
   EQ(end)
-  EQ(pid) EQ(tid) EQS(domain) EQS(message) EQ(category) EQ(color) EQ(payload) EQ(payload_kind)
-      EQ(flags) return "";
+  EQ(pid)
+  EQ(tid) EQS(domain) EQS(message) EQ(category) EQ(color) EQ(payload) EQ(payload_kind) EQ(flags) return "";
 }
 std::string Diff(const Strings&, const SyncRecord& a, const SyncRecord& b) {
   EQ(start)
   EQ(end)
-  EQ(pid) EQ(tid) EQ(device_id) EQ(context_id) EQ(stream_id) EQ(correlation_id) EQ(event_id)
-      EQ(sync_kind) return "";
+  EQ(pid)
+  EQ(tid) EQ(device_id) EQ(context_id) EQ(stream_id) EQ(correlation_id) EQ(event_id) EQ(sync_kind) return "";
 }
 std::string Diff(const Strings&, const MemoryRecord& a, const MemoryRecord& b) {
   EQ(timestamp)
   EQ(pid)
-  EQ(device_id) EQ(context_id) EQ(stream_id) EQ(correlation_id) EQ(address) EQ(bytes) EQ(op) EQ(memory_kind)
+  EQ(device_id)
+  EQ(context_id) EQ(stream_id) EQ(correlation_id) EQ(address) EQ(bytes) EQ(op) EQ(memory_kind)
       EQ(is_async) return "";
 }
 std::string Diff(const Strings& s, const OverheadRecord& a, const OverheadRecord& b) {
@@ -182,8 +187,8 @@ std::string Diff(const Strings& s, const KernelMetricRecord& a, const KernelMetr
 std::string Diff(const Strings& s, const StallSample& a, const StallSample& b) {
   EQ(pid)
   EQ(correlation_id)
-  EQS(kernel_name) EQ(launch_ordinal) EQS(reason) EQ(pc_offset) EQS(source_file) EQ(source_line)
-      EQ(count) return "";
+  EQS(kernel_name)
+  EQ(launch_ordinal) EQS(reason) EQ(pc_offset) EQS(source_file) EQ(source_line) EQ(count) return "";
 }
 std::string Diff(const Strings&, const FlowRecord& a, const FlowRecord& b) {
   EQ(flow_id) EQ(pid) EQ(src_kind) EQ(dst_kind) EQ(src_key) EQ(dst_key) return "";
@@ -215,11 +220,11 @@ std::string DiffTraces(const TraceData& a, const TraceData& b) {
   if (!(d = DiffList(s, #f, a.f, b.f)).empty()) return d;
   L(processes)
   L(threads)
-  L(devices) L(contexts) L(streams) L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs) L(memory)
-      L(overheads) L(counter_descriptors) L(counter_samples) L(kernel_metrics) L(stall_samples) L(flows)
-          L(losses)
+  L(devices)
+  L(contexts) L(streams) L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs) L(memory) L(overheads)
+      L(counter_descriptors) L(counter_samples) L(kernel_metrics) L(stall_samples) L(flows) L(losses)
 #undef L
-              if (a.metadata.entries != b.metadata.entries) return "metadata.entries";
+          if (a.metadata.entries != b.metadata.entries) return "metadata.entries";
   if (a.metadata.clock_syncs.size() != b.metadata.clock_syncs.size()) return "metadata.clock_syncs.size";
   for (size_t i = 0; i < a.metadata.clock_syncs.size(); ++i)
     if (a.metadata.clock_syncs[i].realtime_ns != b.metadata.clock_syncs[i].realtime_ns ||
