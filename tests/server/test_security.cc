@@ -38,7 +38,8 @@ struct Site {
   std::filesystem::path root = dir.path / "web";
   std::string index =
       "<!doctype html><html><head><script>window.gtBoot=1;</script>"
-      "<script src=\"app.js\"></script></head><body></body></html>";
+      "<script src=\"app.js\"></script></head><body>"
+      "<canvas oncontextmenu=\"event.preventDefault()\"></canvas></body></html>";
   std::string wasm;
   Site() {
     WriteFile(root / "index.html", index);
@@ -129,6 +130,11 @@ TEST_CASE("the viewer page: MIME types, gzip, caching, CSP", "[server][static]")
   CHECK(csp.find("script-src 'self' 'wasm-unsafe-eval'") != std::string::npos);
   CHECK(csp.find("'sha256-") != std::string::npos);  // the inline bootstrap script is allowed by hash only
   CHECK(csp.find("'unsafe-eval'") == std::string::npos);
+  CHECK(csp.find("script-src 'self' 'wasm-unsafe-eval' 'sha256-") != std::string::npos);
+  CHECK(csp.find("'unsafe-inline'") > csp.find("style-src"));  // inline styles only, never inline scripts
+  // The page's own inline handler is allowed by its hash: sha256("event.preventDefault()").
+  CHECK(csp.find("'unsafe-hashes' 'sha256-cwPror8N/Ds4hiaerviPOQ1rJd1zjNrEPnNZvr5x7Z8='") !=
+        std::string::npos);
   CHECK(csp.find("object-src 'none'") != std::string::npos);
   CHECK(csp.find("frame-ancestors 'none'") != std::string::npos);
   CHECK(index->get_header_value("X-Content-Type-Options") == "nosniff");

@@ -121,6 +121,20 @@ std::string InlineScriptHashes(const std::string& html) {
       raw[i] = static_cast<unsigned char>(std::stoi(hex.substr(i * 2, 2), nullptr, 16));
     out += " 'sha256-" + Base64(raw, 32) + "'";
   }
+  // Inline event handlers (oncontextmenu="...") need 'unsafe-hashes' plus their hash; only the page's own
+  // handlers match, so injected markup still runs nothing.
+  static const std::regex kHandler(R"re(\son[a-z]+\s*=\s*(?:"([^"]*)"|'([^']*)'))re", std::regex::icase);
+  std::string handlers;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), kHandler); it != std::sregex_iterator();
+       ++it) {
+    const std::string code = (*it)[1].matched ? (*it)[1].str() : (*it)[2].str();
+    std::string hex = Sha256Hex(code);
+    unsigned char raw[32];
+    for (int i = 0; i < 32; ++i)
+      raw[i] = static_cast<unsigned char>(std::stoi(hex.substr(i * 2, 2), nullptr, 16));
+    handlers += " 'sha256-" + Base64(raw, 32) + "'";
+  }
+  if (!handlers.empty()) out += " 'unsafe-hashes'" + handlers;
   return out;
 }
 
