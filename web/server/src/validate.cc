@@ -6,8 +6,8 @@ namespace gt::server {
 StatusOr<Validation> ValidateGtrace(std::span<const uint8_t> bytes) {
   if (!LooksLikeGtrace(bytes))
     return InvalidArgument(
-        "not a .gtrace file (the first bytes are not the gtrace magic); convert other formats "
-        "with `gtrace import` first");
+        "not a .gtrace file (the first bytes are not the gtrace magic); this server stores .gtrace only: "
+        "Chrome/Kineto JSON opens by dropping it into the viewer page");
   // Decoding every chunk is the only proof that the viewer will be able to open the file. The records are
   // discarded as they arrive: the base sink ignores them, so memory stays at one chunk.
   TraceSink discard;
