@@ -18,12 +18,14 @@ constexpr KindName kKindNames[] = {
     {"api", kTraceRuntime},       {"driver", kTraceDriver},   {"cuda-driver", kTraceDriver},
     {"nvtx", kTraceNvtx},         {"sync", kTraceSync},       {"memory", kTraceMemory},
     {"overhead", kTraceOverhead}, {"default", kTraceDefault}, {"none", 0},
+    {"runtime-all", kTraceRuntime | kTraceRuntimeAll},
 };
 // Canonical single-bit names, for FormatTraceKinds.
 constexpr KindName kBitNames[] = {
     {"kernel", kTraceKernel},   {"memcpy", kTraceMemcpy}, {"memset", kTraceMemset},
     {"runtime", kTraceRuntime}, {"driver", kTraceDriver}, {"nvtx", kTraceNvtx},
     {"sync", kTraceSync},       {"memory", kTraceMemory}, {"overhead", kTraceOverhead},
+    {"runtime-all", kTraceRuntimeAll},
 };
 
 bool ParseI64(const char* s, int64_t* out) {
@@ -58,7 +60,7 @@ bool ParseTraceKinds(std::string_view list, uint32_t* kinds, std::string* error)
     if (!found) {
       if (error) {
         *error = "unknown trace kind '" + std::string(item) +
-                 "' (known: cuda, kernel, memcpy, memset, runtime, driver, nvtx, sync, memory, overhead, "
+                 "' (known: cuda, kernel, memcpy, memset, runtime, runtime-all, driver, nvtx, sync, memory, overhead, "
                  "default, none)";
       }
       return false;

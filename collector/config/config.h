@@ -19,6 +19,7 @@ enum TraceKind : uint32_t {
   kTraceSync = 1u << 6,      // SYNCHRONIZATION
   kTraceMemory = 1u << 7,    // MEMORY2 (allocations / frees)
   kTraceOverhead = 1u << 8,  // OVERHEAD (CUPTI's own cost)
+  kTraceRuntimeAll = 1u << 9,  // also the noisy runtime queries skipped by default (cudaGetDevice, ...)
 };
 
 inline constexpr uint32_t kTraceCuda =

@@ -243,9 +243,20 @@ DeviceRecord DecodeDevice(const CUpti_ActivityDevice5& a, const DecodeContext& c
   d.max_blocks_per_sm = a.maxBlocksPerMultiprocessor;
   d.max_threads_per_block = a.maxThreadsPerBlock;
   d.warp_size = a.numThreadsPerWarp ? a.numThreadsPerWarp : 32;
-  // globalMemoryBandwidth is in KiB/s.
-  DerivePeaks(d, static_cast<double>(a.globalMemoryBandwidth) * 1024.0);
+  // globalMemoryBandwidth is in KB/s (H200: 4.8e9 KB/s = 4.8 TB/s, the datasheet's figure).
+  DerivePeaks(d, static_cast<double>(a.globalMemoryBandwidth) * 1000.0);
   return d;
+}
+
+std::string ApiDisplayName(std::string_view cupti_name) {
+  // "cudaLaunchKernel_v7000" -> "cudaLaunchKernel", "cudaMemcpy_ptds_v7000" -> "cudaMemcpy_ptds"
+  size_t v = cupti_name.rfind("_v");
+  if (v != std::string_view::npos && v + 2 < cupti_name.size()) {
+    bool digits = true;
+    for (size_t i = v + 2; i < cupti_name.size(); ++i) digits = digits && cupti_name[i] >= '0' && cupti_name[i] <= '9';
+    if (digits) cupti_name = cupti_name.substr(0, v);
+  }
+  return std::string(cupti_name);
 }
 
 std::string Demangle(const char* name) {
@@ -286,7 +297,7 @@ StringId ActivityDecoder::ApiName(uint8_t domain, uint32_t cbid) {
   const char* name = options_.api_name ? options_.api_name(domain, cbid) : nullptr;
   table[cbid] =
       name && *name
-          ? writer_->Intern(name)
+          ? writer_->Intern(ApiDisplayName(name))
           : writer_->Intern(std::string(domain ? "driver cbid " : "runtime cbid ") + std::to_string(cbid));
   return table[cbid];
 }

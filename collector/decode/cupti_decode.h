@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -47,6 +48,8 @@ ContextRecord DecodeContextRecord(const CUpti_ActivityContext3& a, const DecodeC
 // Device properties, peaks derived (device_peaks.h). `chip` is filled by the caller when known.
 DeviceRecord DecodeDevice(const CUpti_ActivityDevice5& a, const DecodeContext& c);
 
+// CUPTI callback names carry the API version ("cudaMalloc_v3020"); the trace shows the name users call.
+std::string ApiDisplayName(std::string_view cupti_name);
 // Demangles an Itanium C++ name; returns the input when it is not mangled or demangling fails.
 std::string Demangle(const char* name);
 
@@ -99,6 +102,7 @@ class ActivityDecoder {
   StringId KernelName(const char* mangled);
   StringId ApiName(uint8_t domain, uint32_t cbid);
   void NoteThread(uint32_t tid);
+  void MarkThreadKnown(uint32_t tid) { threads_.push_back(tid); }
 
  private:
   bool InWindow(Timestamp start, Timestamp end) {

@@ -38,8 +38,15 @@ void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buffer
     std::lock_guard<std::mutex> lock(inj->mu);
     if (!inj->finished) {
       CUpti_Activity* record = nullptr;
-      while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS)
+      static const bool debug_markers = std::getenv("GTRACE_DEBUG_MARKERS") != nullptr;
+      while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+        if (debug_markers && record->kind == CUPTI_ACTIVITY_KIND_MARKER) {
+          const auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(record);
+          Warn("marker id=%u flags=0x%x objkind=%d pid=%u tid=%u name=%s", m->id, unsigned(m->flags),
+               int(m->objectKind), m->objectId.pt.processId, m->objectId.pt.threadId, m->name ? m->name : "-");
+        }
         inj->decoder->Decode(record);
+      }
       inj->decoder->EndBuffer();
     }
     inj->buffers_completed.fetch_add(1, std::memory_order_relaxed);
@@ -60,6 +67,67 @@ void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buffer
 uint64_t CUPTIAPI MonotonicTimestamp() {
   return static_cast<uint64_t>(TraceClockNow());
 }
+
+// Runtime queries that frameworks call thousands of times per second (PyTorch: cudaGetDevice was 78% of all
+// runtime records in a training loop). Skipped unless --trace=runtime-all: they launch nothing.
+constexpr CUpti_CallbackId kNoisyRuntimeApis[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaDeviceGetAttribute_v5000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaDriverGetVersion_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaFuncGetAttributes_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v12000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDriverEntryPointByVersion_ptsz_v12050,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDriverEntryPointByVersion_v12050,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDriverEntryPoint_ptsz_v11030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetDriverEntryPoint_v11030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaPointerGetAttributes_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaRuntimeGetVersion_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_ptsz_v10010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_ptsz_v12030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v10010,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v12030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_ptsz_v11030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v2_v11030,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_ptsz_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaStreamIsCapturing_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaThreadExchangeStreamCaptureMode_v10010,
+};
+
+// Driver calls that launch GPU work. Libraries (cuBLAS, Triton) launch through the driver; recording just these
+// keeps every kernel linked to its launch without the noise of full driver tracing. Runtime calls do not produce
+// driver records for the driver calls they make internally, so nothing is counted twice.
+constexpr CUpti_CallbackId kDriverLaunchApis[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpy,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoD_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2,
+};
 
 struct KindBit {
   uint32_t bit;
@@ -93,6 +161,17 @@ namespace {
 void CUPTIAPI DispatchCallback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                const void* data) {
   auto& inj = *static_cast<Injection*>(userdata);
+  if (domain == CUPTI_CB_DOMAIN_STATE) {
+    const auto* st = static_cast<const CUpti_StateData*>(data);
+    const char* msg = st && st->notification.message ? st->notification.message : "(no message)";
+    Warn("CUPTI %s: %s", cbid == CUPTI_CBID_STATE_FATAL_ERROR ? "fatal error" : "warning", msg);
+    std::lock_guard<std::mutex> lock(inj.mu);
+    if (!inj.finished)
+      AddLoss(inj, cbid == CUPTI_CBID_STATE_FATAL_ERROR ? "cupti_fatal_error" : "cupti_warning",
+              static_cast<uint8_t>(cbid == CUPTI_CBID_STATE_FATAL_ERROR ? Severity::kError : Severity::kWarning), 1,
+              msg);
+    return;
+  }
   if (auto module = inj.module_callback.load()) module(inj, domain, cbid, data);
   if (inj.config.capture != CaptureMode::kNone) CaptureCallback()(userdata, domain, cbid, data);
 }
@@ -146,6 +225,7 @@ bool StartActivity(Injection& inj, std::string* error) {
                 std::to_string(off.offset_ns) + " ns (+/- " + std::to_string(off.uncertainty_ns) + " ns)");
     inj.decoder->set_clock_offset(off.offset_ns);
   }
+  cuptiEnableDomain(1, inj.subscriber, CUPTI_CB_DOMAIN_STATE);  // rare: errors and warnings only
   cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   r = cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
   if (r != CUPTI_SUCCESS) {
@@ -167,6 +247,8 @@ bool StartActivity(Injection& inj, std::string* error) {
 void EnableTraceKinds(Injection& inj, bool enable) {
   for (const auto& m : kKindMap) {
     if (!(inj.config.kinds & m.bit)) continue;
+    // With a capture range, NVTX stays on throughout (enabled once): cheap, and it shows where the range sits.
+    if (m.bit == kTraceNvtx && inj.config.capture != CaptureMode::kNone && !enable) continue;
     for (CUpti_ActivityKind k : m.kinds) {
       if (k == CUPTI_ACTIVITY_KIND_INVALID) continue;
       CUptiResult r = enable ? cuptiActivityEnable(k) : cuptiActivityDisable(k);
@@ -178,7 +260,20 @@ void EnableTraceKinds(Injection& inj, bool enable) {
       }
     }
   }
+  const uint32_t kinds = inj.config.kinds;
+  if ((kinds & kTraceRuntime) && !(kinds & kTraceRuntimeAll) && enable) {
+    for (CUpti_CallbackId id : kNoisyRuntimeApis) cuptiActivityEnableRuntimeApi(id, 0);
+  }
+  if ((kinds & kTraceRuntime) && !(kinds & kTraceDriver)) {
+    for (CUpti_CallbackId id : kDriverLaunchApis) cuptiActivityEnableDriverApi(id, enable ? 1 : 0);
+  }
   inj.tracing_enabled.store(enable);
+}
+
+void EnableCaptureContext(Injection& inj) {
+  if (!(inj.config.kinds & kTraceNvtx)) return;
+  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);
+  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER_DATA);
 }
 
 void FlushActivity(bool forced) {

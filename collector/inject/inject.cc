@@ -49,7 +49,9 @@ std::string CommandLine() {
 
 void OnNewThread(void* ctx, uint32_t tid) {
   auto* inj = static_cast<Injection*>(ctx);
-  std::string name = Trim(ReadSmallFile("/proc/self/task/" + std::to_string(tid) + "/comm"));
+  std::string name;
+  if (!LookupThreadName(tid, &name)) name = Trim(ReadSmallFile("/proc/self/task/" + std::to_string(tid) + "/comm"));
+  if (name.empty()) return;  // exited before we looked and never named: the viewer shows the tid
   ThreadRecord t;
   t.pid = inj->pid;
   t.tid = tid;
@@ -70,6 +72,7 @@ const char* ApiNameOf(uint8_t domain, uint32_t cbid) {
 void FinalizeLocked(Injection& inj, const char* reason);
 
 void FlushOnce(Injection& inj) {
+  ScanThreadNames();  // before the buffers: threads named since the last flush may exit before we decode them
   FlushActivity(false);
   FlushOptionalModules(inj);
   std::lock_guard<std::mutex> lock(inj.mu);
@@ -130,8 +133,11 @@ void FinalizeLocked(Injection& inj, const char* reason) {
     inj.dropped_reported = dropped;
   }
   if (reason) {
+    int sig = inj.fatal_signal.load();
+    bool request = sig == SIGTERM || sig == SIGINT || sig == SIGHUP;  // asked to stop: normal for pool workers
     AddLoss(
-        inj, "process_terminated_by_signal", static_cast<uint8_t>(Severity::kWarning), 1,
+        inj, "process_terminated_by_signal",
+        static_cast<uint8_t>(request ? Severity::kInfo : Severity::kWarning), 1,
         std::string("the process received ") + reason + "; the trace was finalized from the signal handler");
   }
   Status s = inj.writer->Finish();
@@ -278,6 +284,8 @@ Injection* Start(const char* entry_point) {
   opts.on_new_thread = OnNewThread;
   opts.on_new_thread_ctx = inj;
   inj->decoder = std::make_unique<ActivityDecoder>(inj->writer.get(), opts);
+  inj->decoder->MarkThreadKnown(inj->pid);  // WriteProcessRecord named the main thread
+  ScanThreadNames();
 
   std::string error;
   inj->cupti_ok = StartActivity(*inj, &error);
@@ -294,6 +302,7 @@ Injection* Start(const char* entry_point) {
   if (inj->config.capture != CaptureMode::kNone) {
     if (!StartCapture(*inj, &error))
       Warn("capture range unavailable (%s): tracing everything", error.c_str());
+    EnableCaptureContext(*inj);
   }
   bool now_in_window = inj->config.window_start_ns == 0 || TraceClockNow() >= inj->config.window_start_ns;
   if (inj->config.capture == CaptureMode::kNone && now_in_window) EnableTraceKinds(*inj, true);

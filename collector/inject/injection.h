@@ -55,6 +55,12 @@ Injection* GetInjection();  // null until started
 bool StartActivity(Injection& inj, std::string* error);  // callbacks, clock, always-on kinds
 void EnableTraceKinds(Injection& inj, bool enable);  // the configured kinds on/off (capture ranges, window)
 void FlushActivity(bool forced);
+void EnableCaptureContext(Injection& inj);  // NVTX on for the whole run when a capture range is set
+
+// interpose.cc: thread names seen through pthread_setname_np (kept even after the thread exits) and /proc scans.
+void RememberThreadName(uint32_t tid, const char* name);
+bool LookupThreadName(uint32_t tid, std::string* name);
+void ScanThreadNames();  // reads /proc/self/task/*/comm
 void AddLoss(Injection& inj, const char* name, uint8_t severity, uint64_t count, const std::string& detail);
 
 // capture.cc: callbacks for --capture-range (cudaProfilerStart/Stop, NVTX push/pop of a named range).

@@ -186,12 +186,12 @@ int main(int argc, char** argv) {
   if ((o.kinds & kTraceNvtx) || o.capture == CaptureMode::kNvtx)
     env.push_back({"NVTX_INJECTION64_PATH", inject});
   if (o.quiet) env.push_back({"GTRACE_QUIET", "1"});
-  // Frameworks ship their own libcupti with the same soname; loading the toolkit's first keeps the injection
-  // on the CUPTI it was built against.
-  std::string cupti = GT_CUPTI_LIBRARY_PATH;
-  if (!cupti.empty() && Exists(cupti) && !std::getenv("GTRACE_NO_PRELOAD")) {
+  // Preloading the injection library (1) loads the toolkit's libcupti it was built against before a framework's
+  // same-soname copy, and (2) lets it see an app's own cuptiSubscribe calls (second-client warning). It does
+  // nothing in a process until CUDA or NVTX start it.
+  if (!std::getenv("GTRACE_NO_PRELOAD")) {
     const char* pre = std::getenv("LD_PRELOAD");
-    env.push_back({"LD_PRELOAD", pre && *pre ? cupti + ":" + pre : cupti});
+    env.push_back({"LD_PRELOAD", pre && *pre ? inject + ":" + pre : inject});
   }
   for (auto& e : pass_env) env.push_back(e);
 

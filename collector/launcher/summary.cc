@@ -57,7 +57,12 @@ TraceSummary Summarize(const TraceData& d, size_t top_n) {
     std::sort(pids.begin(), pids.end());
     s.processes = static_cast<uint32_t>(std::unique(pids.begin(), pids.end()) - pids.begin());
   }
-  s.devices = static_cast<uint32_t>(d.devices.size());
+  {
+    std::vector<std::string> uuids;  // every process reports the devices it sees: count each GPU once
+    for (const auto& dev : d.devices) uuids.push_back(d.Str(dev.uuid) + "/" + std::to_string(dev.device_id));
+    std::sort(uuids.begin(), uuids.end());
+    s.devices = static_cast<uint32_t>(std::unique(uuids.begin(), uuids.end()) - uuids.begin());
+  }
   s.kernels = d.kernels.size();
   s.memcpys = d.memcpys.size();
   s.memsets = d.memsets.size();

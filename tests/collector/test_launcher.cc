@@ -1,0 +1,220 @@
+// gcollect end to end with a CPU-only app: exit codes, signals, exit() from a thread, missing programs, bad flags,
+// no-overwrite, Ctrl-C forwarding, and traces written by processes that crash or fork.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "gt/reader.h"
+#include "gt/trace_data.h"
+
+using namespace gt;
+
+namespace {
+
+struct Result {
+  int status = -1;  // shell-style
+  std::string err;
+};
+
+std::string Work(const std::string& name) {
+  mkdir(WORK_DIR, 0755);
+  std::string p = std::string(WORK_DIR) + "/" + name;
+  unlink(p.c_str());
+  return p;
+}
+
+// Runs gcollect with `args`, stderr to a file. GTRACE_NO_PRELOAD: sanitizer runtimes must come first in a
+// process, so tests never preload the (possibly sanitized) injection library into other programs.
+Result Run(const std::vector<std::string>& args, pid_t* pid_out = nullptr, bool wait = true) {
+  std::string err_path = std::string(WORK_DIR) + "/stderr.txt";
+  mkdir(WORK_DIR, 0755);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    setenv("GTRACE_NO_PRELOAD", "1", 1);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(GCOLLECT));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(GCOLLECT, argv.data());
+    _exit(126);
+  }
+  if (pid_out) *pid_out = pid;
+  Result r;
+  if (!wait) return r;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream f(err_path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  r.err = ss.str();
+  return r;
+}
+
+TraceData Load(const std::string& path, LoadReport* report = nullptr) {
+  auto bytes = ReadFileBytes(path);
+  REQUIRE(bytes.ok());
+  TraceData d;
+  auto r = ReadTrace(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()), d);
+  REQUIRE(r.ok());
+  if (report) *report = *r;
+  return d;
+}
+
+const ProcessRecord* Root(const TraceData& d) {
+  for (const auto& p : d.processes)
+    if (p.exit_kind == static_cast<uint8_t>(ExitKind::kExited) || p.exit_kind == static_cast<uint8_t>(ExitKind::kSignaled))
+      return &p;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("exit codes pass through and land in the trace") {
+  for (int code : {0, 7, 255}) {
+    std::string out = Work("exit" + std::to_string(code) + ".gtrace");
+    Result r = Run({"-q", "-o", out, "--", FAKE_APP, "exit", std::to_string(code)});
+    CHECK(r.status == code);
+    TraceData d = Load(out);
+    const ProcessRecord* p = Root(d);
+    REQUIRE(p);
+    CHECK(p->exit_code == code);
+    CHECK(p->exit_kind == static_cast<uint8_t>(ExitKind::kExited));
+    CHECK(d.Str(p->command_line).find("exit") != std::string::npos);
+    CHECK(d.metadata.Find("command_line") != nullptr);
+    CHECK(d.metadata.clock_syncs.size() >= 1);
+  }
+}
+
+TEST_CASE("exit() from another thread") {
+  std::string out = Work("thread_exit.gtrace");
+  CHECK(Run({"-q", "-o", out, "--", FAKE_APP, "thread-exit", "5"}).status == 5);
+  CHECK(Root(Load(out))->exit_code == 5);
+}
+
+TEST_CASE("an app killed by a signal: 128+N, the trace says so") {
+  std::string out = Work("segv.gtrace");
+  Result r = Run({"-o", out, "--", FAKE_APP, "signal", std::to_string(SIGSEGV)});
+  CHECK(r.status == 128 + SIGSEGV);
+  CHECK(r.err.find("signal 11") != std::string::npos);
+  const ProcessRecord* p = Root(Load(out));
+  REQUIRE(p);
+  CHECK(p->exit_kind == static_cast<uint8_t>(ExitKind::kSignaled));
+  CHECK(p->exit_code == SIGSEGV);
+}
+
+TEST_CASE("a program without CUDA gets a clear message and a trace") {
+  std::string out = Work("nocuda.gtrace");
+  Result r = Run({"-o", out, "--", FAKE_APP, "exit", "0"});
+  CHECK(r.status == 0);
+  CHECK(r.err.find("no process of the app initialized CUDA") != std::string::npos);
+  CHECK(r.err.find(out) != std::string::npos);  // summary names the trace
+}
+
+TEST_CASE("missing or non-executable programs: 127 and no trace") {
+  std::string out = Work("missing.gtrace");
+  Result r = Run({"-o", out, "--", "/nonexistent/app"});
+  CHECK(r.status == 127);
+  CHECK(r.err.find("cannot run '/nonexistent/app'") != std::string::npos);
+  CHECK(access(out.c_str(), F_OK) != 0);
+  CHECK(access((out + ".parts").c_str(), F_OK) != 0);
+  r = Run({"-o", out, "--", "no-such-command-gtrace"});
+  CHECK(r.status == 127);
+  CHECK(r.err.find("not found") != std::string::npos);
+  r = Run({"-o", out, "--", WORK_DIR});  // a directory
+  CHECK(r.status == 127);
+}
+
+TEST_CASE("bad flags: status 2 and a message, the app never runs") {
+  std::string out = Work("badflag.gtrace");
+  Result r = Run({"--trace=cuda,bogus", "-o", out, "--", FAKE_APP, "exit", "3"});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("bogus") != std::string::npos);
+  CHECK(access(out.c_str(), F_OK) != 0);
+  CHECK(Run({"--frobnicate", "--", FAKE_APP}).status == 2);
+  CHECK(Run({}).status == 2);
+  CHECK(Run({"--help"}).status == 0);
+}
+
+TEST_CASE("an existing output is never overwritten silently") {
+  std::string out = Work("exists.gtrace");
+  { std::ofstream(out) << "precious"; }
+  Result r = Run({"-o", out, "--", FAKE_APP, "exit", "0"});
+  CHECK(r.status == 2);
+  CHECK(r.err.find("already exists") != std::string::npos);
+  std::ifstream f(out);
+  std::string content;
+  f >> content;
+  CHECK(content == "precious");
+  r = Run({"-q", "-f", "-o", out, "--", FAKE_APP, "exit", "0"});
+  CHECK(r.status == 0);
+  CHECK(LooksLikeGtrace(std::span<const uint8_t>(
+      reinterpret_cast<const uint8_t*>(ReadFileBytes(out)->data()), ReadFileBytes(out)->size())));
+}
+
+TEST_CASE("Ctrl-C sent to gcollect reaches the app, and the trace is finalized") {
+  std::string out = Work("sigint.gtrace");
+  std::string ready = std::string(WORK_DIR) + "/ready";
+  unlink(ready.c_str());
+  setenv("FAKE_READY_FILE", ready.c_str(), 1);
+  pid_t pid = 0;
+  Run({"-q", "-o", out, "--", FAKE_APP, "sleep", "20000"}, &pid, /*wait=*/false);
+  unsetenv("FAKE_READY_FILE");
+  for (int i = 0; i < 500 && access(ready.c_str(), F_OK) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(access(ready.c_str(), F_OK) == 0);
+  auto t0 = std::chrono::steady_clock::now();
+  kill(pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(s < 5.0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGINT);
+  const ProcessRecord* p = Root(Load(out));
+  REQUIRE(p);
+  CHECK(p->exit_kind == static_cast<uint8_t>(ExitKind::kSignaled));
+  CHECK(p->exit_code == SIGINT);
+}
+
+TEST_CASE("a process that crashes after a flush keeps every flushed record") {
+  std::string out = Work("partcrash.gtrace");
+  Result r = Run({"-o", out, "--", FAKE_APP, "part-crash"});
+  CHECK(r.status == 128 + SIGABRT);
+  LoadReport rep;
+  TraceData d = Load(out, &rep);
+  CHECK(d.kernels.size() == 10);  // flushed before the abort; the 5 after it are gone
+  CHECK(d.api_calls.size() == 10);
+  CHECK(rep.truncated);
+  bool reported = false;
+  for (const auto& l : d.losses) reported = reported || d.Str(l.name) == "file_truncated";
+  CHECK(reported);
+  CHECK(Root(d) != nullptr);  // gcollect's own segment is intact
+}
+
+TEST_CASE("forked children's parts are merged: one trace, several processes") {
+  std::string out = Work("fork.gtrace");
+  Result r = Run({"-q", "-o", out, "--keep-parts", "--", FAKE_APP, "part-fork"});
+  CHECK(r.status == 0);
+  LoadReport rep;
+  TraceData d = Load(out, &rep);
+  CHECK(rep.clean());
+  std::set<uint32_t> pids;
+  for (const auto& k : d.kernels) pids.insert(k.pid);
+  CHECK(pids.size() == 2);
+  CHECK(d.kernels.size() == 7);
+  CHECK(access((out + ".parts").c_str(), F_OK) == 0);  // --keep-parts
+}
