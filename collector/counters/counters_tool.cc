@@ -96,8 +96,13 @@ int Join(int argc, char** argv) {
   if (inputs.size() < 2 || out.empty()) return Usage(2);
   TraceData timeline, counters_data;
   if (!Load(inputs[0], &timeline)) return 1;
-  for (size_t i = 1; i < inputs.size(); ++i)
-    if (!Load(inputs[i], &counters_data)) return 1;
+  std::vector<std::string> warnings;
+  Status loaded = counters::LoadTraceFiles({inputs.begin() + 1, inputs.end()}, &counters_data, &warnings);
+  for (const auto& w : warnings) fprintf(stderr, "gtrace-counters: warning: %s\n", w.c_str());
+  if (!loaded.ok()) {
+    fprintf(stderr, "gtrace-counters: %s\n", loaded.ToString().c_str());
+    return 1;
+  }
   counters::JoinReport report = counters::JoinCountersIntoTimeline(timeline, counters_data);
   fprintf(stderr, "gtrace-counters: %s\n", report.Summary().c_str());
   for (const auto& p : report.problems) fprintf(stderr, "  unmatched: %s\n", p.c_str());

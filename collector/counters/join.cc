@@ -7,6 +7,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "gt/reader.h"
+#include "gt/writer.h"
 #include "metric_sets.h"
 
 namespace gt::counters {
@@ -28,30 +30,46 @@ class Interner {
   std::unordered_map<std::string, StringId> ids_;
 };
 
-// Processes of one run in start order, each keyed "name#occurrence".
+// Processes of one run in start order, each keyed "name#occurrence". The name is the one the process gave
+// itself (its main thread's record: /proc/self/comm, written by the injection in both runs) rather than
+// gcollect's name for the root app, which is argv[0] and misses an exec (bash -c "a; b" execs b); both are
+// cut to the kernel's 15-character comm length so the two spellings agree.
 std::vector<std::pair<std::string, uint32_t>> ProcessKeys(const TraceData& t, bool counters_run) {
-  std::vector<ProcessRecord> procs = t.processes;
-  std::set<uint32_t> known;
-  for (const auto& p : procs) known.insert(p.pid);
-  // Processes that left records but no ProcessRecord (a crashed child) still take part, after the known ones.
-  std::set<uint32_t> extra;
-  if (counters_run) {
-    for (const auto& m : t.kernel_metrics)
-      if (!known.count(m.pid)) extra.insert(m.pid);
-  } else {
-    for (const auto& k : t.kernels)
-      if (!known.count(k.pid)) extra.insert(k.pid);
+  struct Proc {
+    int64_t start = INT64_MAX;
+    std::string name;
+  };
+  std::map<uint32_t, Proc> procs;
+  // Only processes with GPU work take part: a shell or launcher in between has no partner to find. The
+  // counters run records its kernels too (without usable timestamps), so a process whose launches were all
+  // filtered out still counts and the occurrence numbers of both runs stay aligned.
+  for (const auto& k : t.kernels) {
+    Proc& p = procs[k.pid];
+    if (!counters_run && k.start) p.start = std::min(p.start, k.start);
   }
-  std::stable_sort(procs.begin(), procs.end(), [](const ProcessRecord& a, const ProcessRecord& b) {
-    return std::tie(a.start_ns, a.pid) < std::tie(b.start_ns, b.pid);
+  if (counters_run)
+    for (const auto& m : t.kernel_metrics) procs[m.pid];
+  for (const auto& p : t.processes) {
+    auto it = procs.find(p.pid);
+    if (it == procs.end()) continue;
+    if (p.start_ns) it->second.start = p.start_ns;
+    if (it->second.name.empty()) it->second.name = t.Str(p.name);
+  }
+  for (const auto& th : t.threads) {
+    auto it = procs.find(th.pid);
+    if (it != procs.end() && th.tid == th.pid && !t.Str(th.name).empty()) it->second.name = t.Str(th.name);
+  }
+  std::vector<std::pair<Proc, uint32_t>> order;
+  for (auto& [pid, p] : procs) order.push_back({p, pid});
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first.start, a.second) < std::tie(b.first.start, b.second);
   });
   std::map<std::string, int> seen;
   std::vector<std::pair<std::string, uint32_t>> out;
-  for (const auto& p : procs) {
-    std::string name = t.Str(p.name);
-    out.emplace_back(name + "#" + std::to_string(seen[name]++), p.pid);
+  for (auto& [p, pid] : order) {
+    std::string name = p.name.empty() ? "?" : p.name.substr(0, 15);
+    out.emplace_back(name + "#" + std::to_string(seen[name]++), pid);
   }
-  for (uint32_t pid : extra) out.emplace_back("?#" + std::to_string(seen["?"]++), pid);
   return out;
 }
 
@@ -276,6 +294,28 @@ int ApplyCounterPeaks(TraceData& trace) {
     }
   }
   return updated;
+}
+
+Status LoadTraceFiles(const std::vector<std::string>& paths, TraceData* out,
+                      std::vector<std::string>* warnings) {
+  // Each file has its own string ids; re-writing every file through one writer re-interns them consistently.
+  std::string bytes;
+  auto writer = TraceWriter::Create(MakeStringSink(&bytes));
+  if (!writer.ok()) return writer.status();
+  for (const auto& path : paths) {
+    auto file = ReadFileBytes(path);
+    if (!file.ok()) return file.status();
+    TraceData part;
+    auto report = ReadTrace(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(file->data()), file->size()), part);
+    if (!report.ok()) return Corrupt(path + ": " + report.status().message());
+    if (!report->clean() && warnings) warnings->push_back(path + " is damaged; its intact chunks were used");
+    GT_RETURN_IF_ERROR(WriteTraceData(part, **writer));
+  }
+  GT_RETURN_IF_ERROR((*writer)->Finish());
+  auto report =
+      ReadTrace(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), *out);
+  return report.ok() ? Status::Ok() : report.status();
 }
 
 }  // namespace gt::counters

@@ -39,4 +39,9 @@ std::vector<uint32_t> KernelLaunchOrdinals(const TraceData& trace);
 // many devices were updated.
 int ApplyCounterPeaks(TraceData& trace);
 
+// Reads several .gtrace files (e.g. one part per process of the counters run) into one TraceData with
+// consistent string ids. Damaged files contribute what is intact and add a line to `warnings`.
+Status LoadTraceFiles(const std::vector<std::string>& paths, TraceData* out,
+                      std::vector<std::string>* warnings);
+
 }  // namespace gt::counters

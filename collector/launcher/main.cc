@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "counters/counters_pass.h"
 #include "gt/reader.h"
 #include "launcher/launcher.h"
 
@@ -193,6 +194,7 @@ int main(int argc, char** argv) {
     const char* pre = std::getenv("LD_PRELOAD");
     env.push_back({"LD_PRELOAD", pre && *pre ? inject + ":" + pre : inject});
   }
+  const std::vector<EnvVar> base_env = env;  // a counters run (--counters) reuses it with its own Config
   for (auto& e : pass_env) env.push_back(e);
 
   AppExit app = RunApp(o.app, env, o.wait_children_s, nullptr);
@@ -244,6 +246,7 @@ int main(int argc, char** argv) {
   }
   for (const auto& p : merged->problems) std::fprintf(stderr, "gcollect: warning: %s\n", p.c_str());
   if (!o.keep_parts) RemoveTree(parts_dir);
+  if (o.counter_sets) RunCountersPass(o, config, base_env, output);  // run 2 of 2, joined into `output`
   double finalize_s = (TraceClockNow() - exit_seen_ns) / 1e9;
 
   // Summary from the file itself: what the user gets is what was written.

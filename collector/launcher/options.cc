@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "counters/metric_sets.h"
 #include "launcher/launcher.h"
 
 namespace gt::collector {
@@ -29,6 +30,19 @@ Records a CUDA timeline of ./app and of every process it starts (C++ or Python/P
                                memory used through NVML (default interval 100ms; e.g. 10ms, 0.5s)
       --wait-children S        after the app exits, wait up to S seconds for its children (default 5)
       --keep-parts             keep the per-process part files (OUTPUT.parts/)
+
+Kernel counters (CUPTI Range Profiler, kernel replay; see docs/counters.md):
+      --counters[=SETS]        per-kernel hardware counters: roofline, stalls, occupancy, access, sol, hmma,
+                               default (= roofline,stalls,occupancy,access: 8 replay passes on an H200) or all.
+                               Replayed kernels lose their timestamps, so gcollect RUNS THE APP TWICE: a
+                               timeline run, then a counters run, joined by kernel name and per-name launch
+                               ordinal into one trace (launches the runs do not share are reported, not
+                               guessed). Each profiled launch costs about 13 ms per replay pass.
+      --kernel-regex RE        profile only kernels whose demangled name matches RE (ECMAScript)
+      --launch-skip N          let the first N matching launches run unprofiled
+      --launch-count N         profile at most N matching launches in all
+      --counters-per-kernel N  profile the first N launches of each kernel name (default 3; 0 = all; with
+                               --launch-count the default is all)
   -q, --quiet                  print nothing but errors
   -h, --help                   this text
       --version                print the version
@@ -155,6 +169,25 @@ StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
                                  value + "'");
         o.gpu_metrics_interval_ms = static_cast<uint32_t>(std::lround(ms));
       }
+    } else if (flag == "--counters") {
+      auto sets = counters::ParseCounterSets(has_inline ? value : "default");
+      if (!sets.ok()) return InvalidArgument("--counters: " + sets.status().message());
+      o.counter_sets = *sets;
+    } else if (flag == "--kernel-regex" || flag == "--launch-skip" || flag == "--launch-count" ||
+               flag == "--counters-per-kernel") {
+      GT_RETURN_IF_ERROR(value_of(flag));
+      if (flag == "--kernel-regex") {
+        if (value.empty()) return InvalidArgument("--kernel-regex needs a pattern");
+        o.kernel_regex = value;
+      } else {
+        char* end = nullptr;
+        unsigned long long n = std::strtoull(value.c_str(), &end, 10);
+        if (value.empty() || *end || value[0] == '-')
+          return InvalidArgument(flag + ": expected a count, got '" + value + "'");
+        if (flag == "--launch-skip") o.launch_skip = n;
+        if (flag == "--launch-count") o.launch_count = n;
+        if (flag == "--counters-per-kernel") o.counters_per_kernel = static_cast<int64_t>(n);
+      }
     } else if (flag == "--inject-lib") {
       GT_RETURN_IF_ERROR(value_of(flag));
       o.inject_lib = value;
@@ -167,6 +200,9 @@ StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
   for (; i < args.size(); ++i) o.app.push_back(args[i]);
   if (o.app.empty() && !o.help && !o.version)
     return InvalidArgument("no application given: gcollect [options] -- ./app args...");
+  if (!o.counter_sets && (!o.kernel_regex.empty() || o.launch_skip || o.launch_count || o.counters_per_kernel >= 0))
+    return InvalidArgument("--kernel-regex, --launch-skip, --launch-count and --counters-per-kernel select "
+                           "launches for --counters; add --counters");
   return o;
 }
 

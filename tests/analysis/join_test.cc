@@ -157,3 +157,25 @@ TEST_CASE("device peaks come from the profiler's peak_sustained values", "[count
   none.devices.push_back(DeviceRecord{});
   CHECK(ApplyCounterPeaks(none) == 0);
 }
+
+TEST_CASE("processes pair by the name they gave themselves, cut to comm length", "[counters][join]") {
+  // Timeline: gcollect named the root "bash" (argv[0]), but bash exec'd the workload, whose injection
+  // recorded its main thread as the workload; another root kept its long argv name, which comm truncates to
+  // 15 chars.
+  TraceData tl;
+  AddProcess(tl, 100, "bash", 0);
+  tl.threads.push_back({100, 100, Intern(tl, "gt_k_tiny_burst")});
+  AddKernel(tl, 100, "tiny", 1, 1, 1000);
+  AddProcess(tl, 90, "gt_k_bank_conflicts", 0);
+  AddKernel(tl, 90, "smem", 1, 1, 500);
+  AddProcess(tl, 80, "sh", 0);  // no GPU work: takes no part
+  TraceData ct;
+  AddProcess(ct, 300, "gt_k_tiny_burst", 0);
+  AddLaunch(ct, 300, "tiny", 0, 1, 1);
+  AddProcess(ct, 290, "gt_k_bank_confl", 0);
+  AddLaunch(ct, 290, "smem", 0, 1, 1);
+  JoinReport r = JoinCountersIntoTimeline(tl, ct);
+  CHECK(r.matched_launches == 2);
+  CHECK(r.unmatched_processes == 0);
+  for (const auto& m : tl.kernel_metrics) CHECK((m.pid == 100 || m.pid == 90));
+}

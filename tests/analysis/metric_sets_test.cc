@@ -49,7 +49,7 @@ TEST_CASE("metric lists", "[counters][sets]") {
 TEST_CASE("launch selection: per-name cap, regex, skip, count", "[counters][selection]") {
   CountersOptions o;
   o.sets = kDefaultSets;
-  auto sel = std::move(*LaunchSelector::Create(o));
+  auto sel = LaunchSelector::Create(o).value();
   std::vector<bool> got;
   for (int i = 0; i < 5; ++i) got.push_back(sel->OnLaunch("a").profile);
   CHECK(got == std::vector<bool>{true, true, true, false, false});
@@ -62,7 +62,7 @@ TEST_CASE("launch selection: per-name cap, regex, skip, count", "[counters][sele
   o.launch_skip = 1;
   o.launch_count = 2;
   o.per_name_limit = 0;
-  sel = std::move(*LaunchSelector::Create(o));
+  sel = LaunchSelector::Create(o).value();
   CHECK_FALSE(sel->OnLaunch("gemm_a").profile);  // skipped
   CHECK_FALSE(sel->OnLaunch("copy").profile);    // no match
   CHECK(sel->OnLaunch("gemm_a").profile);
