@@ -3,6 +3,8 @@
 // [SECTION] roofline   the log-log chart: ceilings, roofs, points sized by total GPU time, hover and click
 #include "ui/counters/counters_view.h"
 
+#include "ui/app.h"
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -441,6 +443,106 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
     }
   }
   return clicked;
+}
+
+// ---- [SECTION] hooks
+// ------------------------------------------------------------------------------------------
+
+namespace {
+CountersState& SharedState(const viewer::TraceModel& m) {
+  static CountersState state;
+  static size_t metrics_seen = SIZE_MAX;
+  // A new trace can reuse the old model's address: the record count tells them apart too.
+  if (state.built_for != &m || metrics_seen != m.kernel_metrics.size()) {
+    BuildCountersState(state, m);
+    metrics_seen = m.kernel_metrics.size();
+  }
+  return state;
+}
+
+void JsonString(std::string* out, std::string_view s) {
+  out->push_back('"');
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(c);
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      snprintf(buf, sizeof buf, "\\u%04x", c);
+      *out += buf;
+    } else {
+      out->push_back(c);
+    }
+  }
+  out->push_back('"');
+}
+
+void JsonNumber(std::string* out, double v) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.6g", std::isfinite(v) ? v : 0.0);
+  *out += buf;
+}
+}  // namespace
+
+void DrawCountersDetails(App& app) {
+  const viewer::TraceModel* m = app.model();
+  if (!m || m->kernel_metrics.empty()) return;
+  DrawKernelCountersPanel(SharedState(*m), *m, app.view().selected);
+}
+
+void DrawRooflineTab(App& app) {
+  const viewer::TraceModel* m = app.model();
+  if (!m) {
+    ImGui::TextDisabled("Open a trace to see its roofline.");
+    return;
+  }
+  viewer::EventId e = DrawRooflineWindow(SharedState(*m), *m);
+  if (e.valid()) app.Select(e, true);
+}
+
+std::string CountersJson(App& app) {
+  const viewer::TraceModel* m = app.model();
+  if (!m) return "{\"profiled_launches\":0,\"kernels\":[],\"selected\":null}";
+  CountersState& s = SharedState(*m);
+  std::string out = "{\"profiled_launches\":" + std::to_string(s.launches.size()) + ",\"kernels\":[";
+  for (size_t i = 0; i < s.kernels.size(); ++i) {
+    const KernelAnalysis& a = s.kernels[i];
+    if (i) out += ',';
+    out += "{\"name\":";
+    JsonString(&out, a.kernel_name);
+    out += ",\"bottleneck\":";
+    JsonString(&out, BottleneckName(a.bottleneck));
+    out += ",\"verdict\":";
+    JsonString(&out, a.verdict);
+    out += ",\"flags\":" + std::to_string(a.flags.size());
+    for (const auto& p : s.points) {
+      if (p.analysis_index != i) continue;
+      out += ",\"intensity\":";
+      JsonNumber(&out, p.intensity);
+      out += ",\"flops_per_s\":";
+      JsonNumber(&out, p.flops_per_s);
+      out += std::string(",\"memory_side\":") + (p.memory_side ? "true" : "false");
+    }
+    out += '}';
+  }
+  out += "],\"selected\":";
+  const viewer::EventId e = app.view().selected;
+  const KernelAnalysis* sel = nullptr;
+  if (e.valid() && m->Kind(e) == viewer::EventKind::kKernel)
+    for (const auto& a : s.kernels)
+      if (a.pid == m->TrackOf(e).pid && a.kernel_name == m->Str(m->Name(e))) sel = &a;
+  if (!sel) return out + "null}";
+  out += "{\"name\":";
+  JsonString(&out, sel->kernel_name);
+  out += ",\"verdict\":";
+  JsonString(&out, sel->verdict);
+  out += ",\"compute_pct\":";
+  JsonNumber(&out, sel->compute_pct.value);
+  out += ",\"memory_pct\":";
+  JsonNumber(&out, sel->memory_pct.value);
+  out += ",\"top_stall\":";
+  JsonString(&out, sel->stalls.empty() ? "" : sel->stalls.front().reason);
+  return out + "}}";
 }
 
 }  // namespace gt::ui

@@ -16,6 +16,14 @@
 
 namespace gt::ui {
 
+class App;
+
+void DrawCountersDetails(App& app);  // counters of the selected kernel, if any
+void DrawRooflineTab(App& app);  // the roofline; a click selects that kernel's first launch in the timeline
+// {"profiled_launches":N,"kernels":[{"name","bottleneck","verdict","intensity","flops_per_s","memory_side",
+//  "flags"}...],"selected":{"name","verdict","compute_pct","memory_pct","top_stall"} | null}
+std::string CountersJson(App& app);
+
 struct CountersState {
   const viewer::TraceModel* built_for = nullptr;  // rebuilt when the model changes
   DeviceRecord device;
