@@ -25,10 +25,20 @@ if [ "$BUILD" = 1 ]; then
   cmake --preset wasm >/dev/null
   cmake --build build/wasm -j "$JOBS" --target gtrace_web
 fi
+# The deterministic sample .gtrace (tests/web/make_sample_trace.cc) comes from the native build: build/native in
+# CI (scripts/test.sh builds it first), or the folder named by GT_NATIVE_BUILD.
+NATIVE=${GT_NATIVE_BUILD:-build/native}
+if [ ! -f "$NATIVE/build.ninja" ]; then
+  [ "$NATIVE" = build/native ] || { echo "web-test: $NATIVE is not a configured build" >&2; exit 1; }
+  cmake --preset native >/dev/null
+fi
+cmake --build "$NATIVE" -j "$JOBS" --target gt_sample_trace
 for f in index.html app.js style.css gtrace.js gtrace.wasm; do
   [ -f "build/wasm/web/$f" ] || { echo "web-test: build/wasm/web/$f missing" >&2; exit 1; }
 done
 rm -rf test-output/web
-mkdir -p test-output/web
+mkdir -p test-output/web/sample
+"$NATIVE/tests/web/gt_sample_trace" test-output/web/sample/sample.gtrace
+export GT_SAMPLE_GTRACE=$PWD/test-output/web/sample/sample.gtrace
 echo "web-test: browser tests (screenshots and logs in test-output/web/)"
 node web/tests/e2e.mjs --web-root build/wasm/web --out test-output/web "${ARGS[@]}"

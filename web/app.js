@@ -64,6 +64,9 @@
   window.gtApi = api;  // for the browser tests and the console
   window.gtReady = () => ready;
 
+  // Where the open trace came from, for share links: {traceId} | {url} | {file}.
+  let source = null;
+
   // ---- loading ------------------------------------------------------------------------------------------------
   let loadSerial = 0;  // a newer load supersedes an older one still downloading
 
@@ -119,14 +122,14 @@
       showProgress(`Reading ${file.name}`, 0);
       const bytes = file.stream ? await readStream(file.stream(), file.size, `Reading ${file.name}`, serial)
                                 : new Uint8Array(await file.arrayBuffer());
-      if (bytes) openBytes(file.name, bytes);
+      if (bytes) { source = { file }; openBytes(file.name, bytes); }
     } catch (e) {
       hideProgress();
       showError(`Cannot read ${file.name}: ${e.message || e}`);
     }
   }
 
-  async function openUrl(url, name) {
+  async function openUrl(url, name, traceId) {
     const serial = ++loadSerial;
     hideError();
     name = name || decodeURIComponent(url.split('?')[0].split('/').pop() || url);
@@ -143,7 +146,7 @@
       const encoded = response.headers.get('Content-Encoding');
       const bytes = response.body ? await readStream(response.body, encoded ? 0 : total, `Downloading ${name}`, serial)
                                   : new Uint8Array(await response.arrayBuffer());
-      if (bytes) openBytes(name, bytes);
+      if (bytes) { source = traceId ? { traceId } : { url }; openBytes(name, bytes); }
     } catch (e) {
       if (serial !== loadSerial) return;
       hideProgress();
@@ -151,6 +154,55 @@
     }
   }
   window.gtOpenUrl = openUrl;
+
+  // ---- share links (the viewer's Share menu calls gtShare) ------------------------------------------------------
+  // A link needs the trace on a server: traces opened by ?trace=<id> or ?url= already are; a dropped file is
+  // uploaded to the `gtrace serve` that hosts this page (POST /api/traces) first.
+  async function shareLink() {
+    if (!source) return null;
+    let query;
+    if (source.traceId) query = 'trace=' + encodeURIComponent(source.traceId);
+    else if (source.url) query = 'url=' + encodeURIComponent(source.url);
+    else {
+      showProgress(`Uploading ${source.file.name}`, null);
+      const headers = { 'Content-Type': 'application/octet-stream' };
+      const token = sessionStorage.getItem('gtrace-upload-token');
+      if (token) headers.Authorization = 'Bearer ' + token;
+      let response;
+      try {
+        response = await fetch('/api/traces', { method: 'POST', headers, body: source.file });
+      } finally {
+        hideProgress();
+      }
+      if (response.status === 401 || response.status === 403) {
+        const t = window.prompt('This server needs an upload token:');
+        if (t) { sessionStorage.setItem('gtrace-upload-token', t); return shareLink(); }
+      }
+      let body = null;
+      try { body = await response.json(); } catch (e) { /* not the gtrace server */ }
+      if (!response.ok || !body || !body.id) {
+        throw new Error(body && body.error ? body.error
+            : `uploads need the page to be served by \`gtrace serve\` (HTTP ${response.status})`);
+      }
+      source = { traceId: body.id };
+      query = 'trace=' + encodeURIComponent(body.id);
+    }
+    const view = api.str('gt_view_state');
+    return `${location.origin}${location.pathname}?${query}${view ? '&view=' + encodeURIComponent(view) : ''}`;
+  }
+  window.gtShareLink = shareLink;
+  window.gtShare = async () => {
+    try {
+      const link = await shareLink();
+      if (!link) return;
+      history.replaceState(null, '', link);
+      let copied = false;
+      try { await navigator.clipboard.writeText(link); copied = true; } catch (e) { /* insecure context */ }
+      if (!copied) window.prompt('Link to this trace at this view:', link);
+    } catch (e) {
+      showError('Cannot share: ' + (e.message || e));
+    }
+  };
 
   // ---- file picker (also opened from the viewer's File menu through gtOpenFileDialog) ------------------------
   const input = $('file-input');
@@ -196,7 +248,7 @@
   window.addEventListener('DOMContentLoaded', () => {
     const url = params.get('url');
     const traceId = params.get('trace');
-    if (traceId) openUrl('/api/traces/' + encodeURIComponent(traceId), traceId);
+    if (traceId) openUrl('/api/traces/' + encodeURIComponent(traceId), traceId, traceId);
     else if (url) openUrl(url);
   });
 })();

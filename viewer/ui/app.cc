@@ -353,21 +353,19 @@ void App::ApplyViewStateNow(const viewer::ViewState& vs) {
 
 namespace {
 
-void OpenFileDialog() {
 #ifdef __EMSCRIPTEN__
+// The page's JS glue (web/app.js) owns the file input and the share link.
+void OpenFileDialog() {
   EM_ASM({
     if (window.gtOpenFileDialog) window.gtOpenFileDialog();
   });
-#endif
 }
-
 void ShareLink() {
-#ifdef __EMSCRIPTEN__
   EM_ASM({
     if (window.gtShare) window.gtShare();
   });
-#endif
 }
+#endif
 
 constexpr ImGuiWindowFlags kPaneFlags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                                         ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |

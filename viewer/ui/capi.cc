@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "gt/viewer/query.h"
@@ -256,18 +257,19 @@ GT_EXPORT double gt_event_count(const char* kind) {
       n += k == "kernel" ? d.kernel_count : k == "memcpy" ? d.memcpy_count : d.memset_count;
     return static_cast<double>(n);
   }
-  // Other kinds: per-track counts are by track kind, so count lanes' refs only for the kinds tracks mix.
-  for (int i = 0; i < static_cast<int>(viewer::EventKind::kCount); ++i) {
-    const auto ek = static_cast<viewer::EventKind>(i);
-    if (k != viewer::EventKindName(ek)) continue;
+  // Other kinds: a count over the lanes (a test-time query, not a per-frame one).
+  static constexpr const char* kTokens[] = {"kernel", "memcpy",   "memset",  "api",        "nvtx",
+                                            "sync",   "overhead", "host_op", "annotation", "instant"};
+  static_assert(std::size(kTokens) == static_cast<size_t>(viewer::EventKind::kCount));
+  for (uint32_t ek = 0; ek < std::size(kTokens); ++ek) {
+    if (k != kTokens[ek]) continue;
     uint64_t n = 0;
-    for (uint32_t li = 0; li < m->lanes.size(); ++li) {
-      const viewer::Lane& lane = m->lanes[li];
+    for (const viewer::Lane& lane : m->lanes) {
       if (m->tracks[lane.track].kind == viewer::TrackKind::kThreadApi) {
-        if (ek == viewer::EventKind::kApi) n += lane.size();
+        if (ek == static_cast<uint32_t>(viewer::EventKind::kApi)) n += lane.size();
         continue;
       }
-      for (uint32_t ref : lane.ref) n += (ref >> viewer::kRefKindShift) == static_cast<uint32_t>(ek);
+      for (uint32_t ref : lane.ref) n += (ref >> viewer::kRefKindShift) == ek;
     }
     return static_cast<double>(n);
   }
@@ -298,6 +300,17 @@ GT_EXPORT int gt_select(const char* key) {
   const viewer::EventId e = m->FindEventByKey(key);
   if (!e.valid()) return 0;
   GlobalApp()->Select(e, true);
+  return 1;
+}
+
+// Selects the other end of the selected event's launch -> GPU work link (FlowPartner) and reveals it.
+// 1 when there was one.
+GT_EXPORT int gt_jump_to_partner() {
+  const viewer::TraceModel* m = Model();
+  if (!m || !GlobalApp()->view().selected.valid()) return 0;
+  const viewer::EventId partner = viewer::FlowPartner(*m, GlobalApp()->view().selected);
+  if (!partner.valid()) return 0;
+  GlobalApp()->Select(partner, true);
   return 1;
 }
 

@@ -28,28 +28,24 @@ const chrome = addFixture(fixtures.chromeTrace());
 const chromeGz = addFixture(fixtures.gzipped(chrome));
 const garbage = addFixture(fixtures.garbage());
 const cutJson = addFixture(fixtures.truncatedJson());
+const kineto = addFixture(fixtures.gzipped(fixtures.kinetoTrace()));
 
-// The bundled real trace (recorded with gcollect on the GPU machine), with its expected counts in a sidecar
-// written by the collector engineer when recording (tests/data/<name>.expect.json), when both exist.
-let realTrace = null;
-const dataDir = path.join(repo, 'tests/data');
-if (fs.existsSync(dataDir)) {
-  const name = fs.readdirSync(dataDir).filter((n) => n.endsWith('.gtrace')).sort()[0];
-  if (name) {
-    realTrace = addFixture({ name, bytes: fs.readFileSync(path.join(dataDir, name)) });
-    const sidecar = path.join(dataDir, name.replace(/\.gtrace$/, '.expect.json'));
-    if (fs.existsSync(sidecar)) realTrace.expect = JSON.parse(fs.readFileSync(sidecar, 'utf8'));
-  }
-}
-if (process.env.GT_TEST_GTRACE) {
-  const p = process.env.GT_TEST_GTRACE;
-  realTrace = addFixture({ name: path.basename(p), bytes: fs.readFileSync(p) });
-}
-if (realTrace) {
+// .gtrace inputs: the bundled real trace recorded with gcollect on the GPU machine (tests/data/*.gtrace) and the
+// deterministic sample written by gt_sample_trace (GT_SAMPLE_GTRACE, set by scripts/web-test.sh). Expected
+// counts come from a sidecar <name>.expect.json written alongside by whoever produced the trace.
+const gtraces = [];
+function addGtrace(file) {
+  const f = addFixture({ name: path.basename(file), bytes: fs.readFileSync(file) });
+  const sidecar = file.replace(/\.gtrace$/, '.expect.json');
+  if (fs.existsSync(sidecar)) f.expect = JSON.parse(fs.readFileSync(sidecar, 'utf8'));
   // A truncated copy: everything before the cut must still show, and the loss must be reported.
-  addFixture({ name: 'truncated-' + realTrace.name,
-               bytes: realTrace.bytes.subarray(0, Math.floor(realTrace.bytes.length * 0.6)) });
+  addFixture({ name: 'truncated-' + f.name, bytes: f.bytes.subarray(0, Math.floor(f.bytes.length * 0.6)) });
+  gtraces.push(f);
 }
+const dataDir = path.join(repo, 'tests/data');
+if (fs.existsSync(dataDir))
+  for (const n of fs.readdirSync(dataDir).filter((n) => n.endsWith('.gtrace')).sort()) addGtrace(path.join(dataDir, n));
+if (process.env.GT_SAMPLE_GTRACE) addGtrace(process.env.GT_SAMPLE_GTRACE);
 
 // ---- a tiny static server --------------------------------------------------------------------------------------
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm',
@@ -324,39 +320,95 @@ test('share hooks: ?trace=<id>&view=<state> restores the view', async () => {
   return page2;
 });
 
+test('Kineto trace: counts, launch -> kernel flow and jump', async () => {
+  const page = await openPage('kineto');
+  await drop(page, kineto.name);
+  check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
+  check(await api(page, 'gt_event_count', 'kernel') === kineto.expect.kernels, 'kernel count');
+  check(await api(page, 'gt_event_count', 'memcpy') === kineto.expect.memcpys, 'memcpy count');
+  check(await api(page, 'gt_event_count', 'api') === kineto.expect.api, 'CUDA API count');
+  const names = (await apiJson(page, 'gt_tracks')).map((t) => t.name).join(' | ');
+  check(/stream 7/i.test(names), 'the GPU stream track: ' + names);
+  // Select the third launch, jump to its kernel, and back.
+  check(await api(page, 'gt_search', 'cudaLaunchKernel') === kineto.expect.kernels, 'launches found');
+  for (let i = 0; i < 3; ++i) await api(page, 'gt_search_next');
+  const launch = await apiJson(page, 'gt_selection');
+  check(launch && launch.name === 'cudaLaunchKernel', 'a launch selected: ' + JSON.stringify(launch));
+  check(await api(page, 'gt_jump_to_partner') === 1, 'the launch has a partner');
+  const kernel = await apiJson(page, 'gt_selection');
+  check(kernel && kernel.name === 'ampere_sgemm_128x64_tn', 'jumped to the kernel: ' + JSON.stringify(kernel));
+  const fields = JSON.stringify(kernel.fields);
+  check(/120/.test(fields) && /256/.test(fields) && /126/.test(fields), 'grid, block, registers shown: ' + fields);
+  check(kernel.start > launch.start, 'the kernel starts after its launch');
+  await api(page, 'gt_set_visible_range', launch.start - 200e3, kernel.end + 200e3);
+  await frames(page, 3);
+  await shot(page, '09a-kineto-flow.png');
+  check(await api(page, 'gt_jump_to_partner') === 1, 'and back');
+  check((await apiJson(page, 'gt_selection')).key === launch.key, 'back on the same launch');
+  return page;
+});
+
 test('kernel summary table', async () => {
   const page = await openPage('kernels');
   await drop(page, chrome.name);
   check(await settled(page) === 2, 'loads');
   const rows = await apiJson(page, 'gt_kernel_summary');
-  check(Array.isArray(rows) && rows.length >= 1, 'kernel rows: ' + JSON.stringify(rows));
-  await shot(page, '09-kernels.png');
+  check(Array.isArray(rows) && rows.length === 3, 'three kernel names: ' + JSON.stringify(rows));
+  const gemm = rows.find((r) => r.name === 'gemm_128x128');
+  check(gemm && gemm.count === chrome.expect.gemmCount, 'gemm count: ' + JSON.stringify(gemm));
+  near(gemm.avg_ns, 120e3, 1, 'gemm average 120 us');
+  near(rows.reduce((a, r) => a + r.share, 0), 1, 1e-9, 'shares add up to 1');
+  check(rows[0].name === 'gemm_128x128', 'sorted by total time: gemm first');
+  check(await api(page, 'gt_show_panel', 'kernels') === 1, 'kernels panel opens');
+  await frames(page, 3);
+  await shot(page, '09b-kernels.png');
   return page;
 });
 
-if (realTrace) {
-  test(`real trace ${realTrace.name}: tracks and counts`, async () => {
-    const page = await openPage('real');
-    await drop(page, realTrace.name);
+for (const trace of gtraces) {
+  test(`.gtrace ${trace.name}: tracks, counts, and a truncated copy`, async () => {
+    const page = await openPage('gtrace-' + trace.name);
+    await drop(page, trace.name);
     check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
     const tracks = await apiJson(page, 'gt_tracks');
     const names = tracks.map((t) => t.name);
     check(names.some((n) => /stream/i.test(n)), 'a GPU stream track: ' + names.join(' | '));
+    const e = trace.expect || {};
     const kernels = await api(page, 'gt_event_count', 'kernel');
     check(kernels > 0, 'kernels counted');
-    if (realTrace.expect && realTrace.expect.kernels != null)
-      check(kernels === realTrace.expect.kernels, `kernel count ${kernels} == ${realTrace.expect.kernels}`);
-    if (realTrace.expect && realTrace.expect.memcpys != null)
-      check(await api(page, 'gt_event_count', 'memcpy') === realTrace.expect.memcpys, 'memcpy count');
-    await shot(page, '10a-real.png');
-    await drop(page, 'truncated-' + realTrace.name);
-    check(await settled(page) === 2, 'a truncated trace still opens');
-    check(await page.locator('#error-banner').isVisible(), 'and says what was lost');
+    if (e.kernels != null) check(kernels === e.kernels, `kernel count ${kernels} == ${e.kernels}`);
+    for (const [kind, key] of [['memcpy', 'memcpys'], ['memset', 'memsets'], ['api', 'api'], ['nvtx', 'nvtx'],
+                               ['counter_samples', 'counter_samples']]) {
+      if (e[key] == null) continue;
+      const got = await api(page, 'gt_event_count', kind);
+      check(got === e[key], `${kind} count ${got} == ${e[key]}`);
+    }
+    if (e.streams) for (const s of e.streams)
+      check(names.some((n) => new RegExp(`stream ${s}\\b`, 'i').test(n)), `stream ${s} track: ${names.join(' | ')}`);
+    // Select the longest kernel through the summary + search, and show its details and flow.
+    const rows = await apiJson(page, 'gt_kernel_summary');
+    check(rows.length > 0 && rows[0].count > 0, 'kernel summary rows');
+    await api(page, 'gt_search', rows[0].name);
+    await api(page, 'gt_search_next');
+    await frames(page, 2);
+    const sel = await apiJson(page, 'gt_selection');
+    check(sel && sel.kind === 'Kernel', 'a kernel selected: ' + JSON.stringify(sel && sel.kind));
+    await api(page, 'gt_jump_to_partner');
+    await api(page, 'gt_jump_to_partner');
+    await frames(page, 3);
+    await shot(page, `10a-${trace.name}.png`);
+    await api(page, 'gt_fit_all');
+    await frames(page, 3);
+    await shot(page, `10b-${trace.name}-all.png`);
+
+    await drop(page, 'truncated-' + trace.name);
+    check(await settled(page) === 2, 'a truncated trace still opens: ' + await apiStr(page, 'gt_last_error'));
+    check(await page.locator('#error-banner').isVisible(), 'and the page says what was lost');
     const losses = await apiJson(page, 'gt_losses');
-    check(Array.isArray(losses) && losses.length > 0, 'losses listed: ' + JSON.stringify(losses));
+    check(losses.some((l) => /trunc|lost/i.test(l.name)), 'the loss is listed: ' + JSON.stringify(losses));
     const k2 = await api(page, 'gt_event_count', 'kernel');
-    check(k2 <= kernels, 'no more kernels than the whole file');
-    await shot(page, '10b-truncated.png');
+    check(k2 <= kernels, `no more kernels than the whole file (${k2} <= ${kernels})`);
+    await shot(page, `10c-truncated-${trace.name}.png`);
     return page;
   });
 }

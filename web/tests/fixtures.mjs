@@ -48,3 +48,39 @@ export function truncatedJson() {
   const full = chromeTrace().bytes;
   return { name: 'cut.json', bytes: full.subarray(0, Math.floor(full.length / 2)) };
 }
+
+// A PyTorch profiler (Kineto) trace: aten ops on the Python thread issuing cudaLaunchKernel / cudaMemcpyAsync
+// (args.correlation), the GPU work on device 0 stream 7 with the same correlation ids, and Kineto's "ac2g"
+// flow events. Launch -> kernel arrows and jumps come from the correlation ids.
+export function kinetoTrace() {
+  const ev = [];
+  const pid = 4242, tid = 4242;
+  ev.push({ ph: 'M', name: 'process_name', pid, tid: 0, args: { name: 'python3' } });
+  ev.push({ ph: 'M', name: 'thread_name', pid, tid, args: { name: 'python3' } });
+  let corr = 100, t = 10000;
+  let kernels = 0, memcpys = 0, api = 0;
+  for (let i = 0; i < 8; ++i) {
+    ev.push({ ph: 'X', cat: 'cpu_op', name: 'aten::linear', pid, tid, ts: t, dur: 60, args: { 'External id': i } });
+    // Host-to-device copy, then a GEMM launch.
+    ev.push({ ph: 'X', cat: 'cuda_runtime', name: 'cudaMemcpyAsync', pid, tid, ts: t + 5, dur: 10,
+              args: { correlation: corr } });
+    ev.push({ ph: 'X', cat: 'gpu_memcpy', name: 'Memcpy HtoD (Pageable -> Device)', pid: 0, tid: 7, ts: t + 20,
+              dur: 8, args: { device: 0, stream: 7, correlation: corr, bytes: 1 << 20 } });
+    corr++, api++, memcpys++;
+    ev.push({ ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid, tid, ts: t + 20, dur: 6,
+              args: { correlation: corr } });
+    ev.push({ ph: 's', cat: 'ac2g', name: 'ac2g', id: corr, pid, tid, ts: t + 20 });
+    ev.push({ ph: 'X', cat: 'kernel', name: 'ampere_sgemm_128x64_tn', pid: 0, tid: 7, ts: t + 30, dur: 45,
+              args: { device: 0, stream: 7, correlation: corr, grid: [120, 1, 1], block: [256, 1, 1],
+                      'registers per thread': 126, 'shared memory': 32768 } });
+    ev.push({ ph: 'f', bp: 'e', cat: 'ac2g', name: 'ac2g', id: corr, pid: 0, tid: 7, ts: t + 30 });
+    corr++, api++, kernels++;
+    t += 100;
+  }
+  return {
+    name: 'resnet.pt.trace.json',
+    bytes: Buffer.from(JSON.stringify({ schemaVersion: 1, deviceProperties: [{ id: 0, name: 'NVIDIA H200' }],
+                                        traceEvents: ev })),
+    expect: { kernels, memcpys, api },
+  };
+}

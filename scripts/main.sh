@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The main job: install, build the WebAssembly viewer and the native `gtrace` CLI, and serve the viewer on
+# 127.0.0.1 with a bundled real trace opened. Prints the URL to open; Ctrl-C stops the server.
+#   scripts/main.sh [--port N] [--trace FILE]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+export NODE_PATH=/usr/share/nodejs
+JOBS=${JOBS:-$(nproc)}
+PORT=${GT_PORT:-8080}
+TRACE=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --port) PORT=$2; shift ;;
+    --trace) TRACE=$2; shift ;;
+    *) echo "main: unknown argument $1 (use --port N, --trace FILE)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+bash scripts/setup.sh
+
+echo "main: building the wasm viewer (build/wasm)"
+cmake --preset wasm >/dev/null
+cmake --build build/wasm -j "$JOBS" --target gtrace_web
+
+echo "main: building the gtrace CLI (build/native)"
+cmake --preset native >/dev/null
+cmake --build build/native -j "$JOBS" --target gtrace gt_sample_trace
+
+# The bundled trace: one recorded with gcollect on the GPU machine (tests/data), else the deterministic sample.
+if [ -z "$TRACE" ]; then
+  TRACE=$(ls tests/data/*.gtrace 2>/dev/null | head -1 || true)
+fi
+if [ -z "$TRACE" ]; then
+  mkdir -p out/main
+  build/native/tests/web/gt_sample_trace out/main/sample.gtrace >/dev/null
+  TRACE=out/main/sample.gtrace
+  echo "main: no recorded trace in tests/data; serving the generated sample $TRACE"
+fi
+
+STORE=${GTRACE_STORE:-$ROOT/out/main/store}
+mkdir -p "$STORE"
+echo "main: serving build/wasm/web with $TRACE on 127.0.0.1:$PORT"
+# gtrace serve prints "open: <link>" once the trace is stored; that link is the one to open.
+exec build/native/viewer/cli/gtrace serve --bind 127.0.0.1 --port "$PORT" --web-root "$ROOT/build/wasm/web" \
+  --store "$STORE" --open "$TRACE"
