@@ -169,7 +169,7 @@ TEST_CASE("bank conflicts are named", "[analysis][verdict]") {
   Stalls(c, 1e8, {{"mio_throttle", 20}, {"short_scoreboard", 12}});
   KernelAnalysis a = AnalyzeKernel(c, H200());
   CHECK(a.verdict.find("of stalls are mio-throttle") != std::string::npos);
-  CHECK(a.verdict.find("shared-memory bank conflicts: 97% of wavefronts are replays (~32-way)") !=
+  CHECK(a.verdict.find("shared-memory bank conflicts: 97% of shared wavefronts are conflicts") !=
         std::string::npos);
 }
 
