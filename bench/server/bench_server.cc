@@ -4,7 +4,11 @@
 // cap; binds 127.0.0.1 only.
 //
 //   bench_server [--threads N] [--downloads N] [--uploads N] [--size BYTES] [--max-seconds S]
+//                [--server-cpus A-B] [--client-cpus C-D]
+// --server-cpus pins the server's threads (they inherit the affinity of the thread that starts them) and
+// --client-cpus the load generator, so "the server on 2 cores" can be measured with the client elsewhere.
 #include <httplib.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -26,12 +30,24 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kLoopback = "127.0.0.1";  // never any other address
 
 struct Args {
+  std::string server_cpus, client_cpus;
   int threads = 8;
   int downloads = 20000;
   int uploads = 400;
   size_t size = 1 << 20;
   double max_seconds = 60;
 };
+
+// "2-3" or "5": pins the calling thread (and every thread it creates afterwards).
+bool PinTo(const std::string& cpus) {
+  if (cpus.empty()) return true;
+  int lo = 0, hi = 0;
+  if (std::sscanf(cpus.c_str(), "%d-%d", &lo, &hi) != 2) hi = lo = std::atoi(cpus.c_str());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c = lo; c <= hi && c < CPU_SETSIZE; ++c) CPU_SET(c, &set);
+  return sched_setaffinity(0, sizeof(set), &set) == 0;
+}
 
 std::string MakeTrace(uint32_t seed, size_t min_bytes) {
   std::string out;
@@ -144,7 +160,8 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: bench_server [--threads N] [--downloads N] [--uploads N] [--size BYTES] "
-                   "[--max-seconds S]\n");
+                   "[--server-cpus A-B] "
+                   "[--client-cpus C-D] [--max-seconds S]\n");
       return 64;
     }
   }
@@ -163,6 +180,13 @@ int main(int argc, char** argv) {
   for (int i = 0; i < distinct; ++i)
     upload_traces.push_back(MakeTrace(1000 + static_cast<uint32_t>(i), args.size));
 
+  if (!PinTo(args.server_cpus)) {
+    std::fprintf(stderr, "bench_server: cannot pin to cpus %s\n", args.server_cpus.c_str());
+    return 64;
+  }
+  std::printf("server cpus: %s, client cpus: %s\n",
+              args.server_cpus.empty() ? "all" : args.server_cpus.c_str(),
+              args.client_cpus.empty() ? "all" : args.client_cpus.c_str());
   // --- baseline: a trivial endpoint that returns the same bytes from memory --------------------------------
   httplib::Server baseline;
   baseline.new_task_queue = [] { return new httplib::ThreadPool(64); };
@@ -189,6 +213,7 @@ int main(int argc, char** argv) {
     GT_ASSERT(srv.ok());
     GT_ASSERT((*srv)->Start().ok());
     const int port = (*srv)->port();
+    if (!PinTo(args.client_cpus)) return 64;  // both servers' threads exist now and keep the server pinning
 
     httplib::Client setup(kLoopback, port);
     auto up = setup.Post("/api/traces", trace, "application/octet-stream");

@@ -227,3 +227,39 @@ TEST_CASE("upload client and IngestFile", "[server][client]") {
   { std::ofstream(token_file) << "\n"; }
   CHECK(!ReadTokenFile(token_file).ok());
 }
+
+TEST_CASE("upload client: a file over the limit and a refusal mid-stream are errors with reasons",
+          "[server][client]") {
+  TestServer ts;
+  ts.options.max_upload = 64 * 1024;
+  ts.options.token = "tok";
+  ts.Start();
+  TempDir dir;
+  const std::string path = (dir.path / "big.gtrace").string();
+  { std::ofstream(path, std::ios::binary) << MakeTrace(60, 4 << 20); }
+  const std::string url = "http://127.0.0.1:" + std::to_string(ts.port());
+  auto health = ts.Client().Get("/api/health");
+  REQUIRE(health);
+  json h = json::parse(health->body);
+  CHECK(h["max_upload"] == 64 * 1024);
+  CHECK(h["token_required"] == true);
+
+  auto big = UploadTraceFile(url, path, "tok");
+  REQUIRE(!big.ok());
+  CHECK(big.status().code() == gt::StatusCode::kResourceExhausted);
+  CHECK(big.status().message().find("413") != std::string::npos);
+  ts.Stop();
+  CHECK(ts.StoredTraces() == 0);
+  CHECK(ts.TempFiles() == 0);
+
+  // 4 MB against a server that refuses at once: the client still reports the server's reason.
+  TestServer open_size;
+  open_size.options.token = "tok";
+  open_size.Start();
+  auto denied = UploadTraceFile("http://127.0.0.1:" + std::to_string(open_size.port()), path, "wrong");
+  REQUIRE(!denied.ok());
+  CHECK(denied.status().message().find("403") != std::string::npos);
+  open_size.Stop();
+  CHECK(open_size.StoredTraces() == 0);
+  CHECK(open_size.TempFiles() == 0);
+}

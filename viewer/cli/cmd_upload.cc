@@ -1,4 +1,5 @@
 // gtrace upload FILE --server URL [--token-file F] [--json]
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -57,6 +58,9 @@ int CmdUpload(int argc, char** argv) {
     if (!t.ok()) return Fail("upload", t.status());
     token = *t;
   }
+  // A server that refuses early closes the socket under a body still being sent: that must be an error
+  // message, not a silent death by SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   auto outcome = server::UploadTraceFile(server_url, path, token);
   if (!outcome.ok())
     return Fail("upload", Status(outcome.status().code(), path + ": " + outcome.status().message()));

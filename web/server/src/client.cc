@@ -68,6 +68,19 @@ StatusOr<UploadOutcome> UploadTraceFile(const std::string& server_url, const std
   client.set_write_timeout(60, 0);
   httplib::Headers headers;
   if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+
+  // Refusals that come before the body is read (too large, no token) close the connection, and a client still
+  // streaming a large body then sees a broken pipe instead of the answer. Ask first.
+  if (auto health = client.Get(url->prefix + "/api/health"); health && health->status == 200) {
+    nlohmann::json h = nlohmann::json::parse(health->body, nullptr, false);
+    if (h.is_object() && h.contains("max_upload") && h["max_upload"].is_number_unsigned() &&
+        size > h["max_upload"].get<uint64_t>()) {
+      close(fd);
+      return ResourceExhausted("HTTP 413: " + path + " has " + std::to_string(size) +
+                               " bytes, more than this server's limit of " +
+                               std::to_string(h["max_upload"].get<uint64_t>()) + " bytes (--max-upload)");
+    }
+  }
   bool read_failed = false;
   auto result = client.Post(
       url->prefix + "/api/traces", headers, size,
@@ -85,9 +98,13 @@ StatusOr<UploadOutcome> UploadTraceFile(const std::string& server_url, const std
   close(fd);
   if (read_failed) return IoError("cannot read " + path + " (did it change during the upload?)");
   if (!result) {
-    // The server may refuse early (401/403/413) and close while we still send; httplib then reports a write
-    // error without the response. Say what most likely happened.
-    return IoError("upload to " + server_url + " failed: " + httplib::to_string(result.error()));
+    // The server may have refused early and closed while we were still sending: an empty upload with the same
+    // credentials gets the refusal as an answer (401/403), without streaming anything.
+    auto probe = client.Post(url->prefix + "/api/traces", headers, "", "application/octet-stream");
+    if (probe && (probe->status == 401 || probe->status == 403)) result = std::move(probe);
+    if (!result)
+      return IoError("upload to " + server_url + " failed: " + httplib::to_string(result.error()) +
+                     " (the server closed the connection or cannot be reached)");
   }
   nlohmann::json body = nlohmann::json::parse(result->body, nullptr, false);
   UploadOutcome out;

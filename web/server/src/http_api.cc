@@ -456,8 +456,13 @@ class ShareServer::Impl {
 
  private:
   void Routes() {
-    http_.Get("/api/health", [](const httplib::Request&, httplib::Response& res) {
-      SendJson(res, 200, json{{"ok", true}, {"version", GT_VERSION_STRING}});
+    // Clients check the size limit and whether a token is needed before streaming a large body.
+    http_.Get("/api/health", [this](const httplib::Request&, httplib::Response& res) {
+      SendJson(res, 200,
+               json{{"ok", true},
+                    {"version", GT_VERSION_STRING},
+                    {"max_upload", options_.max_upload},
+                    {"token_required", !options_.token.empty()}});
     });
     http_.Post("/api/traces",
                [this](const httplib::Request& req, httplib::Response& res,
