@@ -1,5 +1,6 @@
 // CRC32C (Castagnoli), slicing-by-8 tables built once. Portable so the wasm reader needs no SSE4.2.
 #include <array>
+#include <cstring>
 
 #include "format.h"
 
@@ -24,9 +25,35 @@ const Tables& GetTables() {
   return tables;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__EMSCRIPTEN__)
+// SSE4.2 has a CRC32C instruction (~10x the table loop); chosen at run time so the binary runs on any x86-64.
+__attribute__((target("sse4.2"))) uint32_t Crc32cHw(uint32_t crc, const uint8_t* p, size_t n) {
+  uint64_t c = ~crc;
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    c = __builtin_ia32_crc32di(c, v);
+    p += 8;
+    n -= 8;
+  }
+  uint32_t c32 = uint32_t(c);
+  while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
+  return ~c32;
+}
+const bool kHaveHwCrc = __builtin_cpu_supports("sse4.2");
+#define GT_HW_CRC 1
+#endif
+
 }  // namespace
 
 uint32_t Crc32c(uint32_t crc, const void* data, size_t n) {
+#ifdef GT_HW_CRC
+  if (kHaveHwCrc) return Crc32cHw(crc, static_cast<const uint8_t*>(data), n);
+#endif
+  return Crc32cPortable(crc, data, n);
+}
+
+uint32_t Crc32cPortable(uint32_t crc, const void* data, size_t n) {
   const auto& t = GetTables().t;
   const auto* p = static_cast<const uint8_t*>(data);
   crc = ~crc;

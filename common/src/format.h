@@ -57,6 +57,7 @@ struct ChunkHeader {
 };
 
 uint32_t Crc32c(uint32_t crc, const void* data, size_t n);  // crc: 0 to start, previous result to continue
+uint32_t Crc32cPortable(uint32_t crc, const void* data, size_t n);  // the table version (wasm, old CPUs)
 
 inline void PutU16(uint8_t* p, uint16_t v) {
   p[0] = uint8_t(v);

@@ -38,7 +38,6 @@ struct KindBuffer {
   uint32_t limit = 0;  // records per chunk: the option, clamped so the worst-case encoding fits a chunk
 };
 
-constexpr size_t kKindSlots = 32;             // indexed by RecordKind value
 constexpr size_t kMaxStringBytes = 1u << 20;  // longer strings are cut (keeps a strings chunk under the cap)
 constexpr size_t kStringsChunkBytes = 16u << 20;
 constexpr size_t kBufferKeepBytes = 16u << 20;  // scratch buffers above this are released after use

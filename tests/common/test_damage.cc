@@ -74,8 +74,9 @@ std::string PrefixDiff(const TraceData& full, const TraceData& part) {
   if (!(d = PrefixOf(s, #f, full.f, part.f)).empty()) return d;
   L(processes)
   L(threads)
-  L(devices) L(contexts) L(streams) L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs) L(memory)
-      L(overheads) L(counter_descriptors) L(counter_samples) L(kernel_metrics) L(stall_samples) L(flows)
+  L(devices)
+  L(contexts) L(streams) L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs) L(memory) L(overheads)
+      L(counter_descriptors) L(counter_samples) L(kernel_metrics) L(stall_samples) L(flows)
 #undef L
           return "";
 }
@@ -379,4 +380,19 @@ TEST_CASE("file sinks refuse to overwrite unless asked; ReadFileBytes errors are
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().code() == StatusCode::kNotFound);
   CHECK_THAT(missing.status().ToString(), Catch::Contains("/nonexistent/x.gtrace"));
+}
+
+TEST_CASE("CRC32C matches the standard check value on both code paths", "[format]") {
+  const char* check = "123456789";
+  CHECK(format::Crc32c(0, check, 9) == 0xE3069283u);
+  CHECK(format::Crc32cPortable(0, check, 9) == 0xE3069283u);
+  Rng r(3);
+  std::string data(10000, '\0');
+  for (auto& ch : data) ch = char(r.g());
+  for (size_t len : {0, 1, 7, 8, 9, 63, 64, 65, 1000, 9999}) {
+    uint32_t a = format::Crc32c(0, data.data(), len);
+    CHECK(a == format::Crc32cPortable(0, data.data(), len));
+    // Continuing a CRC over two pieces equals one pass.
+    CHECK(format::Crc32c(format::Crc32c(0, data.data(), len / 3), data.data() + len / 3, len - len / 3) == a);
+  }
 }

@@ -113,9 +113,10 @@ std::string Diff(const Strings& s, const DeviceRecord& a, const DeviceRecord& b)
   EQ(device_id)
   EQ(pid)
   EQS(name)
-  EQS(uuid) EQS(chip) EQ(cc_major) EQ(cc_minor) EQ(sm_count) EQ(sm_clock_khz) EQ(mem_clock_khz)
-      EQ(mem_bus_width_bits) EQ(memory_bytes) EQ(l2_bytes) EQ(shared_mem_per_sm) EQ(shared_mem_per_block_max)
-          EQ(regs_per_sm) EQ(max_warps_per_sm) EQ(max_blocks_per_sm) EQ(max_threads_per_block) EQ(warp_size)
+  EQS(uuid)
+  EQS(chip) EQ(cc_major) EQ(cc_minor) EQ(sm_count) EQ(sm_clock_khz) EQ(mem_clock_khz) EQ(mem_bus_width_bits)
+      EQ(memory_bytes) EQ(l2_bytes) EQ(shared_mem_per_sm) EQ(shared_mem_per_block_max) EQ(regs_per_sm)
+          EQ(max_warps_per_sm) EQ(max_blocks_per_sm) EQ(max_threads_per_block) EQ(warp_size)
               EQF(dram_bandwidth) EQF(l2_bandwidth) EQF(l1_bandwidth);
   for (size_t i = 0; i < kPrecisionCount; ++i)
     if (!Bits(a.peak_flops[i], b.peak_flops[i])) return "peak_flops[" + std::to_string(i) + "]";
@@ -131,7 +132,8 @@ std::string Diff(const Strings& s, const KernelRecord& a, const KernelRecord& b)
   EQ(start)
   EQ(end)
   EQ(pid)
-  EQ(device_id) EQ(context_id) EQ(stream_id) EQ(correlation_id) EQS(name) EQ(grid) EQ(block) EQ(cluster)
+  EQ(device_id)
+  EQ(context_id) EQ(stream_id) EQ(correlation_id) EQS(name) EQ(grid) EQ(block) EQ(cluster)
       EQ(registers_per_thread) EQ(static_shared_bytes) EQ(dynamic_shared_bytes) EQ(local_bytes_per_thread)
           EQ(launch_type) EQ(graph_id) EQ(graph_node_id) return "";
 }
@@ -139,15 +141,17 @@ std::string Diff(const Strings&, const MemcpyRecord& a, const MemcpyRecord& b) {
   EQ(start)
   EQ(end)
   EQ(pid)
-  EQ(device_id) EQ(context_id) EQ(stream_id) EQ(correlation_id) EQ(bytes) EQ(copy_kind) EQ(src_kind)
-      EQ(dst_kind) EQ(is_async) EQ(peer_device_id) EQ(graph_id) return "";
+  EQ(device_id)
+  EQ(context_id) EQ(stream_id) EQ(correlation_id) EQ(bytes) EQ(copy_kind) EQ(src_kind) EQ(dst_kind)
+      EQ(is_async) EQ(peer_device_id) EQ(graph_id) return "";
 }
 std::string Diff(const Strings&, const MemsetRecord& a, const MemsetRecord& b) {
   EQ(start)
   EQ(end)
   EQ(pid)
-  EQ(device_id) EQ(context_id) EQ(stream_id) EQ(correlation_id) EQ(bytes) EQ(value) EQ(memory_kind)
-      EQ(is_async) EQ(graph_id) return "";
+  EQ(device_id)
+  EQ(context_id) EQ(stream_id) EQ(correlation_id) EQ(bytes) EQ(value) EQ(memory_kind) EQ(is_async)
+      EQ(graph_id) return "";
 }
 std::string Diff(const Strings& s, const ApiCallRecord& a, const ApiCallRecord& b) {
   EQ(start)
@@ -169,8 +173,8 @@ std::string Diff(const Strings&, const MemoryRecord& a, const MemoryRecord& b) {
   EQ(timestamp)
   EQ(pid)
   EQ(device_id)
-  EQ(context_id) EQ(stream_id) EQ(correlation_id) EQ(address) EQ(bytes) EQ(op) EQ(memory_kind)
-      EQ(is_async) return "";
+  EQ(context_id)
+  EQ(stream_id) EQ(correlation_id) EQ(address) EQ(bytes) EQ(op) EQ(memory_kind) EQ(is_async) return "";
 }
 std::string Diff(const Strings& s, const OverheadRecord& a, const OverheadRecord& b) {
   EQ(start) EQ(end) EQ(pid) EQ(tid) EQS(kind) return "";
@@ -221,7 +225,8 @@ std::string DiffTraces(const TraceData& a, const TraceData& b) {
   L(processes)
   L(threads)
   L(devices)
-  L(contexts) L(streams) L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs) L(memory) L(overheads)
+  L(contexts)
+  L(streams) L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs) L(memory) L(overheads)
       L(counter_descriptors) L(counter_samples) L(kernel_metrics) L(stall_samples) L(flows) L(losses)
 #undef L
           if (a.metadata.entries != b.metadata.entries) return "metadata.entries";
