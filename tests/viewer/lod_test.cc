@@ -33,9 +33,13 @@ static Lane RandomLane(gt::synth::Rng& rng, uint32_t n) {
   return l;
 }
 
-static void CheckLod(const Lane& l, int64_t t0, int64_t t1, double nspx, const LodOptions& opt) {
-  std::vector<DrawItem> items;
+// `l` has its LOD pyramid; `plain` is the same lane without (the galloping fallback). Both must agree.
+static void CheckLod(const Lane& l, const Lane& plain, int64_t t0, int64_t t1, double nspx,
+                     const LodOptions& opt) {
+  std::vector<DrawItem> items, fallback;
   QueryLane(l, t0, t1, nspx, &items, opt);
+  QueryLane(plain, t0, t1, nspx, &fallback, opt);
+  REQUIRE(items == fallback);
   // Expected set: events overlapping [t0, t1) per the header's rule.
   std::vector<uint32_t> expected;
   for (uint32_t i = 0; i < l.size(); ++i)
@@ -68,7 +72,10 @@ static void CheckLod(const Lane& l, int64_t t0, int64_t t1, double nspx, const L
 TEST_CASE("LOD: every event in range appears in exactly one draw item (randomized)", "[lod]") {
   gt::synth::Rng rng(1234);
   for (int trial = 0; trial < 300; ++trial) {
-    Lane l = RandomLane(rng, 1 + rng.Below(trial < 200 ? 300 : 20000));
+    Lane plain = RandomLane(rng, 1 + rng.Below(trial < 200 ? 300 : 20000));
+    Lane l = plain;
+    BuildLaneLod(l);
+    REQUIRE((l.size() <= kLaneLodFanout || !l.lod.empty()));
     const int64_t lo = l.start.front() - 1000, hi = l.End(l.size() - 1) + 1000;
     for (int q = 0; q < 20; ++q) {
       int64_t a = lo + int64_t(rng.Next() % uint64_t(hi - lo));
@@ -80,7 +87,7 @@ TEST_CASE("LOD: every event in range appears in exactly one draw item (randomize
       double nspx = std::max(0.001, double(b - a) / width);
       LodOptions opt;
       if (q % 5 == 1) opt.min_px = 1.0, opt.gap_px = 0.5;
-      CheckLod(l, a, b, nspx, opt);
+      CheckLod(l, plain, a, b, nspx, opt);
     }
   }
 }
@@ -88,6 +95,8 @@ TEST_CASE("LOD: every event in range appears in exactly one draw item (randomize
 TEST_CASE("LOD: item count depends on the screen, not on the number of events", "[lod]") {
   gt::synth::Rng rng(99);
   Lane small = RandomLane(rng, 1000), big = RandomLane(rng, 1000000);
+  BuildLaneLod(small);
+  BuildLaneLod(big);
   std::vector<DrawItem> a, b;
   auto full = [](const Lane& l) { return std::make_pair(l.start.front(), l.End(l.size() - 1)); };
   auto [s0, s1] = full(small);

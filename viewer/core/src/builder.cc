@@ -10,7 +10,10 @@
 // [SECTION] Finish: counters, flows, summaries
 #include "gt/viewer/builder.h"
 
+#include "gt/viewer/lod.h"
+
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -94,8 +97,6 @@ class ModelBuilder::Impl {
   std::unique_ptr<TraceModel> m = std::make_unique<TraceModel>();
   std::vector<Staging> stages;
   std::unordered_map<StageKey, uint32_t, StageKeyHash> stage_index;
-  StageKey last_key{TrackKind::kCounter, kNone, kNone, kNone, kNone};
-  uint32_t last_stage = kNone;
   uint64_t events = 0;
 
   std::unordered_map<std::string, StringId> interned;  // importer strings
@@ -120,17 +121,26 @@ class ModelBuilder::Impl {
   uint64_t negative_durations = 0;
   uint64_t too_deep = 0;
 
+  // Records of one batch hop between a handful of streams/threads: a direct-mapped cache in front of the hash
+  // map keeps the per-record lookup to a hash and a compare.
+  struct CacheSlot {
+    StageKey key{TrackKind::kCounter, kNone, kNone, kNone, kNone};
+    uint32_t stage = kNone;
+  };
+  std::array<CacheSlot, 64> stage_cache;
+
   Staging& Stage(TrackKind kind, uint32_t pid, uint32_t a, uint32_t b = 0, uint32_t c = 0) {
     StageKey k{kind, pid, a, b, c};
-    if (last_stage != kNone && k == last_key) return stages[last_stage];
+    CacheSlot& slot = stage_cache[StageKeyHash()(k) & 63];
+    if (slot.stage != kNone && slot.key == k) return stages[slot.stage];
     auto [it, inserted] = stage_index.try_emplace(k, static_cast<uint32_t>(stages.size()));
     if (inserted) {
       stages.emplace_back();
       stages.back().key = k;
     }
-    last_key = k;
-    last_stage = it->second;
-    return stages[last_stage];
+    slot.key = k;
+    slot.stage = it->second;
+    return stages[slot.stage];
   }
 
   void Push(Staging& s, Timestamp start, Timestamp end, StringId name, uint32_t ref) {
@@ -154,6 +164,18 @@ class ModelBuilder::Impl {
     if (args != 0) s.args.emplace_back(static_cast<uint32_t>(s.start.size() - 1), args);
   }
 
+  // Field by field: std::array's operator== goes through memcmp calls, this is the per-kernel hot path.
+  static bool SameConfig(const LaunchConfig& a, const LaunchConfig& b) {
+    return a.name == b.name && a.grid[0] == b.grid[0] && a.grid[1] == b.grid[1] && a.grid[2] == b.grid[2] &&
+           a.block[0] == b.block[0] && a.block[1] == b.block[1] && a.block[2] == b.block[2] &&
+           a.cluster[0] == b.cluster[0] && a.cluster[1] == b.cluster[1] && a.cluster[2] == b.cluster[2] &&
+           a.registers_per_thread == b.registers_per_thread &&
+           a.static_shared_bytes == b.static_shared_bytes &&
+           a.dynamic_shared_bytes == b.dynamic_shared_bytes &&
+           a.local_bytes_per_thread == b.local_bytes_per_thread && a.graph_id == b.graph_id &&
+           a.graph_node_id == b.graph_node_id && a.launch_type == b.launch_type;
+  }
+
   uint32_t InternConfig(const KernelRecord& r) {
     LaunchConfig c;
     c.name = r.name;
@@ -170,7 +192,7 @@ class ModelBuilder::Impl {
     if (r.name < (1u << 24)) {
       if (last_config_by_name.size() <= r.name) last_config_by_name.resize(r.name + 1, kNone);
       uint32_t last = last_config_by_name[r.name];
-      if (last != kNone && m->launch_configs[last] == c) return last;
+      if (last != kNone && SameConfig(m->launch_configs[last], c)) return last;
     }
     std::string key;
     auto app = [&key](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
@@ -745,37 +767,76 @@ void ModelBuilder::Impl::PackLanes(Staging& s, TrackId track_id) {
     M.lanes.push_back(std::move(lane));
     t.lane_count = 1;
   } else {
-    std::vector<uint32_t> perm(n);
-    std::iota(perm.begin(), perm.end(), 0u);
-    if (!sorted)
-      std::stable_sort(perm.begin(), perm.end(), [&](uint32_t a, uint32_t b) {
-        if (s.start[a] != s.start[b]) return s.start[a] < s.start[b];
-        return s.end[a] > s.end[b];  // enclosing first
-      });
+    // Order by (start, longer first, arrival). Records arrive in per-kind chunks (kernels, then memcpys of an
+    // earlier span, ...), so a stream's staging is a few long sorted runs: merge them (sequential reads)
+    // rather than sort indices (random reads); fall back to a sort when the runs are many.
+    auto before = [&s](uint32_t a, uint32_t b) {
+      if (s.start[a] != s.start[b]) return s.start[a] < s.start[b];
+      if (s.end[a] != s.end[b]) return s.end[a] > s.end[b];
+      return a < b;
+    };
+    std::vector<uint32_t> perm;
+    if (sorted) {
+      perm.resize(n);
+      std::iota(perm.begin(), perm.end(), 0u);
+    } else {
+      std::vector<uint32_t> run_start{0};
+      for (uint32_t i = 1; i < n && run_start.size() <= 256; ++i)
+        if (before(i, i - 1)) run_start.push_back(i);
+      if (run_start.size() <= 256) {
+        run_start.push_back(n);
+        perm.reserve(n);
+        using Head = std::pair<uint32_t, uint32_t>;  // (next index, run end)
+        auto later = [&before](const Head& x, const Head& y) { return before(y.first, x.first); };
+        std::priority_queue<Head, std::vector<Head>, decltype(later)> heads(later);
+        for (size_t r = 0; r + 1 < run_start.size(); ++r) heads.push({run_start[r], run_start[r + 1]});
+        while (!heads.empty()) {
+          Head h = heads.top();
+          heads.pop();
+          // Take from this run while it stays ahead of the next run's head.
+          const bool alone = heads.empty();
+          do {
+            perm.push_back(h.first++);
+          } while (h.first < h.second && (alone || before(h.first, heads.top().first)));
+          if (h.first < h.second) heads.push(h);
+        }
+      } else {
+        perm.resize(n);
+        std::iota(perm.begin(), perm.end(), 0u);
+        std::sort(perm.begin(), perm.end(), before);
+      }
+    }
     // Depth: the lowest lane free at the event's start (first fit). For properly nested input this is the
     // nesting depth (every ancestor's lane is still busy, every deeper lane is free); partially overlapping
     // input packs compactly instead of stacking ever deeper. Lanes never overlap by construction.
-    std::vector<uint32_t> depth(n);
-    using Busy = std::pair<int64_t, uint32_t>;  // (end, lane)
-    std::priority_queue<Busy, std::vector<Busy>, std::greater<Busy>> busy;
-    std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> free_lanes;
-    uint32_t lanes_used = 0, max_depth = 0;
-    for (uint32_t i : perm) {
-      while (!busy.empty() && busy.top().first <= s.start[i]) free_lanes.push(busy.top().second), busy.pop();
-      uint32_t d;
-      if (!free_lanes.empty()) {
-        d = free_lanes.top();
-        free_lanes.pop();
-      } else if (lanes_used < kMaxDepth) {
-        d = lanes_used++;
-      } else {
-        depth[i] = kNone;
-        ++too_deep;
-        continue;
+    std::vector<uint32_t> depth(n, 0);
+    uint32_t max_depth = 0;
+    bool merged_disjoint = true;
+    for (uint32_t k = 1; k < n && merged_disjoint; ++k)
+      if (s.end[perm[k - 1]] > s.start[perm[k]]) merged_disjoint = false;
+    if (!merged_disjoint) {
+      using Busy = std::pair<int64_t, uint32_t>;  // (end, lane)
+      std::priority_queue<Busy, std::vector<Busy>, std::greater<Busy>> busy;
+      std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> free_lanes;
+      uint32_t lanes_used = 0;
+      for (uint32_t i : perm) {
+        while (!busy.empty() && busy.top().first <= s.start[i])
+          free_lanes.push(busy.top().second), busy.pop();
+        uint32_t d;
+        if (!free_lanes.empty()) {
+          d = free_lanes.top();
+          free_lanes.pop();
+        } else if (lanes_used < kMaxDepth) {
+          d = lanes_used++;
+        } else {
+          depth[i] = kNone;
+          ++too_deep;
+          continue;
+        }
+        depth[i] = d;
+        max_depth = std::max(max_depth, d);
+        busy.push({s.end[i], d});
       }
-      depth[i] = d;
-      max_depth = std::max(max_depth, d);
-      busy.push({s.end[i], d});
     }
     const uint32_t lanes = max_depth + 1;
     std::vector<uint32_t> counts(lanes, 0);
@@ -826,6 +887,10 @@ void ModelBuilder::Impl::PackLanes(Staging& s, TrackId track_id) {
   uint64_t count = 0;
   for (uint32_t d = 0; d < t.lane_count; ++d) {
     Lane& l = M.lanes[t.first_lane + d];
+    // Staging columns grew by doubling: give the slack back, the model lives as long as the view.
+    l.start.shrink_to_fit(), l.dur.shrink_to_fit(), l.name.shrink_to_fit(), l.ref.shrink_to_fit();
+    l.aux.shrink_to_fit(), l.return_code.shrink_to_fit(), l.args.shrink_to_fit(), l.long_dur.shrink_to_fit();
+    BuildLaneLod(l);
     count += l.size();
     // Correlation ids ascending (GPU lanes: aux; API lanes: ref) lets FlowPartner binary-search.
     const auto& corr = t.kind == TrackKind::kThreadApi ? l.ref : l.aux;
@@ -1010,11 +1075,12 @@ void ModelBuilder::Impl::Summarize() {
     s.device_id = dev;
     s.group = dev_group[dev];
     s.name = M.groups[s.group].name;
-    using Item = std::pair<int64_t, uint32_t>;  // (start of next event, position in `lanes`)
-    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> pq;
+    // K-way merge by start over the device's lanes. Streams take turns every few events, so the next head is
+    // found by a linear scan (a GPU has a handful of busy streams; no heap churn per event).
     std::vector<uint32_t> pos(lanes.size(), 0);
+    std::vector<int64_t> head(lanes.size(), INT64_MAX);
     for (uint32_t i = 0; i < lanes.size(); ++i)
-      if (M.lanes[lanes[i]].size()) pq.push({M.lanes[lanes[i]].start[0], i});
+      if (M.lanes[lanes[i]].size()) head[i] = M.lanes[lanes[i]].start[0];
     bool any = false;
     int64_t cur_s = 0, cur_e = 0;
     using Gap = std::pair<int64_t, int64_t>;                            // (length, start)
@@ -1026,14 +1092,16 @@ void ModelBuilder::Impl::Summarize() {
       else if (ge - gs > top.top().first)
         top.pop(), top.push({ge - gs, gs});
     };
-    while (!pq.empty()) {
-      auto [st, li] = pq.top();
-      pq.pop();
+    while (true) {
+      uint32_t li = 0;
+      int64_t limit = INT64_MAX;  // the second-smallest head: consume lane li up to it
+      for (uint32_t i = 1; i < head.size(); ++i)
+        if (head[i] < head[li]) li = i;
+      if (head[li] == INT64_MAX) break;
+      for (uint32_t i = 0; i < head.size(); ++i)
+        if (i != li) limit = std::min(limit, head[i]);
       const Lane& l = M.lanes[lanes[li]];
       uint32_t& p = pos[li];
-      // Consume this lane while it stays at or before the next lane's start: few heap operations when streams
-      // take turns in long runs.
-      int64_t limit = pq.empty() ? INT64_MAX : pq.top().first;
       do {
         const uint32_t k = l.ref[p] >> kRefKindShift;
         if (k == uint32_t(EventKind::kKernel))
@@ -1056,7 +1124,7 @@ void ModelBuilder::Impl::Summarize() {
         }
         ++p;
       } while (p < l.size() && l.start[p] <= limit);
-      if (p < l.size()) pq.push({l.start[p], li});
+      head[li] = p < l.size() ? l.start[p] : INT64_MAX;
     }
     if (!any) continue;
     s.busy_ns += cur_e - cur_s;

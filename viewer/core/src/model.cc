@@ -95,9 +95,15 @@ static size_t Cap(const V& v) {
   return v.capacity() * sizeof(typename V::value_type);
 }
 
+size_t Lane::LodBytes() const {
+  size_t b = Cap(lod);
+  for (const auto& l : lod) b += Cap(l);
+  return b;
+}
+
 size_t Lane::MemoryBytes() const {
   return sizeof(Lane) + Cap(start) + Cap(dur) + Cap(name) + Cap(ref) + Cap(aux) + Cap(long_dur) +
-         Cap(return_code) + Cap(args);
+         Cap(return_code) + Cap(args) + LodBytes();
 }
 
 // ---- TraceModel
@@ -170,7 +176,7 @@ size_t TraceModel::MemoryBytes() const {
     for (const auto& lv : c.levels) b += sizeof(lv) + Cap(lv);
   }
   b += Cap(flows) + Cap(launch_configs) + Cap(memcpys) + Cap(memsets) + Cap(nvtx) + Cap(syncs);
-  b += Cap(processes) + Cap(threads) + Cap(devices) + Cap(streams);
+  b += Cap(processes) + Cap(threads) + Cap(devices) + Cap(streams) + Cap(kernel_metrics) + Cap(stall_samples);
   for (const auto& d : device_summaries) b += sizeof(d) + Cap(d.largest_gaps);
   for (const auto& l : losses) b += sizeof(l) + l.name.capacity() + l.detail.capacity();
   for (const auto& p : problems) b += sizeof(p) + p.capacity();

@@ -24,12 +24,17 @@ struct DrawItem {
   uint32_t first = 0;  // index of the first event in the lane
   uint32_t count = 1;  // 1 = the single event `first`; >1 = merged block [first, first + count)
   bool merged() const { return count > 1; }
+  friend bool operator==(const DrawItem&, const DrawItem&) = default;
 };
 
 // An event overlaps [t0, t1) when start < t1 and end >= t0 (zero-length events at t0 count).
 // Appends to *out (cleared first). ns_per_px > 0.
 void QueryLane(const Lane& lane, int64_t t0, int64_t t1, double ns_per_px, std::vector<DrawItem>* out,
                const LodOptions& options = {});
+
+// Builds lane.lod (the builder does this for every lane). Without it QueryLane falls back to galloping
+// searches: same result, cost O(pixels · log n) instead of O(items · log n).
+void BuildLaneLod(Lane& lane);
 
 // Index range [first, last) of the events of `lane` overlapping [t0, t1).
 std::pair<uint32_t, uint32_t> LaneRange(const Lane& lane, int64_t t0, int64_t t1);

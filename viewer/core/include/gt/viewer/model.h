@@ -138,6 +138,7 @@ struct SyncInfo {
 // Per-event bytes in a lane: start 8 + dur 4 + name 4 + ref 4 (+ aux 4 on GPU lanes). Rarely-set attributes
 // (durations >= 2^32-1 ns, nonzero API return codes, imported args) live in sparse sorted side tables.
 inline constexpr uint32_t kDurOverflow = UINT32_MAX;
+inline constexpr uint32_t kLaneLodFanout = 16;
 
 struct Lane {
   TrackId track = kNone;
@@ -150,6 +151,10 @@ struct Lane {
   std::vector<std::pair<uint32_t, int64_t>> long_dur;     // (index, duration) sorted by index
   std::vector<std::pair<uint32_t, int32_t>> return_code;  // (index, code) nonzero API results, sorted
   std::vector<std::pair<uint32_t, StringId>> args;        // (index, "key: value\n..." text) imported fields
+  // LOD index (BuildLaneLod): lod[k][b] = (max duration, max gap to the predecessor), saturated to 32 bits,
+  // over events [b * F^(k+1), (b+1) * F^(k+1)) with F = kLaneLodFanout. Lets a merged block skip to its end
+  // in O(log n) however many events it folds.
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> lod;
   bool aux_sorted = true;  // correlation ids (aux; ref on kThreadApi lanes) ascending: lookups binary-search
 
   uint32_t size() const { return static_cast<uint32_t>(start.size()); }
@@ -158,6 +163,7 @@ struct Lane {
   int32_t ReturnCode(uint32_t i) const;  // 0 when not recorded
   StringId Args(uint32_t i) const;       // 0 when none
   size_t MemoryBytes() const;            // capacity-based, for the memory benchmark
+  size_t LodBytes() const;
 };
 
 // ---------------------------------------------------------------------------------------------------------------

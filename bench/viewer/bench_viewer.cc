@@ -1,0 +1,231 @@
+// Viewer core benchmark: load throughput, memory per event, CPU time to prepare one frame at three zoom
+// levels, for synthetic traces of 1 M / 10 M / 100 M events. Runs natively and as wasm under node.
+//
+//   bench_viewer [--sizes 1,10,100] [--frames N] [--width PX] [--no-gtrace]
+//
+// Baselines measured in the same run: "TraceData" (the format library's keep-every-record sink: plain
+// vectors, no model) for the builder path, and ReadTrace into a no-op sink (decode only) for the .gtrace
+// path.
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "gt/trace_data.h"
+#include "gt/viewer/builder.h"
+#include "gt/viewer/load.h"
+#include "gt/viewer/lod.h"
+#include "synth_trace.h"
+#if GT_HAVE_ZSTD_COMPRESS
+#include "gt/writer.h"
+#include "writer_sink.h"
+#endif
+
+using namespace gt;
+using namespace gt::viewer;
+
+namespace {
+
+// CPU time of this thread: the machine that runs benchmarks is often shared, and the numbers are CPU
+// time. Emscripten has no per-thread CPU clock; under node the wall clock of the single thread stands in.
+double Now() {
+#if defined(__EMSCRIPTEN__)
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+#else
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+#endif
+}
+
+struct FrameStats {
+  double ms_avg = 0, ms_max = 0;
+  uint64_t items = 0;
+};
+
+// One frame: every lane of every track and every counter folded over [t0, t1) at `width` pixels, plus the
+// idle gaps of every GPU: what the timeline asks of the core per frame.
+FrameStats Frames(const TraceModel& m, int64_t span, int frames, double width, uint64_t seed) {
+  gt::synth::Rng rng(seed);
+  std::vector<DrawItem> items;
+  std::vector<CounterColumn> cols;
+  std::vector<std::pair<int64_t, int64_t>> gaps;
+  FrameStats st;
+  double total = 0;
+  const int64_t full = std::max<int64_t>(1, m.last_ns - m.first_ns);
+  span = std::min(span, full);
+  for (int f = 0; f < frames; ++f) {
+    int64_t t0 = m.first_ns + (full > span ? int64_t(rng.Next() % uint64_t(full - span + 1)) : 0);
+    int64_t t1 = t0 + span;
+    double nspx = double(span) / width;
+    double a = Now();
+    uint64_t n = 0;
+    for (const Track& t : m.tracks) {
+      if (t.kind == TrackKind::kCounter) {
+        QueryCounter(m.counters[t.counter], t0, t1, nspx, &cols);
+        n += cols.size();
+        continue;
+      }
+      for (uint32_t d = 0; d < t.lane_count; ++d) {
+        QueryLane(m.lanes[t.first_lane + d], t0, t1, nspx, &items);
+        n += items.size();
+      }
+    }
+    for (const auto& dev : m.device_summaries) {
+      QueryIdleGaps(m, dev.device_id, t0, t1, nspx, &gaps);
+      n += gaps.size();
+    }
+    double ms = (Now() - a) * 1e3;
+    total += ms;
+    st.ms_max = std::max(st.ms_max, ms);
+    st.items += n;
+  }
+  st.ms_avg = total / frames;
+  st.items /= std::max(1, frames);
+  return st;
+}
+
+class NullSink : public TraceSink {};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<uint64_t> sizes = {1, 10, 100};
+  int frames = 50;
+  double width = 2000;
+  bool gtrace = true;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--sizes" && i + 1 < argc) {
+      sizes.clear();
+      std::string s = argv[++i];
+      size_t p = 0;
+      while (p < s.size()) {
+        size_t q = s.find(',', p);
+        if (q == std::string::npos) q = s.size();
+        sizes.push_back(std::strtoull(s.substr(p, q - p).c_str(), nullptr, 10));
+        p = q + 1;
+      }
+    } else if (a == "--frames" && i + 1 < argc) {
+      frames = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--width" && i + 1 < argc) {
+      width = std::max(100, std::atoi(argv[++i]));
+    } else if (a == "--no-gtrace") {
+      gtrace = false;
+    } else {
+      std::fprintf(stderr,
+                   "usage: bench_viewer [--sizes 1,10,100] [--frames N] [--width PX] [--no-gtrace]\n");
+      return 2;
+    }
+  }
+#ifdef __EMSCRIPTEN__
+  const char* platform = "wasm (node)";
+#else
+  const char* platform = "native";
+#endif
+  std::printf("bench_viewer (%s): frame width %.0f px, %d frames per zoom level, times are %s\n", platform,
+              width, frames,
+#if defined(__EMSCRIPTEN__)
+              "wall clock"
+#else
+              "thread CPU time"
+#endif
+  );
+  std::printf("%-6s %-28s %12s %10s %14s\n", "events", "measure", "value", "unit", "vs baseline");
+  for (uint64_t millions : sizes) {
+    gt::synth::SynthOptions o;
+    o.events = millions * 1'000'000;
+    char label[16];
+    std::snprintf(label, sizeof label, "%" PRIu64 "M", millions);
+
+    // Baseline: the same records into TraceData (vectors of plain records, no model).
+    double base_rate = 0;
+    if (millions <= 10) {
+      TraceData td;
+      double a = Now();
+      auto c = gt::synth::GenerateSynthTrace(td, o);
+      base_rate = double(c.events()) / (Now() - a);
+    }
+    // Generator alone (its cost is inside both numbers above and below).
+    double gen_rate;
+    {
+      NullSink null;
+      double a = Now();
+      auto c = gt::synth::GenerateSynthTrace(null, o);
+      gen_rate = double(c.events()) / (Now() - a);
+    }
+    ModelBuilder b;
+    double a = Now();
+    auto counts = gt::synth::GenerateSynthTrace(b, o);
+    double fed = Now();
+    auto m = b.Finish();
+    double done = Now();
+    const double build_s = done - a;
+    const double gen_s = double(counts.events()) / gen_rate;
+    const double rate = double(counts.events()) / build_s;
+    const double rate_net = double(counts.events()) / std::max(1e-9, build_s - gen_s);
+    std::printf(
+        "%-6s %-28s %12.1f %10s %14s\n", label, "build (records->model)", rate / 1e6, "M ev/s",
+        base_rate > 0 ? (std::to_string(rate / base_rate).substr(0, 5) + "x TraceData").c_str() : "-");
+    std::printf("%-6s %-28s %12.1f %10s %14s\n", label, "  excluding generator", rate_net / 1e6, "M ev/s",
+                "");
+    std::printf("%-6s %-28s %12.3f %10s %14s\n", label, "  of which Finish()", done - fed, "s", "");
+    const double bytes_per_event = double(m->MemoryBytes()) / double(m->event_count);
+    std::printf("%-6s %-28s %12.2f %10s %14s\n", label, "memory per event", bytes_per_event, "B/event",
+                (std::to_string(bytes_per_event / 24.0).substr(0, 5) + "x target").c_str());
+
+    const int64_t full = m->last_ns - m->first_ns;
+    struct Zoom {
+      const char* name;
+      int64_t span;
+    } zooms[] = {{"frame: full zoom-out", full},
+                 {"frame: mid zoom (1/1000)", std::max<int64_t>(full / 1000, 1000)},
+                 {"frame: deep zoom (50 us)", 50'000}};
+    for (const auto& z : zooms) {
+      FrameStats fs = Frames(*m, z.span, frames, width, 77);
+      char extra[64];
+      std::snprintf(extra, sizeof extra, "max %.2f, %" PRIu64 " it", fs.ms_max, fs.items);
+      std::printf("%-6s %-28s %12.3f %10s %14s\n", label, z.name, fs.ms_avg, "ms", extra);
+    }
+    m.reset();
+
+#if GT_HAVE_ZSTD_COMPRESS
+    if (gtrace && millions <= 100) {
+      std::string file;
+      {
+        auto w = TraceWriter::Create(MakeStringSink(&file));
+        if (!w.ok()) return 1;
+        gt::synth::WriterSink ws(*w.value());
+        gt::synth::GenerateSynthTrace(ws, o);
+        if (!w.value()->Finish().ok()) return 1;
+      }
+      std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(file.data()), file.size());
+      NullSink null;
+      double r0 = Now();
+      auto rep = ReadTrace(bytes, null);
+      double decode_s = Now() - r0;
+      if (!rep.ok()) return 1;
+      double l0 = Now();
+      auto lm = LoadTrace(bytes);
+      double load_s = Now() - l0;
+      if (!lm.ok()) return 1;
+      const double ev = double(lm.value()->event_count);
+      std::printf("%-6s %-28s %12.1f %10s %14s\n", label, "load .gtrace (end to end)", ev / load_s / 1e6,
+                  "M ev/s", (std::to_string(decode_s / load_s).substr(0, 5) + "x decode").c_str());
+      std::printf("%-6s %-28s %12.1f %10s %14s\n", label, "  decode only (no-op sink)", ev / decode_s / 1e6,
+                  "M ev/s", "");
+      std::printf("%-6s %-28s %12.2f %10s %14s\n", label, "  file size", double(file.size()) / ev, "B/event",
+                  "");
+    }
+#else
+    (void)gtrace;
+#endif
+    std::fflush(stdout);
+  }
+  return 0;
+}
