@@ -145,8 +145,9 @@ void Print(const Result& r) {
 
 int main(int argc, char** argv) {
   Args args;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
     std::string a = argv[i];
+    if (i + 1 >= argc) a = "";  // a flag without its value: usage
     if (a == "--threads")
       args.threads = std::clamp(std::atoi(argv[i + 1]), 1, 256);
     else if (a == "--downloads")
@@ -157,6 +158,10 @@ int main(int argc, char** argv) {
       args.size = static_cast<size_t>(std::clamp(std::atoll(argv[i + 1]), 1024LL, 1LL << 30));
     else if (a == "--max-seconds")
       args.max_seconds = std::clamp(std::atof(argv[i + 1]), 1.0, 600.0);
+    else if (a == "--server-cpus")
+      args.server_cpus = argv[i + 1];
+    else if (a == "--client-cpus")
+      args.client_cpus = argv[i + 1];
     else {
       std::fprintf(stderr,
                    "usage: bench_server [--threads N] [--downloads N] [--uploads N] [--size BYTES] "
