@@ -14,7 +14,8 @@
   X(info, Info, "summarize a trace: metadata, processes, devices, record counts, losses") \
   X(export, Export, "convert a trace to another format (--chrome: Chrome/Perfetto trace JSON)") \
   X(serve, Serve, "serve the viewer and a trace store for share links (docs/server.md)")         \
-  X(upload, Upload, "upload a trace to a gtrace server and print its link")
+  X(upload, Upload, "upload a trace to a gtrace server and print its link")                      \
+  X(stats, Stats, "kernel summary and GPU idle share (.gtrace, Chrome/Kineto JSON)")
 
 namespace gt::cli {
 #define GT_DECLARE(name, Fn, summary) int Cmd##Fn(int argc, char** argv);

@@ -1,0 +1,56 @@
+// gtrace stats FILE [--top N] [--device D]: kernel summary and GPU idle share as text tables. Reads everything
+// the viewer reads (.gtrace, Chrome/Kineto JSON, gzipped or not) through the viewer core.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "cli.h"
+#include "gt/viewer/load.h"
+#include "gt/viewer/query.h"
+
+namespace gt::cli {
+
+int CmdStats(int argc, char** argv) {
+  const char* kUsage =
+      "Usage: gtrace stats [--top N] FILE\n\n"
+      "Prints the trace's GPU activity per device (active span, busy and idle time, idle share, largest idle\n"
+      "gap) and the kernel summary (count, total, average, min, max, share of GPU time), plus any data loss.\n"
+      "FILE may be .gtrace, Chrome trace JSON or PyTorch profiler (Kineto) JSON, plain or gzipped.\n\n"
+      "Options:\n"
+      "  --top N     kernel rows to print (default 30, 0 = all)\n"
+      "  -h, --help  this help\n\n";
+  std::string path;
+  size_t top = 30;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (IsHelp(a)) {
+      std::printf("%s%s", kUsage, kExitCodesHelp);
+      return kExitOk;
+    }
+    if (a == "--top") {
+      if (i + 1 >= argc) return UsageError("stats", "--top needs a number");
+      char* end = nullptr;
+      long v = std::strtol(argv[++i], &end, 10);
+      if (*end != '\0' || v < 0) return UsageError("stats", std::string("bad --top value '") + argv[i] + "'");
+      top = v == 0 ? SIZE_MAX : size_t(v);
+    } else if (a.size() > 1 && a[0] == '-') {
+      return UsageError("stats", "unknown option '" + a + "'");
+    } else if (path.empty()) {
+      path = a;
+    } else {
+      return UsageError("stats", "more than one FILE given");
+    }
+  }
+  if (path.empty()) return UsageError("stats", "missing FILE");
+  auto model = viewer::LoadTraceFile(path);
+  if (!model.ok()) return Fail("stats", Status(model.status().code(), path + ": " + model.status().message()));
+  std::string out = viewer::StatsReport(*model.value(), top);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (viewer::HasDataLoss(*model.value())) {
+    std::fprintf(stderr, "gtrace stats: %s loaded with losses (see above)\n", path.c_str());
+    return kExitPartial;
+  }
+  return kExitOk;
+}
+
+}  // namespace gt::cli
