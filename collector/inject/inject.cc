@@ -50,7 +50,8 @@ std::string CommandLine() {
 void OnNewThread(void* ctx, uint32_t tid) {
   auto* inj = static_cast<Injection*>(ctx);
   std::string name;
-  if (!LookupThreadName(tid, &name)) name = Trim(ReadSmallFile("/proc/self/task/" + std::to_string(tid) + "/comm"));
+  if (!LookupThreadName(tid, &name))
+    name = Trim(ReadSmallFile("/proc/self/task/" + std::to_string(tid) + "/comm"));
   if (name.empty()) return;  // exited before we looked and never named: the viewer shows the tid
   ThreadRecord t;
   t.pid = inj->pid;
@@ -73,6 +74,7 @@ void FinalizeLocked(Injection& inj, const char* reason);
 
 void FlushOnce(Injection& inj) {
   ScanThreadNames();  // before the buffers: threads named since the last flush may exit before we decode them
+  RefreshClockOffset(inj);
   FlushActivity(false);
   FlushOptionalModules(inj);
   std::lock_guard<std::mutex> lock(inj.mu);
@@ -134,7 +136,8 @@ void FinalizeLocked(Injection& inj, const char* reason) {
   }
   if (reason) {
     int sig = inj.fatal_signal.load();
-    bool request = sig == SIGTERM || sig == SIGINT || sig == SIGHUP;  // asked to stop: normal for pool workers
+    bool request =
+        sig == SIGTERM || sig == SIGINT || sig == SIGHUP;  // asked to stop: normal for pool workers
     AddLoss(
         inj, "process_terminated_by_signal",
         static_cast<uint8_t>(request ? Severity::kInfo : Severity::kWarning), 1,

@@ -31,6 +31,7 @@ struct Injection {
   bool finished = false;
 
   CUpti_SubscriberHandle subscriber = nullptr;
+  bool clock_shifted = false;  // CUPTI stamps CLOCK_REALTIME; the decoder shifts them onto CLOCK_MONOTONIC
   bool cupti_ok = false;
   std::atomic<bool> tracing_enabled{false};  // the configured kinds are currently enabled in CUPTI
   std::atomic<bool> capture_open{false};     // inside a capture range (or no capture range configured)
@@ -39,7 +40,8 @@ struct Injection {
   std::atomic<uint64_t> buffers_completed{0};
   std::atomic<uint64_t> bytes_completed{0};
   // Set by an optional module (counters) to receive the subscriber's callbacks it enabled; see modules.cc.
-  std::atomic<void (*)(Injection&, CUpti_CallbackDomain, CUpti_CallbackId, const void*)> module_callback{nullptr};
+  std::atomic<void (*)(Injection&, CUpti_CallbackDomain, CUpti_CallbackId, const void*)> module_callback{
+      nullptr};
 
   std::thread flusher;
   std::mutex flush_mu;
@@ -55,9 +57,12 @@ Injection* GetInjection();  // null until started
 bool StartActivity(Injection& inj, std::string* error);  // callbacks, clock, always-on kinds
 void EnableTraceKinds(Injection& inj, bool enable);  // the configured kinds on/off (capture ranges, window)
 void FlushActivity(bool forced);
-void EnableCaptureContext(Injection& inj);  // NVTX on for the whole run when a capture range is set
+void EnableCaptureContext(Injection& inj);
+void RefreshClockOffset(Injection& inj);  // re-measures realtime -> monotonic (NTP slews realtime)  // NVTX
+                                          // on for the whole run when a capture range is set
 
-// interpose.cc: thread names seen through pthread_setname_np (kept even after the thread exits) and /proc scans.
+// interpose.cc: thread names seen through pthread_setname_np (kept even after the thread exits) and /proc
+// scans.
 void RememberThreadName(uint32_t tid, const char* name);
 bool LookupThreadName(uint32_t tid, std::string* name);
 void ScanThreadNames();  // reads /proc/self/task/*/comm

@@ -1,7 +1,7 @@
 // Second-client detection. gcollect preloads this library (LD_PRELOAD), so an app's own calls to
-// cuptiSubscribe / cuptiSubscribe_v2 (torch.profiler's Kineto, another tool) land here first. CUPTI allows one
-// subscriber per process: the call is forwarded unchanged, and when gtrace already holds the subscription the
-// caller is named (its library, from the return address) in a warning and in the trace's loss stats.
+// cuptiSubscribe / cuptiSubscribe_v2 (torch.profiler's Kineto, another tool) land here first. CUPTI allows
+// one subscriber per process: the call is forwarded unchanged, and when gtrace already holds the subscription
+// the caller is named (its library, from the return address) in a warning and in the trace's loss stats.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
@@ -27,16 +27,19 @@ static void NoteSecondClient(void* return_address, CUptiResult result) {
   if (dladdr(return_address, &info) && info.dli_fname) who = info.dli_fname;
   const char* r = nullptr;
   cuptiGetResultString(result, &r);
-  Warn("a second CUPTI client in the app tried to subscribe (%s): %s. CUPTI allows one per process, so that "
-       "profiler (torch.profiler / Kineto?) records no CUDA activity while gcollect traces.",
-       who.c_str(), r ? r : "error");
+  Warn(
+      "a second CUPTI client in the app tried to subscribe (%s): %s. CUPTI allows one per process, so that "
+      "profiler (torch.profiler / Kineto?) records no CUDA activity while gcollect traces.",
+      who.c_str(), r ? r : "error");
   std::lock_guard<std::mutex> lock(inj->mu);
   if (!inj->finished)
     AddLoss(*inj, "cupti_second_client", static_cast<uint8_t>(Severity::kWarning), 1,
-            "another CUPTI client (" + who + ") tried to subscribe; CUPTI refused it (" + (r ? r : "error") + ")");
+            "another CUPTI client (" + who + ") tried to subscribe; CUPTI refused it (" + (r ? r : "error") +
+                ")");
 }
 
-CUptiResult CallRealSubscribeV2(CUpti_SubscriberHandle* s, CUpti_CallbackFunc cb, void* ud, CUpti_SubscriberParams* p) {
+CUptiResult CallRealSubscribeV2(CUpti_SubscriberHandle* s, CUpti_CallbackFunc cb, void* ud,
+                                CUpti_SubscriberParams* p) {
   using Fn = CUptiResult (*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*, CUpti_SubscriberParams*);
   static Fn real = RealCupti<Fn>("cuptiSubscribe_v2");
   if (!real) real = &::cuptiSubscribe_v2;
@@ -91,7 +94,8 @@ void ScanThreadNames() {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/comm");
     std::string name;
-    if (std::getline(f, name) && !name.empty()) RememberThreadName(static_cast<uint32_t>(std::atoi(e->d_name)), name.c_str());
+    if (std::getline(f, name) && !name.empty())
+      RememberThreadName(static_cast<uint32_t>(std::atoi(e->d_name)), name.c_str());
   }
   closedir(d);
 }
@@ -104,12 +108,13 @@ extern "C" __attribute__((visibility("default"))) int pthread_setname_np(pthread
   static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "pthread_setname_np"));
   if (!real) return ENOSYS;
   int r = real(thread, name);
-  if (r == 0 && pthread_equal(thread, pthread_self())) gt::collector::RememberThreadName(static_cast<uint32_t>(gettid()), name);
+  if (r == 0 && pthread_equal(thread, pthread_self()))
+    gt::collector::RememberThreadName(static_cast<uint32_t>(gettid()), name);
   return r;
 }
 
-extern "C" __attribute__((visibility("default"))) CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle* s,
-                                                                                      CUpti_CallbackFunc cb, void* ud) {
+extern "C" __attribute__((visibility("default"))) CUptiResult CUPTIAPI
+cuptiSubscribe(CUpti_SubscriberHandle* s, CUpti_CallbackFunc cb, void* ud) {
   using Fn = CUptiResult (*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*);
   static Fn real = gt::collector::RealCupti<Fn>("cuptiSubscribe");
   if (!real) return CUPTI_ERROR_NOT_INITIALIZED;

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   gt::TraceData data;
-  auto report = gt::ReadTrace(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()), data);
+  auto report = gt::ReadTrace(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()), data);
   if (!report.ok()) {
     std::fprintf(stderr, "gtrace_check: %s\n", report.status().ToString().c_str());
     return 2;
@@ -27,18 +28,24 @@ int main(int argc, char** argv) {
     for (const auto& a : data.api_calls) api[data.Str(a.name) + (a.domain ? " [driver]" : "")]++;
     for (const auto& [n, c] : api) std::printf("api %6d %s\n", c, n.c_str());
     for (const auto& n : data.nvtx)
-      std::printf("nvtx pid=%u tid=%u %lld..%lld flags=%u color=%08x payload=%llu dom='%s' '%s'\n", n.pid, n.tid,
-                  (long long)n.start, (long long)n.end, n.flags, n.color, (unsigned long long)n.payload,
-                  data.Str(n.domain).c_str(), data.Str(n.message).c_str());
-    for (const auto& t : data.threads) std::printf("thread pid=%u tid=%u '%s'\n", t.pid, t.tid, data.Str(t.name).c_str());
+      std::printf("nvtx pid=%u tid=%u %lld..%lld flags=%u color=%08x payload=%llu dom='%s' '%s'\n", n.pid,
+                  n.tid, (long long)n.start, (long long)n.end, n.flags, n.color,
+                  (unsigned long long)n.payload, data.Str(n.domain).c_str(), data.Str(n.message).c_str());
+    for (const auto& t : data.threads)
+      std::printf("thread pid=%u tid=%u '%s'\n", t.pid, t.tid, data.Str(t.name).c_str());
     for (const auto& p : data.processes)
-      std::printf("process pid=%u ppid=%u '%s' exit=%d kind=%u\n", p.pid, p.parent_pid, data.Str(p.name).c_str(), p.exit_code, p.exit_kind);
-    for (const auto& l : data.losses) std::printf("loss %s %llu sev=%u '%s'\n", data.Str(l.name).c_str(), (unsigned long long)l.count, l.severity, data.Str(l.detail).c_str());
+      std::printf("process pid=%u ppid=%u '%s' exit=%d kind=%u\n", p.pid, p.parent_pid,
+                  data.Str(p.name).c_str(), p.exit_code, p.exit_kind);
+    for (const auto& l : data.losses)
+      std::printf("loss %s %llu sev=%u '%s'\n", data.Str(l.name).c_str(), (unsigned long long)l.count,
+                  l.severity, data.Str(l.detail).c_str());
     for (const auto& d : data.devices)
-      std::printf("device %s cc %u.%u sms %u clk %u kHz dram %.3g B/s fp32 %.3g bf16tc %.3g l2 %llu\n", data.Str(d.name).c_str(), d.cc_major, d.cc_minor, d.sm_count,
-                  d.sm_clock_khz, d.dram_bandwidth, d.peak_flops[1], d.peak_flops[7], (unsigned long long)d.l2_bytes);
-    std::printf("counters %zu samples %zu overheads %zu syncs %zu memory %zu streams %zu\n", data.counter_descriptors.size(),
-                data.counter_samples.size(), data.overheads.size(), data.syncs.size(), data.memory.size(), data.streams.size());
+      std::printf("device %s cc %u.%u sms %u clk %u kHz dram %.3g B/s fp32 %.3g bf16tc %.3g l2 %llu\n",
+                  data.Str(d.name).c_str(), d.cc_major, d.cc_minor, d.sm_count, d.sm_clock_khz,
+                  d.dram_bandwidth, d.peak_flops[1], d.peak_flops[7], (unsigned long long)d.l2_bytes);
+    std::printf("counters %zu samples %zu overheads %zu syncs %zu memory %zu streams %zu\n",
+                data.counter_descriptors.size(), data.counter_samples.size(), data.overheads.size(),
+                data.syncs.size(), data.memory.size(), data.streams.size());
     return 0;
   }
   gt::collector::CheckReport r;

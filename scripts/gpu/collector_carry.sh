@@ -5,9 +5,9 @@ set -euo pipefail
 B=${1:-build/h2}
 C=.device-carry/collector
 mkdir -p "$C/lib"
-cp "$B/collector/gcollect" "$B/collector/libgtrace_inject.so" "$C/"
+cp "$B/collector/gcollect" "$B/collector/libgtrace_inject.so" "$B/collector/gtrace_check" "$C/"
 cp "$B"/kernels/gt_k_* "$C/"
 cp "$B/bench_collector_cuda/gt_bench_launch" "$C/" 2>/dev/null || cp "$B/bench/collector/gt_bench_launch" "$C/"
 cp -L /lib/x86_64-linux-gnu/libzstd.so.1 "$C/lib/"
-strip --strip-debug "$C/gcollect" "$C/libgtrace_inject.so" "$C"/gt_k_* "$C/gt_bench_launch"
+strip --strip-debug "$C/gtrace_check" "$C/gcollect" "$C/libgtrace_inject.so" "$C"/gt_k_* "$C/gt_bench_launch"
 du -sh "$C"

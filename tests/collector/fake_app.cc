@@ -1,7 +1,7 @@
 // A CPU-only stand-in for a traced app (no GPU in CI). Modes:
 //   exit N | signal N | thread-exit N | sleep MS | part-crash | part-fork
-// part-*: writes records into $GTRACE_PARTS_DIR/<pid>.gtrace as the injection library would, so the launcher's
-// merge, crash and multi-process handling are tested without CUDA.
+// part-*: writes records into $GTRACE_PARTS_DIR/<pid>.gtrace as the injection library would, so the
+// launcher's merge, crash and multi-process handling are tested without CUDA.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -40,14 +40,16 @@ TEST_CASE("Hopper peaks: SM count x clock x per-SM rate") {
   DerivePeaks(d, 0);
   const double clk = 132 * 1.98e9;
   CHECK(d.peak_flops[static_cast<size_t>(Precision::kFp64)] == Approx(clk * 128));
-  CHECK(d.peak_flops[static_cast<size_t>(Precision::kFp32)] == Approx(clk * 256));       // 66.9 TFLOP/s
-  CHECK(d.peak_flops[static_cast<size_t>(Precision::kBf16Tensor)] == Approx(clk * 4096));  // 1070 TFLOP/s dense
+  CHECK(d.peak_flops[static_cast<size_t>(Precision::kFp32)] == Approx(clk * 256));  // 66.9 TFLOP/s
+  CHECK(d.peak_flops[static_cast<size_t>(Precision::kBf16Tensor)] ==
+        Approx(clk * 4096));  // 1070 TFLOP/s dense
   CHECK(d.peak_flops[static_cast<size_t>(Precision::kFp8Tensor)] == Approx(clk * 8192));
   CHECK(d.dram_bandwidth == 0);  // no memory clock, no CUPTI figure
   d.mem_clock_khz = 2619000;
   d.mem_bus_width_bits = 5120;
   DerivePeaks(d, 1e12);
-  CHECK(d.dram_bandwidth == Approx(2619e6 * 2 * 640));  // attributes win over CUPTI's figure: 3.35 TB/s (H100)
+  CHECK(d.dram_bandwidth ==
+        Approx(2619e6 * 2 * 640));  // attributes win over CUPTI's figure: 3.35 TB/s (H100)
   CHECK(d.peak_source == static_cast<uint8_t>(PeakSource::kDerived));
 }
 

@@ -46,7 +46,8 @@ struct Harness {
     decoder->Finish();
     REQUIRE(writer->Finish().ok());
     TraceData d;
-    auto r = ReadTrace(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), d);
+    auto r =
+        ReadTrace(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), d);
     REQUIRE(r.ok());
     REQUIRE(r->clean());
     return d;
@@ -274,11 +275,11 @@ TEST_CASE("API calls get readable names, their thread is announced once") {
 
 TEST_CASE("the time window keeps overlapping records and counts the rest") {
   Harness h(/*window_start=*/1000, /*window_end=*/2000);
-  h.Feed(Kernel(1, 100, 900, "_Z1av"));     // before
-  h.Feed(Kernel(2, 900, 1100, "_Z1av"));    // overlaps the start
-  h.Feed(Kernel(3, 1500, 1600, "_Z1av"));   // inside
-  h.Feed(Kernel(4, 2100, 2200, "_Z1av"));   // after
-  h.Feed(Api(5, 50, 60, 1));                // before
+  h.Feed(Kernel(1, 100, 900, "_Z1av"));    // before
+  h.Feed(Kernel(2, 900, 1100, "_Z1av"));   // overlaps the start
+  h.Feed(Kernel(3, 1500, 1600, "_Z1av"));  // inside
+  h.Feed(Kernel(4, 2100, 2200, "_Z1av"));  // after
+  h.Feed(Api(5, 50, 60, 1));               // before
   TraceData d = h.Finish();
   REQUIRE(d.kernels.size() == 2);
   CHECK(d.kernels[0].correlation_id == 2);
@@ -315,7 +316,7 @@ TEST_CASE("NVTX markers pair into ranges with colors, payloads, domains and mark
   h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 2, 180, 10, nullptr));
   h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 1, 200, 10, nullptr));
   h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 4, 210, 10, "cross"));
-  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 4, 260, 11, nullptr));  // ended on another thread
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 4, 260, 11, nullptr));   // ended on another thread
   h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 99, 270, 10, nullptr));  // never started: ignored
   h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 5, 300, 10, "open"));  // still open at the end
   h.decoder->EndBuffer();
@@ -367,7 +368,7 @@ TEST_CASE("device records carry properties and derived peaks") {
   dev.computeCapabilityMajor = 9;
   dev.computeCapabilityMinor = 0;
   dev.numMultiprocessors = 132;
-  dev.coreClockRate = 1980000;  // kHz
+  dev.coreClockRate = 1980000;                // kHz
   dev.globalMemoryBandwidth = 4800000000ull;  // KB/s
   dev.globalMemorySize = 150ull << 30;
   dev.l2CacheSize = 60 << 20;

@@ -1,5 +1,5 @@
-// The committed H200 traces (tests/data/, see its README.md) still read cleanly and still satisfy the workload
-// checks: decoding, correlation, nesting and counts, as recorded on real hardware.
+// The committed H200 traces (tests/data/, see its README.md) still read cleanly and still satisfy the
+// workload checks: decoding, correlation, nesting and counts, as recorded on real hardware.
 #include <catch2/catch.hpp>
 
 #include <dirent.h>
@@ -17,7 +17,8 @@ std::vector<std::string> Fixtures() {
   if (DIR* d = opendir(GT_TEST_DATA_DIR)) {
     while (dirent* e = readdir(d)) {
       std::string n = e->d_name;
-      if (n.rfind("h200_", 0) == 0 && n.size() > 7 && n.compare(n.size() - 7, 7, ".gtrace") == 0) out.push_back(n);
+      if (n.rfind("h200_", 0) == 0 && n.size() > 7 && n.compare(n.size() - 7, 7, ".gtrace") == 0)
+        out.push_back(n);
     }
     closedir(d);
   }
@@ -35,7 +36,8 @@ TEST_CASE("H200 fixtures: readable, and each satisfies its workload's checks") {
     REQUIRE(bytes.ok());
     CHECK(bytes->size() <= 2u * 1024 * 1024);
     TraceData d;
-    auto report = ReadTrace(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()), d);
+    auto report = ReadTrace(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()), d);
     REQUIRE(report.ok());
     CHECK(report->clean());
     // h200_<workload>.gtrace

@@ -1,5 +1,5 @@
-// gcollect end to end with a CPU-only app: exit codes, signals, exit() from a thread, missing programs, bad flags,
-// no-overwrite, Ctrl-C forwarding, and traces written by processes that crash or fork.
+// gcollect end to end with a CPU-only app: exit codes, signals, exit() from a thread, missing programs, bad
+// flags, no-overwrite, Ctrl-C forwarding, and traces written by processes that crash or fork.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -30,6 +31,8 @@ std::string Work(const std::string& name) {
   mkdir(WORK_DIR, 0755);
   std::string p = std::string(WORK_DIR) + "/" + name;
   unlink(p.c_str());
+  std::string parts = "rm -rf '" + p + ".parts'";  // left by an earlier --keep-parts run
+  CHECK(std::system(parts.c_str()) == 0);
   return p;
 }
 
@@ -69,7 +72,8 @@ TraceData Load(const std::string& path, LoadReport* report = nullptr) {
   auto bytes = ReadFileBytes(path);
   REQUIRE(bytes.ok());
   TraceData d;
-  auto r = ReadTrace(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()), d);
+  auto r =
+      ReadTrace(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()), d);
   REQUIRE(r.ok());
   if (report) *report = *r;
   return d;
@@ -77,7 +81,8 @@ TraceData Load(const std::string& path, LoadReport* report = nullptr) {
 
 const ProcessRecord* Root(const TraceData& d) {
   for (const auto& p : d.processes)
-    if (p.exit_kind == static_cast<uint8_t>(ExitKind::kExited) || p.exit_kind == static_cast<uint8_t>(ExitKind::kSignaled))
+    if (p.exit_kind == static_cast<uint8_t>(ExitKind::kExited) ||
+        p.exit_kind == static_cast<uint8_t>(ExitKind::kSignaled))
       return &p;
   return nullptr;
 }
@@ -162,8 +167,8 @@ TEST_CASE("an existing output is never overwritten silently") {
   CHECK(content == "precious");
   r = Run({"-q", "-f", "-o", out, "--", FAKE_APP, "exit", "0"});
   CHECK(r.status == 0);
-  CHECK(LooksLikeGtrace(std::span<const uint8_t>(
-      reinterpret_cast<const uint8_t*>(ReadFileBytes(out)->data()), ReadFileBytes(out)->size())));
+  CHECK(LooksLikeGtrace(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(ReadFileBytes(out)->data()),
+                                                 ReadFileBytes(out)->size())));
 }
 
 TEST_CASE("Ctrl-C sent to gcollect reaches the app, and the trace is finalized") {
@@ -174,7 +179,8 @@ TEST_CASE("Ctrl-C sent to gcollect reaches the app, and the trace is finalized")
   pid_t pid = 0;
   Run({"-q", "-o", out, "--", FAKE_APP, "sleep", "20000"}, &pid, /*wait=*/false);
   unsetenv("FAKE_READY_FILE");
-  for (int i = 0; i < 500 && access(ready.c_str(), F_OK) != 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 500 && access(ready.c_str(), F_OK) != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   REQUIRE(access(ready.c_str(), F_OK) == 0);
   auto t0 = std::chrono::steady_clock::now();
   kill(pid, SIGINT);

@@ -9,7 +9,9 @@
 using namespace gt;
 using namespace gt::collector;
 
-static StatusOr<LaunchOptions> Parse(std::vector<std::string> args) { return ParseOptions(args); }
+static StatusOr<LaunchOptions> Parse(std::vector<std::string> args) {
+  return ParseOptions(args);
+}
 
 TEST_CASE("options: defaults and the app after --") {
   auto o = Parse({"--", "./app", "-x", "--flag"});
@@ -26,8 +28,8 @@ TEST_CASE("options: defaults and the app after --") {
 
 TEST_CASE("options: every flag") {
   auto o = Parse({"-o", "out", "-f", "--trace=cuda,driver", "--delay", "1.5", "--duration=500ms",
-                  "--capture-range=nvtx:train step", "--gpu-metrics=20ms", "--keep-parts", "--wait-children", "2",
-                  "--", "app"});
+                  "--capture-range=nvtx:train step", "--gpu-metrics=20ms", "--keep-parts", "--wait-children",
+                  "2", "--", "app"});
   REQUIRE(o.ok());
   CHECK(o->output == "out");
   CHECK(o->force_overwrite);
@@ -131,7 +133,12 @@ TEST_CASE("config survives the environment round trip; bad values fall back with
   c.flush_interval_ms = 250;
   c.modules = "counters";
   std::map<std::string, std::string> env;
-  ConfigToEnv(c, [](void* ctx, const char* n, const char* v) { (*static_cast<std::map<std::string, std::string>*>(ctx))[n] = v; }, &env);
+  ConfigToEnv(
+      c,
+      [](void* ctx, const char* n, const char* v) {
+        (*static_cast<std::map<std::string, std::string>*>(ctx))[n] = v;
+      },
+      &env);
   auto get = [](void* ctx, const char* n) -> const char* {
     auto& m = *static_cast<std::map<std::string, std::string>*>(ctx);
     auto it = m.find(n);
@@ -150,8 +157,10 @@ TEST_CASE("config survives the environment round trip; bad values fall back with
   CHECK(back.flush_interval_ms == 250);
   CHECK(back.modules == "counters");
 
-  std::map<std::string, std::string> bad = {{"GTRACE_TRACE", "cuda,bogus"}, {"GTRACE_WINDOW", "abc"},
-                                            {"GTRACE_CAPTURE", "later"}, {"GTRACE_FLUSH_MS", "1"}};
+  std::map<std::string, std::string> bad = {{"GTRACE_TRACE", "cuda,bogus"},
+                                            {"GTRACE_WINDOW", "abc"},
+                                            {"GTRACE_CAPTURE", "later"},
+                                            {"GTRACE_FLUSH_MS", "1"}};
   warnings.clear();
   Config fallback = ConfigFromEnv(get, &bad, &warnings);
   CHECK(fallback.kinds == kTraceDefault);
