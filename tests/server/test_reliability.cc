@@ -263,3 +263,27 @@ TEST_CASE("upload client: a file over the limit and a refusal mid-stream are err
   CHECK(open_size.StoredTraces() == 0);
   CHECK(open_size.TempFiles() == 0);
 }
+
+TEST_CASE("a taken port is an error, or a free port when asked", "[server]") {
+  TestServer a;
+  a.Start();
+  for (bool fallback : {false, true}) {
+    TempDir dir;
+    auto store = OpenLocalDirStore(dir.str());
+    REQUIRE(store.ok());
+    ServerOptions options;
+    options.port = a.port();
+    options.any_port_if_busy = fallback;
+    auto s = ShareServer::Create(std::move(*store), options);
+    REQUIRE(s.ok());
+    gt::Status started = (*s)->Start();
+    if (fallback) {
+      REQUIRE(started.ok());
+      CHECK((*s)->port() != a.port());
+      CHECK(httplib::Client("127.0.0.1", (*s)->port()).Get("/api/health")->status == 200);
+    } else {
+      REQUIRE(!started.ok());
+      CHECK(started.message().find("cannot listen") != std::string::npos);
+    }
+  }
+}

@@ -25,7 +25,7 @@ const char* kServeUsage =
     "  --store DIR         where uploaded traces live (default: $GTRACE_STORE, else "
     "~/.local/share/gtrace/store)\n"
     "  --bind ADDR         address to listen on (default 127.0.0.1; 0.0.0.0 for the team network)\n"
-    "  --port N            port (default 8080; 0 picks a free one)\n"
+    "  --port N            port (default 8080, or a free one when 8080 is taken; 0: a free one)\n"
     "  --web-root DIR      the built viewer page (default: $GTRACE_WEB_ROOT, else found next to this "
     "binary)\n"
     "  --token-file F      require 'Authorization: Bearer <first line of F>' for uploads\n"
@@ -107,7 +107,7 @@ int CmdServe(int argc, char** argv) {
   server::ServerOptions options;
   options.port = 8080;
   std::string store_dir = DefaultStore(), token_file, open_file;
-  bool web_root_given = false;
+  bool web_root_given = false, port_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (IsHelp(a)) {
@@ -129,6 +129,7 @@ int CmdServe(int argc, char** argv) {
       if (!value(&v) || !ParseInt(v, 0, 65535, &n))
         return UsageError("serve", "--port needs a number 0..65535");
       options.port = static_cast<int>(n);
+      port_given = true;
     } else if (a == "--web-root") {
       if (!value(&options.web_root)) return UsageError("serve", "--web-root needs a directory");
       web_root_given = true;
@@ -163,6 +164,7 @@ int CmdServe(int argc, char** argv) {
     options.token = *token;
   }
   if (!web_root_given) options.web_root = FindWebRoot();
+  options.any_port_if_busy = !port_given;  // `gtrace serve --open run.gtrace` must work with 8080 taken
 
   auto store = server::OpenLocalDirStore(store_dir);
   if (!store.ok()) return Fail("serve", store.status());

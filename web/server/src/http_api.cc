@@ -145,6 +145,8 @@ class ShareServer::Impl {
       port_ = http_.bind_to_any_port(options_.bind);
     } else if (http_.bind_to_port(options_.bind, options_.port)) {
       port_ = options_.port;
+    } else if (options_.any_port_if_busy) {
+      port_ = http_.bind_to_any_port(options_.bind);
     } else {
       port_ = -1;
     }

@@ -33,6 +33,7 @@ StatusOr<Validation> ValidateGtrace(std::span<const uint8_t> bytes);
 struct ServerOptions {
   std::string bind = "127.0.0.1";
   int port = 8080;                     // 0 picks a free port (tests, benchmarks)
+  bool any_port_if_busy = false;       // `port` taken: take a free one instead of failing (the CLI's default)
   std::string web_root;                // the built page (index.html, gtrace.js, gtrace.wasm); empty: API only
   std::string token;                   // required as "Authorization: Bearer <token>" for uploads; empty: open
   uint64_t max_upload = 512ull << 20;  // bytes; larger uploads get 413 and leave nothing behind
