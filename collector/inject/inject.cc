@@ -183,8 +183,9 @@ void FatalSignalHandler(int sig) {
     int expected = 0;
     if (inj->fatal_signal.compare_exchange_strong(expected, sig)) {
       inj->flush_cv.notify_all();  // not formally async-signal-safe; the flusher also polls every 50 ms
-      // Wait (bounded) for the flusher to write the tail of the trace.
-      for (int i = 0; i < 150 && !inj->fatal_flush_done.load(); ++i) {
+      // Wait (bounded: 5 s) for the flusher to write the tail of the trace; a busy app can leave ~1 s of
+      // records to decode and compress.
+      for (int i = 0; i < 500 && !inj->fatal_flush_done.load(); ++i) {
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, nullptr);
       }
