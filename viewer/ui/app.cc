@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "gt/reader.h"
+#include "ui/counters/counters_view.h"
 #include "ui/format.h"
 
 #ifdef __EMSCRIPTEN__
@@ -52,7 +53,7 @@ const char* PanelName(Panel p) {
 }
 
 Panel PanelFromName(std::string_view name) {
-  for (Panel p : {Panel::kDetails, Panel::kKernels, Panel::kSearch, Panel::kLoss})
+  for (Panel p : {Panel::kDetails, Panel::kKernels, Panel::kSearch, Panel::kLoss, Panel::kRoofline})
     if (name == PanelName(p)) return p;
   return Panel::kNone;
 }
@@ -236,8 +237,12 @@ void App::RevealEvent(viewer::EventId e) {
   if (lane.depth > 0 && lane.track < view_.track_collapsed.size()) view_.track_collapsed[lane.track] = 0;
   const double s = static_cast<double>(model_->Start(e)), end = static_cast<double>(model_->End(e));
   const double span = view_.t1 - view_.t0;
+  const double px = std::max(1.0f, view_.layout.plot_max.x - view_.layout.plot_min.x);
   if (end - s > span * 0.8)
     FitRange(s, end, 0.1);
+  else if ((end - s) / span * px < 2)  // a sub-pixel event: zoom until it is ~5% of the view
+    SetVisibleRange((s + end) / 2 - std::max(end - s, 50.0) * 10,
+                    (s + end) / 2 + std::max(end - s, 50.0) * 10);
   else if (s < view_.t0 || end > view_.t1)
     SetVisibleRange((s + end) / 2 - span / 2, (s + end) / 2 + span / 2);
   view_.reveal_lane = e.lane;
@@ -398,6 +403,7 @@ void App::DrawMenuBar(float* height) {
     if (ImGui::MenuItem("Kernels", nullptr, panel_ == Panel::kKernels)) ShowPanel(Panel::kKernels);
     if (ImGui::MenuItem("Search results", nullptr, panel_ == Panel::kSearch)) ShowPanel(Panel::kSearch);
     if (ImGui::MenuItem("Data loss", nullptr, panel_ == Panel::kLoss)) ShowPanel(Panel::kLoss);
+    if (ImGui::MenuItem("Roofline", nullptr, panel_ == Panel::kRoofline)) ShowPanel(Panel::kRoofline);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Help")) {
@@ -560,7 +566,8 @@ void App::Frame() {
       static constexpr Tab kTabs[] = {{Panel::kDetails, "Details", DrawDetailsPanel},
                                       {Panel::kKernels, "Kernels", DrawKernelTable},
                                       {Panel::kSearch, "Search results", DrawSearchResults},
-                                      {Panel::kLoss, "Data loss", DrawLossPanel}};
+                                      {Panel::kLoss, "Data loss", DrawLossPanel},
+                                      {Panel::kRoofline, "Roofline", DrawRooflineTab}};
       for (const Tab& tab : kTabs) {
         const ImGuiTabItemFlags flags =
             panel_requested_ && panel_ == tab.panel ? ImGuiTabItemFlags_SetSelected : 0;

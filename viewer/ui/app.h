@@ -59,8 +59,8 @@ struct View {
 // [SECTION] Panel state
 // ---------------------------------------------------------------------------------------------------------------
 
-enum class Panel : uint8_t { kNone = 0, kDetails, kKernels, kSearch, kLoss };
-const char* PanelName(Panel p);  // view-state names: "details", "kernels", "search", "loss"
+enum class Panel : uint8_t { kNone = 0, kDetails, kKernels, kSearch, kLoss, kRoofline };
+const char* PanelName(Panel p);  // view-state names: "details", "kernels", "search", "loss", "roofline"
 Panel PanelFromName(std::string_view name);
 
 struct SearchState {

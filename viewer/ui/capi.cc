@@ -17,6 +17,7 @@
 
 #include "gt/viewer/query.h"
 #include "ui/app.h"
+#include "ui/counters/counters_view.h"
 
 #ifdef __EMSCRIPTEN__
 #include <emscripten.h>
@@ -404,7 +405,14 @@ GT_EXPORT const char* gt_losses() {
   return Keep(&s, std::move(out));
 }
 
-// The open bottom panel: "details", "kernels", "search", "loss".
+// Kernel-counter analysis (viewer/ui/counters): {"profiled_launches","kernels":[...],"selected":{...}|null}.
+GT_EXPORT const char* gt_counters() {
+  static std::string s;
+  if (!GlobalApp()) return "null";
+  return Keep(&s, gt::ui::CountersJson(*GlobalApp()));
+}
+
+// The open bottom panel: "details", "kernels", "search", "loss", "roofline".
 GT_EXPORT const char* gt_panel() {
   return GlobalApp() ? gt::ui::PanelName(GlobalApp()->panel()) : "";
 }

@@ -4,6 +4,7 @@
 
 #include "gt/viewer/query.h"
 #include "ui/app.h"
+#include "ui/counters/counters_view.h"
 
 namespace gt::ui {
 
@@ -36,9 +37,7 @@ void DrawDetailsPanel(App& app) {
   }
 
   if (ImGui::BeginTable("##fields", 2,
-                        ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable |
-                            ImGuiTableFlags_ScrollY)) {
-    ImGui::TableSetupScrollFreeze(0, 1);
+                        ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_Resizable)) {
     ImGui::TableSetupColumn("Field", ImGuiTableColumnFlags_WidthFixed, 170);
     ImGui::TableSetupColumn("Value", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableHeadersRow();
@@ -71,6 +70,8 @@ void DrawDetailsPanel(App& app) {
     }
     ImGui::EndTable();
   }
+  // Hardware counters of a profiled kernel (speed of light, occupancy, stalls): viewer/ui/counters.
+  if (m->Kind(sel) == viewer::EventKind::kKernel) DrawCountersDetails(app);
 }
 
 }  // namespace gt::ui

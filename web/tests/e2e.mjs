@@ -38,10 +38,17 @@ function addGtrace(file) {
   const f = addFixture({ name: path.basename(file), bytes: fs.readFileSync(file) });
   const sidecar = file.replace(/\.gtrace$/, '.expect.json');
   if (fs.existsSync(sidecar)) f.expect = JSON.parse(fs.readFileSync(sidecar, 'utf8'));
+  else if (recordedCounts[f.name]) f.expect = recordedCounts[f.name];
   // A truncated copy: everything before the cut must still show, and the loss must be reported.
   addFixture({ name: 'truncated-' + f.name, bytes: f.bytes.subarray(0, Math.floor(f.bytes.length * 0.6)) });
   gtraces.push(f);
 }
+// What tests/data/README.md says the recorded traces hold (the collector's own fixture tests check the same).
+const recordedCounts = {
+  'h200_streams.gtrace': { kernels: 16, memcpys: 32, streamTracks: 4 },
+  'h200_torch_train.gtrace': { nvtxAtLeast: 40 },
+  'h200_multithread.gtrace': { namedThreadsAtLeast: 4 },
+};
 const dataDir = path.join(repo, 'tests/data');
 if (fs.existsSync(dataDir))
   for (const n of fs.readdirSync(dataDir).filter((n) => n.endsWith('.gtrace')).sort()) addGtrace(path.join(dataDir, n));
@@ -382,6 +389,18 @@ for (const trace of gtraces) {
       if (e[key] == null) continue;
       const got = await api(page, 'gt_event_count', kind);
       check(got === e[key], `${kind} count ${got} == ${e[key]}`);
+    }
+    if (e.streamTracks != null) {
+      const streams = tracks.filter((t) => /^stream\b/i.test(t.name)).length;
+      check(streams === e.streamTracks, `${streams} stream tracks == ${e.streamTracks}: ${names.join(' | ')}`);
+    }
+    if (e.nvtxAtLeast != null) {
+      const nvtx = await api(page, 'gt_event_count', 'nvtx');
+      check(nvtx >= e.nvtxAtLeast, `nvtx ${nvtx} >= ${e.nvtxAtLeast}`);
+    }
+    if (e.namedThreadsAtLeast != null) {
+      const apiRows = tracks.filter((t) => /CUDA API/.test(t.name)).length;
+      check(apiRows >= e.namedThreadsAtLeast, `${apiRows} threads with CUDA API rows: ${names.join(' | ')}`);
     }
     if (e.streams) for (const s of e.streams)
       check(names.some((n) => new RegExp(`stream ${s}\\b`, 'i').test(n)), `stream ${s} track: ${names.join(' | ')}`);
