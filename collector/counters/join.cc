@@ -198,7 +198,12 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
     r.pid = k.pid;
     r.correlation_id = k.correlation_id;
     r.kernel_name = k.name;
-    r.metric = intern(counters.Str(m.metric));
+    const std::string& name = counters.Str(m.metric);
+    r.metric = intern(name);
+    // The timeline's activity record knows registers and static shared memory for sure; the counters run asks
+    // the driver, which can fail. Prefer the timeline's value where the counters run has none.
+    if (r.value == 0 && name == launch_metric::kRegisters) r.value = k.registers_per_thread;
+    if (r.value == 0 && name == launch_metric::kStaticShared) r.value = k.static_shared_bytes;
     timeline.kernel_metrics.push_back(r);
   }
   for (const auto& s : counters.stall_samples) {

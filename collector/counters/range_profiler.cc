@@ -226,7 +226,12 @@ void ReadLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* cb, PendingLaun
   }
   // Registers and static shared memory: the driver is loaded (it is calling us), so no link-time dependency.
   using GetAttr = CUresult (*)(int*, CUfunction_attribute, CUfunction);
-  static GetAttr get_attr = reinterpret_cast<GetAttr>(dlsym(RTLD_DEFAULT, "cuFuncGetAttribute"));
+  // libcudart dlopens the driver privately (RTLD_LOCAL), so look in libcuda itself, without loading it again.
+  static GetAttr get_attr = [] {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void* sym = lib ? dlsym(lib, "cuFuncGetAttribute") : dlsym(RTLD_DEFAULT, "cuFuncGetAttribute");
+    return reinterpret_cast<GetAttr>(sym);
+  }();
   if (*fn && get_attr) {
     int v = 0;
     if (get_attr(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, *fn) == CUDA_SUCCESS) p->registers = v;

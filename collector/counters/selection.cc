@@ -79,8 +79,11 @@ LaunchSelector::Decision LaunchSelector::OnLaunch(std::string_view name) {
 
 CostEstimate EstimateCost(size_t passes, double gib) {
   CostEstimate c;
-  c.per_launch_s = passes * (0.013 + 0.0013 * gib);
-  c.setup_s = 0.5;
+  // Measured on the H200 with the default set (docs/benchmarks.md, Counters): ~14 ms per pass per launch,
+  // more with device memory to save and restore; the first profiled launch of a process adds ~0.15 s of
+  // setup.
+  c.per_launch_s = passes * (0.014 + 0.0013 * gib);
+  c.setup_s = 0.5 + 0.15;
   return c;
 }
 

@@ -38,8 +38,15 @@ const Fixture& Load() {
     std::map<std::pair<uint32_t, std::string>, std::vector<KernelCounters>> groups;
     for (const auto& c : x.launches) groups[{c.pid, c.kernel_name}].push_back(c);
     REQUIRE_FALSE(x.trace.devices.empty());
+    // Occupancy from the timeline's launch record of the same launch (registers, shared memory, block).
+    std::map<std::pair<uint32_t, uint32_t>, const KernelRecord*> by_corr;
+    for (const auto& k : x.trace.kernels) by_corr[{k.pid, k.correlation_id}] = &k;
+    std::map<std::pair<uint32_t, std::string>, LaunchShape> shapes;
+    for (const auto& m : x.trace.kernel_metrics)
+      if (auto it = by_corr.find({m.pid, m.correlation_id}); it != by_corr.end())
+        shapes[{m.pid, x.trace.Str(m.kernel_name)}] = LaunchShapeOf(*it->second);
     for (auto& [key, v] : groups) {
-      KernelAnalysis a = AnalyzeKernel(MergeLaunches(v), x.trace.devices.front());
+      KernelAnalysis a = AnalyzeKernel(MergeLaunches(v), x.trace.devices.front(), shapes[key]);
       x.by_base[Base(key.second)] = a;
       x.analyses.push_back(a);
       x.bases.push_back(Base(key.second));

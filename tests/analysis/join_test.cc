@@ -179,3 +179,21 @@ TEST_CASE("processes pair by the name they gave themselves, cut to comm length",
   CHECK(r.unmatched_processes == 0);
   for (const auto& m : tl.kernel_metrics) CHECK((m.pid == 100 || m.pid == 90));
 }
+
+TEST_CASE("launch attributes the counters run could not read come from the timeline", "[counters][join]") {
+  TraceData tl;
+  AddProcess(tl, 1, "app", 0);
+  AddKernel(tl, 1, "k", 5, 64, 100);
+  tl.kernels.back().registers_per_thread = 40;
+  tl.kernels.back().static_shared_bytes = 4096;
+  TraceData ct;
+  AddProcess(ct, 2, "app", 0);
+  AddLaunch(ct, 2, "k", 0, 64, 1);
+  AddMetric(ct, 2, "k", 0, launch_metric::kRegisters, 0);
+  AddMetric(ct, 2, "k", 0, launch_metric::kStaticShared, 0);
+  REQUIRE(JoinCountersIntoTimeline(tl, ct).matched_launches == 1);
+  for (const auto& m : tl.kernel_metrics) {
+    if (tl.Str(m.metric) == launch_metric::kRegisters) CHECK(m.value == 40);
+    if (tl.Str(m.metric) == launch_metric::kStaticShared) CHECK(m.value == 4096);
+  }
+}

@@ -327,7 +327,7 @@ KernelAnalysis AnalyzeKernel(const KernelCounters& c, const DeviceRecord& device
   // ---- issue slots ----
   if (const auto* issued = c.Find(kIssued); issued && c.Has(kSmCycles)) {
     double per_cycle = c.Get(kIssuedPeak, device.sm_count * 4.0);
-    double cycles = c.Get(kSmCycles) / n;
+    double cycles = c.Get(kSmCycles);  // an .avg: per launch already, also after MergeLaunches
     if (per_cycle > 0 && cycles > 0)
       a.issue_pct = Percent(100.0 * issued->value / n / (per_cycle * cycles), "issue slots", &flags,
                             "more instructions issued than the schedulers can issue");
