@@ -32,7 +32,7 @@ if [ ! -f "$NATIVE/build.ninja" ]; then
   [ "$NATIVE" = build/native ] || { echo "web-test: $NATIVE is not a configured build" >&2; exit 1; }
   cmake --preset native >/dev/null
 fi
-cmake --build "$NATIVE" -j "$JOBS" --target gt_sample_trace
+cmake --build "$NATIVE" -j "$JOBS" --target gt_sample_trace gtrace
 for f in index.html app.js style.css gtrace.js gtrace.wasm; do
   [ -f "build/wasm/web/$f" ] || { echo "web-test: build/wasm/web/$f missing" >&2; exit 1; }
 done
@@ -40,5 +40,6 @@ rm -rf test-output/web
 mkdir -p test-output/web/sample
 "$NATIVE/tests/web/gt_sample_trace" test-output/web/sample/sample.gtrace
 export GT_SAMPLE_GTRACE=$PWD/test-output/web/sample/sample.gtrace
+export GT_GTRACE_BIN=$PWD/$NATIVE/viewer/cli/gtrace  # `gtrace serve` for the share-link test
 echo "web-test: browser tests (screenshots and logs in test-output/web/)"
 node web/tests/e2e.mjs --web-root build/wasm/web --out test-output/web "${ARGS[@]}"

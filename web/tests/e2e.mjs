@@ -6,6 +6,8 @@
 //
 // Prints "N passed, M failed" last; exits 1 when anything failed.
 import { chromium } from 'playwright-core';
+import { spawn } from 'node:child_process';
+import os from 'node:os';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -429,6 +431,73 @@ for (const trace of gtraces) {
     check(k2 <= kernels, `no more kernels than the whole file (${k2} <= ${kernels})`);
     await shot(page, `10c-truncated-${trace.name}.png`);
     return page;
+  });
+}
+
+// Against the real share server (`gtrace serve`, built natively; GT_GTRACE_BIN): a link opens the stored trace,
+// and Share on a dropped file uploads it and yields a link that reopens the same view.
+if (process.env.GT_GTRACE_BIN && gtraces.length) {
+  test('gtrace serve: ?trace=<id> link, and Share uploads a dropped file', async () => {
+    const store = fs.mkdtempSync(path.join(os.tmpdir(), 'gtrace-store-'));
+    const trace = gtraces[0];
+    const traceFile = path.join(store, trace.name);
+    fs.writeFileSync(traceFile, trace.bytes);
+    const proc = spawn(process.env.GT_GTRACE_BIN, ['serve', '--bind', '127.0.0.1', '--port', '0', '--web-root',
+                                                   webRoot, '--store', path.join(store, 's'), '--open', traceFile]);
+    try {
+      const link = await new Promise((resolve, reject) => {
+        let out = '';
+        const timer = setTimeout(() => reject(new Error('gtrace serve printed no link: ' + out)), 20000);
+        proc.stdout.on('data', (d) => {
+          out += d;
+          const m = /open: (\S+)/.exec(out);
+          if (m) { clearTimeout(timer); resolve(m[1]); }
+        });
+        proc.on('exit', (code) => reject(new Error(`gtrace serve exited ${code}: ${out}`)));
+      });
+      const context = await browser.newContext({ viewport: { width: 1400, height: 800 } });
+      const page = await context.newPage();
+      page.gtPageErrors = [];
+      page.gtLog = [];
+      page.gtName = 'serve';
+      page.on('console', (m) => page.gtLog.push(`[${m.type()}] ${m.text()}`));
+      page.on('pageerror', (e) => page.gtPageErrors.push(e.message));
+      await page.goto(link);
+      await page.waitForFunction(() => window.gtReady && window.gtReady(), null, { timeout: 30000 });
+      check(await settled(page) === 2, 'the link opens the stored trace: ' + await apiStr(page, 'gt_last_error'));
+      check(await api(page, 'gt_event_count', 'kernel') > 0, 'kernels shown');
+      await shot(page, '11a-serve-link.png');
+      // Drop another trace (not on this server), zoom, and share: the page uploads it and builds a link.
+      const other = gtraces[gtraces.length - 1];
+      await page.evaluate(async (b64) => {
+        const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+        const dt = new DataTransfer();
+        dt.items.add(new File([bytes], 'shared.gtrace'));
+        document.getElementById('canvas').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true,
+                                                                                cancelable: true }));
+      }, Buffer.from(other.bytes).toString('base64'));
+      check(await settled(page) === 2, 'dropped trace loads');
+      const r = await range(page);
+      await api(page, 'gt_set_visible_range', r.start + (r.end - r.start) / 4, r.start + (r.end - r.start) / 2);
+      await frames(page, 2);
+      const want = await range(page);
+      const shared = await page.evaluate(() => window.gtShareLink());
+      check(/\?trace=[a-z0-9]+&view=/.test(shared), 'a share link with trace id and view: ' + shared);
+      const page2 = await context.newPage();
+      page2.gtPageErrors = [];
+      await page2.goto(shared);
+      await page2.waitForFunction(() => window.gtReady && window.gtReady(), null, { timeout: 30000 });
+      check(await settled(page2) === 2, 'the shared link opens');
+      await frames(page2, 2);
+      const got = await range(page2);
+      near(got.start, want.start, (want.end - want.start) * 0.01, 'shared view start');
+      near(got.end, want.end, (want.end - want.start) * 0.01, 'shared view end');
+      await shot(page2, '11b-serve-shared.png');
+      return page;
+    } finally {
+      proc.kill('SIGTERM');
+      fs.rmSync(store, { recursive: true, force: true });
+    }
   });
 }
 
