@@ -180,7 +180,7 @@ TEST_CASE("tiny kernels are launch-bound", "[analysis][verdict]") {
   KernelAnalysis a = AnalyzeKernel(c, H200());
   CHECK(a.bottleneck == Bottleneck::kLaunch);
   CHECK(a.verdict ==
-        "launch-bound: 2.1 \xC2\xB5s per launch at 0.04% of peak, 1 blocks for 132 SMs: too little work per "
+        "launch-bound: 2.1 \xC2\xB5s per launch at 0.04% of peak, 1 block for 132 SMs: too little work per "
         "launch, "
         "fuse kernels or use CUDA Graphs");
 }

@@ -465,8 +465,9 @@ KernelAnalysis AnalyzeKernel(const KernelCounters& c, const DeviceRecord& device
     std::string s = "launch-bound: " + FormatDuration(seconds) + " per launch at " +
                     FormatPercent(std::max(compute, memory)) + " of peak";
     if (a.occupancy.valid && a.occupancy.grid_too_small && launch.grid_blocks > 0) {
-      snprintf(buf, sizeof buf, ", %llu blocks for %u SMs",
-               static_cast<unsigned long long>(launch.grid_blocks), device.sm_count);
+      snprintf(buf, sizeof buf, ", %llu block%s for %u SMs",
+               static_cast<unsigned long long>(launch.grid_blocks), launch.grid_blocks == 1 ? "" : "s",
+               device.sm_count);
       s += buf;
     }
     s += ": too little work per launch, fuse kernels or use CUDA Graphs";
