@@ -108,7 +108,9 @@ TEST_CASE("exit codes pass through and land in the trace") {
 TEST_CASE("exit() from another thread") {
   std::string out = Work("thread_exit.gtrace");
   CHECK(Run({"-q", "-o", out, "--", FAKE_APP, "thread-exit", "5"}).status == 5);
-  CHECK(Root(Load(out))->exit_code == 5);
+  TraceData data = Load(out);
+  REQUIRE(Root(data));
+  CHECK(Root(data)->exit_code == 5);
 }
 
 TEST_CASE("an app killed by a signal: 128+N, the trace says so") {
@@ -116,7 +118,8 @@ TEST_CASE("an app killed by a signal: 128+N, the trace says so") {
   Result r = Run({"-o", out, "--", FAKE_APP, "signal", std::to_string(SIGSEGV)});
   CHECK(r.status == 128 + SIGSEGV);
   CHECK(r.err.find("signal 11") != std::string::npos);
-  const ProcessRecord* p = Root(Load(out));
+  TraceData data = Load(out);
+  const ProcessRecord* p = Root(data);
   REQUIRE(p);
   CHECK(p->exit_kind == static_cast<uint8_t>(ExitKind::kSignaled));
   CHECK(p->exit_code == SIGSEGV);
@@ -190,7 +193,8 @@ TEST_CASE("Ctrl-C sent to gcollect reaches the app, and the trace is finalized")
   CHECK(s < 5.0);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 128 + SIGINT);
-  const ProcessRecord* p = Root(Load(out));
+  TraceData data = Load(out);
+  const ProcessRecord* p = Root(data);
   REQUIRE(p);
   CHECK(p->exit_kind == static_cast<uint8_t>(ExitKind::kSignaled));
   CHECK(p->exit_code == SIGINT);
