@@ -116,3 +116,29 @@ TEST_CASE("metadata written twice keeps the latest values", "[format]") {
   CHECK(*out.data.metadata.Find("end_reason") == "exited");
   CHECK(out.data.metadata.entries.size() == 3);
 }
+
+TEST_CASE("constant and near-constant columns (repeat encoding) round-trip at every size", "[format]") {
+  for (uint32_t n : {1u, 2u, 3u, 255u, 256u, 257u, 1000u}) {
+    for (int pattern = 0; pattern < 4; ++pattern) {
+      TraceData in;
+      in.strings = {"", "k"};
+      for (uint32_t i = 0; i < n; ++i) {
+        KernelRecord k;
+        k.name = 1;
+        k.pid = 42;
+        // 0: all constant; 1: correlation ids +1 (delta repeat); 2: last record differs; 3: first differs
+        k.correlation_id = pattern == 1 ? 100 + i : 7;
+        k.start = 1000 + 10 * int64_t(i);
+        k.end = k.start + 5;
+        k.grid = {pattern == 2 && i == n - 1 ? 9u : 1u, pattern == 3 && i == 0 ? 300u : 1u, 1};
+        k.launch_type = uint8_t(pattern == 2 && i == n - 1 ? 200 : 4);
+        k.graph_node_id = UINT64_MAX;
+        in.kernels.push_back(k);
+      }
+      Loaded out = Decode(Encode(in));
+      INFO("n " << n << " pattern " << pattern);
+      REQUIRE(out.status.ok());
+      CHECK(DiffTraces(in, out.data) == "");
+    }
+  }
+}
