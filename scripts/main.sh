@@ -24,24 +24,26 @@ echo "main: building the wasm viewer (build/wasm)"
 cmake --preset wasm >/dev/null
 cmake --build build/wasm -j "$JOBS" --target gtrace_web
 
-echo "main: building the gtrace CLI (build/native)"
-cmake --preset native >/dev/null
-cmake --build build/native -j "$JOBS" --target gtrace gt_sample_trace
+NATIVE=${GT_NATIVE_BUILD:-build/native}
+echo "main: building the gtrace CLI ($NATIVE)"
+if [ "$NATIVE" = build/native ]; then cmake --preset native >/dev/null; fi
+cmake --build "$NATIVE" -j "$JOBS" --target gtrace gt_sample_trace
 
 # The bundled trace: one recorded with gcollect on the GPU machine (tests/data), else the deterministic sample.
 if [ -z "$TRACE" ]; then
-  TRACE=$(ls tests/data/*.gtrace 2>/dev/null | head -1 || true)
+  # The PyTorch training loop first: it has everything the timeline shows (NVTX steps, API, kernels, flows).
+  TRACE=$(ls tests/data/h200_torch_train.gtrace tests/data/*.gtrace 2>/dev/null | head -1 || true)
 fi
 if [ -z "$TRACE" ]; then
   mkdir -p out/main
-  build/native/tests/web/gt_sample_trace out/main/sample.gtrace >/dev/null
+  "$NATIVE/tests/web/gt_sample_trace" out/main/sample.gtrace >/dev/null
   TRACE=out/main/sample.gtrace
   echo "main: no recorded trace in tests/data; serving the generated sample $TRACE"
 fi
 
 STORE=${GTRACE_STORE:-$ROOT/out/main/store}
 mkdir -p "$STORE"
-echo "main: serving build/wasm/web with $TRACE on 127.0.0.1:$PORT"
+echo "main: serving build/wasm/web with $TRACE on 127.0.0.1:$PORT; open the link printed after 'open:'"
 # gtrace serve prints "open: <link>" once the trace is stored; that link is the one to open.
-exec build/native/viewer/cli/gtrace serve --bind 127.0.0.1 --port "$PORT" --web-root "$ROOT/build/wasm/web" \
+exec "$NATIVE/viewer/cli/gtrace" serve --bind 127.0.0.1 --port "$PORT" --web-root "$ROOT/build/wasm/web" \
   --store "$STORE" --open "$TRACE"

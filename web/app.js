@@ -141,6 +141,9 @@
         try { detail = (await response.text()).slice(0, 300); } catch (e) { /* body unreadable: status is enough */ }
         throw new Error(`HTTP ${response.status} ${response.statusText}${detail ? ': ' + detail : ''}`);
       }
+      // A stored trace (?trace=<id>) keeps its file name in Content-Disposition when the server sends one.
+      const disposition = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(response.headers.get('Content-Disposition') || '');
+      if (disposition) name = decodeURIComponent(disposition[1]);
       const total = Number(response.headers.get('Content-Length')) || 0;
       // A Content-Encoding'd response reports the compressed length: show bytes without a fraction then.
       const encoded = response.headers.get('Content-Encoding');
