@@ -2,7 +2,9 @@
 // (no window, no GL), fed synthetic mouse/keyboard input, over every trace given on the command line. Native
 // (ASan in the asan preset) so a UI bug is a stack trace here, not "memory access out of bounds" in the
 // browser.
-//   gt_ui_smoke TRACE...    exit 0 when every trace loads (or fails cleanly) and 120 frames draw
+//   gt_ui_smoke TRACE... [--bad TRACE...]   exit 0 when every TRACE loads and draws 120 frames of wandering
+//                                           input, and every --bad one fails with an error on the welcome
+//                                           screen
 #include <cstdio>
 #include <string>
 
@@ -24,7 +26,7 @@ void Frame(gt::ui::App& app, float t) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: gt_ui_smoke TRACE...\n");
+    std::fprintf(stderr, "usage: gt_ui_smoke TRACE... [--bad TRACE...]\n");
     return 64;
   }
   ImGui::CreateContext();
@@ -35,7 +37,12 @@ int main(int argc, char** argv) {
   int w = 0, h = 0;
   io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);
   int failures = 0;
+  bool expect_failure = false;  // --bad: the traces after it must fail cleanly instead of loading
   for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--bad") {
+      expect_failure = true;
+      continue;
+    }
     gt::ui::App app;
     gt::ui::SetGlobalApp(&app);
     app.OpenFile(argv[i]);
@@ -44,7 +51,8 @@ int main(int argc, char** argv) {
     std::printf("%s: state %d %s%s\n", argv[i], static_cast<int>(app.load_state()), app.last_error().c_str(),
                 app.load_warning().c_str());
     if (app.load_state() != gt::ui::LoadState::kLoaded) {
-      for (int f = 0; f < 5; ++f) Frame(app, 0);
+      for (int f = 0; f < 5; ++f) Frame(app, 0);  // the welcome screen with the error must draw too
+      if (!expect_failure) ++failures;
       continue;
     }
     // Wander: hover, wheel, drag, shift-drag, keys, select, search, every panel.
