@@ -96,7 +96,7 @@ TEST_CASE("odd trace ids go nowhere and all get the same 404", "[server][securit
     CHECK(r->body.find(odd) == std::string::npos);  // the request is never echoed
   }
   // Through a raw socket, so no client normalizes anything.
-  for (const std::string& path :
+  for (const std::string path :
        {"/api/traces/../secret.key", "/api/traces/%2e%2e/secret.key", "/api/traces/..",
         "/api/traces//etc/passwd", "/../secret.key", "/%2e%2e/%2e%2e/etc/passwd", "/secret.key", "/traces",
         "/tmp/", "//etc/passwd", "/..%2fsecret.key", "/%2E%2E/lock"}) {
@@ -181,8 +181,8 @@ TEST_CASE("the viewer page: MIME types, gzip, caching, CSP", "[server][static]")
     CHECK(r->body.find("OUTSIDE") == std::string::npos);
     CHECK(r->body.find("hidden") == std::string::npos);
   }
-  for (const std::string& path : {"/..%2fsecret.txt", "/%2e%2e/secret.txt", "/sub/%2e%2e/%2e%2e/secret.txt",
-                                  "/%2fetc%2fpasswd", "/up/..%2f..%2fsecret.txt", "/.%65nv"}) {
+  for (const std::string path : {"/..%2fsecret.txt", "/%2e%2e/secret.txt", "/sub/%2e%2e/%2e%2e/secret.txt",
+                                 "/%2fetc%2fpasswd", "/up/..%2f..%2fsecret.txt", "/.%65nv"}) {
     std::string resp =
         RawRequest(ts.port(), "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
     INFO(path);

@@ -136,6 +136,12 @@ class ShareServer::Impl {
     http_.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
     http_.set_keep_alive_max_count(1000);
     http_.set_tcp_nodelay(true);
+    // httplib's default adds SO_REUSEPORT, which lets a second server bind the same port and silently receive
+    // half of the connections. SO_REUSEADDR alone still allows a quick restart over TIME_WAIT sockets.
+    http_.set_socket_options([](socket_t sock) {
+      int yes = 1;
+      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
     // httplib answers a Content-Length over the cap with 413 before any handler runs; chunked bodies are
     // counted in the upload handler.
     http_.set_payload_max_length(static_cast<size_t>(options_.max_upload));
