@@ -100,7 +100,16 @@ void FlusherMain(Injection* inj) {
       if (inj->stop_flusher) return;
     }
     if (int sig = inj->fatal_signal.load()) {
-      FlushActivity(true);
+      // The signal may have interrupted an app thread inside CUPTI or the driver, holding a lock that a
+      // forced CUPTI flush needs: flush on a helper thread and give it 1.5 s, then finish with what was
+      // decoded.
+      auto done = std::make_shared<std::atomic<bool>>(false);
+      std::thread([done] {
+        FlushActivity(true);
+        done->store(true);
+      }).detach();
+      for (int i = 0; i < 150 && !done->load(); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
       std::lock_guard<std::mutex> lock(inj->mu);
       FinalizeLocked(*inj, strsignal(sig));
       inj->fatal_flush_done.store(true);
@@ -176,6 +185,10 @@ constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTE
 
 void FatalSignalHandler(int sig) {
   Injection* inj = g_injection;
+  // A termination request that landed on a helper thread (CUPTI's worker, a pool thread) is handed to the
+  // main thread: waiting here could block the very thread the final flush needs.
+  bool async = sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
+  if (async && inj && gettid() != getpid() && syscall(SYS_tgkill, getpid(), getpid(), sig) == 0) return;
   // Restore the default first: a second fault (or a signal on the flusher itself) terminates at once.
   signal(sig, SIG_DFL);
   if (inj && static_cast<uint32_t>(getpid()) == g_owner_pid && inj->flusher.joinable() &&
@@ -292,6 +305,18 @@ Injection* Start(const char* entry_point) {
   ScanThreadNames();
 
   std::string error;
+  // Threads created from here on (CUPTI's worker, our flusher) inherit a mask that blocks the asynchronous
+  // termination signals, so a Ctrl-C / SIGTERM is delivered to an app thread: the handler there waits for the
+  // flusher, which in turn waits for CUPTI's worker; either one catching the signal would deadlock the final
+  // flush.
+  sigset_t async_signals, saved_mask;
+  sigemptyset(&async_signals);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&async_signals, sig);
+  pthread_sigmask(SIG_BLOCK, &async_signals, &saved_mask);
+  struct MaskRestore {
+    sigset_t* saved;
+    ~MaskRestore() { pthread_sigmask(SIG_SETMASK, saved, nullptr); }
+  } restore{&saved_mask};
   inj->cupti_ok = StartActivity(*inj, &error);
   if (!inj->cupti_ok) {
     Warn("CUPTI could not start (%s): process %u is not traced", error.c_str(), inj->pid);
