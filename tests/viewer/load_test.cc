@@ -168,6 +168,25 @@ TEST_CASE("real traces under tests/data load with events and a kernel summary", 
     for (const Lane& l : model.lanes)
       for (uint32_t i = 1; i < l.size(); ++i) REQUIRE(l.End(i - 1) <= l.start[i]);
     if (!model.device_summaries.empty()) CHECK(!KernelSummary(model).empty());
+    // Real CUPTI data: every kernel/memcpy/memset finds its launching API call and back (flow arrows).
+    uint64_t gpu = 0, paired = 0;
+    for (LaneId l = 0; l < model.lanes.size(); ++l)
+      for (uint32_t i = 0; i < model.lanes[l].size(); ++i) {
+        EventId e{l, i};
+        if (!model.IsGpuActivity(e) || model.CorrelationId(e) == 0) continue;
+        ++gpu;
+        EventId p = FlowPartner(model, e);
+        paired += p.valid() && FlowPartner(model, p) == e;
+      }
+    CHECK(paired == gpu);
+    if (std::string(*f).find("h200_streams.gtrace") != std::string::npos) {  // golden: the streams workload
+      REQUIRE(model.device_summaries.size() == 1);
+      CHECK(model.device_summaries[0].kernel_count == 16);
+      CHECK(model.device_summaries[0].memcpy_count == 32);
+      auto rows = KernelSummary(model);
+      REQUIRE(rows.size() == 1);
+      CHECK(model.Str(rows[0].name) == "stream_work(float*, unsigned long, int)");
+    }
     CHECK(!StatsReport(model).empty());
     ++n;
   }
