@@ -517,6 +517,14 @@ void App::HandleGlobalKeys() {
 }
 
 void App::Frame() {
+  const auto frame_start = std::chrono::steady_clock::now();
+  struct Timer {
+    const std::chrono::steady_clock::time_point& start;
+    double* out;
+    ~Timer() {
+      *out = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    }
+  } timer{frame_start, &last_frame_ms_};
   ++frame_count_;
   if (load_state_ == LoadState::kLoading) StepLoad();
 

@@ -102,6 +102,8 @@ class App {
   const std::string& load_warning() const { return load_warning_; }
   const std::string& trace_name() const { return trace_name_; }
   uint64_t frame_count() const { return frame_count_; }
+  // CPU time of the last Frame() (UI + queries, not GL or the browser): the viewer's own per-frame cost.
+  double last_frame_ms() const { return last_frame_ms_; }
 
   const viewer::TraceModel* model() const { return model_.get(); }
   View& view() { return view_; }
@@ -165,6 +167,7 @@ class App {
   bool show_help_ = false;
   bool show_demo_ = false;
   uint64_t frame_count_ = 0;
+  double last_frame_ms_ = 0;
 };
 
 // The one App of the process (the C API and the platform callbacks reach it through this).

@@ -151,6 +151,11 @@ GT_EXPORT const char* gt_load_warning() {
 GT_EXPORT const char* gt_trace_name() {
   return GlobalApp() ? GlobalApp()->trace_name().c_str() : "";
 }
+// CPU milliseconds of the last UI frame inside the wasm (layout + LOD queries + ImGui draw lists), excluding
+// WebGL and the browser: the viewer's own cost, unlike frame rates under SwiftShader.
+GT_EXPORT double gt_last_frame_ms() {
+  return GlobalApp() ? GlobalApp()->last_frame_ms() : 0;
+}
 GT_EXPORT double gt_frame_count() {
   return GlobalApp() ? static_cast<double>(GlobalApp()->frame_count()) : 0;
 }

@@ -31,7 +31,7 @@ using viewer::LaneId;
 using viewer::TraceModel;
 using viewer::TrackId;
 
-constexpr float kLabelWidth = 240;
+constexpr float kLabelWidth = 280;
 constexpr float kRulerHeight = 24;
 constexpr float kLaneHeight = 18;
 constexpr float kGroupHeight = 22;

@@ -420,6 +420,10 @@ for (const trace of gtraces) {
     await shot(page, `10a-${trace.name}.png`);
     await api(page, 'gt_fit_all');
     await frames(page, 3);
+    // Informational: the viewer's own CPU time per frame (inside the wasm), not SwiftShader's frame rate.
+    let worst = 0;
+    for (let i = 0; i < 10; ++i) { await frames(page, 1); worst = Math.max(worst, await api(page, 'gt_last_frame_ms')); }
+    console.log(`     ${trace.name}: UI frame CPU time (fit-all view) max ${worst.toFixed(2)} ms over 10 frames`);
     await shot(page, `10b-${trace.name}-all.png`);
 
     await drop(page, 'truncated-' + trace.name);
