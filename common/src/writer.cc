@@ -168,7 +168,7 @@ class TraceWriter::Impl {
     if (kb.limit == 0) {
       uint64_t fit = (kMaxChunkRawSize - (64u << 10)) / schema::MaxRecordBytes<R>();
       kb.limit = uint32_t(std::min<uint64_t>(options_.max_records_per_chunk, fit));
-      kb.records.reserve(std::min<uint32_t>(kb.limit, 4096));
+      kb.records.reserve(kb.limit);  // one allocation per kind, bounded by the chunk size; no regrowth copies
     }
     kb.records.push_back(r);
     if (kb.records.size() >= kb.limit) {
