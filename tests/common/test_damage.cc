@@ -75,7 +75,8 @@ std::string PrefixDiff(const TraceData& full, const TraceData& part) {
   L(processes)
   L(threads)
   L(devices)
-  L(contexts) L(streams) L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs) L(memory) L(overheads)
+  L(contexts)
+  L(streams) L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs) L(memory) L(overheads)
       L(counter_descriptors) L(counter_samples) L(kernel_metrics) L(stall_samples) L(flows)
 #undef L
           return "";
@@ -90,7 +91,7 @@ bool HasLoss(const TraceData& t, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("every prefix of a trace loads, keeping every complete chunk", "[format][damage]") {
+TEST_CASE("every prefix of a trace loads and keeps every complete chunk", "[format][damage]") {
   TraceData in = RandomTrace(5, 4);
   std::string bytes = Encode(in, 3);
   auto chunks = ListChunks(bytes);
@@ -173,7 +174,7 @@ TEST_CASE("unknown chunk types and flags are skipped and counted", "[format][com
   CHECK(DiffTraces(in, out.data) == "");
 }
 
-TEST_CASE("a newer minor version reads; extra columns are ignored, missing ones reported",
+TEST_CASE("a newer minor version reads - extra columns are ignored and missing ones reported",
           "[format][compat]") {
   std::string bytes;
   {
@@ -275,7 +276,7 @@ TEST_CASE("hostile headers with valid checksums cannot allocate or overrun", "[f
   CHECK(o4.report.bytes_lost == noise.size());
 }
 
-TEST_CASE("a lost strings chunk leaves its ids empty, never pointing at other strings", "[format][damage]") {
+TEST_CASE("a lost strings chunk leaves its ids empty and never points at other strings", "[format][damage]") {
   std::string bytes;
   auto w = TraceWriter::Create(MakeStringSink(&bytes));
   REQUIRE(w.ok());
@@ -319,7 +320,7 @@ TEST_CASE("incremental reading reports progress", "[format]") {
   CHECK(reader.report().clean());
 }
 
-TEST_CASE("not a trace / empty input is an error, not a crash", "[format]") {
+TEST_CASE("not a trace or empty input is an error and not a crash", "[format]") {
   CHECK_FALSE(Decode("").status.ok());
   Loaded json = Decode("{\"traceEvents\":[]}");
   REQUIRE_FALSE(json.status.ok());
@@ -349,7 +350,7 @@ TEST_CASE("a failing sink makes the writer's error sticky and counts lost record
   CHECK((*w)->records_lost() > 0);
 }
 
-TEST_CASE("file sinks refuse to overwrite unless asked; ReadFileBytes errors are clear", "[format][io]") {
+TEST_CASE("file sinks refuse to overwrite unless asked and ReadFileBytes errors are clear", "[format][io]") {
   char tmpl[] = "/tmp/gt_test_XXXXXX";
   int fd = mkstemp(tmpl);
   REQUIRE(fd >= 0);
