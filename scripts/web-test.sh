@@ -43,3 +43,5 @@ export GT_SAMPLE_GTRACE=$PWD/test-output/web/sample/sample.gtrace
 export GT_GTRACE_BIN=$PWD/$NATIVE/viewer/cli/gtrace  # `gtrace serve` for the share-link test
 echo "web-test: browser tests (screenshots and logs in test-output/web/)"
 node web/tests/e2e.mjs --web-root build/wasm/web --out test-output/web "${ARGS[@]}"
+echo "web-test: share links against gtrace serve (screenshots in test-output/share/)"
+node tests/server/share_e2e.mjs "$GT_GTRACE_BIN" build/wasm/web tests/data/h200_torch_train.gtrace

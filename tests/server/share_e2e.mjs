@@ -97,8 +97,11 @@ try {
   const span = full.end - full.start;
   await num(a, 'gt_set_visible_range', full.start + span * 0.25, full.start + span * 0.6);
   const found = await num(a, 'gt_search', 'cuda');
-  if (found > 0) await num(a, 'gt_search_next');  // selects the next match
+  check(found > 0, 'A: the trace has CUDA API calls to select');
+  await num(a, 'gt_search_next');  // selects the next match
   const selA = JSON.parse((await str(a, 'gt_selection')) || 'null');
+  check(selA && selA.key, 'A: an event is selected');
+  check(await num(a, 'gt_show_panel', 'kernels') === 1, 'A: the kernels panel opens');
   console.log(`A: ${found} matches for "cuda", selected ${JSON.stringify(selA)}`);
   const wantRange = await range(a);
   const link = await a.evaluate(() => window.gtShareLink());
@@ -117,8 +120,8 @@ try {
   check(Math.abs(gotRange.start - wantRange.start) <= tol && Math.abs(gotRange.end - wantRange.end) <= tol,
         `B: same visible range (${gotRange.start}..${gotRange.end} vs ${wantRange.start}..${wantRange.end})`);
   const selB = JSON.parse((await str(b, 'gt_selection')) || 'null');
-  if (selA) check(selB && selA.key === selB.key, `B: same selection (${JSON.stringify(selB)})`);
-  else console.log('note: nothing selected in A; selection not compared');
+  check(selB && selA.key === selB.key, `B: same selection (${JSON.stringify(selB)})`);
+  check(await str(b, 'gt_panel') === 'kernels', 'B: the same panel is open');
   check(await num(b, 'gt_event_count') === await num(a, 'gt_event_count'), 'B: same event count');
   await b.screenshot({ path: path.join(outDir, 'share-b-receiver.png') });
   for (const p of [a, b]) check(cspViolations(p).length === 0, 'no CSP violations: ' + cspViolations(p).join(' | '));

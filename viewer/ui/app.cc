@@ -47,6 +47,8 @@ const char* PanelName(Panel p) {
       return "search";
     case Panel::kLoss:
       return "loss";
+    case Panel::kRoofline:
+      return "roofline";
     default:
       return "";
   }

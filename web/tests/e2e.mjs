@@ -438,6 +438,51 @@ for (const trace of gtraces) {
   });
 }
 
+// Kernel counters (issue 5) on the real H200 counters trace: select a profiled kernel, its counters section
+// (speed of light, stalls, verdict) and the roofline appear, through the C API and in screenshots.
+const countersTrace = gtraces.find((t) => t.name === 'counters_h200.gtrace');
+if (countersTrace) {
+  test('counters trace: selected kernel shows verdict, SOL and stalls; the roofline plots every kernel', async () => {
+    const page = await openPage('counters');
+    await drop(page, countersTrace.name);
+    check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
+    const all = await apiJson(page, 'gt_counters');
+    check(all && all.profiled_launches > 0, 'profiled launches: ' + JSON.stringify(all && all.profiled_launches));
+    const byName = (re) => all.kernels.find((k) => re.test(k.name));
+    const fma = byName(/^fma_chains/), saxpy = byName(/^saxpy/);
+    check(fma && saxpy, 'fma_chains and saxpy are profiled: ' + all.kernels.map((k) => k.name).join(' | '));
+    check(/compute/i.test(fma.verdict), 'fma verdict says compute-bound: ' + fma.verdict);
+    check(/memory/i.test(saxpy.verdict), 'saxpy verdict says memory-bound: ' + saxpy.verdict);
+    check(saxpy.memory_side === true && fma.memory_side === false, 'roofline sides: saxpy memory, fma compute');
+    check(all.selected === null, 'nothing selected yet');
+
+    await api(page, 'gt_search', 'saxpy');
+    await api(page, 'gt_search_next');
+    await frames(page, 2);
+    const sel = await apiJson(page, 'gt_selection');
+    check(sel && sel.kind === 'Kernel' && /saxpy/.test(sel.name), 'saxpy kernel selected: ' + JSON.stringify(sel));
+    const c = await apiJson(page, 'gt_counters');
+    check(c.selected && /saxpy/.test(c.selected.name), 'counters follow the selection: ' + JSON.stringify(c.selected));
+    check(c.selected.memory_pct > 50 && c.selected.memory_pct <= 100, 'saxpy memory SOL % in (50,100]: ' +
+          c.selected.memory_pct);
+    check(c.selected.memory_pct > c.selected.compute_pct, 'memory SOL above compute SOL');
+    check(/long_scoreboard/.test(c.selected.top_stall), 'top stall long_scoreboard: ' + c.selected.top_stall);
+    check(await api(page, 'gt_show_panel', 'details') === 1, 'details panel opens');
+    await frames(page, 3);
+    // The counters section sits below the event's fields: scroll the details panel down to it.
+    const vp = page.viewportSize();
+    await page.mouse.move(vp.width / 2, vp.height - 60);
+    for (let i = 0; i < 8; ++i) { await page.mouse.wheel(0, 240); await frames(page, 1); }
+    await frames(page, 3);
+    await shot(page, '12a-counters-details.png');
+    check(await api(page, 'gt_show_panel', 'roofline') === 1, 'roofline panel opens');
+    await frames(page, 3);
+    check(await apiStr(page, 'gt_panel') === 'roofline', 'roofline is the open panel');
+    await shot(page, '12b-counters-roofline.png');
+    return page;
+  });
+}
+
 // Against the real share server (`gtrace serve`, built natively; GT_GTRACE_BIN): a link opens the stored trace,
 // and Share on a dropped file uploads it and yields a link that reopens the same view.
 if (process.env.GT_GTRACE_BIN && gtraces.length) {
