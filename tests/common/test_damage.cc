@@ -76,8 +76,9 @@ std::string PrefixDiff(const TraceData& full, const TraceData& part) {
   L(threads)
   L(devices)
   L(contexts)
-  L(streams) L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs) L(memory) L(overheads)
-      L(counter_descriptors) L(counter_samples) L(kernel_metrics) L(stall_samples) L(flows)
+  L(streams)
+  L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs) L(memory) L(overheads) L(counter_descriptors)
+      L(counter_samples) L(kernel_metrics) L(stall_samples) L(flows)
 #undef L
           return "";
 }

@@ -114,7 +114,8 @@ std::string Diff(const Strings& s, const DeviceRecord& a, const DeviceRecord& b)
   EQ(pid)
   EQS(name)
   EQS(uuid)
-  EQS(chip) EQ(cc_major) EQ(cc_minor) EQ(sm_count) EQ(sm_clock_khz) EQ(mem_clock_khz) EQ(mem_bus_width_bits)
+  EQS(chip)
+  EQ(cc_major) EQ(cc_minor) EQ(sm_count) EQ(sm_clock_khz) EQ(mem_clock_khz) EQ(mem_bus_width_bits)
       EQ(memory_bytes) EQ(l2_bytes) EQ(shared_mem_per_sm) EQ(shared_mem_per_block_max) EQ(regs_per_sm)
           EQ(max_warps_per_sm) EQ(max_blocks_per_sm) EQ(max_threads_per_block) EQ(warp_size)
               EQF(dram_bandwidth) EQF(l2_bandwidth) EQF(l1_bandwidth);
@@ -133,25 +134,27 @@ std::string Diff(const Strings& s, const KernelRecord& a, const KernelRecord& b)
   EQ(end)
   EQ(pid)
   EQ(device_id)
-  EQ(context_id) EQ(stream_id) EQ(correlation_id) EQS(name) EQ(grid) EQ(block) EQ(cluster)
-      EQ(registers_per_thread) EQ(static_shared_bytes) EQ(dynamic_shared_bytes) EQ(local_bytes_per_thread)
-          EQ(launch_type) EQ(graph_id) EQ(graph_node_id) return "";
+  EQ(context_id)
+  EQ(stream_id) EQ(correlation_id) EQS(name) EQ(grid) EQ(block) EQ(cluster) EQ(registers_per_thread)
+      EQ(static_shared_bytes) EQ(dynamic_shared_bytes) EQ(local_bytes_per_thread) EQ(launch_type) EQ(graph_id)
+          EQ(graph_node_id) return "";
 }
 std::string Diff(const Strings&, const MemcpyRecord& a, const MemcpyRecord& b) {
   EQ(start)
   EQ(end)
   EQ(pid)
   EQ(device_id)
-  EQ(context_id) EQ(stream_id) EQ(correlation_id) EQ(bytes) EQ(copy_kind) EQ(src_kind) EQ(dst_kind)
-      EQ(is_async) EQ(peer_device_id) EQ(graph_id) return "";
+  EQ(context_id)
+  EQ(stream_id) EQ(correlation_id) EQ(bytes) EQ(copy_kind) EQ(src_kind) EQ(dst_kind) EQ(is_async)
+      EQ(peer_device_id) EQ(graph_id) return "";
 }
 std::string Diff(const Strings&, const MemsetRecord& a, const MemsetRecord& b) {
   EQ(start)
   EQ(end)
   EQ(pid)
   EQ(device_id)
-  EQ(context_id) EQ(stream_id) EQ(correlation_id) EQ(bytes) EQ(value) EQ(memory_kind) EQ(is_async)
-      EQ(graph_id) return "";
+  EQ(context_id)
+  EQ(stream_id) EQ(correlation_id) EQ(bytes) EQ(value) EQ(memory_kind) EQ(is_async) EQ(graph_id) return "";
 }
 std::string Diff(const Strings& s, const ApiCallRecord& a, const ApiCallRecord& b) {
   EQ(start)
@@ -226,8 +229,9 @@ std::string DiffTraces(const TraceData& a, const TraceData& b) {
   L(threads)
   L(devices)
   L(contexts)
-  L(streams) L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs) L(memory) L(overheads)
-      L(counter_descriptors) L(counter_samples) L(kernel_metrics) L(stall_samples) L(flows) L(losses)
+  L(streams)
+  L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs) L(memory) L(overheads) L(counter_descriptors)
+      L(counter_samples) L(kernel_metrics) L(stall_samples) L(flows) L(losses)
 #undef L
           if (a.metadata.entries != b.metadata.entries) return "metadata.entries";
   if (a.metadata.clock_syncs.size() != b.metadata.clock_syncs.size()) return "metadata.clock_syncs.size";
