@@ -37,14 +37,15 @@ struct LaunchOptions {
   uint32_t gpu_metrics_interval_ms = 100;
   bool quiet = false;
   bool keep_parts = false;
-  double wait_children_s = 5;    // how long to wait for descendants still running after the app exits
-  std::string inject_lib;        // "" = beside the gcollect binary
+  double wait_children_s = 5;  // how long to wait for descendants still running after the app exits
+  std::string inject_lib;      // "" = beside the gcollect binary
   // Kernel counters (issue 5): a second run of the app under the range profiler, joined into the trace.
-  uint32_t counter_sets = 0;       // counters::CounterSet bits; 0 = no counters run
-  std::string kernel_regex;        // --kernel-regex
-  uint64_t launch_skip = 0;        // --launch-skip
-  uint64_t launch_count = 0;       // --launch-count (0 = no total limit)
+  uint32_t counter_sets = 0;         // counters::CounterSet bits; 0 = no counters run
+  std::string kernel_regex;          // --kernel-regex
+  uint64_t launch_skip = 0;          // --launch-skip
+  uint64_t launch_count = 0;         // --launch-count (0 = no total limit)
   int64_t counters_per_kernel = -1;  // --counters-per-kernel; -1 = 3, or no limit with --launch-count
+  std::string upload_url;  // --upload URL: hand the finished trace to `gtrace upload` (a link is printed)
   std::vector<std::string> app;  // argv of the app
   bool help = false;
   bool version = false;

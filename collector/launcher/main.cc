@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <dirent.h>
+#include <sys/wait.h>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -48,6 +50,35 @@ std::string FindInjectionLibrary(const LaunchOptions& o) {
     if (Exists(p)) return p;
   }
   return "";
+}
+
+// The `gtrace` CLI that does the uploading: the collector itself links no HTTP code.
+std::string FindGtraceCli() {
+  if (const char* e = std::getenv("GTRACE_CLI")) return e;
+  std::string dir = SelfDir();
+  for (const char* rel : {"/gtrace", "/../viewer/cli/gtrace", "/../bin/gtrace"}) {
+    std::string p = dir + rel;
+    if (access(p.c_str(), X_OK) == 0) return p;
+  }
+  return "gtrace";  // from PATH
+}
+
+// Runs `gtrace upload FILE --server URL`; its stdout (the link) goes straight to ours. Returns its exit
+// status.
+int UploadTrace(const std::string& file, const std::string& url) {
+  std::string cli = FindGtraceCli();
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    execlp(cli.c_str(), cli.c_str(), "upload", file.c_str(), "--server", url.c_str(),
+           static_cast<char*>(nullptr));
+    std::fprintf(stderr, "gcollect: error: cannot run '%s' for --upload: %s\n", cli.c_str(), strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 std::string AbsolutePath(const std::string& p) {
@@ -187,9 +218,9 @@ int main(int argc, char** argv) {
   if ((o.kinds & kTraceNvtx) || o.capture == CaptureMode::kNvtx)
     env.push_back({"NVTX_INJECTION64_PATH", inject});
   if (o.quiet) env.push_back({"GTRACE_QUIET", "1"});
-  // Preloading the injection library (1) loads the toolkit's libcupti it was built against before a framework's
-  // same-soname copy, and (2) lets it see an app's own cuptiSubscribe calls (second-client warning). It does
-  // nothing in a process until CUDA or NVTX start it.
+  // Preloading the injection library (1) loads the toolkit's libcupti it was built against before a
+  // framework's same-soname copy, and (2) lets it see an app's own cuptiSubscribe calls (second-client
+  // warning). It does nothing in a process until CUDA or NVTX start it.
   if (!std::getenv("GTRACE_NO_PRELOAD")) {
     const char* pre = std::getenv("LD_PRELOAD");
     env.push_back({"LD_PRELOAD", pre && *pre ? inject + ":" + pre : inject});
@@ -281,6 +312,14 @@ int main(int argc, char** argv) {
                    "  note: %" PRIu64 " chunk(s) lost, %s (a process ended without finishing its part)\n",
                    report.chunks_lost, report.truncated ? "truncated segment(s)" : "no truncation");
     std::fprintf(stderr, "  finalized %.3f s after the app exited\n", finalize_s);
+  }
+  if (!o.upload_url.empty()) {
+    // The app's exit status stays gcollect's; a failed upload is a warning, and the local trace is kept.
+    int rc = UploadTrace(output, o.upload_url);
+    if (rc != 0)
+      std::fprintf(stderr,
+                   "gcollect: warning: upload to %s failed (gtrace upload exited %d); the trace is at %s\n",
+                   o.upload_url.c_str(), rc, output.c_str());
   }
   return app.ShellStatus();
 }

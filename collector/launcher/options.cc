@@ -43,6 +43,8 @@ Kernel counters (CUPTI Range Profiler, kernel replay; see docs/counters.md):
       --launch-count N         profile at most N matching launches in all
       --counters-per-kernel N  profile the first N launches of each kernel name (default 3; 0 = all; with
                                --launch-count the default is all)
+      --upload URL             after recording, upload the trace to a `gtrace serve` server and print its link
+                               (runs `gtrace upload`; a token comes from $GTRACE_TOKEN_FILE)
   -q, --quiet                  print nothing but errors
   -h, --help                   this text
       --version                print the version
@@ -188,6 +190,12 @@ StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
         if (flag == "--launch-count") o.launch_count = n;
         if (flag == "--counters-per-kernel") o.counters_per_kernel = static_cast<int64_t>(n);
       }
+    } else if (flag == "--upload") {
+      GT_RETURN_IF_ERROR(value_of(flag));
+      if (value.rfind("http://", 0) != 0 && value.rfind("https://", 0) != 0)
+        return InvalidArgument("--upload: expected the server's http:// or https:// URL, got '" + value +
+                               "'");
+      o.upload_url = value;
     } else if (flag == "--inject-lib") {
       GT_RETURN_IF_ERROR(value_of(flag));
       o.inject_lib = value;
@@ -200,9 +208,11 @@ StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
   for (; i < args.size(); ++i) o.app.push_back(args[i]);
   if (o.app.empty() && !o.help && !o.version)
     return InvalidArgument("no application given: gcollect [options] -- ./app args...");
-  if (!o.counter_sets && (!o.kernel_regex.empty() || o.launch_skip || o.launch_count || o.counters_per_kernel >= 0))
-    return InvalidArgument("--kernel-regex, --launch-skip, --launch-count and --counters-per-kernel select "
-                           "launches for --counters; add --counters");
+  if (!o.counter_sets &&
+      (!o.kernel_regex.empty() || o.launch_skip || o.launch_count || o.counters_per_kernel >= 0))
+    return InvalidArgument(
+        "--kernel-regex, --launch-skip, --launch-count and --counters-per-kernel select "
+        "launches for --counters; add --counters");
   return o;
 }
 

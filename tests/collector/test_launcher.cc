@@ -228,3 +228,42 @@ TEST_CASE("forked children's parts are merged: one trace, several processes") {
   CHECK(d.kernels.size() == 7);
   CHECK(access((out + ".parts").c_str(), F_OK) == 0);  // --keep-parts
 }
+
+TEST_CASE(
+    "--upload hands the finished trace to `gtrace upload`; a failed upload keeps the trace and the status") {
+  // A stand-in for the gtrace CLI (GTRACE_CLI): records its arguments and exits with the status it is told.
+  std::string fake = std::string(WORK_DIR) + "/fake-gtrace.sh";
+  std::string args_file = std::string(WORK_DIR) + "/fake-gtrace.args";
+  {
+    std::ofstream f(fake);
+    f << "#!/bin/sh\nprintf '%s\\n' \"$@\" > '" << args_file << "'\necho http://example.invalid/?trace=abc\n"
+      << "exit ${FAKE_UPLOAD_STATUS:-0}\n";
+  }
+  chmod(fake.c_str(), 0755);
+  setenv("GTRACE_CLI", fake.c_str(), 1);
+
+  std::string out = Work("upload.gtrace");
+  unlink(args_file.c_str());
+  Result r = Run({"-q", "--upload", "http://127.0.0.1:9/", "-o", out, "--", FAKE_APP, "exit", "3"});
+  CHECK(r.status == 3);  // the app's status, not the upload's
+  std::ifstream a(args_file);
+  std::stringstream got;
+  got << a.rdbuf();
+  CHECK(got.str() == "upload\n" + out + "\n--server\nhttp://127.0.0.1:9/\n");
+  CHECK(access(out.c_str(), F_OK) == 0);
+
+  setenv("FAKE_UPLOAD_STATUS", "1", 1);
+  out = Work("upload-fails.gtrace");
+  r = Run({"-q", "--upload", "http://127.0.0.1:9/", "-o", out, "--", FAKE_APP, "exit", "0"});
+  unsetenv("FAKE_UPLOAD_STATUS");
+  CHECK(r.status == 0);
+  CHECK(r.err.find("upload to http://127.0.0.1:9/ failed") != std::string::npos);
+  CHECK(access(out.c_str(), F_OK) == 0);  // kept locally
+
+  // A URL that is no URL is a usage error before the app runs.
+  out = Work("upload-bad.gtrace");
+  r = Run({"--upload", "ftp://x", "-o", out, "--", FAKE_APP, "exit", "0"});
+  CHECK(r.status == 2);
+  CHECK(access(out.c_str(), F_OK) != 0);
+  unsetenv("GTRACE_CLI");
+}
