@@ -102,6 +102,10 @@ try {
   const selA = JSON.parse((await str(a, 'gt_selection')) || 'null');
   check(selA && selA.key, 'A: an event is selected');
   check(await num(a, 'gt_show_panel', 'kernels') === 1, 'A: the kernels panel opens');
+  // Collapse the first track that has events, so the link must carry the expanded/collapsed set too.
+  const tracksA = JSON.parse(await str(a, 'gt_tracks'));
+  const toCollapse = tracksA.find((t) => t.events > 0 && !t.collapsed);
+  check(toCollapse && await num(a, 'gt_set_collapsed', toCollapse.key, 1) === 1, 'A: a track collapses');
   console.log(`A: ${found} matches for "cuda", selected ${JSON.stringify(selA)}`);
   const wantRange = await range(a);
   const link = await a.evaluate(() => window.gtShareLink());
@@ -122,6 +126,9 @@ try {
   const selB = JSON.parse((await str(b, 'gt_selection')) || 'null');
   check(selB && selA.key === selB.key, `B: same selection (${JSON.stringify(selB)})`);
   check(await str(b, 'gt_panel') === 'kernels', 'B: the same panel is open');
+  const collapsedOf = (tracks) => JSON.stringify(tracks.map((t) => [t.key, t.collapsed]));
+  check(collapsedOf(JSON.parse(await str(b, 'gt_tracks'))) === collapsedOf(JSON.parse(await str(a, 'gt_tracks'))),
+        'B: the same tracks expanded and collapsed');
   check(await num(b, 'gt_event_count') === await num(a, 'gt_event_count'), 'B: same event count');
   await b.screenshot({ path: path.join(outDir, 'share-b-receiver.png') });
   for (const p of [a, b]) check(cspViolations(p).length === 0, 'no CSP violations: ' + cspViolations(p).join(' | '));

@@ -220,6 +220,24 @@ GT_EXPORT const char* gt_tracks() {
   return Keep(&s, std::move(out));
 }
 
+// Collapses (1) or expands (0) the track or group with this key, as a click on its header would.
+// 1 when the key names a track or group of the loaded trace.
+GT_EXPORT int gt_set_collapsed(const char* key, int collapsed) {
+  const viewer::TraceModel* m = Model();
+  if (!m || !key) return 0;
+  for (size_t g = 0; g < m->groups.size(); ++g)
+    if (m->groups[g].key == key) {
+      GlobalApp()->SetGroupCollapsed(static_cast<viewer::GroupId>(g), collapsed != 0);
+      return 1;
+    }
+  for (size_t t = 0; t < m->tracks.size(); ++t)
+    if (m->tracks[t].key == key) {
+      GlobalApp()->SetTrackCollapsed(static_cast<viewer::TrackId>(t), collapsed != 0);
+      return 1;
+    }
+  return 0;
+}
+
 GT_EXPORT double gt_visible_range_start() {
   return GlobalApp() ? GlobalApp()->view().t0 : 0;
 }
