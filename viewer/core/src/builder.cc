@@ -46,13 +46,26 @@ struct StageKeyHash {
   }
 };
 
+// Columns are sized to their capacity and written through indices; `n` events are valid. One capacity check
+// per event for all columns instead of one push_back per column (this is the per-record hot path).
 struct Staging {
   StageKey key;
+  uint32_t n = 0;
   std::vector<int64_t> start, end;
   std::vector<uint32_t> name, ref, aux;
   std::vector<std::pair<uint32_t, int32_t>> ret;
   std::vector<std::pair<uint32_t, StringId>> args;
   bool has_aux = false;
+
+  void Grow() {
+    const size_t cap = std::max<size_t>(256, size_t{n} * 2);
+    start.resize(cap), end.resize(cap), name.resize(cap), ref.resize(cap);
+    if (has_aux) aux.resize(cap);
+  }
+  void Trim() {
+    start.resize(n), end.resize(n), name.resize(n), ref.resize(n);
+    if (has_aux) aux.resize(n);
+  }
 };
 
 constexpr uint32_t kMaxDepth =
@@ -68,26 +81,59 @@ struct MemoryDelta {
 // ---------------------------------------------------------------------------------------------------------------
 
 // Interns small POD-like detail structs by their field bytes (fields appended explicitly: no padding in
-// keys).
+// keys). Every key of one interner has the same length, so keys live back to back in one buffer and an
+// open-addressing table of indices finds them: no string allocation and no node per record (memcpys and NVTX
+// ranges take this path once each).
 template <typename T>
 class Interner {
  public:
   template <typename... F>
   uint32_t Intern(std::vector<T>* table, const T& value, const F&... fields) {
-    key_.clear();
-    (Append(fields), ...);
-    auto [it, inserted] = map_.try_emplace(key_, static_cast<uint32_t>(table->size()));
-    if (inserted) table->push_back(value);
-    return it->second;
+    constexpr size_t kLen = (sizeof(F) + ... + 0);
+    char key[kLen];
+    size_t at = 0;
+    ((std::memcpy(key + at, &fields, sizeof(F)), at += sizeof(F)), ...);
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < kLen; i += 8) {
+      uint64_t w = 0;
+      std::memcpy(&w, key + i, std::min<size_t>(8, kLen - i));
+      h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+      h ^= h >> 32;
+    }
+    if ((count_ + 1) * 2 > slots_.size()) Grow();
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const uint32_t s = slots_[i];
+      if (s == 0) {
+        const uint32_t id = static_cast<uint32_t>(table->size());
+        table->push_back(value);
+        keys_.append(key, kLen);
+        hashes_.push_back(h);
+        slots_[i] = id + 1;
+        ++count_;
+        return id;
+      }
+      if (hashes_[s - 1] == h && std::memcmp(keys_.data() + size_t{s - 1} * kLen, key, kLen) == 0)
+        return s - 1;
+    }
   }
 
  private:
-  template <typename V>
-  void Append(const V& v) {
-    key_.append(reinterpret_cast<const char*>(&v), sizeof(V));
+  void Grow() {
+    std::vector<uint32_t> next(std::max<size_t>(64, slots_.size() * 2), 0);
+    const size_t mask = next.size() - 1;
+    for (uint32_t s : slots_) {
+      if (s == 0) continue;
+      size_t i = hashes_[s - 1] & mask;
+      while (next[i] != 0) i = (i + 1) & mask;
+      next[i] = s;
+    }
+    slots_ = std::move(next);
   }
-  std::string key_;
-  std::unordered_map<std::string, uint32_t> map_;
+  std::string keys_;
+  std::vector<uint64_t> hashes_;
+  std::vector<uint32_t> slots_;
+  size_t count_ = 0;
 };
 
 }  // namespace
@@ -127,12 +173,19 @@ class ModelBuilder::Impl {
     StageKey key{TrackKind::kCounter, kNone, kNone, kNone, kNone};
     uint32_t stage = kNone;
   };
-  std::array<CacheSlot, 64> stage_cache;
+  static constexpr size_t kStageCacheSize = 256;
+  std::array<CacheSlot, kStageCacheSize> stage_cache;
 
   Staging& Stage(TrackKind kind, uint32_t pid, uint32_t a, uint32_t b = 0, uint32_t c = 0) {
     StageKey k{kind, pid, a, b, c};
-    CacheSlot& slot = stage_cache[StageKeyHash()(k) & 63];
-    if (slot.stage != kNone && slot.key == k) return stages[slot.stage];
+    uint64_t h = (uint64_t{pid} * 0x9E3779B97F4A7C15ull) ^ (uint64_t{a} * 0xC2B2AE3D27D4EB4Full) ^
+                 (uint64_t{b} * 0x165667B19E3779F9ull) ^ (uint64_t{c} * 0xFF51AFD7ED558CCDull) ^
+                 uint64_t(kind);
+    h ^= h >> 31;
+    CacheSlot& slot = stage_cache[h & (kStageCacheSize - 1)];
+    if (slot.stage != kNone && slot.key.pid == pid && slot.key.a == a && slot.key.b == b && slot.key.c == c &&
+        slot.key.kind == kind)
+      return stages[slot.stage];
     auto [it, inserted] = stage_index.try_emplace(k, static_cast<uint32_t>(stages.size()));
     if (inserted) {
       stages.emplace_back();
@@ -148,24 +201,28 @@ class ModelBuilder::Impl {
       ++negative_durations;
       end = start;
     }
-    s.start.push_back(start);
-    s.end.push_back(end);
-    s.name.push_back(name);
-    s.ref.push_back(ref);
+    if (s.n == s.start.size()) s.Grow();
+    const uint32_t i = s.n++;
+    s.start[i] = start;
+    s.end[i] = end;
+    s.name[i] = name;
+    s.ref[i] = ref;
     ++events;
   }
   void PushGpu(Staging& s, Timestamp start, Timestamp end, StringId name, uint32_t ref, uint32_t corr) {
-    s.has_aux = true;
-    s.aux.resize(s.start.size());  // tolerate a mix (annotations never set aux)
+    if (!s.has_aux) {  // tolerate a mix (annotations never set aux): earlier events get 0
+      s.has_aux = true;
+      s.aux.assign(s.start.size(), 0);
+    }
     Push(s, start, end, name, ref);
-    s.aux.push_back(corr);
+    s.aux[s.n - 1] = corr;
   }
   void PushArgs(Staging& s, StringId args) {
-    if (args != 0) s.args.emplace_back(static_cast<uint32_t>(s.start.size() - 1), args);
+    if (args != 0) s.args.emplace_back(s.n - 1, args);
   }
 
   // Field by field: std::array's operator== goes through memcmp calls, this is the per-kernel hot path.
-  static bool SameConfig(const LaunchConfig& a, const LaunchConfig& b) {
+  static bool SameConfig(const LaunchConfig& a, const KernelRecord& b) {
     return a.name == b.name && a.grid[0] == b.grid[0] && a.grid[1] == b.grid[1] && a.grid[2] == b.grid[2] &&
            a.block[0] == b.block[0] && a.block[1] == b.block[1] && a.block[2] == b.block[2] &&
            a.cluster[0] == b.cluster[0] && a.cluster[1] == b.cluster[1] && a.cluster[2] == b.cluster[2] &&
@@ -177,6 +234,10 @@ class ModelBuilder::Impl {
   }
 
   uint32_t InternConfig(const KernelRecord& r) {
+    if (r.name < last_config_by_name.size()) {
+      uint32_t last = last_config_by_name[r.name];
+      if (last != kNone && SameConfig(m->launch_configs[last], r)) return last;
+    }
     LaunchConfig c;
     c.name = r.name;
     c.grid = r.grid;
@@ -189,11 +250,8 @@ class ModelBuilder::Impl {
     c.graph_id = r.graph_id;
     c.graph_node_id = r.graph_node_id;
     c.launch_type = r.launch_type;
-    if (r.name < (1u << 24)) {
-      if (last_config_by_name.size() <= r.name) last_config_by_name.resize(r.name + 1, kNone);
-      uint32_t last = last_config_by_name[r.name];
-      if (last != kNone && SameConfig(m->launch_configs[last], c)) return last;
-    }
+    if (r.name < (1u << 24) && last_config_by_name.size() <= r.name)
+      last_config_by_name.resize(r.name + 1, kNone);
     std::string key;
     auto app = [&key](const auto& v) { key.append(reinterpret_cast<const char*>(&v), sizeof(v)); };
     app(c.name), app(c.grid), app(c.block), app(c.cluster), app(c.registers_per_thread);
@@ -230,7 +288,7 @@ class ModelBuilder::Impl {
   void AddApi(const ApiCallRecord& r, StringId args) {
     Staging& s = Stage(TrackKind::kThreadApi, r.pid, r.tid);
     Push(s, r.start, r.end, r.name, r.correlation_id);
-    if (r.return_code != 0) s.ret.emplace_back(static_cast<uint32_t>(s.start.size() - 1), r.return_code);
+    if (r.return_code != 0) s.ret.emplace_back(s.n - 1, r.return_code);
     PushArgs(s, args);
   }
 
@@ -243,6 +301,18 @@ class ModelBuilder::Impl {
     auto [it, inserted] = synthetic_ids.try_emplace(text, kSyntheticBase + StringId(synthetic.size()));
     if (inserted) synthetic.push_back(text);
     return it->second;
+  }
+  // Per-record names from a one-byte kind: looked up once per kind, not built and hashed per record.
+  std::array<StringId, 256> memcpy_names{}, sync_names{};  // 0 = not yet named
+  StringId MemcpyNameId(uint8_t copy_kind) {
+    StringId& id = memcpy_names[copy_kind];
+    if (id == 0) id = SyntheticName(std::string("Memcpy ") + CopyKindName(copy_kind));
+    return id;
+  }
+  StringId SyncNameId(uint8_t sync_kind) {
+    StringId& id = sync_names[sync_kind];
+    if (id == 0) id = SyntheticName(std::string("Sync: ") + SyncKindName(sync_kind));
+    return id;
   }
   const std::string& S(StringId id) const {
     if (id >= kSyntheticBase && id - kSyntheticBase < synthetic.size()) return synthetic[id - kSyntheticBase];
@@ -265,6 +335,8 @@ class ModelBuilder::Impl {
   std::unique_ptr<TraceModel> Finish();
   void BuildTracks();
   void PackLanes(Staging& s, TrackId track_id);
+  void GatherOneLane(Staging& s, const std::vector<uint32_t>& perm, TrackId track_id, int64_t* first,
+                     int64_t* last);
   void BuildCounters();
   void ResolveFlows();
   void Summarize();
@@ -324,12 +396,8 @@ void ModelBuilder::OnKernels(std::span<const KernelRecord> r) {
   for (const auto& k : r) impl_->AddKernel(k, 0);
 }
 
-static std::string MemcpyName(uint8_t copy_kind) {
-  return std::string("Memcpy ") + CopyKindName(copy_kind);
-}
-
 void ModelBuilder::OnMemcpys(std::span<const MemcpyRecord> r) {
-  for (const auto& c : r) impl_->AddMemcpy(c, 0, impl_->SyntheticName(MemcpyName(c.copy_kind)));
+  for (const auto& c : r) impl_->AddMemcpy(c, 0, impl_->MemcpyNameId(c.copy_kind));
 }
 void ModelBuilder::OnMemsets(std::span<const MemsetRecord> r) {
   StringId name = r.empty() ? 0 : impl_->SyntheticName("Memset");
@@ -356,7 +424,7 @@ void ModelBuilder::OnSyncs(std::span<const SyncRecord> r) {
     uint32_t id = impl_->sync_interner.Intern(&impl_->m->syncs, i, i.device_id, i.context_id, i.stream_id,
                                               i.correlation_id, i.event_id, i.sync_kind);
     Staging& s = impl_->Stage(TrackKind::kThreadSync, y.pid, y.tid);
-    StringId name = impl_->SyntheticName(std::string("Sync: ") + SyncKindName(y.sync_kind));
+    StringId name = impl_->SyncNameId(y.sync_kind);
     impl_->Push(s, y.start, y.end, name, MakeRef(EventKind::kSync, id));
   }
 }
@@ -456,7 +524,7 @@ void ModelBuilder::AddKernel(const KernelRecord& r, StringId args) {
   impl_->AddKernel(r, args);
 }
 void ModelBuilder::AddMemcpy(const MemcpyRecord& r, StringId args) {
-  impl_->AddMemcpy(r, args, impl_->SyntheticName(MemcpyName(r.copy_kind)));
+  impl_->AddMemcpy(r, args, impl_->MemcpyNameId(r.copy_kind));
 }
 void ModelBuilder::AddMemset(const MemsetRecord& r, StringId args) {
   impl_->AddMemset(r, args, impl_->SyntheticName("Memset"));
@@ -722,12 +790,50 @@ namespace gt::viewer {
 // [SECTION] Finish: lanes
 // -----------------------------------------------------------------------------------------------------------------
 
+void ModelBuilder::Impl::GatherOneLane(Staging& s, const std::vector<uint32_t>& perm, TrackId track_id,
+                                       int64_t* first, int64_t* last) {
+  const uint32_t n = s.n;
+  Lane lane;
+  lane.track = track_id;
+  lane.start.resize(n), lane.dur.resize(n), lane.name.resize(n), lane.ref.resize(n);
+  if (s.has_aux) lane.aux.resize(n);
+  const bool sparse = !s.ret.empty() || !s.args.empty();
+  std::vector<uint32_t> new_index;
+  if (sparse) new_index.assign(n, kNone);
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t i = perm[k];
+    const int64_t st = s.start[i], en = s.end[i], d = en - st;
+    lane.start[k] = st;
+    if (d >= int64_t{kDurOverflow}) {
+      lane.dur[k] = kDurOverflow;
+      lane.long_dur.emplace_back(k, d);  // k ascends: sorted by index
+    } else {
+      lane.dur[k] = static_cast<uint32_t>(d);
+    }
+    lane.name[k] = s.name[i];
+    lane.ref[k] = s.ref[i];
+    if (s.has_aux) lane.aux[k] = s.aux[i];
+    if (sparse) new_index[i] = k;
+    lo = std::min(lo, st);
+    hi = std::max(hi, en);
+  }
+  auto by_index = [](const auto& a, const auto& b) { return a.first < b.first; };
+  for (const auto& [i, v] : s.ret) lane.return_code.emplace_back(new_index[i], v);
+  for (const auto& [i, v] : s.args) lane.args.emplace_back(new_index[i], v);
+  std::sort(lane.return_code.begin(), lane.return_code.end(), by_index);
+  std::sort(lane.args.begin(), lane.args.end(), by_index);
+  m->lanes.push_back(std::move(lane));
+  *first = std::min(*first, lo);
+  *last = std::max(*last, hi);
+}
+
 void ModelBuilder::Impl::PackLanes(Staging& s, TrackId track_id) {
   TraceModel& M = *m;
   Track& t = M.tracks[track_id];
   t.first_lane = static_cast<LaneId>(M.lanes.size());
-  const uint32_t n = static_cast<uint32_t>(s.start.size());
-  if (s.has_aux) s.aux.resize(n);
+  s.Trim();
+  const uint32_t n = s.n;
   if (n == 0) return;
 
   bool sorted = true, disjoint = true;
@@ -809,80 +915,87 @@ void ModelBuilder::Impl::PackLanes(Staging& s, TrackId track_id) {
     // Depth: the lowest lane free at the event's start (first fit). For properly nested input this is the
     // nesting depth (every ancestor's lane is still busy, every deeper lane is free); partially overlapping
     // input packs compactly instead of stacking ever deeper. Lanes never overlap by construction.
-    std::vector<uint32_t> depth(n, 0);
-    uint32_t max_depth = 0;
     bool merged_disjoint = true;
     for (uint32_t k = 1; k < n && merged_disjoint; ++k)
       if (s.end[perm[k - 1]] > s.start[perm[k]]) merged_disjoint = false;
-    if (!merged_disjoint) {
-      using Busy = std::pair<int64_t, uint32_t>;  // (end, lane)
-      std::priority_queue<Busy, std::vector<Busy>, std::greater<Busy>> busy;
-      std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> free_lanes;
-      uint32_t lanes_used = 0;
-      for (uint32_t i : perm) {
-        while (!busy.empty() && busy.top().first <= s.start[i])
-          free_lanes.push(busy.top().second), busy.pop();
-        uint32_t d;
-        if (!free_lanes.empty()) {
-          d = free_lanes.top();
-          free_lanes.pop();
-        } else if (lanes_used < kMaxDepth) {
-          d = lanes_used++;
-        } else {
-          depth[i] = kNone;
-          ++too_deep;
-          continue;
+    if (merged_disjoint) {
+      // Interleaved runs that don't overlap (a stream's kernels and copies): one lane, gathered in merge
+      // order through sized columns (no per-event push_back, no depth array).
+      GatherOneLane(s, perm, track_id, &first, &last);
+      t.lane_count = 1;
+    } else {
+      std::vector<uint32_t> depth(n, 0);
+      uint32_t max_depth = 0;
+      {
+        using Busy = std::pair<int64_t, uint32_t>;  // (end, lane)
+        std::priority_queue<Busy, std::vector<Busy>, std::greater<Busy>> busy;
+        std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> free_lanes;
+        uint32_t lanes_used = 0;
+        for (uint32_t i : perm) {
+          while (!busy.empty() && busy.top().first <= s.start[i])
+            free_lanes.push(busy.top().second), busy.pop();
+          uint32_t d;
+          if (!free_lanes.empty()) {
+            d = free_lanes.top();
+            free_lanes.pop();
+          } else if (lanes_used < kMaxDepth) {
+            d = lanes_used++;
+          } else {
+            depth[i] = kNone;
+            ++too_deep;
+            continue;
+          }
+          depth[i] = d;
+          max_depth = std::max(max_depth, d);
+          busy.push({s.end[i], d});
         }
-        depth[i] = d;
-        max_depth = std::max(max_depth, d);
-        busy.push({s.end[i], d});
       }
+      const uint32_t lanes = max_depth + 1;
+      std::vector<uint32_t> counts(lanes, 0);
+      for (uint32_t i = 0; i < n; ++i)
+        if (depth[i] != kNone) ++counts[depth[i]];
+      const LaneId base = static_cast<LaneId>(M.lanes.size());
+      M.lanes.resize(base + lanes);
+      for (uint32_t d = 0; d < lanes; ++d) {
+        Lane& l = M.lanes[base + d];
+        l.track = track_id;
+        l.depth = d;
+        l.start.reserve(counts[d]);
+        l.dur.reserve(counts[d]);
+        l.name.reserve(counts[d]);
+        l.ref.reserve(counts[d]);
+        if (s.has_aux) l.aux.reserve(counts[d]);
+      }
+      // Sparse attributes follow their event: staging index -> (lane, index).
+      std::vector<uint32_t> new_index;
+      const bool sparse = !s.ret.empty() || !s.args.empty();
+      if (sparse) new_index.assign(n, kNone);
+      for (uint32_t i : perm) {
+        if (depth[i] == kNone) continue;
+        Lane& l = M.lanes[base + depth[i]];
+        uint32_t idx = l.size();
+        if (sparse) new_index[i] = idx;
+        l.start.push_back(s.start[i]);
+        fill_dur(l, s.start[i], s.end[i], idx);
+        l.name.push_back(s.name[i]);
+        l.ref.push_back(s.ref[i]);
+        if (s.has_aux) l.aux.push_back(s.aux[i]);
+        first = std::min(first, s.start[i]);
+        last = std::max(last, s.end[i]);
+      }
+      for (const auto& [i, v] : s.ret)
+        if (depth[i] != kNone) M.lanes[base + depth[i]].return_code.emplace_back(new_index[i], v);
+      for (const auto& [i, v] : s.args)
+        if (depth[i] != kNone) M.lanes[base + depth[i]].args.emplace_back(new_index[i], v);
+      for (uint32_t d = 0; d < lanes; ++d) {
+        Lane& l = M.lanes[base + d];
+        auto by_index = [](const auto& a, const auto& b) { return a.first < b.first; };
+        std::sort(l.return_code.begin(), l.return_code.end(), by_index);
+        std::sort(l.args.begin(), l.args.end(), by_index);
+        std::sort(l.long_dur.begin(), l.long_dur.end(), by_index);
+      }
+      t.lane_count = lanes;
     }
-    const uint32_t lanes = max_depth + 1;
-    std::vector<uint32_t> counts(lanes, 0);
-    for (uint32_t i = 0; i < n; ++i)
-      if (depth[i] != kNone) ++counts[depth[i]];
-    const LaneId base = static_cast<LaneId>(M.lanes.size());
-    M.lanes.resize(base + lanes);
-    for (uint32_t d = 0; d < lanes; ++d) {
-      Lane& l = M.lanes[base + d];
-      l.track = track_id;
-      l.depth = d;
-      l.start.reserve(counts[d]);
-      l.dur.reserve(counts[d]);
-      l.name.reserve(counts[d]);
-      l.ref.reserve(counts[d]);
-      if (s.has_aux) l.aux.reserve(counts[d]);
-    }
-    // Sparse attributes follow their event: staging index -> (lane, index).
-    std::vector<uint32_t> new_index;
-    const bool sparse = !s.ret.empty() || !s.args.empty();
-    if (sparse) new_index.assign(n, kNone);
-    for (uint32_t i : perm) {
-      if (depth[i] == kNone) continue;
-      Lane& l = M.lanes[base + depth[i]];
-      uint32_t idx = l.size();
-      if (sparse) new_index[i] = idx;
-      l.start.push_back(s.start[i]);
-      fill_dur(l, s.start[i], s.end[i], idx);
-      l.name.push_back(s.name[i]);
-      l.ref.push_back(s.ref[i]);
-      if (s.has_aux) l.aux.push_back(s.aux[i]);
-      first = std::min(first, s.start[i]);
-      last = std::max(last, s.end[i]);
-    }
-    for (const auto& [i, v] : s.ret)
-      if (depth[i] != kNone) M.lanes[base + depth[i]].return_code.emplace_back(new_index[i], v);
-    for (const auto& [i, v] : s.args)
-      if (depth[i] != kNone) M.lanes[base + depth[i]].args.emplace_back(new_index[i], v);
-    for (uint32_t d = 0; d < lanes; ++d) {
-      Lane& l = M.lanes[base + d];
-      auto by_index = [](const auto& a, const auto& b) { return a.first < b.first; };
-      std::sort(l.return_code.begin(), l.return_code.end(), by_index);
-      std::sort(l.args.begin(), l.args.end(), by_index);
-      std::sort(l.long_dur.begin(), l.long_dur.end(), by_index);
-    }
-    t.lane_count = lanes;
   }
   uint64_t count = 0;
   for (uint32_t d = 0; d < t.lane_count; ++d) {
