@@ -152,6 +152,9 @@ struct ColumnReader {
   // by RepeatReader without touching bytes.
   bool repeat = false;
   uint64_t repeat_next = 0, repeat_rest = 0;
+  // Readable memory ends here (>= end; null = end): the decoder may read a block's values without a bounds
+  // check per value when the block cannot read past it, and checks p <= end once after the block.
+  const uint8_t* limit = nullptr;
 
   GT_INLINE uint64_t Varint() {
     if (end - p >= 10) [[likely]] {
@@ -208,6 +211,34 @@ struct ColumnReader {
     return true;
   }
   bool done() const { return p == end; }
+};
+
+// A ColumnReader's cursor for a block whose worst case (10 bytes per value) stays inside readable memory:
+// no bounds check per value. Running past the column's end is detected after the block (p > end).
+struct UncheckedReader {
+  const uint8_t* p;
+  uint64_t prev;
+  bool bad;
+  GT_INLINE uint64_t Varint() {
+    uint64_t b = *p++;
+    if (b < 0x80) [[likely]]
+      return b;
+    uint64_t r = b & 0x7f;
+    for (int s = 7; s < 64; s += 7) {
+      b = *p++;
+      r |= (b & 0x7f) << s;
+      if (b < 0x80) return r;
+    }
+    bad = true;
+    return 0;
+  }
+  GT_INLINE uint8_t Byte() { return *p++; }
+  GT_INLINE double F64() {
+    double d;
+    std::memcpy(&d, p, 8);
+    p += 8;
+    return d;
+  }
 };
 
 // Reads a repeat column through the ColumnReader interface: no bytes, no bounds, no errors.

@@ -356,16 +356,20 @@ class TraceReader::Impl {
       if (h.stored_size != h.raw_size)
         return Corrupt("stored size differs from raw size of an uncompressed chunk");
       *raw = payload;
+      raw_limit_ = bytes_.data() + bytes_.size();
       return Status::Ok();
     }
     raw_.Clear();
-    uint8_t* dst = raw_.Reserve(h.raw_size + 1);
+    // Zeroed padding after the payload lets the column decoder skip per-value bounds checks (see limit_).
+    uint8_t* dst = raw_.Reserve(h.raw_size + kDecodePadding);
+    std::memset(dst + h.raw_size, 0, kDecodePadding);
     size_t n = ZSTD_decompressDCtx(dctx_, dst, h.raw_size, payload, h.stored_size);
     if (ZSTD_isError(n)) return Corrupt(std::string("zstd: ") + ZSTD_getErrorName(n));
     if (n != h.raw_size)
       return Corrupt("decompressed to " + std::to_string(n) + " bytes, header says " +
                      std::to_string(h.raw_size));
     *raw = dst;
+    raw_limit_ = dst + h.raw_size + kDecodePadding;
     return Status::Ok();
   }
 
@@ -373,6 +377,7 @@ class TraceReader::Impl {
     const uint8_t* raw = nullptr;
     GT_RETURN_IF_ERROR(Decompress(h, payload, &raw));
     ColumnReader in{raw, raw + h.raw_size};
+    raw_begin_ = raw;
     switch (RecordKind(h.type)) {
       case RecordKind::kMetadata:
         return DecodeMetadata(sink, in);
@@ -495,6 +500,8 @@ class TraceReader::Impl {
     if (p != in.end) return Corrupt(std::string(kind) + " chunk: bytes after the last column");
     GT_RETURN_IF_ERROR(UpgradeRecordColumns(version_, schema::KindOf<R>::kValue, expected, h.record_count,
                                             columns_.data(), &n, &defaults_));
+    for (uint32_t i = 0; i < expected; ++i)  // columns inside the payload (not synthesized by an upgrade)
+      if (columns_[i].p >= raw_begin_ && columns_[i].end <= in.end) columns_[i].limit = raw_limit_;
     if (stored_columns > 0 && uint64_t(h.record_count) > h.raw_size)
       return Corrupt(std::string(kind) + " chunk: " + std::to_string(h.record_count) +
                      " records cannot fit in " + std::to_string(h.raw_size) + " bytes");
@@ -528,6 +535,9 @@ class TraceReader::Impl {
   StringId lost_name_ = 0, truncated_name_ = 0;
   // scratch, reused chunk to chunk
   ByteBuf raw_, defaults_;
+  static constexpr size_t kDecodePadding = 10 * schema::kBlock;  // one block's worst case
+  const uint8_t* raw_begin_ = nullptr;                           // the payload being decoded ...
+  const uint8_t* raw_limit_ = nullptr;  // ... and the end of readable memory after it
   std::vector<ColumnReader> columns_;
   std::vector<uint32_t> lengths_;
   std::vector<uint64_t> col_len_;

@@ -341,9 +341,10 @@ inline bool DetectRepeat(const EncodeColumn& col, uint64_t* x, uint64_t* y) {
   const uint8_t* p = col.buf.data();
   const size_t n = col.buf.size();
   if (col.type == EncodeColumn::kRaw8 || n < 3) return false;
+  // The periodicity checks compare the column with itself shifted by one period (memcmp only reads, so the
+  // overlap is fine): p[k] == p[k + period] for every k from the start of the repeated part.
   if (col.type == EncodeColumn::kByte) {
-    for (size_t i = 2; i < n; ++i)
-      if (p[i] != p[1]) return false;
+    if (std::memcmp(p + 1, p + 2, n - 2) != 0) return false;
     *x = p[0], *y = p[1];
     return true;
   }
@@ -365,14 +366,7 @@ inline bool DetectRepeat(const EncodeColumn& col, uint64_t* x, uint64_t* y) {
   if (!read(i, y)) return false;
   size_t ly = i - y_start;
   if ((n - y_start) % ly != 0) return false;
-  if (ly == 1) {
-    for (size_t k = i; k < n; ++k)
-      if (p[k] != p[y_start]) return false;
-    return true;
-  }
-  for (size_t k = i; k < n; k += ly)
-    if (std::memcmp(p + k, p + y_start, ly) != 0) return false;
-  return true;
+  return n - y_start == ly || std::memcmp(p + y_start, p + i, n - i) == 0;
 }
 
 template <class R>
@@ -469,6 +463,15 @@ struct BlockDecoder {
       for (size_t k = 0; k < n; ++k) store(k, r);
       col.repeat_next = r.next;
       col.prev = r.prev;
+      return;
+    }
+    const uint8_t* limit = col.limit ? col.limit : col.end;
+    if (limit - col.p >= ptrdiff_t(10 * n) && !col.bad) [[likely]] {
+      format::UncheckedReader r{col.p, col.prev, false};
+      for (size_t k = 0; k < n; ++k) store(k, r);
+      col.p = r.p;
+      col.prev = r.prev;
+      if (r.bad || r.p > col.end) col.bad = true;  // the chunk is rejected; p stays inside `limit`
       return;
     }
     format::ColumnReader r = col;  // local copy: cursor and state live in registers
