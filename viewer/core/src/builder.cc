@@ -177,15 +177,19 @@ class ModelBuilder::Impl {
   std::array<CacheSlot, kStageCacheSize> stage_cache;
 
   Staging& Stage(TrackKind kind, uint32_t pid, uint32_t a, uint32_t b = 0, uint32_t c = 0) {
-    StageKey k{kind, pid, a, b, c};
     uint64_t h = (uint64_t{pid} * 0x9E3779B97F4A7C15ull) ^ (uint64_t{a} * 0xC2B2AE3D27D4EB4Full) ^
                  (uint64_t{b} * 0x165667B19E3779F9ull) ^ (uint64_t{c} * 0xFF51AFD7ED558CCDull) ^
                  uint64_t(kind);
     h ^= h >> 31;
-    CacheSlot& slot = stage_cache[h & (kStageCacheSize - 1)];
+    const CacheSlot& slot = stage_cache[h & (kStageCacheSize - 1)];
     if (slot.stage != kNone && slot.key.pid == pid && slot.key.a == a && slot.key.b == b && slot.key.c == c &&
-        slot.key.kind == kind)
+        slot.key.kind == kind) [[likely]]
       return stages[slot.stage];
+    return StageMiss(StageKey{kind, pid, a, b, c}, h & (kStageCacheSize - 1));
+  }
+  // Out of line: keeps the hit path above small enough to inline into every record loop.
+  [[gnu::noinline]] Staging& StageMiss(const StageKey& k, size_t slot_index) {
+    CacheSlot& slot = stage_cache[slot_index];
     auto [it, inserted] = stage_index.try_emplace(k, static_cast<uint32_t>(stages.size()));
     if (inserted) {
       stages.emplace_back();
@@ -1206,13 +1210,19 @@ void ModelBuilder::Impl::Summarize() {
         top.pop(), top.push({ge - gs, gs});
     };
     while (true) {
+      // One scan for the smallest head (first lane on ties) and the second-smallest: consume lane li up to
+      // it.
       uint32_t li = 0;
-      int64_t limit = INT64_MAX;  // the second-smallest head: consume lane li up to it
-      for (uint32_t i = 1; i < head.size(); ++i)
-        if (head[i] < head[li]) li = i;
+      int64_t limit = INT64_MAX;
+      for (uint32_t i = 1; i < head.size(); ++i) {
+        if (head[i] < head[li]) {
+          limit = head[li];
+          li = i;
+        } else {
+          limit = std::min(limit, head[i]);
+        }
+      }
       if (head[li] == INT64_MAX) break;
-      for (uint32_t i = 0; i < head.size(); ++i)
-        if (i != li) limit = std::min(limit, head[i]);
       const Lane& l = M.lanes[lanes[li]];
       uint32_t& p = pos[li];
       do {
