@@ -56,8 +56,10 @@ void BuildLaneLod(Lane& lane) {
   for (uint32_t b = 0; b < level.size(); ++b) {
     uint32_t md = 0, mg = 0;
     for (uint32_t x = b * F; x < std::min(n, (b + 1) * F); ++x) {
-      const int64_t e = lane.End(x);
-      md = std::max(md, lane.dur[x]);  // kDurOverflow already saturates
+      const uint32_t d = lane.dur[x];
+      // Inline end for the common short event; Duration() (out of line, searches long_dur) only for overflow.
+      const int64_t e = d == kDurOverflow ? lane.End(x) : lane.start[x] + int64_t{d};
+      md = std::max(md, d);  // kDurOverflow already saturates
       mg = std::max(mg, Saturate(lane.start[x] - prev_end));
       prev_end = e;
     }
