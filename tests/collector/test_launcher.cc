@@ -39,7 +39,8 @@ std::string Work(const std::string& name) {
 // Runs gcollect with `args`, stderr to a file. GTRACE_NO_PRELOAD: sanitizer runtimes must come first in a
 // process, so tests never preload the (possibly sanitized) injection library into other programs.
 Result Run(const std::vector<std::string>& args, pid_t* pid_out = nullptr, bool wait = true) {
-  std::string err_path = std::string(WORK_DIR) + "/stderr.txt";
+  // Per test process: CTest runs the test cases as separate processes in parallel.
+  std::string err_path = std::string(WORK_DIR) + "/stderr-" + std::to_string(getpid()) + ".txt";
   mkdir(WORK_DIR, 0755);
   pid_t pid = fork();
   if (pid == 0) {
@@ -230,7 +231,7 @@ TEST_CASE("forked children's parts are merged: one trace, several processes") {
 }
 
 TEST_CASE(
-    "--upload hands the finished trace to `gtrace upload`; a failed upload keeps the trace and the status") {
+    "gcollect --upload hands the finished trace to gtrace upload, a failed upload keeps trace and status") {
   // A stand-in for the gtrace CLI (GTRACE_CLI): records its arguments and exits with the status it is told.
   std::string fake = std::string(WORK_DIR) + "/fake-gtrace.sh";
   std::string args_file = std::string(WORK_DIR) + "/fake-gtrace.args";
