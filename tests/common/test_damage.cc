@@ -55,32 +55,9 @@ void SetVersion(std::string& b, size_t at, uint16_t major, uint16_t minor) {
   format::PutU32(h + 16, format::Crc32c(0, h, 16));
 }
 
-template <class R>
-std::string PrefixOf(const Strings& s, const char* what, const std::vector<R>& full,
-                     const std::vector<R>& part) {
-  if (part.size() > full.size()) return std::string(what) + ": more records than written";
-  for (size_t i = 0; i < part.size(); ++i) {
-    std::string d = Diff(s, full[i], part[i]);
-    if (!d.empty()) return std::string(what) + "[" + std::to_string(i) + "]." + d;
-  }
-  return "";
-}
-
 // Every record list of `part` is a prefix of the one in `full`.
 std::string PrefixDiff(const TraceData& full, const TraceData& part) {
-  Strings s{full, part};
-  std::string d;
-#define L(f) \
-  if (!(d = PrefixOf(s, #f, full.f, part.f)).empty()) return d;
-  L(processes)
-  L(threads)
-  L(devices)
-  L(contexts)
-  L(streams)
-  L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs) L(memory) L(overheads) L(counter_descriptors)
-      L(counter_samples) L(kernel_metrics) L(stall_samples) L(flows)
-#undef L
-          return "";
+  return DiffRecordLists(full, part, /*b_may_be_prefix=*/true);
 }
 
 bool HasLoss(const TraceData& t, const std::string& name) {

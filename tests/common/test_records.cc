@@ -115,10 +115,11 @@ std::string Diff(const Strings& s, const DeviceRecord& a, const DeviceRecord& b)
   EQS(name)
   EQS(uuid)
   EQS(chip)
-  EQ(cc_major) EQ(cc_minor) EQ(sm_count) EQ(sm_clock_khz) EQ(mem_clock_khz) EQ(mem_bus_width_bits)
-      EQ(memory_bytes) EQ(l2_bytes) EQ(shared_mem_per_sm) EQ(shared_mem_per_block_max) EQ(regs_per_sm)
-          EQ(max_warps_per_sm) EQ(max_blocks_per_sm) EQ(max_threads_per_block) EQ(warp_size)
-              EQF(dram_bandwidth) EQF(l2_bandwidth) EQF(l1_bandwidth);
+  EQ(cc_major)
+  EQ(cc_minor) EQ(sm_count) EQ(sm_clock_khz) EQ(mem_clock_khz) EQ(mem_bus_width_bits) EQ(memory_bytes)
+      EQ(l2_bytes) EQ(shared_mem_per_sm) EQ(shared_mem_per_block_max) EQ(regs_per_sm) EQ(max_warps_per_sm)
+          EQ(max_blocks_per_sm) EQ(max_threads_per_block) EQ(warp_size) EQF(dram_bandwidth) EQF(l2_bandwidth)
+              EQF(l1_bandwidth);
   for (size_t i = 0; i < kPrecisionCount; ++i)
     if (!Bits(a.peak_flops[i], b.peak_flops[i])) return "peak_flops[" + std::to_string(i) + "]";
   EQ(peak_source) return "";
@@ -135,8 +136,9 @@ std::string Diff(const Strings& s, const KernelRecord& a, const KernelRecord& b)
   EQ(pid)
   EQ(device_id)
   EQ(context_id)
-  EQ(stream_id) EQ(correlation_id) EQS(name) EQ(grid) EQ(block) EQ(cluster) EQ(registers_per_thread)
-      EQ(static_shared_bytes) EQ(dynamic_shared_bytes) EQ(local_bytes_per_thread) EQ(launch_type) EQ(graph_id)
+  EQ(stream_id)
+  EQ(correlation_id) EQS(name) EQ(grid) EQ(block) EQ(cluster) EQ(registers_per_thread) EQ(static_shared_bytes)
+      EQ(dynamic_shared_bytes) EQ(local_bytes_per_thread) EQ(launch_type) EQ(graph_id)
           EQ(graph_node_id) return "";
 }
 std::string Diff(const Strings&, const MemcpyRecord& a, const MemcpyRecord& b) {
@@ -145,8 +147,9 @@ std::string Diff(const Strings&, const MemcpyRecord& a, const MemcpyRecord& b) {
   EQ(pid)
   EQ(device_id)
   EQ(context_id)
-  EQ(stream_id) EQ(correlation_id) EQ(bytes) EQ(copy_kind) EQ(src_kind) EQ(dst_kind) EQ(is_async)
-      EQ(peer_device_id) EQ(graph_id) return "";
+  EQ(stream_id)
+  EQ(correlation_id) EQ(bytes) EQ(copy_kind) EQ(src_kind) EQ(dst_kind) EQ(is_async) EQ(peer_device_id)
+      EQ(graph_id) return "";
 }
 std::string Diff(const Strings&, const MemsetRecord& a, const MemsetRecord& b) {
   EQ(start)
@@ -209,31 +212,41 @@ std::string Diff(const Strings& s, const LossRecord& a, const LossRecord& b) {
 
 template <class R>
 static std::string DiffList(const Strings& s, const char* what, const std::vector<R>& a,
-                            const std::vector<R>& b) {
-  if (a.size() != b.size())
+                            const std::vector<R>& b, bool b_may_be_prefix) {
+  if (b_may_be_prefix ? b.size() > a.size() : a.size() != b.size())
     return std::string(what) + ": " + std::to_string(a.size()) + " vs " + std::to_string(b.size()) +
            " records";
-  for (size_t i = 0; i < a.size(); ++i) {
+  for (size_t i = 0; i < b.size(); ++i) {
     std::string d = Diff(s, a[i], b[i]);
     if (!d.empty()) return std::string(what) + "[" + std::to_string(i) + "]." + d;
   }
   return "";
 }
 
-std::string DiffTraces(const TraceData& a, const TraceData& b) {
+std::string DiffRecordLists(const TraceData& a, const TraceData& b, bool b_may_be_prefix) {
   Strings s{a, b};
   std::string d;
 #define L(f) \
-  if (!(d = DiffList(s, #f, a.f, b.f)).empty()) return d;
+  if (!(d = DiffList(s, #f, a.f, b.f, b_may_be_prefix)).empty()) return d;
   L(processes)
   L(threads)
   L(devices)
   L(contexts)
   L(streams)
-  L(kernels) L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs) L(memory) L(overheads) L(counter_descriptors)
-      L(counter_samples) L(kernel_metrics) L(stall_samples) L(flows) L(losses)
+  L(kernels)
+  L(memcpys) L(memsets) L(api_calls) L(nvtx) L(syncs) L(memory) L(overheads) L(counter_descriptors)
+      L(counter_samples) L(kernel_metrics) L(stall_samples) L(flows)
 #undef L
-          if (a.metadata.entries != b.metadata.entries) return "metadata.entries";
+          return "";
+}
+
+std::string DiffTraces(const TraceData& a, const TraceData& b) {
+  std::string d = DiffRecordLists(a, b, /*b_may_be_prefix=*/false);
+  if (!d.empty()) return d;
+  Strings s{a, b};
+  if (!(d = DiffList(s, "losses", a.losses, b.losses, false)).empty()) return d;
+
+  if (a.metadata.entries != b.metadata.entries) return "metadata.entries";
   if (a.metadata.clock_syncs.size() != b.metadata.clock_syncs.size()) return "metadata.clock_syncs.size";
   for (size_t i = 0; i < a.metadata.clock_syncs.size(); ++i)
     if (a.metadata.clock_syncs[i].realtime_ns != b.metadata.clock_syncs[i].realtime_ns ||

@@ -117,6 +117,9 @@ std::string Diff(const Strings& s, const LossRecord& a, const LossRecord& b);
 
 // Whole-trace comparison: every record list and the metadata. "" when equal.
 std::string DiffTraces(const TraceData& a, const TraceData& b);
+// Field-wise comparison of every record list but the losses; with b_may_be_prefix, each list of `b` need only
+// be a prefix of `a`'s (what a truncated or damaged copy keeps).
+std::string DiffRecordLists(const TraceData& a, const TraceData& b, bool b_may_be_prefix);
 
 // A random trace with `per_kind` records of every kind, strings interned in `a` (ids valid in a.strings).
 TraceData RandomTrace(uint64_t seed, size_t per_kind);
