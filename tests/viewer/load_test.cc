@@ -187,6 +187,14 @@ TEST_CASE("real traces under tests/data load with events and a kernel summary", 
       REQUIRE(rows.size() == 1);
       CHECK(model.Str(rows[0].name) == "stream_work(float*, unsigned long, int)");
     }
+    if (std::string(*f).find("h200_torch_profiler") != std::string::npos) {  // golden: the real Kineto trace
+      REQUIRE(model.device_summaries.size() == 1);
+      CHECK(model.device_summaries[0].kernel_count == 100);
+      CHECK(model.device_summaries[0].memset_count == 5);
+      // Kineto writes each forward->backward flow's end before its start: all 35 still pair up.
+      CHECK(model.flows.size() == 35);
+      for (const LossStat& l : model.losses) CHECK(l.name != "json_events_skipped");
+    }
     CHECK(!StatsReport(model).empty());
     ++n;
   }

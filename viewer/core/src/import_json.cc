@@ -293,7 +293,16 @@ class Importer {
   std::map<std::pair<uint32_t, uint32_t>, std::vector<Open>> be_stacks_;
   std::map<std::tuple<uint32_t, std::string, std::string>, std::vector<Open>> async_open_;
   std::map<std::pair<uint32_t, std::string>, uint32_t> counter_ids_;
-  std::map<std::string, std::tuple<uint32_t, uint32_t, int64_t>> flow_starts_;  // id -> (pid, tid, ts)
+  // Flow steps are matched once the whole file is read: writers (Kineto among them) do not emit them in time
+  // order, and the viewers people compare us with chain each id's steps by timestamp.
+  struct FlowStep {
+    std::string id;  // category + '\x1f' + id: ids are scoped by category
+    int64_t ts;
+    uint32_t pid, tid;
+    char ph;
+  };
+  std::vector<FlowStep> flow_steps_;
+  void ResolveFlows();
   std::map<std::string, uint64_t> skipped_;
   // GPU events wait for the host pid (known once all runtime calls were seen).
   struct Gpu {
@@ -444,20 +453,7 @@ void Importer::OnEvent(JEvent& e) {
         return;
       }
       if (e.id.empty()) return Skip("flow events without an id");
-      std::string fid = e.cat + "\x1f" + e.id;
-      if (ph == 's') {
-        flow_starts_[fid] = {pid, tid, e.ts};
-        ++accepted;
-        return;
-      }
-      auto it = flow_starts_.find(fid);
-      if (it == flow_starts_.end()) return Skip("flow steps without a start");
-      FlowEndpoints f;
-      std::tie(f.from_pid, f.from_tid, f.from_ts) = it->second;
-      f.to_pid = pid, f.to_tid = tid, f.to_ts = e.ts;
-      b_.AddFlow(f);
-      it->second = {pid, tid, e.ts};  // a "t" step continues the chain from here
-      if (ph == 'f') flow_starts_.erase(it);
+      flow_steps_.push_back({e.cat + "\x1f" + e.id, e.ts, pid, tid, ph});
       ++accepted;
       return;
     }
@@ -555,7 +551,36 @@ void Importer::OnDeviceProperties(const std::string& text) {
   pending_devices_.insert(pending_devices_.end(), devs.begin(), devs.end());
 }
 
+void Importer::ResolveFlows() {
+  auto phase_order = [](char ph) { return ph == 's' ? 0 : ph == 't' ? 1 : 2; };
+  std::stable_sort(flow_steps_.begin(), flow_steps_.end(), [&](const FlowStep& a, const FlowStep& b) {
+    if (a.id != b.id) return a.id < b.id;
+    if (a.ts != b.ts) return a.ts < b.ts;
+    return phase_order(a.ph) < phase_order(b.ph);
+  });
+  const FlowStep* from = nullptr;  // the chain's last step, while a chain of this id is open
+  for (size_t i = 0; i < flow_steps_.size(); ++i) {
+    const FlowStep& st = flow_steps_[i];
+    if (from && from->id != st.id) from = nullptr;
+    if (st.ph == 's') {
+      from = &st;
+      continue;
+    }
+    if (!from) {
+      Skip("flow steps without a start");
+      continue;
+    }
+    FlowEndpoints f;
+    f.from_pid = from->pid, f.from_tid = from->tid, f.from_ts = from->ts;
+    f.to_pid = st.pid, f.to_tid = st.tid, f.to_ts = st.ts;
+    b_.AddFlow(f);
+    from = st.ph == 'f' ? nullptr : &st;  // a "t" step continues the chain from here
+  }
+  flow_steps_.clear();
+}
+
 Status Importer::Finish(bool kineto) {
+  ResolveFlows();
   // Unclosed B and async begins: shown up to their last known time would invent data; count them instead.
   uint64_t unclosed = 0;
   for (auto& [k, st] : be_stacks_) unclosed += st.size();
