@@ -193,6 +193,74 @@ TEST_CASE("counters: pyramid min/max and per-pixel columns match brute force", "
   }
 }
 
+// The column folding QueryCounter must reproduce, written the obvious way: per column, binary searches over
+// all samples and a min/max over every sample in it.
+static std::vector<CounterColumn> ReferenceColumns(const CounterTrack& c, int64_t t0, int64_t t1,
+                                                   double nspx) {
+  std::vector<CounterColumn> out;
+  const uint32_t n = uint32_t(c.time.size());
+  const int64_t cols = std::max<int64_t>(1, int64_t(std::ceil(double(t1 - t0) / nspx)));
+  auto col_start = [&](int64_t col) {
+    return col >= cols ? t1 : std::min(t1, t0 + int64_t(double(col) * nspx));
+  };
+  int64_t col = 0;
+  while (col < cols) {
+    const int64_t cs = col_start(col);
+    const uint32_t j0 = uint32_t(std::lower_bound(c.time.begin(), c.time.end(), cs) - c.time.begin());
+    const bool held = j0 > 0;
+    const double hv = held ? c.value[j0 - 1] : 0.0;
+    if (j0 >= n || c.time[j0] >= t1) {
+      if (held) out.push_back({cs, t1, hv, hv, hv, hv, 0});
+      break;
+    }
+    int64_t cj = col;  // the column holding sample j0, by scanning column starts
+    while (cj + 1 < cols && col_start(cj + 1) <= c.time[j0]) ++cj;
+    if (cj > col) {
+      if (held) out.push_back({cs, col_start(cj), hv, hv, hv, hv, 0});
+      col = cj;
+      continue;
+    }
+    const int64_t ce = col_start(col + 1);
+    const uint32_t j1 = uint32_t(std::lower_bound(c.time.begin(), c.time.end(), ce) - c.time.begin());
+    double lo = held ? hv : c.value[j0], hi = lo;
+    for (uint32_t i = j0; i < j1; ++i) lo = std::min(lo, c.value[i]), hi = std::max(hi, c.value[i]);
+    out.push_back({cs, ce, held ? hv : c.value[j0], lo, hi, c.value[j1 - 1], j1 - j0});
+    ++col;
+  }
+  return out;
+}
+
+static bool SameColumns(const std::vector<CounterColumn>& a, const std::vector<CounterColumn>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].t0 != b[i].t0 || a[i].t1 != b[i].t1 || a[i].first != b[i].first || a[i].min != b[i].min ||
+        a[i].max != b[i].max || a[i].last != b[i].last || a[i].samples != b[i].samples)
+      return false;
+  return true;
+}
+
+TEST_CASE("counters: columns equal the brute-force folding at every density", "[lod][counter]") {
+  gt::synth::Rng rng(77);
+  for (int trial = 0; trial < 30; ++trial) {
+    CounterTrack c = RandomCounter(rng, 1 + rng.Below(trial < 10 ? 300 : 200000));
+    const int64_t lo = c.time.front() - 2000, hi = c.time.back() + 2000;
+    for (int q = 0; q < 25; ++q) {
+      int64_t t0 = lo + int64_t(rng.Next() % uint64_t(hi - lo)),
+              t1 = lo + int64_t(rng.Next() % uint64_t(hi - lo));
+      if (t0 > t1) std::swap(t0, t1);
+      if (q == 0) t0 = lo, t1 = hi;  // full zoom-out: up to hundreds of samples per column
+      if (t0 == t1) ++t1;
+      // From many samples per column (pyramid path) to many columns per sample (flat columns).
+      const double width = q % 3 == 0 ? 50 + rng.Below(200) : 200 + rng.Below(3000);
+      const double nspx = std::max(0.01, double(t1 - t0) / width);
+      std::vector<CounterColumn> cols;
+      QueryCounter(c, t0, t1, nspx, &cols);
+      const auto want = ReferenceColumns(c, t0, t1, nspx);
+      REQUIRE(SameColumns(cols, want));
+    }
+  }
+}
+
 TEST_CASE("idle gaps from folded lanes are exact at pixel resolution", "[lod][idle]") {
   gt::synth::SynthOptions o;
   o.events = 30000;

@@ -234,6 +234,26 @@ std::pair<double, double> CounterMinMax(const CounterTrack& c, uint32_t first, u
   return {lo, hi};
 }
 
+// First index in [lo, hi) with time >= t, galloping from lo: the answer is usually a few samples ahead.
+static uint32_t GallopTime(const std::vector<int64_t>& time, uint32_t lo, uint32_t hi, int64_t t) {
+  uint64_t step = 1;
+  uint64_t prev = lo;
+  while (true) {
+    const uint64_t probe = uint64_t{lo} + step - 1;
+    if (probe >= hi || time[probe] >= t) {
+      const uint64_t end = std::min<uint64_t>(probe, hi);
+      return static_cast<uint32_t>(std::lower_bound(time.begin() + prev, time.begin() + end, t) -
+                                   time.begin());
+    }
+    prev = probe + 1;
+    step *= 2;
+  }
+}
+
+// Samples a column reads one by one before switching to the pyramid: below this, a sequential pass is cheaper
+// than galloping plus the pyramid's partial blocks; above it, the pyramid bounds the cost per column.
+static constexpr uint32_t kCounterLinearRun = 16;
+
 void QueryCounter(const CounterTrack& c, int64_t t0, int64_t t1, double ns_per_px,
                   std::vector<CounterColumn>* out) {
   out->clear();
@@ -244,31 +264,44 @@ void QueryCounter(const CounterTrack& c, int64_t t0, int64_t t1, double ns_per_p
   auto col_start = [&](int64_t col) {
     return col >= cols ? t1 : std::min(t1, t0 + static_cast<int64_t>(double(col) * ns_per_px));
   };
+  const int64_t* time = c.time.data();
+  const double* value = c.value.data();
+  // j: the first sample at or after the current column's start. One binary search per frame, then it only
+  // moves forward (galloping), so a frame reads the samples it shows sequentially instead of binary-searching
+  // the whole counter twice per column (which made wasm frames grow with the trace length).
+  uint32_t j = static_cast<uint32_t>(std::lower_bound(c.time.begin(), c.time.end(), t0) - c.time.begin());
   int64_t col = 0;
   while (col < cols) {
     const int64_t cs = col_start(col);
-    uint32_t j0 = static_cast<uint32_t>(std::lower_bound(c.time.begin(), c.time.end(), cs) - c.time.begin());
-    const bool held = j0 > 0;
-    const double hv = held ? c.value[j0 - 1] : 0.0;
-    if (j0 >= n || c.time[j0] >= t1) {  // no more samples: the held value runs to the end
+    const bool held = j > 0;
+    const double hv = held ? value[j - 1] : 0.0;
+    if (j >= n || time[j] >= t1) {  // no more samples: the held value runs to the end
       if (held) out->push_back({cs, t1, hv, hv, hv, hv, 0});
       break;
     }
     // The column holding the next sample, consistent with col_start's rounding.
-    int64_t cj = std::min(static_cast<int64_t>(double(c.time[j0] - t0) / ns_per_px), cols - 1);
-    while (cj + 1 < cols && col_start(cj + 1) <= c.time[j0]) ++cj;
-    while (cj > col && col_start(cj) > c.time[j0]) --cj;
+    int64_t cj = std::min(static_cast<int64_t>(double(time[j] - t0) / ns_per_px), cols - 1);
+    while (cj + 1 < cols && col_start(cj + 1) <= time[j]) ++cj;
+    while (cj > col && col_start(cj) > time[j]) --cj;
     if (cj > col) {  // columns without samples collapse into one flat column
       if (held) out->push_back({cs, col_start(cj), hv, hv, hv, hv, 0});
       col = cj;
       continue;
     }
     const int64_t ce = col_start(col + 1);
-    uint32_t j1 =
-        static_cast<uint32_t>(std::lower_bound(c.time.begin() + j0, c.time.end(), ce) - c.time.begin());
-    auto [lo, hi] = CounterMinMax(c, j0, j1);
+    double lo = value[j], hi = value[j];
+    uint32_t k = j + 1;
+    const uint32_t linear_end = n - j > kCounterLinearRun ? j + kCounterLinearRun : n;
+    for (; k < linear_end && time[k] < ce; ++k) lo = std::min(lo, value[k]), hi = std::max(hi, value[k]);
+    if (k < n && time[k] < ce) {  // a long run: the rest through the pyramid
+      const uint32_t end = GallopTime(c.time, k, n, ce);
+      const auto [plo, phi] = CounterMinMax(c, k, end);
+      lo = std::min(lo, plo), hi = std::max(hi, phi);
+      k = end;
+    }
     if (held) lo = std::min(lo, hv), hi = std::max(hi, hv);
-    out->push_back({cs, ce, held ? hv : c.value[j0], lo, hi, c.value[j1 - 1], j1 - j0});
+    out->push_back({cs, ce, held ? hv : value[j], lo, hi, value[k - 1], k - j});
+    j = k;
     ++col;
   }
 }

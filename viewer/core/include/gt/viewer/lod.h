@@ -47,7 +47,9 @@ struct CounterColumn {
   uint32_t samples = 0;  // samples inside the column
 };
 
-// Folds the samples of `counter` over [t0, t1) into columns of ns_per_px width. O(columns · log n).
+// Folds the samples of `counter` over [t0, t1) into columns of ns_per_px width. One O(log n) search, then per
+// column O(log k) for its k samples (a sequential pass while k is small, the pyramid beyond): the cost
+// follows the screen, not the counter's length.
 void QueryCounter(const CounterTrack& counter, int64_t t0, int64_t t1, double ns_per_px,
                   std::vector<CounterColumn>* out);
 
