@@ -174,6 +174,33 @@ ApiCallRecord DecodeApi(const CUpti_ActivityAPI& a, const DecodeContext& c) {
   return r;
 }
 
+bool IsKeyRuntimeApi(std::string_view name) {
+  if (name.substr(0, 4) != "cuda") return false;
+  // Substrings of the names that matter on a timeline; the rest are queries and setters.
+  static constexpr std::string_view kKeep[] = {
+      "Launch",           "Memcpy",
+      "Memset",           "Synchronize",
+      "Malloc",           "Free",
+      "HostAlloc",        "HostRegister",
+      "HostUnregister",   "EventRecord",
+      "EventQuery",       "EventCreate",
+      "EventDestroy",     "StreamCreate",
+      "StreamDestroy",    "StreamWaitEvent",
+      "StreamQuery",      "StreamBeginCapture",
+      "StreamEndCapture", "StreamAddCallback",
+      "GraphInstantiate", "GraphUpload",
+      "GraphExecUpdate",  "MemPrefetch",
+      "MemAdvise",        "SetDevice",
+      "DeviceReset",      "ProfilerStart",
+      "ProfilerStop",     "Ipc",
+      "PeerAccess",       "SetValidDevices",
+      "ThreadExit",
+  };
+  for (std::string_view k : kKeep)
+    if (name.find(k) != std::string_view::npos) return true;
+  return false;
+}
+
 SyncRecord DecodeSync(const CUpti_ActivitySynchronization2& a, const DecodeContext& c) {
   SyncRecord r;
   r.start = c.T(a.start);
@@ -253,7 +280,8 @@ std::string ApiDisplayName(std::string_view cupti_name) {
   size_t v = cupti_name.rfind("_v");
   if (v != std::string_view::npos && v + 2 < cupti_name.size()) {
     bool digits = true;
-    for (size_t i = v + 2; i < cupti_name.size(); ++i) digits = digits && cupti_name[i] >= '0' && cupti_name[i] <= '9';
+    for (size_t i = v + 2; i < cupti_name.size(); ++i)
+      digits = digits && cupti_name[i] >= '0' && cupti_name[i] <= '9';
     if (digits) cupti_name = cupti_name.substr(0, v);
   }
   return std::string(cupti_name);
@@ -300,6 +328,33 @@ StringId ActivityDecoder::ApiName(uint8_t domain, uint32_t cbid) {
           ? writer_->Intern(ApiDisplayName(name))
           : writer_->Intern(std::string(domain ? "driver cbid " : "runtime cbid ") + std::to_string(cbid));
   return table[cbid];
+}
+
+void ActivityDecoder::AddApiCall(ApiCallRecord r) {
+  if (!InWindow(r.start, r.end)) {
+    ++stats_.outside_window;
+    return;
+  }
+  if (!r.pid) r.pid = options_.context.pid;
+  r.name = ApiName(r.domain, r.callback_id);
+  NoteThread(r.tid);
+  writer_->Add(r);
+  ++stats_.api_calls;
+}
+
+void ActivityDecoder::EmitNvtx() {
+  auto& out = nvtx_.output();
+  for (const auto& r : out) {
+    // A range counts when it overlaps the window.
+    if ((options_.window_start_ns && r.end < options_.window_start_ns) ||
+        (options_.window_end_ns && r.start > options_.window_end_ns)) {
+      ++stats_.outside_window;
+      continue;
+    }
+    writer_->Add(r);
+    ++stats_.nvtx;
+  }
+  out.clear();
 }
 
 void ActivityDecoder::NoteThread(uint32_t tid) {
@@ -440,18 +495,7 @@ void ActivityDecoder::Decode(const CUpti_Activity* rec) {
       }
       if (e.tid) NoteThread(e.tid);
       nvtx_.OnMarker(e);
-      auto& out = nvtx_.output();
-      for (const auto& r : out) {
-        // A range counts when it overlaps the window.
-        if ((options_.window_start_ns && r.end < options_.window_start_ns) ||
-            (options_.window_end_ns && r.start > options_.window_end_ns)) {
-          ++stats_.outside_window;
-          continue;
-        }
-        writer_->Add(r);
-        ++stats_.nvtx;
-      }
-      out.clear();
+      EmitNvtx();
       return;
     }
     case CUPTI_ACTIVITY_KIND_MARKER_DATA: {

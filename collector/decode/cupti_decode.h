@@ -50,6 +50,11 @@ DeviceRecord DecodeDevice(const CUpti_ActivityDevice5& a, const DecodeContext& c
 
 // CUPTI callback names carry the API version ("cudaMalloc_v3020"); the trace shows the name users call.
 std::string ApiDisplayName(std::string_view cupti_name);
+// The runtime calls recorded by default when API calls come from the callback API (GTRACE_API=callback):
+// launches, copies, memsets, synchronization, allocations, events, streams, graphs, device selection and the
+// profiler switches. Everything else (queries such as cudaGetDevice, cudaFuncGetAttributes, attribute
+// setters) is left to --trace=runtime-all. `display_name` is ApiDisplayName's output ("cudaLaunchKernel").
+bool IsKeyRuntimeApi(std::string_view display_name);
 // Demangles an Itanium C++ name; returns the input when it is not mangled or demangling fails.
 std::string Demangle(const char* name);
 
@@ -85,6 +90,9 @@ class ActivityDecoder {
 
   // One CUPTI record of any kind. Unknown kinds are counted and skipped.
   void Decode(const CUpti_Activity* record);
+  // An API call recorded through the callback API: timestamps already on the trace clock, name and pid filled
+  // here (pid 0 = this process). Same window and thread handling as an activity API record.
+  void AddApiCall(ApiCallRecord r);
   // Call after each CUPTI buffer: emits NVTX marks whose payload records were in the same buffer.
   void EndBuffer();
   // Emits still-open NVTX ranges as unclosed (end = last timestamp seen). Call once, before
@@ -112,6 +120,7 @@ class ActivityDecoder {
     return true;
   }
   void NoteStream(uint32_t device, uint32_t context, uint32_t stream);
+  void EmitNvtx();  // writes the assembler's completed records that overlap the window
 
   TraceWriter* writer_;
   DecoderOptions options_;

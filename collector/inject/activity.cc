@@ -1,7 +1,11 @@
 // CUPTI Activity API plumbing: buffers, the buffer-completed callback (decode into the writer), kind
 // switches.
+#include <pthread.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "decode/clock.h"
 #include "inject/injection.h"
@@ -152,6 +156,151 @@ std::string CuptiError(const char* what, CUptiResult r) {
   return std::string(what) + ": " + (s ? s : "unknown CUPTI error") + " (" + std::to_string(int(r)) + ")";
 }
 
+// ---- [SECTION] API calls through the callback API
+// --------------------------------------------------------------
+// CUPTI's RUNTIME activity kind instruments every runtime call, also the ones cuptiActivityEnableRuntimeApi
+// filters out afterwards; PyTorch makes several queries (cudaGetDevice, cudaGetLastError, ...) per kernel.
+// With GTRACE_API=callback (the default), the API calls come from callbacks enabled for the ids we keep only
+// (IsKeyRuntimeApi + the driver launch calls): other calls pay nothing. Each call is stamped on the trace
+// clock at ENTER and EXIT; its correlation id is CUPTI's, the one its kernels, copies and memsets carry.
+// Records go to a per-thread batch (no shared lock on the app's path); full batches and, once a flush, the
+// partial ones are decoded by the flusher thread.
+
+constexpr size_t kApiBatch = 2048;
+
+struct ApiBuffer {
+  std::mutex mu;  // the owner thread vs the flusher (taken once per flush)
+  std::vector<ApiCallRecord> records;
+  bool owner_alive = true;
+};
+
+struct ApiState {
+  std::mutex mu;                                  // guards the vectors below
+  std::vector<ApiBuffer*> buffers;                // every buffer, never freed: drained after its thread ends
+  std::vector<ApiBuffer*> idle;                   // thread ended and drained: reused by the next thread
+  std::vector<std::vector<ApiCallRecord>> full;   // batches handed over by app threads
+  std::vector<std::vector<ApiCallRecord>> spare;  // drained batches, capacity kept
+  pthread_key_t exit_key;
+  std::atomic<uint32_t> epoch{1};      // bumped when callbacks are switched: resets per-thread nesting state
+  std::atomic<bool> recording{false};  // off after the final drain
+};
+ApiState* g_api = nullptr;  // leaked on purpose: callbacks may run during the app's own exit
+
+struct ApiThread {  // trivially destructible: thread exit is seen through exit_key instead
+  ApiBuffer* buffer;
+  uint32_t tid;
+  uint32_t epoch;
+  int runtime_depth;  // inside a recorded runtime call: driver calls it makes are its own business
+};
+thread_local ApiThread t_api;
+
+void OnThreadExit(void* p) {
+  auto* b = static_cast<ApiBuffer*>(p);
+  std::lock_guard<std::mutex> lock(b->mu);
+  b->owner_alive = false;
+}
+
+ApiBuffer* ThreadBuffer() {
+  if (t_api.buffer) return t_api.buffer;
+  ApiBuffer* b = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_api->mu);
+    if (!g_api->idle.empty()) {
+      b = g_api->idle.back();
+      g_api->idle.pop_back();
+    } else {
+      b = new ApiBuffer();
+      g_api->buffers.push_back(b);
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(b->mu);
+    b->owner_alive = true;
+    b->records.reserve(kApiBatch);
+  }
+  pthread_setspecific(g_api->exit_key, b);
+  t_api.buffer = b;
+  t_api.tid = static_cast<uint32_t>(gettid());
+  return b;
+}
+
+inline int64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+  // A switch of the callbacks (window, capture range) may have dropped an ENTER or an EXIT: start over.
+  uint32_t epoch = g_api->epoch.load(std::memory_order_relaxed);
+  const bool new_epoch = t_api.epoch != epoch;
+  if (new_epoch) {
+    t_api.epoch = epoch;
+    t_api.runtime_depth = 0;
+  }
+  const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  if (cb->callbackSite == CUPTI_API_ENTER) {
+    if (runtime)
+      ++t_api.runtime_depth;
+    else if (t_api.runtime_depth > 0)
+      return;
+    *cb->correlationData = static_cast<uint64_t>(MonotonicNs());
+    return;
+  }
+  if (runtime) {
+    if (t_api.runtime_depth > 0) --t_api.runtime_depth;
+  } else if (t_api.runtime_depth > 0) {
+    return;
+  }
+  if (!g_api->recording.load(std::memory_order_relaxed)) return;
+  ApiCallRecord r;
+  r.end = MonotonicNs();
+  r.start = new_epoch ? r.end : static_cast<Timestamp>(*cb->correlationData);  // no ENTER seen: unknown start
+  if (r.start > r.end) r.start = r.end;
+  r.correlation_id = cb->correlationId;
+  r.callback_id = cbid;
+  r.return_code = cb->functionReturnValue ? *static_cast<const int32_t*>(cb->functionReturnValue) : 0;
+  r.domain = static_cast<uint8_t>(runtime ? ApiDomain::kRuntime : ApiDomain::kDriver);
+  ApiBuffer* b = ThreadBuffer();
+  r.tid = t_api.tid;
+  std::vector<ApiCallRecord> full;
+  {
+    std::lock_guard<std::mutex> lock(b->mu);
+    b->records.push_back(r);
+    if (b->records.size() < kApiBatch) return;
+    full.swap(b->records);
+  }
+  std::lock_guard<std::mutex> lock(g_api->mu);
+  g_api->full.push_back(std::move(full));
+  if (!g_api->spare.empty()) {
+    std::vector<ApiCallRecord> fresh = std::move(g_api->spare.back());
+    g_api->spare.pop_back();
+    std::lock_guard<std::mutex> bl(b->mu);
+    if (b->records.capacity() == 0) b->records.swap(fresh);
+  } else {
+    std::lock_guard<std::mutex> bl(b->mu);
+    if (b->records.capacity() == 0) b->records.reserve(kApiBatch);
+  }
+}
+
+bool ApiCallbackMode() {
+  static const bool activity = [] {
+    const char* v = std::getenv("GTRACE_API");
+    return v && std::string(v) == "activity";
+  }();
+  return !activity;
+}
+
+std::vector<CUpti_CallbackId> KeyRuntimeCallbackIds(bool all) {
+  std::vector<CUpti_CallbackId> ids;
+  for (CUpti_CallbackId id = 1; id < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++id) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, id, &name) != CUPTI_SUCCESS || !name) continue;
+    if (all || IsKeyRuntimeApi(ApiDisplayName(name))) ids.push_back(id);
+  }
+  return ids;
+}
+
 }  // namespace
 
 CUpti_CallbackFunc CaptureCallback();  // capture.cc
@@ -175,6 +324,9 @@ void CUPTIAPI DispatchCallback(void* userdata, CUpti_CallbackDomain domain, CUpt
           1, msg);
     return;
   }
+  if (g_api && (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) &&
+      (inj.config.kinds & kTraceRuntime))
+    OnApiCallback(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
   if (auto module = inj.module_callback.load()) module(inj, domain, cbid, data);
   if (inj.config.capture != CaptureMode::kNone) CaptureCallback()(userdata, domain, cbid, data);
 }
@@ -245,6 +397,10 @@ bool StartActivity(Injection& inj, std::string* error) {
     *error = CuptiError("cuptiActivityRegisterCallbacks", r);
     return false;
   }
+  if ((inj.config.kinds & kTraceRuntime) && ApiCallbackMode()) {
+    g_api = new ApiState();
+    pthread_key_create(&g_api->exit_key, OnThreadExit);
+  }
   // Always on and nearly free: device properties, contexts, NVTX-named threads and streams.
   for (CUpti_ActivityKind k :
        {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_NAME}) {
@@ -257,9 +413,51 @@ bool StartActivity(Injection& inj, std::string* error) {
   return true;
 }
 
+namespace {
+void EnableApiCallbacks(Injection& inj, bool enable) {
+  const uint32_t kinds = inj.config.kinds;
+  static const std::vector<CUpti_CallbackId> runtime_ids = KeyRuntimeCallbackIds(kinds & kTraceRuntimeAll);
+  static const bool no_driver_launch = std::getenv("GTRACE_NO_DRIVER_LAUNCH") != nullptr;
+  const bool profiler_capture = inj.config.capture == CaptureMode::kProfilerApi;
+  if (!enable) g_api->recording.store(false);
+  g_api->epoch.fetch_add(1);
+  size_t failed = 0;
+  CUptiResult first_error = CUPTI_SUCCESS;
+  for (CUpti_CallbackId id : runtime_ids) {
+    // The capture range's own switches stay on (capture.cc enabled them).
+    if (!enable && profiler_capture &&
+        (id == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 ||
+         id == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000))
+      continue;
+    CUptiResult r = cuptiEnableCallback(enable, inj.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+    if (r != CUPTI_SUCCESS && !failed++) first_error = r;
+  }
+  // A module (counters) may have enabled driver launch callbacks for itself: leave them on.
+  if (!(kinds & kTraceDriver) && !no_driver_launch && (enable || !inj.module_callback.load())) {
+    for (CUpti_CallbackId id : kDriverLaunchApis) {
+      CUptiResult r = cuptiEnableCallback(enable, inj.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+      if (r != CUPTI_SUCCESS && !failed++) first_error = r;
+    }
+  }
+  if (enable) g_api->recording.store(true);
+  if (failed && enable) {
+    Warn("%s", CuptiError("cuptiEnableCallback", first_error).c_str());
+    std::lock_guard<std::mutex> lock(inj.mu);
+    AddLoss(inj, "cupti_kind_unavailable", static_cast<uint8_t>(Severity::kWarning), failed,
+            "API call callbacks: " + CuptiError("cuptiEnableCallback", first_error));
+  }
+}
+}  // namespace
+
 void EnableTraceKinds(Injection& inj, bool enable) {
+  const uint32_t kinds = inj.config.kinds;
+  const bool api_callbacks = g_api != nullptr;  // StartActivity chose
+  // API callbacks go on before the GPU kinds and off after them, so that every kernel, copy and memset in
+  // the trace has the call that issued it (CUPTI takes a while to switch ~150 callback ids).
+  if (api_callbacks && enable) EnableApiCallbacks(inj, true);
   for (const auto& m : kKindMap) {
     if (!(inj.config.kinds & m.bit)) continue;
+    if (m.bit == kTraceRuntime && api_callbacks) continue;
     // With a capture range, NVTX stays on throughout (enabled once): cheap, and it shows where the range
     // sits.
     if (m.bit == kTraceNvtx && inj.config.capture != CaptureMode::kNone && !enable) continue;
@@ -274,15 +472,73 @@ void EnableTraceKinds(Injection& inj, bool enable) {
       }
     }
   }
-  const uint32_t kinds = inj.config.kinds;
-  if ((kinds & kTraceRuntime) && !(kinds & kTraceRuntimeAll) && enable) {
-    for (CUpti_CallbackId id : kNoisyRuntimeApis) cuptiActivityEnableRuntimeApi(id, 0);
-  }
-  static const bool no_driver_launch = std::getenv("GTRACE_NO_DRIVER_LAUNCH") != nullptr;
-  if ((kinds & kTraceRuntime) && !(kinds & kTraceDriver) && !no_driver_launch) {
-    for (CUpti_CallbackId id : kDriverLaunchApis) cuptiActivityEnableDriverApi(id, enable ? 1 : 0);
+  if (api_callbacks) {
+    if (!enable) EnableApiCallbacks(inj, false);
+  } else {
+    if ((kinds & kTraceRuntime) && !(kinds & kTraceRuntimeAll) && enable) {
+      for (CUpti_CallbackId id : kNoisyRuntimeApis) cuptiActivityEnableRuntimeApi(id, 0);
+    }
+    static const bool no_driver_launch = std::getenv("GTRACE_NO_DRIVER_LAUNCH") != nullptr;
+    if ((kinds & kTraceRuntime) && !(kinds & kTraceDriver) && !no_driver_launch) {
+      for (CUpti_CallbackId id : kDriverLaunchApis) cuptiActivityEnableDriverApi(id, enable ? 1 : 0);
+    }
   }
   inj.tracing_enabled.store(enable);
+}
+
+void DrainApiCalls(Injection& inj, DrainMode mode) {
+  if (!g_api) return;
+  std::vector<std::vector<ApiCallRecord>> batches;
+  std::vector<ApiBuffer*> buffers;
+  {
+    std::unique_lock<std::mutex> lock(g_api->mu, std::defer_lock);
+    if (mode == DrainMode::kNoWait) {
+      if (!lock.try_lock()) return;
+    } else {
+      lock.lock();
+    }
+    batches.swap(g_api->full);
+    if (mode != DrainMode::kFullBatches) buffers = g_api->buffers;
+  }
+  for (ApiBuffer* b : buffers) {
+    std::unique_lock<std::mutex> lock(b->mu, std::defer_lock);
+    if (mode == DrainMode::kNoWait) {
+      if (!lock.try_lock()) continue;  // a thread stopped by the signal may hold it
+    } else {
+      lock.lock();
+    }
+    bool ended = !b->owner_alive;
+    if (!b->records.empty()) {
+      std::vector<ApiCallRecord> batch;
+      batch.reserve(ended ? 0 : kApiBatch);
+      batch.swap(b->records);
+      batches.push_back(std::move(batch));
+    }
+    if (ended && mode != DrainMode::kNoWait) {
+      lock.unlock();
+      std::lock_guard<std::mutex> gl(g_api->mu);
+      bool listed = false;
+      for (ApiBuffer* i : g_api->idle) listed |= i == b;
+      if (!listed) g_api->idle.push_back(b);
+    }
+  }
+  if (batches.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(inj.mu);
+    if (!inj.finished)
+      for (const auto& batch : batches)
+        for (const ApiCallRecord& r : batch) inj.decoder->AddApiCall(r);
+  }
+  std::lock_guard<std::mutex> lock(g_api->mu);
+  for (auto& batch : batches) {
+    if (g_api->spare.size() >= 16 || batch.capacity() < kApiBatch) continue;
+    batch.clear();
+    g_api->spare.push_back(std::move(batch));
+  }
+}
+
+void StopApiCalls() {
+  if (g_api) g_api->recording.store(false);
 }
 
 void EnableCaptureContext(Injection& inj) {

@@ -76,6 +76,7 @@ void FlushOnce(Injection& inj) {
   ScanThreadNames();  // before the buffers: threads named since the last flush may exit before we decode them
   RefreshClockOffset(inj);
   FlushActivity(false);
+  DrainApiCalls(inj, DrainMode::kAll);
   FlushOptionalModules(inj);
   std::lock_guard<std::mutex> lock(inj.mu);
   if (inj.finished) return;
@@ -110,6 +111,8 @@ void FlusherMain(Injection* inj) {
       }).detach();
       for (int i = 0; i < 150 && !done->load(); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      StopApiCalls();
+      DrainApiCalls(*inj, DrainMode::kNoWait);
       std::lock_guard<std::mutex> lock(inj->mu);
       FinalizeLocked(*inj, strsignal(sig));
       inj->fatal_flush_done.store(true);
@@ -126,6 +129,8 @@ void FlusherMain(Injection* inj) {
     if (now >= next_flush) {
       FlushOnce(*inj);
       next_flush = now + int64_t(c.flush_interval_ms) * 1000000;
+    } else {
+      DrainApiCalls(*inj, DrainMode::kFullBatches);
     }
   }
 }
@@ -168,6 +173,8 @@ void OnExit() {
   if (inj->flusher.joinable()) inj->flusher.join();
   StopOptionalModules(*inj);
   if (inj->cupti_ok) FlushActivity(true);
+  StopApiCalls();
+  DrainApiCalls(*inj, DrainMode::kAll);
   std::lock_guard<std::mutex> lock(inj->mu);
   FinalizeLocked(*inj, nullptr);
 }
@@ -329,9 +336,12 @@ Injection* Start(const char* entry_point) {
     return nullptr;
   }
   if (inj->config.capture != CaptureMode::kNone) {
-    if (!StartCapture(*inj, &error))
+    if (!StartCapture(*inj, &error)) {
       Warn("capture range unavailable (%s): tracing everything", error.c_str());
-    EnableCaptureContext(*inj);
+      inj->config.capture = CaptureMode::kNone;
+    } else {
+      EnableCaptureContext(*inj);
+    }
   }
   bool now_in_window = inj->config.window_start_ns == 0 || TraceClockNow() >= inj->config.window_start_ns;
   if (inj->config.capture == CaptureMode::kNone && now_in_window) EnableTraceKinds(*inj, true);

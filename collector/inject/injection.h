@@ -57,9 +57,15 @@ Injection* GetInjection();  // null until started
 bool StartActivity(Injection& inj, std::string* error);  // callbacks, clock, always-on kinds
 void EnableTraceKinds(Injection& inj, bool enable);  // the configured kinds on/off (capture ranges, window)
 void FlushActivity(bool forced);
-void EnableCaptureContext(Injection& inj);
-void RefreshClockOffset(Injection& inj);  // re-measures realtime -> monotonic (NTP slews realtime)  // NVTX
-                                          // on for the whole run when a capture range is set
+void EnableCaptureContext(Injection& inj);  // NVTX on for the whole run when a capture range is set
+// API calls recorded through the callback API (the default; GTRACE_API=activity uses CUPTI's RUNTIME kind):
+// moves the per-thread batches into the decoder. kFullBatches: only the batches app threads handed over;
+// kAll: every thread's partial batch too (each flush, and at exit); kNoWait: kAll without waiting on a lock
+// (fatal-signal path: the interrupted thread may hold one).
+enum class DrainMode : uint8_t { kFullBatches, kAll, kNoWait };
+void DrainApiCalls(Injection& inj, DrainMode mode);
+void StopApiCalls();                      // records nothing more (the final drain is under way)
+void RefreshClockOffset(Injection& inj);  // re-measures realtime -> monotonic (NTP slews realtime)
 
 // interpose.cc: thread names seen through pthread_setname_np (kept even after the thread exits) and /proc
 // scans.

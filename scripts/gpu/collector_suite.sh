@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The collector's GPU suite (issue 3), run on the H200 through the device tool:
-#   bash scripts/gpu/collector_suite.sh [all|traces|bench]
+#   bash scripts/gpu/collector_suite.sh [all|traces|bench|apimodes|kinds]
 # Expects the binaries in .device-carry/ (scripts/gpu/collector_carry.sh puts them there) and writes
 # $OUT/suite.tar.gz (traces + logs) and $OUT/bench.txt. Each step is bounded by `timeout`.
 set -u
 PHASE=${1:-all}
-C=$PWD/.device-carry/collector
+C=${GTRACE_CARRY:-$PWD/.device-carry/collector}
 OUT=${OUT:-/tmp/gtrace-out}
 T=$OUT/t
 mkdir -p "$T" /tmp/gb
@@ -84,4 +84,97 @@ if [ "$PHASE" = all ] || [ "$PHASE" = bench ]; then
   ls -la /tmp/gb >>"$B"
   "$C/gtrace_check" /tmp/gb/default.gtrace --dump | grep -v "^api\|^thread" | head -12 >>"$B"
 fi
+if [ "$PHASE" = apimodes ]; then
+  # Where PyTorch's per-launch cost goes: one configuration per hypothesis, each once per round, rounds
+  # alternate; first a correctness pass over the callback-API design. Stops starting rounds after BUDGET_S.
+  B=$OUT/apimodes.txt
+  : >"$B"
+  t_start=$(date +%s)
+  for k in tiny_burst memcpy streams nvtx multithread; do
+    step "cb_$k" "$G" -f -o "$T/cb_$k.gtrace" -- "$C/gt_k_$k"
+    "$C/gtrace_check" "$T/cb_$k.gtrace" $k | grep -v '^note' | tee -a "$B"
+  done
+  step cb_torch_train "$G" -f -o "$T/cb_torch_train.gtrace" -- python3 bench/collector/torch_loop.py --train --iters 40
+  "$C/gtrace_check" "$T/cb_torch_train.gtrace" torch_train | grep -v '^note' | tee -a "$B"
+  step cb_capture_api "$G" -f -o "$T/cb_capture_api.gtrace" --capture-range=cudaProfilerApi -- "$C/gt_k_nvtx"
+  step cb_delay "$G" -f -o "$T/cb_delay.gtrace" --delay 0.5 --duration 0.3 -- "$C/gt_k_tiny_burst" --count=400000
+  GTRACE_DEBUG_MARKERS=1 step cb_nvtx_debug "$G" -f -o "$T/cb_nvtx_debug.gtrace" -- "$C/gt_k_nvtx"
+  for r in teardown domain:work cross-thread compute; do
+    GTRACE_DEBUG_MARKERS=1 step "cap_${r%%:*}" "$G" -f -o "$T/cap_${r%%:*}.gtrace" --capture-range=nvtx:$r -- "$C/gt_k_nvtx"
+    echo "capture nvtx:$r: $(grep -c 'capture range .* opened' "$T/cap_${r%%:*}.log") opened, $(grep -c 'capture range .* closed' "$T/cap_${r%%:*}.log") closed" | tee -a "$B"
+  done
+  for t in cb_capture_api cb_delay; do "$C/gtrace_check" "$T/$t.gtrace" | tee -a "$B"; done
+  "$C/gtrace_check" "$T/cb_nvtx_debug.gtrace" --dump | grep "cross-thread" | tee -a "$B"
+  grep -E "marker id|nvtx end callback" "$T/cb_nvtx_debug.log" | head -40 >>"$B"
+  for t in cb_torch_train cb_capture_api cb_delay; do
+    "$C/gtrace_check" "$T/$t.gtrace" --dump | grep -v '^thread\|^nvtx' >"$T/dump_$t.txt"
+  done
+  # API histograms of the timed loop: every runtime call (callback, runtime-all) and the activity default.
+  "$G" -f -o /tmp/gb/hist_all.gtrace --trace=cuda,nvtx,overhead,runtime-all -- python3 bench/collector/torch_loop.py --iters 100 >"$T/hist_all.log" 2>&1
+  "$G" -f -o /tmp/gb/hist_act.gtrace -- env GTRACE_API=activity python3 bench/collector/torch_loop.py --iters 100 >"$T/hist_act.log" 2>&1
+  for h in all act; do echo "--- histogram $h" >>"$B"; "$C/gtrace_check" /tmp/gb/hist_$h.gtrace --dump | grep '^api' >>"$B"; done
+  echo "checks done after $(( $(date +%s) - t_start )) s" | tee -a "$B"
+  cfgs="plain kernel kcopy act act_noruntime act_nodrv cb cb_nodrv cb_all profiler"
+  for rep in 1 2 3 4 5; do
+    if [ $(( $(date +%s) - t_start )) -gt "${BUDGET_S:-330}" ]; then echo "budget: stopped before round $rep" | tee -a "$B"; break; fi
+    for cfg in $cfgs; do
+      envs=(); pre=("$G" -f -o /tmp/gb/t_$cfg.gtrace --); mode=plain
+      case $cfg in
+        plain) pre=() ;;
+        kernel) pre=("$G" -f -o /tmp/gb/t_$cfg.gtrace --trace=kernel --) ;;
+        kcopy) pre=("$G" -f -o /tmp/gb/t_$cfg.gtrace --trace=kernel,memcpy --) ;;
+        act) envs=(GTRACE_API=activity) ;;
+        act_noruntime) pre=("$G" -f -o /tmp/gb/t_$cfg.gtrace --trace=kernel,memcpy,memset,sync,memory,nvtx,overhead --) ;;
+        act_nodrv) envs=(GTRACE_API=activity GTRACE_NO_DRIVER_LAUNCH=1) ;;
+        cb) envs=(GTRACE_API=callback) ;;
+        cb_nodrv) envs=(GTRACE_API=callback GTRACE_NO_DRIVER_LAUNCH=1) ;;
+        cb_all) envs=(GTRACE_API=callback); pre=("$G" -f -o /tmp/gb/t_$cfg.gtrace --trace=cuda,nvtx,overhead,runtime-all --) ;;
+        profiler) pre=(); mode=profiler ;;
+      esac
+      echo "torch cfg=$cfg rep=$rep $(env "${envs[@]}" timeout 90 "${pre[@]}" python3 bench/collector/torch_loop.py --mode $mode 2>&1 | grep -E 'median_ms|finalized|complete' | tr '\n' ' ')" | tee -a "$B"
+    done
+    for cfg in plain act cb; do
+      envs=(GTRACE_API=activity); pre=("$G" -q -f -o /tmp/gb/l_$cfg.gtrace --)
+      case $cfg in plain) pre=() ;; cb) envs=(GTRACE_API=callback) ;; esac
+      echo "launch cfg=$cfg rep=$rep $(env "${envs[@]}" timeout 60 "${pre[@]}" "$C/gt_bench_launch" --launches=50000 --reps=5 2>&1 | grep launch_bench)" | tee -a "$B"
+    done
+  done
+  for cfg in act cb cb_all; do echo "--- trace $cfg: $(ls -la /tmp/gb/t_$cfg.gtrace)"; "$C/gtrace_check" /tmp/gb/t_$cfg.gtrace --dump | grep -c '^api' ; done >>"$B" 2>&1
+  echo "total $(( $(date +%s) - t_start )) s" | tee -a "$B"
+fi
+
+if [ "$PHASE" = kinds ]; then
+  # What each record kind costs in the PyTorch loop: the default trace with one kind left out at a time, plus
+  # injection-only (--trace=none) and kernels only; plain and torch.profiler alongside. Rounds alternate.
+  B=$OUT/kinds.txt
+  : >"$B"
+  t_start=$(date +%s)
+  step k_check "$G" -f -o "$T/k_delay.gtrace" --delay 0.5 --duration 0.3 -- "$C/gt_k_tiny_burst" --count=400000
+  "$C/gtrace_check" "$T/k_delay.gtrace" | tee -a "$B"
+  cfgs="plain none kernel default no_memset no_sync no_memory no_nvtx no_overhead minimal profiler"
+  for rep in 1 2 3 4 5; do
+    if [ $(( $(date +%s) - t_start )) -gt "${BUDGET_S:-330}" ]; then echo "budget: stopped before round $rep" | tee -a "$B"; break; fi
+    for cfg in $cfgs; do
+      tr=; mode=plain
+      case $cfg in
+        none) tr=none ;;
+        kernel) tr=kernel ;;
+        default) tr=default ;;
+        no_memset) tr=kernel,memcpy,runtime,sync,memory,nvtx,overhead ;;
+        no_sync) tr=kernel,memcpy,memset,runtime,memory,nvtx,overhead ;;
+        no_memory) tr=kernel,memcpy,memset,runtime,sync,nvtx,overhead ;;
+        no_nvtx) tr=cuda,overhead ;;
+        no_overhead) tr=cuda,nvtx ;;
+        minimal) tr=kernel,memcpy,memset,runtime ;;
+        profiler) mode=profiler ;;
+      esac
+      pre=(); [ -n "$tr" ] && pre=("$G" -f -o /tmp/gb/k_$cfg.gtrace --trace=$tr --)
+      echo "torch cfg=$cfg rep=$rep $(timeout 90 "${pre[@]}" python3 bench/collector/torch_loop.py --mode $mode 2>&1 | grep -E 'median_ms|finalized' | tr '\n' ' ')" | tee -a "$B"
+    done
+  done
+  "$G" -f -o /tmp/gb/k_summary.gtrace -- python3 bench/collector/torch_loop.py --iters 100 2>&1 | grep -v '^ ' | tee -a "$B"
+  "$C/gtrace_check" /tmp/gb/k_summary.gtrace --dump | grep -v '^thread\|^api' | tee -a "$B"
+  echo "total $(( $(date +%s) - t_start )) s" | tee -a "$B"
+fi
+
 tar czf "$OUT/suite.tar.gz" -C "$OUT" t && ls -la "$OUT"

@@ -396,3 +396,192 @@ TEST_CASE("unknown record kinds are counted, not fatal") {
   CHECK(h.decoder->stats().unknown_kinds == 1);
   h.Finish();
 }
+
+TEST_CASE("NvtxAssembler: an END decoded before its START (another thread's buffer) still closes the range") {
+  NvtxAssembler a;
+  MarkerEvent end;
+  end.type = MarkerEvent::kEnd;
+  end.id = 9;
+  end.timestamp = 500;
+  end.tid = 11;
+  a.OnMarker(end);
+  a.EndBuffer();  // the START comes in a later buffer
+  CHECK(a.output().empty());
+  CHECK(a.pending_ends() == 1);
+  MarkerEvent start;
+  start.type = MarkerEvent::kStart;
+  start.id = 9;
+  start.timestamp = 100;
+  start.tid = 10;
+  start.message = 3;
+  a.OnMarker(start);
+  REQUIRE(a.output().size() == 1);
+  CHECK(a.output()[0].start == 100);
+  CHECK(a.output()[0].end == 500);
+  CHECK((a.output()[0].flags & kNvtxStartEnd));
+  CHECK(!(a.output()[0].flags & kNvtxUnclosed));
+  CHECK(a.open_ranges() == 0);
+  CHECK(a.pending_ends() == 0);
+  // A second END for the same id (CUPTI's record after the callback's) opens nothing and is bounded.
+  a.output().clear();
+  a.OnMarker(end);
+  a.CloseAll(600);
+  CHECK(a.output().empty());
+  CHECK(a.pending_ends() == 0);
+}
+
+TEST_CASE("NvtxAssembler: unmatched ENDs stay bounded") {
+  NvtxAssembler a;
+  for (uint32_t i = 0; i < 3 * NvtxAssembler::kMaxEarlyEnds; ++i) {
+    MarkerEvent end;
+    end.type = MarkerEvent::kEnd;
+    end.id = 1000 + i;
+    end.timestamp = i;
+    a.OnMarker(end);
+    CHECK(a.pending_ends() <= NvtxAssembler::kMaxEarlyEnds);
+  }
+  // The newest ENDs are kept: a late START still pairs with its END.
+  MarkerEvent start;
+  start.type = MarkerEvent::kStart;
+  start.id = 1000 + 3 * NvtxAssembler::kMaxEarlyEnds - 1;
+  start.timestamp = 0;
+  a.OnMarker(start);
+  CHECK(a.output().size() == 1);
+}
+
+TEST_CASE("a range ended on another thread, whose END buffer completes first, is closed (as on the H200)") {
+  Harness h;
+  // The worker thread's buffer (END of range 9) completes before the main thread's (its START).
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 9, 5200, 11, nullptr));
+  h.decoder->EndBuffer();
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 1, 100, 10, "startup"));
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 1, 150, 10, nullptr));
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 9, 200, 10, "cross-thread"));
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 10, 5300, 10, "after"));
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 10, 5400, 10, nullptr));
+  h.decoder->EndBuffer();
+  TraceData d = h.Finish();
+  std::map<std::string, NvtxRecord> by;
+  for (const auto& n : d.nvtx) by[d.Str(n.message)] = n;
+  REQUIRE(d.nvtx.size() == 3);
+  CHECK(by["cross-thread"].start == 200);
+  CHECK(by["cross-thread"].end == 5200);
+  CHECK(by["cross-thread"].tid == 10);
+  CHECK((by["cross-thread"].flags & kNvtxStartEnd));
+  CHECK(!(by["cross-thread"].flags & kNvtxUnclosed));
+  CHECK(by["startup"].end == 150);
+  CHECK(by["after"].end == 5400);
+}
+
+TEST_CASE("NVTX capture names match ASCII and wide messages exactly") {
+  CHECK(NvtxMessageEquals("train_step", "train_step", nullptr));
+  CHECK(!NvtxMessageEquals("train_step", "train_step2", nullptr));
+  CHECK(!NvtxMessageEquals("train_step", "train", nullptr));
+  CHECK(NvtxMessageEquals("train_step", nullptr, L"train_step"));
+  CHECK(!NvtxMessageEquals("train_step", nullptr, L"train_ste"));
+  CHECK(!NvtxMessageEquals("train_step", nullptr, L"train_stepX"));
+  CHECK(NvtxMessageEquals("\xC3\xA9tape \xE2\x86\x92 1 \xF0\x9F\x9A\x80", nullptr,
+                          L"\u00e9tape \u2192 1 \U0001F680"));
+  CHECK(!NvtxMessageEquals("etape", nullptr, L"\u00e9tape"));
+  CHECK(NvtxMessageEquals("", nullptr, L""));
+  CHECK(!NvtxMessageEquals("x", nullptr, nullptr));  // registered string: text unknown
+}
+
+TEST_CASE("runtime calls kept by the callback-API design: launches, copies, sync, memory; not queries") {
+  for (const char* keep : {"cudaLaunchKernel",
+                           "cudaLaunchKernelExC",
+                           "cudaLaunchCooperativeKernel",
+                           "cudaGraphLaunch",
+                           "cudaLaunchHostFunc",
+                           "cudaMemcpyAsync",
+                           "cudaMemcpy2D",
+                           "cudaMemcpyPeerAsync",
+                           "cudaMemsetAsync",
+                           "cudaDeviceSynchronize",
+                           "cudaStreamSynchronize",
+                           "cudaEventSynchronize",
+                           "cudaStreamWaitEvent",
+                           "cudaEventRecord",
+                           "cudaEventQuery",
+                           "cudaStreamQuery",
+                           "cudaMalloc",
+                           "cudaFree",
+                           "cudaMallocAsync",
+                           "cudaFreeAsync",
+                           "cudaMallocHost",
+                           "cudaFreeHost",
+                           "cudaHostAlloc",
+                           "cudaHostRegister",
+                           "cudaMallocManaged",
+                           "cudaMemPrefetchAsync",
+                           "cudaStreamCreateWithPriority",
+                           "cudaStreamDestroy",
+                           "cudaEventCreateWithFlags",
+                           "cudaEventDestroy",
+                           "cudaStreamBeginCapture",
+                           "cudaStreamEndCapture",
+                           "cudaGraphInstantiate",
+                           "cudaSetDevice",
+                           "cudaDeviceReset",
+                           "cudaProfilerStart",
+                           "cudaProfilerStop",
+                           "cudaIpcOpenMemHandle",
+                           "cudaDeviceEnablePeerAccess"})
+    CHECK(IsKeyRuntimeApi(keep));
+  for (const char* skip : {"cudaGetDevice",
+                           "cudaGetLastError",
+                           "cudaPeekAtLastError",
+                           "cudaStreamIsCapturing",
+                           "cudaStreamGetCaptureInfo",
+                           "cudaGetDeviceCount",
+                           "cudaDeviceGetAttribute",
+                           "cudaGetDeviceProperties",
+                           "cudaPointerGetAttributes",
+                           "cudaFuncGetAttributes",
+                           "cudaFuncSetAttribute",
+                           "cudaGetDriverEntryPoint",
+                           "cudaDriverGetVersion",
+                           "cudaRuntimeGetVersion",
+                           "cudaThreadExchangeStreamCaptureMode",
+                           "cudaOccupancyMaxActiveBlocksPerMultiprocessor",
+                           "cudaDeviceCanAccessPeer",
+                           "cudaStreamGetPriority",
+                           "cuLaunchKernel",
+                           ""})
+    CHECK(!IsKeyRuntimeApi(skip));
+}
+
+TEST_CASE("API calls from the callback API: named, windowed, threads noted") {
+  Harness h(/*window_start=*/1000, /*window_end=*/5000);
+  ApiCallRecord r;
+  r.start = 2000;
+  r.end = 2100;
+  r.tid = 77;
+  r.correlation_id = 5;
+  r.callback_id = 211;
+  r.return_code = 0;
+  r.domain = static_cast<uint8_t>(ApiDomain::kRuntime);
+  h.decoder->AddApiCall(r);
+  ApiCallRecord early = r;
+  early.start = 10;
+  early.end = 20;
+  h.decoder->AddApiCall(early);  // before the window
+  ApiCallRecord drv = r;
+  drv.domain = static_cast<uint8_t>(ApiDomain::kDriver);
+  drv.callback_id = 307;
+  drv.correlation_id = 6;
+  drv.return_code = 700;
+  h.decoder->AddApiCall(drv);
+  CHECK(h.decoder->stats().api_calls == 2);
+  CHECK(h.decoder->stats().outside_window == 1);
+  TraceData d = h.Finish();
+  REQUIRE(d.api_calls.size() == 2);
+  CHECK(d.Str(d.api_calls[0].name) == "cudaLaunchKernel");
+  CHECK(d.api_calls[0].pid == 42);
+  CHECK(d.api_calls[0].tid == 77);
+  CHECK(d.api_calls[0].correlation_id == 5);
+  CHECK(d.api_calls[0].start == 2000);  // already on the trace clock: no offset applied
+  CHECK(d.Str(d.api_calls[1].name) == "cuLaunchKernel");
+  CHECK(d.api_calls[1].return_code == 700);
+  CHECK(h.new_threads.size() == 1);
+}
