@@ -98,6 +98,8 @@ void ConfigToEnv(const Config& c, void (*set)(void*, const char*, const char*), 
   set(ctx, "GTRACE_LAUNCHER_PID", std::to_string(c.launcher_pid).c_str());
   set(ctx, "GTRACE_FLUSH_MS", std::to_string(c.flush_interval_ms).c_str());
   set(ctx, "GTRACE_MODULES", c.modules.c_str());
+  if (c.pc_sampling_period_exp)
+    set(ctx, "GTRACE_PC_SAMPLING_PERIOD", std::to_string(c.pc_sampling_period_exp).c_str());
 }
 
 Config ConfigFromEnv(const char* (*get)(void*, const char*), void* ctx, std::string* warnings) {
@@ -145,6 +147,13 @@ Config ConfigFromEnv(const char* (*get)(void*, const char*), void* ctx, std::str
       warn("GTRACE_FLUSH_MS: expected 10..60000");
   }
   if (const char* v = get(ctx, "GTRACE_MODULES")) c.modules = v;
+  if (const char* v = get(ctx, "GTRACE_PC_SAMPLING_PERIOD")) {
+    int64_t e = 0;
+    if (ParseI64(v, &e) && e >= kPcSamplingMinPeriodExp && e <= kPcSamplingMaxPeriodExp)
+      c.pc_sampling_period_exp = static_cast<uint32_t>(e);
+    else
+      warn("GTRACE_PC_SAMPLING_PERIOD: expected 5..31 (period 2^N cycles); using the default");
+  }
   return c;
 }
 

@@ -26,6 +26,11 @@ inline constexpr uint32_t kTraceCuda =
     kTraceKernel | kTraceMemcpy | kTraceMemset | kTraceRuntime | kTraceSync | kTraceMemory;
 inline constexpr uint32_t kTraceDefault = kTraceCuda | kTraceNvtx | kTraceOverhead;
 
+// --pc-sampling[=N]: the sampling period is 2^N SM cycles; CUPTI accepts 5..31.
+inline constexpr uint32_t kPcSamplingMinPeriodExp = 5;
+inline constexpr uint32_t kPcSamplingMaxPeriodExp = 31;
+inline constexpr uint32_t kPcSamplingDefaultPeriodExp = 10;  // 2.9 M samples, 0 dropped on the H200 suite
+
 enum class CaptureMode : uint8_t { kNone = 0, kProfilerApi = 1, kNvtx = 2 };
 
 struct Config {
@@ -39,6 +44,7 @@ struct Config {
       0;  // gcollect's pid: its direct child is the root app, whose ProcessRecord gcollect writes
   uint32_t flush_interval_ms = 1000;
   std::string modules;  // optional injection modules, comma list (e.g. "counters"); see inject/modules.cc
+  uint32_t pc_sampling_period_exp = 0;  // --pc-sampling=N: period 2^N cycles (module "pcsampling"); 0 = default
 };
 
 // "cuda,nvtx" -> bits. Names: cuda, kernel, memcpy, memset, runtime (alias cuda-api, api), driver
@@ -48,7 +54,7 @@ bool ParseTraceKinds(std::string_view list, uint32_t* kinds, std::string* error)
 std::string FormatTraceKinds(uint32_t kinds);
 
 // Environment round trip. Names: GTRACE_PARTS_DIR, GTRACE_TRACE, GTRACE_WINDOW, GTRACE_CAPTURE,
-// GTRACE_LAUNCHER_PID, GTRACE_FLUSH_MS, GTRACE_MODULES.
+// GTRACE_LAUNCHER_PID, GTRACE_FLUSH_MS, GTRACE_MODULES, GTRACE_PC_SAMPLING_PERIOD.
 struct EnvVar {
   std::string name, value;
 };

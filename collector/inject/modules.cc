@@ -1,11 +1,13 @@
 // Optional in-process modules, started after the timeline is running. GTRACE_MODULES (a comma list, set by
-// gcollect for a pass that needs it) picks them. The counters module (issue 5: range profiler, one extra pass
+// gcollect for a pass that needs it) picks them: "counters" (the counters run) and "pcsampling" (rides the
+// timeline run, inject/pc_sampling.h). The counters module (issue 5: range profiler, one extra pass
 // over the app) registers here: add its name to kModules with start/flush/stop functions that use `inj`'s
 // writer under inj.mu and its CUPTI subscriber (there can be only one per process).
 #include <cstring>
 
 #include "counters/counters_module.h"
 #include "inject/injection.h"
+#include "inject/pc_sampling.h"
 
 namespace gt::collector {
 namespace {
@@ -19,6 +21,7 @@ struct Module {
 
 constexpr Module kModules[] = {
     {"counters", StartCountersModule, FlushCountersModule, StopCountersModule},
+    {"pcsampling", StartPcSamplingModule, FlushPcSamplingModule, StopPcSamplingModule},  // --pc-sampling
 };
 bool g_started[sizeof(kModules) / sizeof(kModules[0])] = {};
 

@@ -45,6 +45,7 @@ struct LaunchOptions {
   uint64_t launch_skip = 0;          // --launch-skip
   uint64_t launch_count = 0;         // --launch-count (0 = no total limit)
   int64_t counters_per_kernel = -1;  // --counters-per-kernel; -1 = 3, or no limit with --launch-count
+  uint32_t pc_sampling_period_exp = 0;  // --pc-sampling[=N]: PC sampling in the timeline run, 2^N cycles; 0 = off
   std::string upload_url;  // --upload URL: hand the finished trace to `gtrace upload` (a link is printed)
   std::vector<std::string> app;  // argv of the app
   bool help = false;

@@ -174,6 +174,10 @@ int main(int argc, char** argv) {
   config.capture = o.capture;
   config.capture_nvtx_name = o.capture_nvtx_name;
   config.launcher_pid = static_cast<uint32_t>(getpid());
+  if (o.pc_sampling_period_exp) {  // rides the timeline run (the counters run builds its own Config)
+    config.modules = config.modules.empty() ? "pcsampling" : config.modules + ",pcsampling";
+    config.pc_sampling_period_exp = o.pc_sampling_period_exp;
+  }
   int64_t start_ns = TraceClockNow();
   if (o.delay_s > 0) config.window_start_ns = start_ns + static_cast<int64_t>(o.delay_s * 1e9);
   if (o.duration_s > 0)

@@ -43,6 +43,10 @@ Kernel counters (CUPTI Range Profiler, kernel replay; see docs/counters.md):
       --launch-count N         profile at most N matching launches in all
       --counters-per-kernel N  profile the first N launches of each kernel name (default 3; 0 = all; with
                                --launch-count the default is all)
+      --pc-sampling[=N]        warp-state PC sampling during the timeline run (CUPTI continuous mode: kernels
+                               are not serialized, timestamps stay true): stall-reason histograms per kernel
+                               and per SASS offset / source line (build with -lineinfo for lines). One sample
+                               per SM every 2^N cycles, N = 5..31 (default 10)
       --upload URL             after recording, upload the trace to a `gtrace serve` server and print its link
                                (runs `gtrace upload`; a token comes from $GTRACE_TOKEN_FILE)
   -q, --quiet                  print nothing but errors
@@ -189,6 +193,17 @@ StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
         if (flag == "--launch-skip") o.launch_skip = n;
         if (flag == "--launch-count") o.launch_count = n;
         if (flag == "--counters-per-kernel") o.counters_per_kernel = static_cast<int64_t>(n);
+      }
+    } else if (flag == "--pc-sampling") {
+      o.pc_sampling_period_exp = kPcSamplingDefaultPeriodExp;
+      if (has_inline) {
+        char* end = nullptr;
+        unsigned long n = std::strtoul(value.c_str(), &end, 10);
+        if (value.empty() || *end || value[0] == '-' || n < kPcSamplingMinPeriodExp || n > kPcSamplingMaxPeriodExp)
+          return InvalidArgument("--pc-sampling: expected the period exponent N (2^N cycles) from " +
+                                 std::to_string(kPcSamplingMinPeriodExp) + " to " +
+                                 std::to_string(kPcSamplingMaxPeriodExp) + ", got '" + value + "'");
+        o.pc_sampling_period_exp = static_cast<uint32_t>(n);
       }
     } else if (flag == "--upload") {
       GT_RETURN_IF_ERROR(value_of(flag));

@@ -1,6 +1,7 @@
 // [SECTION] state      building the analyses once per loaded trace
 // [SECTION] panel      the kernel details section: verdict, SOL bars, occupancy, caches, stall chart, flags
 // [SECTION] roofline   the log-log chart: ceilings, roofs, points sized by total GPU time, hover and click
+// [SECTION] pc sampling the kernel's PC-sampling histogram (gcollect --pc-sampling) and its hot-spot table
 #include "ui/counters/counters_view.h"
 
 #include "ui/app.h"
@@ -479,6 +480,123 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
   return clicked;
 }
 
+// ---- [SECTION] pc sampling
+// ------------------------------------------------------------------------------------------
+
+void BuildPcSamplingState(PcSamplingState& s, const viewer::TraceModel& m) {
+  s = PcSamplingState{};
+  s.built_for = &m;
+  s.profiles = BuildPcSamplingProfiles(m.stall_samples, [&](StringId id) -> std::string_view { return m.Str(id); });
+}
+
+bool DrawPcSamplingPanel(PcSamplingState& s, const viewer::TraceModel& m, viewer::EventId e) {
+  if (s.built_for != &m) BuildPcSamplingState(s, m);
+  if (!e.valid() || m.Kind(e) != viewer::EventKind::kKernel || s.profiles.empty()) return false;
+  const PcSamplingProfile* p = FindPcSamplingProfile(s.profiles, m.TrackOf(e).pid, m.Str(m.Name(e)));
+  if (!p) return false;
+
+  ImGui::SeparatorText("Warp states (PC sampling, all launches of this kernel)");
+  ImGui::TextDisabled("%llu samples at %u PCs; %s of them with a source line%s",
+                      static_cast<unsigned long long>(p->samples), p->distinct_pcs,
+                      FormatPercent(100 * p->line_coverage).c_str(),
+                      p->line_coverage == 0 ? " (build with -lineinfo to see lines)" : "");
+  ImGui::TextWrapped("%s", p->summary.c_str());
+
+  // Same chart as the counters' stall breakdown: one bar per reason, meaning and fix on hover.
+  const float width = ImGui::GetContentRegionAvail().x;
+  const float label_w = std::min(190.0f, width * 0.4f);
+  const double max_share = p->reasons.empty() ? 0 : p->reasons.front().share;
+  int shown = 0;
+  for (const auto& r : p->reasons) {
+    if (r.share < 0.005 && shown >= 3) break;
+    if (++shown > 10) break;
+    ImGui::PushID(r.reason.c_str());
+    const StallReasonInfo* info = FindStallReason(r.reason);
+    ImGui::TextUnformatted(Title(r.reason).c_str());
+    ImGui::SameLine(label_w);
+    char overlay[64];
+    snprintf(overlay, sizeof overlay, "%s  (%llu samples)", FormatPercent(100 * r.share).c_str(),
+             static_cast<unsigned long long>(r.samples));
+    ImGui::PushStyleColor(ImGuiCol_PlotHistogram, info && !info->is_stall ? IM_COL32(120, 170, 120, 255)
+                                                                          : IM_COL32(200, 110, 90, 255));
+    ImGui::ProgressBar(static_cast<float>(max_share > 0 ? r.share / max_share : 0), ImVec2(-1, 0), overlay);
+    ImGui::PopStyleColor();
+    if (info && ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32);
+      ImGui::Text("%s", info->title);
+      ImGui::TextWrapped("Meaning: %s", info->meaning);
+      ImGui::TextWrapped("Usual fix: %s", info->fix);
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+    ImGui::PopID();
+  }
+  for (const auto& r : p->reasons) {
+    const StallReasonInfo* info = FindStallReason(r.reason);
+    if (!info || !info->is_stall) continue;
+    ImGui::TextWrapped("Top stall, %s: %s", info->title, info->meaning);
+    ImGui::TextWrapped("Usual fix: %s", info->fix);
+    break;
+  }
+
+  // Hot spots: source lines when the cubin had line info, else SASS offsets.
+  const bool have_lines = !p->by_line.empty();
+  if (!have_lines) s.by_line = false;
+  ImGui::SeparatorText("Hot spots");
+  if (have_lines) {
+    if (ImGui::RadioButton("by source line", s.by_line)) s.by_line = true;
+    ImGui::SameLine();
+    if (ImGui::RadioButton("by SASS offset", !s.by_line)) s.by_line = false;
+  }
+  const std::vector<PcHotSpot>& spots = s.by_line ? p->by_line : p->by_pc;
+  if (ImGui::BeginTable("##pc_hot_spots", 4,
+                        ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp)) {
+    ImGui::TableSetupColumn(s.by_line ? "Line" : "PC offset");
+    ImGui::TableSetupColumn("Samples");
+    ImGui::TableSetupColumn("Share");
+    ImGui::TableSetupColumn("Dominant reason");
+    ImGui::TableHeadersRow();
+    int rows = 0;
+    for (const auto& h : spots) {
+      if (++rows > 15) break;
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      std::string label = HotSpotLabel(h);
+      if (!s.by_line && h.source_line) {
+        char pc[32];
+        snprintf(pc, sizeof pc, "0x%llx  ", static_cast<unsigned long long>(h.pc_offset));
+        label = pc + label;
+      }
+      ImGui::TextUnformatted(label.c_str());
+      if (ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        if (!h.source_file.empty()) ImGui::Text("%s:%u", h.source_file.c_str(), h.source_line);
+        ImGui::Text("%s PC 0x%llx%s", s.by_line ? "hottest" : "SASS", static_cast<unsigned long long>(h.pc_offset),
+                    s.by_line && h.pcs > 1 ? (" of " + std::to_string(h.pcs) + " PCs on this line").c_str() : "");
+        ImGui::EndTooltip();
+      }
+      ImGui::TableNextColumn();
+      ImGui::Text("%llu", static_cast<unsigned long long>(h.samples));
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(FormatPercent(100 * h.share).c_str());
+      ImGui::TableNextColumn();
+      const StallReasonInfo* info = FindStallReason(h.dominant_reason);
+      ImGui::Text("%s %s", info ? info->title : h.dominant_reason.c_str(), FormatPercent(100 * h.dominant_share).c_str());
+      if (info && ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32);
+        ImGui::TextWrapped("Meaning: %s", info->meaning);
+        ImGui::TextWrapped("Usual fix: %s", info->fix);
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+      }
+    }
+    ImGui::EndTable();
+  }
+  return true;
+}
+
 // ---- [SECTION] hooks
 // ------------------------------------------------------------------------------------------
 
@@ -490,6 +608,16 @@ CountersState& SharedState(const viewer::TraceModel& m) {
   if (state.built_for != &m || metrics_seen != m.kernel_metrics.size()) {
     BuildCountersState(state, m);
     metrics_seen = m.kernel_metrics.size();
+  }
+  return state;
+}
+
+PcSamplingState& SharedPcState(const viewer::TraceModel& m) {
+  static PcSamplingState state;
+  static size_t samples_seen = SIZE_MAX;
+  if (state.built_for != &m || samples_seen != m.stall_samples.size()) {
+    BuildPcSamplingState(state, m);
+    samples_seen = m.stall_samples.size();
   }
   return state;
 }
@@ -520,8 +648,9 @@ void JsonNumber(std::string* out, double v) {
 
 void DrawCountersDetails(App& app) {
   const viewer::TraceModel* m = app.model();
-  if (!m || m->kernel_metrics.empty()) return;
-  DrawKernelCountersPanel(SharedState(*m), *m, app.view().selected);
+  if (!m) return;
+  if (!m->kernel_metrics.empty()) DrawKernelCountersPanel(SharedState(*m), *m, app.view().selected);
+  if (!m->stall_samples.empty()) DrawPcSamplingPanel(SharedPcState(*m), *m, app.view().selected);
 }
 
 void DrawRooflineTab(App& app) {
@@ -565,7 +694,24 @@ std::string CountersJson(App& app) {
   if (e.valid() && m->Kind(e) == viewer::EventKind::kKernel)
     for (const auto& a : s.kernels)
       if (a.pid == m->TrackOf(e).pid && a.kernel_name == m->Str(m->Name(e))) sel = &a;
-  if (!sel) return out + "null}";
+  // PC sampling of the selected kernel (gcollect --pc-sampling), independent of the range-profiler counters.
+  std::string pcs = "null";
+  if (e.valid() && m->Kind(e) == viewer::EventKind::kKernel && !m->stall_samples.empty()) {
+    const PcSamplingProfile* p =
+        FindPcSamplingProfile(SharedPcState(*m).profiles, m->TrackOf(e).pid, m->Str(m->Name(e)));
+    if (p) {
+      pcs = "{\"samples\":" + std::to_string(p->samples) + ",\"top_reason\":";
+      JsonString(&pcs, p->reasons.empty() ? "" : p->reasons.front().reason);
+      pcs += ",\"hot_spot\":";
+      JsonString(&pcs, !p->by_line.empty()  ? HotSpotLabel(p->by_line.front())
+                       : !p->by_pc.empty() ? HotSpotLabel(p->by_pc.front())
+                                           : std::string());
+      pcs += ",\"summary\":";
+      JsonString(&pcs, p->summary);
+      pcs += '}';
+    }
+  }
+  if (!sel) return out + "null,\"pc_sampling\":" + pcs + "}";
   out += "{\"name\":";
   JsonString(&out, sel->kernel_name);
   out += ",\"verdict\":";
@@ -576,7 +722,7 @@ std::string CountersJson(App& app) {
   JsonNumber(&out, sel->memory_pct.value);
   out += ",\"top_stall\":";
   JsonString(&out, sel->stalls.empty() ? "" : sel->stalls.front().reason);
-  return out + "}}";
+  return out + "},\"pc_sampling\":" + pcs + "}";
 }
 
 }  // namespace gt::ui

@@ -21,7 +21,8 @@ class App;
 void DrawCountersDetails(App& app);  // counters of the selected kernel, if any
 void DrawRooflineTab(App& app);  // the roofline; a click selects that kernel's first launch in the timeline
 // {"profiled_launches":N,"kernels":[{"name","bottleneck","verdict","intensity","flops_per_s","memory_side",
-//  "flags"}...],"selected":{"name","verdict","compute_pct","memory_pct","top_stall"} | null}
+//  "flags"}...],"selected":{"name","verdict","compute_pct","memory_pct","top_stall"} | null,
+//  "pc_sampling":{"samples","top_reason","hot_spot","summary"} | null (of the selected kernel)}
 std::string CountersJson(App& app);
 
 struct CountersState {
@@ -49,6 +50,17 @@ bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& model, 
 // The roofline chart. Returns the event to select in the timeline when a point was clicked (the kernel's
 // first launch), or an invalid id.
 viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& model);
+
+// PC sampling (gcollect --pc-sampling): profiles per (pid, kernel name), built once per loaded trace.
+struct PcSamplingState {
+  const viewer::TraceModel* built_for = nullptr;
+  std::vector<PcSamplingProfile> profiles;
+  bool by_line = true;  // hot-spot table: source lines (when the cubin had line info) or SASS offsets
+};
+void BuildPcSamplingState(PcSamplingState& s, const viewer::TraceModel& model);
+// The PC-sampling section for a selected kernel: stall histogram (meaning + fix per reason) and hot spots.
+// Draws nothing and returns false when the trace has no PC samples for the kernel's name.
+bool DrawPcSamplingPanel(PcSamplingState& s, const viewer::TraceModel& model, viewer::EventId kernel);
 
 // The first launch of `name` in `pid` on any GPU stream (what clicking a roofline point selects).
 viewer::EventId FindKernelEvent(const viewer::TraceModel& model, uint32_t pid, StringId name);

@@ -11,6 +11,8 @@
 // [SECTION] Stalls       the reason table (meaning + usual fix) and per-kernel shares
 // [SECTION] Analysis     derived metrics, SOL, flags, the one-line verdict
 // [SECTION] Roofline     ceilings per memory level, roofs per precision, point placement
+// [SECTION] PC sampling  per-kernel stall histograms and hot spots (PC offset / source line) from gcollect
+//                        --pc-sampling
 #pragma once
 
 #include <array>
@@ -246,5 +248,57 @@ std::vector<RooflinePoint> PlaceOnRoofline(const RooflineModel& model,
 
 // The point under (x, y) in log10 axis space within `pick_radius` (log10 units), or -1. For hover and click.
 int PickRooflinePoint(std::span<const RooflinePoint> points, double log_x, double log_y, double pick_radius);
+
+// ---- [SECTION] PC sampling
+// -----------------------------------------------------------------------------------
+
+// gcollect --pc-sampling writes StallSamples with launch_ordinal = kNone (aggregated over all launches of a
+// kernel name), one per (kernel, PC offset, reason) and flush; the same key can repeat across flushes, so
+// everything here sums. Counters-run StallSamples (one launch each, launch_ordinal set) are not PC samples.
+inline bool IsPcSample(const StallSample& s) {
+  return s.launch_ordinal == kNone;
+}
+
+struct PcStallBin {
+  std::string reason;  // key, as in StallReasonTable()
+  uint64_t samples = 0;
+  double share = 0;        // of all the kernel's samples (issuing ones included), 0..1
+  double stall_share = 0;  // of the samples in a stall reason (is_stall), 0..1; 0 for non-stalls
+};
+
+// One hot spot: a SASS offset, or a source line (all the PCs compiled from it).
+struct PcHotSpot {
+  uint64_t pc_offset = 0;   // the PC; for a line, its hottest PC
+  std::string source_file;  // "" when the cubin had no line info
+  uint32_t source_line = 0;
+  uint32_t pcs = 1;  // PCs folded into this spot (lines)
+  uint64_t samples = 0;
+  double share = 0;             // of the kernel's samples
+  std::string dominant_reason;  // the reason with the most samples here
+  double dominant_share = 0;    // of this spot's samples
+};
+
+struct PcSamplingProfile {
+  uint32_t pid = 0;
+  std::string kernel_name;
+  uint64_t samples = 0;
+  uint32_t distinct_pcs = 0;
+  std::vector<PcStallBin> reasons;  // largest first
+  std::vector<PcHotSpot> by_pc;     // hottest first, at most `top` entries
+  std::vector<PcHotSpot> by_line;   // hottest first, at most `top`; empty when no PC had a line
+  double line_coverage = 0;         // share of samples at PCs with a source line
+  std::string summary;              // one line: dominant stall, its usual fix, the hottest line or PC
+};
+
+// One profile per (pid, kernel name) with PC samples, ordered by samples (largest first).
+std::vector<PcSamplingProfile> BuildPcSamplingProfiles(std::span<const StallSample> samples,
+                                                       const StringLookup& str, size_t top = 20);
+std::vector<PcSamplingProfile> BuildPcSamplingProfiles(const TraceData& trace, size_t top = 20);
+const PcSamplingProfile* FindPcSamplingProfile(std::span<const PcSamplingProfile> profiles, uint32_t pid,
+                                               std::string_view kernel_name);
+// "copy.cu:42" (basename) or "pc 0x1a0": how a hot spot is named in the table and the summary.
+std::string HotSpotLabel(const PcHotSpot& h);
+// The histogram and both hot-spot tables as aligned text (golden tests, `gtrace` text output).
+std::string FormatPcSamplingProfile(const PcSamplingProfile& p);
 
 }  // namespace gt
