@@ -37,10 +37,7 @@ void RemoveDir(const std::string& dir) {
   rmdir(dir.c_str());
 }
 
-}  // namespace
-
-bool RunCountersPass(const LaunchOptions& o, const Config& timeline_config,
-                     const std::vector<EnvVar>& base_env, const std::string& output) {
+counters::CountersOptions CountersOptionsFor(const LaunchOptions& o) {
   counters::CountersOptions co;
   co.sets = o.counter_sets;
   co.kernel_regex = o.kernel_regex;
@@ -49,6 +46,94 @@ bool RunCountersPass(const LaunchOptions& o, const Config& timeline_config,
   co.per_name_limit = o.counters_per_kernel >= 0 ? static_cast<uint32_t>(o.counters_per_kernel)
                       : o.launch_count           ? 0
                                                  : 3;
+  co.flush_caches = o.cache_control_all;
+  return co;
+}
+
+bool WriteTrace(const TraceData& data, const std::string& output) {
+  const std::string tmp = output + ".counters.tmp";
+  auto sink = MakeFileSink(tmp, /*overwrite=*/true);
+  if (!sink.ok()) {
+    fprintf(stderr, "gcollect: error: %s\n", sink.status().ToString().c_str());
+    return false;
+  }
+  Status s;
+  auto writer = TraceWriter::Create(std::move(*sink));
+  if (writer.ok()) {
+    s = WriteTraceData(data, **writer);
+    if (s.ok()) s = (*writer)->Finish();
+  } else {
+    s = writer.status();
+  }
+  writer = Status(StatusCode::kInternal, "closed");  // close the file before renaming it
+  if (!s.ok() || rename(tmp.c_str(), output.c_str()) != 0) {
+    fprintf(stderr, "gcollect: error: writing the counters trace: %s\n",
+            s.ok() ? strerror(errno) : s.ToString().c_str());
+    unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+void PrintReport(const LaunchOptions& o, const counters::JoinReport& report) {
+  if (!o.quiet || report.unmatched_launches) {
+    fprintf(stderr, "gcollect: counters: %s\n", report.Summary().c_str());
+    for (size_t i = 0; i < report.problems.size() && i < 10; ++i)
+      fprintf(stderr, "  unmatched: %s\n", report.problems[i].c_str());
+  }
+  if (!o.quiet)
+    for (size_t i = 0; i < report.not_profiled.size() && i < 20; ++i)
+      fprintf(stderr, "  %s\n", report.not_profiled[i].c_str());
+}
+
+}  // namespace
+
+void PrintCountersPlan(const LaunchOptions& o, const char* run) {
+  if (o.quiet) return;
+  counters::CountersOptions co = CountersOptionsFor(o);
+  std::string which = co.per_name_limit
+                          ? "the first " + std::to_string(co.per_name_limit) + " launches of each kernel"
+                          : std::string("every matching launch");
+  fprintf(stderr,
+          "gcollect: %s: counters (%s) on %s%s%s, L2 %s before each; each profiled launch is replayed once "
+          "per pass (about 14 ms per pass), the rest run at full speed; graph-launched kernels are not "
+          "profiled\n",
+          run, counters::CounterSetsToString(co.sets).c_str(), which.c_str(),
+          co.kernel_regex.empty() ? "" : " matching ", co.kernel_regex.c_str(),
+          co.flush_caches ? "flushed" : "not flushed (--cache-control none)");
+}
+
+void AppendCountersRunEnv(const LaunchOptions& o, Config c, bool self_describing_root,
+                          std::vector<EnvVar>* env) {
+  c.kinds =
+      kTraceKernel;  // the counters run records its kernels only to name them; timestamps come from run 1
+  c.capture = CaptureMode::kNone;
+  c.window_start_ns = c.window_end_ns = 0;
+  c.modules = "counters";
+  if (self_describing_root) c.launcher_pid = 0;
+  auto setter = [](void* ctx, const char* n, const char* v) {
+    static_cast<std::vector<EnvVar>*>(ctx)->push_back({n, v});
+  };
+  ConfigToEnv(c, setter, env);
+  counters::CountersOptionsToEnv(CountersOptionsFor(o), setter, env);
+}
+
+bool FinishCountersOnly(const LaunchOptions& o, const std::string& output) {
+  TraceData data;
+  std::vector<std::string> warnings;
+  Status s = counters::LoadTraceFiles({output}, &data, &warnings);
+  for (const auto& w : warnings) fprintf(stderr, "gcollect: warning: %s\n", w.c_str());
+  if (!s.ok()) {
+    fprintf(stderr, "gcollect: error: reading the counters run: %s\n", s.ToString().c_str());
+    return false;
+  }
+  counters::JoinReport report = counters::BuildCountersOnlyTrace(data);
+  PrintReport(o, report);
+  return WriteTrace(data, output);
+}
+
+bool RunCountersPass(const LaunchOptions& o, const Config& timeline_config,
+                     const std::vector<EnvVar>& base_env, const std::string& output) {
   const std::string parts = output + ".counters.parts";
   RemoveDir(parts);
   if (mkdir(parts.c_str(), 0755) != 0) {
@@ -58,31 +143,12 @@ bool RunCountersPass(const LaunchOptions& o, const Config& timeline_config,
   }
   Config c = timeline_config;
   c.parts_dir = parts;
-  c.kinds =
-      kTraceKernel;  // the counters run records its kernels only to name them; timestamps come from run 1
-  c.capture = CaptureMode::kNone;
-  c.window_start_ns = c.window_end_ns = 0;
-  c.modules = "counters";
-  // Every process of this run describes itself (the root too): the join pairs processes by those names.
-  c.launcher_pid = 0;
   std::vector<EnvVar> env;
   for (const auto& e : base_env)
     if (e.name != "NVTX_INJECTION64_PATH") env.push_back(e);
-  auto setter = [](void* ctx, const char* n, const char* v) {
-    static_cast<std::vector<EnvVar>*>(ctx)->push_back({n, v});
-  };
-  ConfigToEnv(c, setter, &env);
-  counters::CountersOptionsToEnv(co, setter, &env);
-  if (!o.quiet) {
-    std::string which = co.per_name_limit
-                            ? "the first " + std::to_string(co.per_name_limit) + " launches of each kernel"
-                            : std::string("every matching launch");
-    fprintf(stderr,
-            "gcollect: run 2 of 2: counters (%s) on %s%s%s; each profiled launch is replayed once per pass "
-            "(about 13 ms per pass), the rest run at full speed\n",
-            counters::CounterSetsToString(co.sets).c_str(), which.c_str(),
-            co.kernel_regex.empty() ? "" : " matching ", co.kernel_regex.c_str());
-  }
+  // Every process of this run describes itself (the root too): the join pairs processes by those names.
+  AppendCountersRunEnv(o, c, /*self_describing_root=*/true, &env);
+  PrintCountersPlan(o, "run 2 of 2");
   AppExit app = RunApp(o.app, env, o.wait_children_s, nullptr);
   if (!app.started) {
     fprintf(stderr, "gcollect: error: the counters run could not start: %s\n", app.error.c_str());
@@ -104,31 +170,8 @@ bool RunCountersPass(const LaunchOptions& o, const Config& timeline_config,
     return false;
   }
   counters::JoinReport report = counters::JoinCountersIntoTimeline(timeline, counters_data);
-  if (!o.quiet || report.unmatched_launches) {
-    fprintf(stderr, "gcollect: counters: %s\n", report.Summary().c_str());
-    for (size_t i = 0; i < report.problems.size() && i < 10; ++i)
-      fprintf(stderr, "  unmatched: %s\n", report.problems[i].c_str());
-  }
-  const std::string tmp = output + ".counters.tmp";
-  auto sink = MakeFileSink(tmp, /*overwrite=*/true);
-  if (!sink.ok()) {
-    fprintf(stderr, "gcollect: error: %s\n", sink.status().ToString().c_str());
-    return false;
-  }
-  auto writer = TraceWriter::Create(std::move(*sink));
-  if (writer.ok()) {
-    s = WriteTraceData(timeline, **writer);
-    if (s.ok()) s = (*writer)->Finish();
-  } else {
-    s = writer.status();
-  }
-  writer = Status(StatusCode::kInternal, "closed");  // close the file before renaming it
-  if (!s.ok() || rename(tmp.c_str(), output.c_str()) != 0) {
-    fprintf(stderr, "gcollect: error: writing the joined trace: %s\n",
-            s.ok() ? strerror(errno) : s.ToString().c_str());
-    unlink(tmp.c_str());
-    return false;
-  }
+  PrintReport(o, report);
+  if (!WriteTrace(timeline, output)) return false;
   if (!o.keep_parts) RemoveDir(parts);
   return true;
 }

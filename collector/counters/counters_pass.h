@@ -17,4 +17,17 @@ struct LaunchOptions;
 bool RunCountersPass(const LaunchOptions& options, const Config& timeline_config,
                      const std::vector<EnvVar>& base_env, const std::string& output);
 
+// The environment of a counters run (Config with modules = "counters", kernel records only, plus the counters
+// options) appended to `env`. `self_describing_root`: every process writes its own process record (the join
+// pairs processes by those names); off when gcollect writes the root's record itself (--counters-only).
+void AppendCountersRunEnv(const LaunchOptions& options, Config config, bool self_describing_root,
+                          std::vector<EnvVar>* env);
+
+// One line before a counters run: the set, the selection, the flush, the cost per pass.
+void PrintCountersPlan(const LaunchOptions& options, const char* run);
+
+// gcollect --counters-only: `output` holds the merged counters run; rewrites it in place as a counters-only
+// trace (join.h BuildCountersOnlyTrace) and prints what was profiled and what was not.
+bool FinishCountersOnly(const LaunchOptions& options, const std::string& output);
+
 }  // namespace gt::collector

@@ -1,6 +1,7 @@
 #include "join.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <set>
@@ -85,6 +86,8 @@ std::string JoinReport::Summary() const {
                   " profiled launches";
   if (unmatched_launches) s += "; " + std::to_string(unmatched_launches) + " unmatched (not guessed)";
   if (unmatched_processes) s += "; " + std::to_string(unmatched_processes) + " processes without a partner";
+  if (graph_kernels)
+    s += "; " + std::to_string(graph_kernels) + " graph-launched kernels not profiled (graph launch)";
   return s;
 }
 
@@ -101,11 +104,42 @@ std::vector<uint32_t> KernelLaunchOrdinals(const TraceData& trace) {
       return x.correlation_id < y.correlation_id;
     return x.start < y.start;
   });
-  std::vector<uint32_t> ordinals(trace.kernels.size(), 0);
+  std::vector<uint32_t> ordinals(trace.kernels.size(), kNone);
   std::map<std::pair<uint32_t, StringId>, uint32_t> next;
-  for (uint32_t i : order) ordinals[i] = next[{trace.kernels[i].pid, trace.kernels[i].name}]++;
+  for (uint32_t i : order)
+    if (!trace.kernels[i].graph_id) ordinals[i] = next[{trace.kernels[i].pid, trace.kernels[i].name}]++;
   return ordinals;
 }
+
+namespace {
+
+// Graph kernels have no counters: one line and one loss record per (process, kernel name).
+void ReportGraphKernels(TraceData& t, Interner& intern, JoinReport& report) {
+  std::map<std::pair<uint32_t, StringId>, uint32_t> per_name;
+  std::set<std::pair<uint32_t, uint32_t>> graph_launches;  // (pid, correlation id of the cuGraphLaunch)
+  for (const auto& k : t.kernels) {
+    if (!k.graph_id) continue;
+    ++per_name[{k.pid, k.name}];
+    graph_launches.insert({k.pid, k.correlation_id});
+    ++report.graph_kernels;
+  }
+  for (const auto& [key, n] : per_name) {
+    std::string line = "not profiled: graph launch: " + t.Str(key.second) + " (" + std::to_string(n) +
+                       (n == 1 ? " launch" : " launches") + ")";
+    report.not_profiled.push_back(line);
+    LossRecord loss;
+    loss.name = intern("counters_not_profiled");
+    loss.severity = static_cast<uint8_t>(Severity::kWarning);
+    loss.pid = key.first;
+    loss.count = n;
+    loss.detail = intern(line +
+                         "; kernel replay profiles individual launches, and cudaGraphLaunch runs kernel "
+                         "nodes without them");
+    t.losses.push_back(loss);
+  }
+}
+
+}  // namespace
 
 JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counters) {
   JoinReport report;
@@ -137,6 +171,7 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
   std::map<std::pair<uint32_t, std::string>, uint32_t> tl_count;
   for (uint32_t i = 0; i < timeline.kernels.size(); ++i) {
     const auto& k = timeline.kernels[i];
+    if (ordinals[i] == kNone) continue;  // graph kernels: reported below
     const std::string& name = timeline.Str(k.name);
     tl_kernel[{k.pid, name, ordinals[i]}] = i;
     ++tl_count[{k.pid, name}];
@@ -243,7 +278,110 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
     loss.detail = intern(detail);
     timeline.losses.push_back(loss);
   }
+  ReportGraphKernels(timeline, intern, report);
   ApplyCounterPeaks(timeline);
+  return report;
+}
+
+JoinReport BuildCountersOnlyTrace(TraceData& t) {
+  JoinReport report;
+  Interner intern(t);
+  // The flush kernel is the module's own; graph kernels stay long enough to be reported.
+  const StringId flush = intern(kL2FlushKernel);
+  t.kernels.erase(std::remove_if(t.kernels.begin(), t.kernels.end(),
+                                 [&](const KernelRecord& k) { return k.name == flush; }),
+                  t.kernels.end());
+  ReportGraphKernels(t, intern, report);
+  std::vector<uint32_t> ordinals = KernelLaunchOrdinals(t);
+  std::map<std::tuple<uint32_t, StringId, uint32_t>, uint32_t> by_key;  // -> kernel index
+  for (uint32_t i = 0; i < t.kernels.size(); ++i)
+    if (ordinals[i] != kNone) by_key[{t.kernels[i].pid, t.kernels[i].name, ordinals[i]}] = i;
+
+  // Launches with counters, their duration, and the kernel each belongs to.
+  const StringId time_metric = intern("gpu__time_duration.sum");
+  std::map<std::tuple<uint32_t, StringId, uint32_t>, double> launches;  // -> duration ns (-1 = none)
+  for (const auto& m : t.kernel_metrics) {
+    double& d = launches.try_emplace({m.pid, m.kernel_name, m.launch_ordinal}, -1.0).first->second;
+    if (m.metric == time_metric) d = m.value;
+  }
+  std::vector<char> keep(t.kernels.size(), 0);
+  std::vector<int64_t> duration(t.kernels.size(), 0);
+  for (const auto& [key, ns] : launches) {
+    ++report.profiled_launches;
+    auto it = by_key.find(key);
+    if (it == by_key.end()) {
+      ++report.unmatched_launches;
+      if (report.problems.size() < 200)
+        report.problems.push_back(t.Str(std::get<1>(key)) + " launch " + std::to_string(std::get<2>(key)) +
+                                  ": no activity record for this launch in the counters run");
+      continue;
+    }
+    ++report.matched_launches;
+    keep[it->second] = 1;
+    duration[it->second] = ns > 0 ? static_cast<int64_t>(std::llround(ns)) : 0;
+  }
+  for (auto& m : t.kernel_metrics)
+    if (auto it = by_key.find({m.pid, m.kernel_name, m.launch_ordinal}); it != by_key.end())
+      m.correlation_id = t.kernels[it->second].correlation_id;
+  for (auto& s : t.stall_samples)
+    if (s.launch_ordinal != kNone)
+      if (auto it = by_key.find({s.pid, s.kernel_name, s.launch_ordinal}); it != by_key.end())
+        s.correlation_id = t.kernels[it->second].correlation_id;
+
+  // End to end per device, in launch order (pid, correlation id), from the earliest time the run recorded.
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < t.kernels.size(); ++i)
+    if (keep[i]) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const auto& x = t.kernels[a];
+    const auto& y = t.kernels[b];
+    return std::tie(x.pid, x.correlation_id) < std::tie(y.pid, y.correlation_id);
+  });
+  int64_t origin = INT64_MAX;
+  for (const auto& p : t.processes)
+    if (p.start_ns > 0) origin = std::min(origin, p.start_ns);
+  for (const auto& k : t.kernels)
+    if (k.start > 0) origin = std::min(origin, k.start);
+  if (origin == INT64_MAX) origin = 0;
+  std::map<uint32_t, int64_t> cursor;  // device -> next start
+  std::vector<KernelRecord> kept;
+  uint64_t without_time = 0;
+  for (uint32_t i : order) {
+    KernelRecord k = t.kernels[i];
+    int64_t& at = cursor.try_emplace(k.device_id, origin).first->second;
+    if (!duration[i]) ++without_time;
+    k.start = at;
+    k.end = at + std::max<int64_t>(duration[i], 1);
+    at = k.end;
+    kept.push_back(k);
+  }
+  const uint64_t dropped = t.kernels.size() - kept.size() - report.graph_kernels;
+  t.kernels = std::move(kept);
+
+  const char* kTimeline =
+      "none: counters only (gcollect --counters-only); kernels laid end to end in launch order per device "
+      "with "
+      "gpu__time_duration.sum as duration; gaps, overlap and host activity were not measured";
+  t.metadata.entries.emplace_back("timeline", kTimeline);
+  LossRecord info;
+  info.name = intern("counters_only");
+  info.severity = static_cast<uint8_t>(Severity::kInfo);
+  info.count = report.matched_launches;
+  info.detail = intern(
+      std::string(kTimeline) + "; " + std::to_string(dropped) + " unprofiled launches are not in this trace" +
+      (without_time ? "; " + std::to_string(without_time) + " launches had no duration" : ""));
+  t.losses.push_back(info);
+  if (report.unmatched_launches) {
+    LossRecord loss;
+    loss.name = intern("counters_unmatched");
+    loss.severity = static_cast<uint8_t>(Severity::kWarning);
+    loss.count = report.unmatched_launches;
+    std::string detail = report.Summary();
+    for (size_t i = 0; i < report.problems.size() && i < 5; ++i) detail += "\n" + report.problems[i];
+    loss.detail = intern(detail);
+    t.losses.push_back(loss);
+  }
+  ApplyCounterPeaks(t);
   return report;
 }
 

@@ -22,8 +22,17 @@ struct JoinReport {
   uint32_t unmatched_launches = 0;  // reported in `problems`, their records dropped
   uint32_t unmatched_processes = 0;
   std::vector<std::string> problems;  // one line each, first 200
-  std::string Summary() const;        // "joined 12 of 14 profiled launches; 2 unmatched: ..."
+  // Kernels a graph launch ran: the range profiler never saw them (cudaGraphLaunch runs kernel nodes without
+  // launch callbacks), so they have no counters. One line per kernel name: "not profiled: graph launch: NAME
+  // (N launches)"; the trace gets one `counters_not_profiled` loss record per name.
+  uint32_t graph_kernels = 0;
+  std::vector<std::string> not_profiled;
+  std::string Summary() const;  // "joined 12 of 14 profiled launches; 2 unmatched: ..."
 };
+
+// The kernel the counters module launches before each profiled launch to clean the L2 (--cache-control all).
+// It appears in the counters run's activity records; nothing keeps it.
+inline constexpr const char kL2FlushKernel[] = "gtrace_l2_flush";
 
 // Moves the counters' KernelMetricRecords and StallSamples into `timeline` (pids, string ids and correlation
 // ids rewritten to the timeline's), adds a LossRecord "counters_unmatched" when something did not pair up,
@@ -31,8 +40,19 @@ struct JoinReport {
 JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counters);
 
 // Per-launch ordinal of every timeline kernel (index into trace.kernels -> n-th launch of its name in its
-// pid).
+// pid). Kernels run by a graph launch (graph_id != 0) get kNone and do not count: the counters run's launch
+// callbacks never see them, so counting them would shift every later ordinal of the same name.
 std::vector<uint32_t> KernelLaunchOrdinals(const TraceData& trace);
+
+// `gcollect --counters-only`: turns a counters run's own records into a trace without a timeline run. Keeps
+// the profiled launches only (their activity records carry no timestamps: replayed kernels get start = end =
+// 0), pairs each with its counters by (pid, name, ordinal) and gives it its correlation id, and lays the
+// profiled kernels of each device end to end in launch order with gpu__time_duration.sum as the duration.
+// Positions on the time axis are therefore not measured: the trace says so in its metadata
+// ("timeline" = "none: counters only ...") and in a `counters_only` info record the viewer's loss panel
+// shows; gaps, overlap and host activity are absent, not invented. Graph kernels are reported as in the join,
+// the flush kernel dropped.
+JoinReport BuildCountersOnlyTrace(TraceData& counters_run);
 
 // Sets DeviceRecord bandwidth/FLOP peaks from the range profiler's own `*.peak_sustained` metrics times the
 // clock measured during the kernels (the denominators ncu uses), where the counters carry them. Returns how

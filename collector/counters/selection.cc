@@ -14,6 +14,7 @@ void CountersOptionsToEnv(const CountersOptions& o,
   set(ctx, "GTRACE_LAUNCH_SKIP", std::to_string(o.launch_skip).c_str());
   set(ctx, "GTRACE_LAUNCH_COUNT", std::to_string(o.launch_count).c_str());
   set(ctx, "GTRACE_COUNTERS_PER_NAME", std::to_string(o.per_name_limit).c_str());
+  set(ctx, "GTRACE_COUNTERS_CACHE", o.flush_caches ? "all" : "none");
 }
 
 namespace {
@@ -40,6 +41,12 @@ StatusOr<CountersOptions> CountersOptionsFromEnv(const char* (*get)(void* ctx, c
   uint64_t per_name = o.per_name_limit;
   GT_RETURN_IF_ERROR(ParseU64("GTRACE_COUNTERS_PER_NAME", get(ctx, "GTRACE_COUNTERS_PER_NAME"), &per_name));
   o.per_name_limit = static_cast<uint32_t>(per_name);
+  if (const char* cache = get(ctx, "GTRACE_COUNTERS_CACHE"); cache && *cache) {
+    std::string c = cache;
+    if (c != "all" && c != "none")
+      return InvalidArgument("GTRACE_COUNTERS_CACHE: expected all or none, got '" + c + "'");
+    o.flush_caches = c == "all";
+  }
   return o;
 }
 

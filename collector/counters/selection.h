@@ -19,10 +19,12 @@ struct CountersOptions {
   uint64_t launch_skip = 0;     // matching launches to let run before profiling starts
   uint64_t launch_count = 0;    // matching launches to profile in all; 0 = no total limit
   uint32_t per_name_limit = 3;  // profiled launches per kernel name; 0 = no limit
+  bool flush_caches = false;  // --cache-control all: a read kernel cleans the L2 before each profiled launch
 };
 
 // Environment round trip (the launcher exports, the injection reads): GTRACE_COUNTERS (sets),
-// GTRACE_KERNEL_REGEX, GTRACE_LAUNCH_SKIP, GTRACE_LAUNCH_COUNT, GTRACE_COUNTERS_PER_NAME.
+// GTRACE_KERNEL_REGEX, GTRACE_LAUNCH_SKIP, GTRACE_LAUNCH_COUNT, GTRACE_COUNTERS_PER_NAME,
+// GTRACE_COUNTERS_CACHE (all|none).
 void CountersOptionsToEnv(const CountersOptions& o,
                           void (*set)(void* ctx, const char* name, const char* value), void* ctx);
 StatusOr<CountersOptions> CountersOptionsFromEnv(const char* (*get)(void* ctx, const char* name), void* ctx);

@@ -189,7 +189,7 @@ int main(int argc, char** argv) {
                   {"tool_version", GT_VERSION},
                   {"command_line", Joined(o.app)},
                   {"host", Hostname()},
-                  {"trace_kinds", FormatTraceKinds(o.kinds)},
+                  {"trace_kinds", FormatTraceKinds(o.counters_only ? kTraceKernel : o.kinds)},
                   {"clock", "CLOCK_MONOTONIC"}};
   if (o.capture == CaptureMode::kProfilerApi) meta.entries.emplace_back("capture_range", "cudaProfilerApi");
   if (o.capture == CaptureMode::kNvtx)
@@ -217,9 +217,14 @@ int main(int argc, char** argv) {
   // A pass is one run of the app. The timeline is pass 1; the counters module (issue 5) adds a second pass
   // with config.modules = "counters" and its own parts directory, merged after this one.
   std::vector<EnvVar> pass_env;
-  ConfigToEnv(config, setter, &pass_env);
+  if (o.counters_only) {  // the one run is a counters run (kernel records + counters, no timeline)
+    AppendCountersRunEnv(o, config, /*self_describing_root=*/false, &pass_env);
+    PrintCountersPlan(o, "one run (--counters-only, no timeline)");
+  } else {
+    ConfigToEnv(config, setter, &pass_env);
+  }
   env.push_back({"CUDA_INJECTION64_PATH", inject});
-  if ((o.kinds & kTraceNvtx) || o.capture == CaptureMode::kNvtx)
+  if (!o.counters_only && ((o.kinds & kTraceNvtx) || o.capture == CaptureMode::kNvtx))
     env.push_back({"NVTX_INJECTION64_PATH", inject});
   if (o.quiet) env.push_back({"GTRACE_QUIET", "1"});
   // Preloading the injection library (1) loads the toolkit's libcupti it was built against before a
@@ -281,7 +286,10 @@ int main(int argc, char** argv) {
   }
   for (const auto& p : merged->problems) std::fprintf(stderr, "gcollect: warning: %s\n", p.c_str());
   if (!o.keep_parts) RemoveTree(parts_dir);
-  if (o.counter_sets) RunCountersPass(o, config, base_env, output);  // run 2 of 2, joined into `output`
+  if (o.counters_only)
+    FinishCountersOnly(o, output);  // kernels from the counters run, no timeline
+  else if (o.counter_sets)
+    RunCountersPass(o, config, base_env, output);  // run 2 of 2, joined into `output`
   double finalize_s = (TraceClockNow() - exit_seen_ns) / 1e9;
 
   // Summary from the file itself: what the user gets is what was written.

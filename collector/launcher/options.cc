@@ -43,6 +43,18 @@ Kernel counters (CUPTI Range Profiler, kernel replay; see docs/counters.md):
       --launch-count N         profile at most N matching launches in all
       --counters-per-kernel N  profile the first N launches of each kernel name (default 3; 0 = all; with
                                --launch-count the default is all)
+      --counters-only          skip the timeline run: ONE run of the app, under the range profiler (implies
+                               --counters). The trace holds the profiled launches only, laid end to end in
+                               launch order with their measured gpu__time_duration; positions, gaps, overlap,
+                               copies and API calls are not measured (the trace says so)
+      --cache-control none|all none (default): profile with the caches as the app left them. all: also run
+                               a kernel that cleans the L2 before each profiled launch. Unlike ncu's
+                               --cache-control all it cannot reach the replay passes (CUPTI saves and
+                               restores memory through the L2 after it) nor the instruction and constant
+                               caches: measured no closer to ncu (docs/counters.md)
+  Kernels run by cudaGraphLaunch are not profiled (kernel replay of a graph launch measures the whole graph as
+  one range and re-runs it without restoring memory): the summary and the trace list them per kernel as
+  "not profiled: graph launch".
       --pc-sampling[=N]        warp-state PC sampling during the timeline run (CUPTI continuous mode: kernels
                                are not serialized, timestamps stay true): stall-reason histograms per kernel
                                and per SASS offset / source line (build with -lineinfo for lines). One sample
@@ -179,6 +191,15 @@ StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
       auto sets = counters::ParseCounterSets(has_inline ? value : "default");
       if (!sets.ok()) return InvalidArgument("--counters: " + sets.status().message());
       o.counter_sets = *sets;
+    } else if (flag == "--counters-only") {
+      if (has_inline) return InvalidArgument("--counters-only takes no value; choose the set with --counters=SET");
+      o.counters_only = true;
+    } else if (flag == "--cache-control") {
+      GT_RETURN_IF_ERROR(value_of(flag));
+      if (value != "all" && value != "none")
+        return InvalidArgument("--cache-control: expected all or none, got '" + value + "'");
+      o.cache_control_all = value == "all";
+      o.cache_control_set = true;
     } else if (flag == "--kernel-regex" || flag == "--launch-skip" || flag == "--launch-count" ||
                flag == "--counters-per-kernel") {
       GT_RETURN_IF_ERROR(value_of(flag));
@@ -223,11 +244,17 @@ StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
   for (; i < args.size(); ++i) o.app.push_back(args[i]);
   if (o.app.empty() && !o.help && !o.version)
     return InvalidArgument("no application given: gcollect [options] -- ./app args...");
+  if (o.counters_only && !o.counter_sets) o.counter_sets = counters::kDefaultSets;
   if (!o.counter_sets &&
-      (!o.kernel_regex.empty() || o.launch_skip || o.launch_count || o.counters_per_kernel >= 0))
+      (!o.kernel_regex.empty() || o.launch_skip || o.launch_count || o.counters_per_kernel >= 0 ||
+       o.cache_control_set))
     return InvalidArgument(
-        "--kernel-regex, --launch-skip, --launch-count and --counters-per-kernel select "
+        "--kernel-regex, --launch-skip, --launch-count, --counters-per-kernel and --cache-control select "
         "launches for --counters; add --counters");
+  if (o.counters_only && (o.capture != CaptureMode::kNone || o.delay_s > 0 || o.duration_s > 0 || o.gpu_metrics))
+    return InvalidArgument(
+        "--counters-only records no timeline, so --capture-range, --delay, --duration and --gpu-metrics do not "
+        "apply; choose launches with --kernel-regex, --launch-skip, --launch-count");
   return o;
 }
 

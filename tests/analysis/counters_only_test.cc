@@ -1,0 +1,321 @@
+// gcollect --counters-only without a GPU: a synthetic counters run (what the injection's counters module
+// writes: kernel activity records without timestamps for the replayed launches, real ones for the rest, the
+// L2 flush kernel, graph kernels, per-launch metrics keyed by name + ordinal) goes through
+// BuildCountersOnlyTrace, is written as a .gtrace and opened by the viewer core: kernels on the timeline with
+// their measured durations, counters joined by correlation id, roofline placement, and the "no timeline" and
+// "graph launch" notes.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "gt/reader.h"
+#include "gt/viewer/analysis.h"
+#include "gt/viewer/load.h"
+#include "gt/writer.h"
+#include "join.h"
+#include "launcher/launcher.h"
+#include "metric_sets.h"
+#include "selection.h"
+
+using namespace gt;
+using namespace gt::counters;
+
+namespace {
+
+StringId Intern(TraceData& t, const std::string& s) {
+  for (size_t i = 0; i < t.strings.size(); ++i)
+    if (t.strings[i] == s) return static_cast<StringId>(i);
+  t.strings.push_back(s);
+  return static_cast<StringId>(t.strings.size() - 1);
+}
+
+void Kernel(TraceData& t, const char* name, uint32_t corr, int64_t start, int64_t end, uint32_t graph_id = 0,
+            uint32_t stream = 7) {
+  KernelRecord k;
+  k.pid = 42;
+  k.name = Intern(t, name);
+  k.correlation_id = corr;
+  k.stream_id = stream;
+  k.grid = {264, 1, 1};
+  k.block = {256, 1, 1};
+  k.start = start;
+  k.end = end;
+  k.graph_id = graph_id;
+  t.kernels.push_back(k);
+}
+
+void Metric(TraceData& t, const char* kernel, uint32_t ordinal, const std::string& metric, double v) {
+  KernelMetricRecord m;
+  m.pid = 42;
+  m.kernel_name = Intern(t, kernel);
+  m.launch_ordinal = ordinal;
+  m.metric = Intern(t, metric);
+  m.value = v;
+  t.kernel_metrics.push_back(m);
+}
+
+// A memory-bound launch: `bytes` of DRAM traffic in `ns`, with the peaks the roofline needs.
+void Launch(TraceData& t, const char* kernel, uint32_t ordinal, double ns, double bytes) {
+  Metric(t, kernel, ordinal, "gpu__time_duration.sum", ns);
+  Metric(t, kernel, ordinal, "dram__bytes_read.sum", bytes / 2);
+  Metric(t, kernel, ordinal, "dram__bytes_write.sum", bytes / 2);
+  Metric(t, kernel, ordinal, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", bytes / 64);
+  Metric(t, kernel, ordinal, "sm__cycles_elapsed.avg.per_second", 1.755e9);
+  Metric(t, kernel, ordinal, "dram__cycles_elapsed.avg.per_second", 2.619e9);
+  Metric(t, kernel, ordinal, "dram__bytes.sum.peak_sustained", 1831.9);
+  Metric(t, kernel, ordinal, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", 16896);
+  Metric(t, kernel, ordinal, launch_metric::kGridSize, 264);
+  Metric(t, kernel, ordinal, launch_metric::kBlockSize, 256);
+}
+
+// What the counters run of the kernels/graph workload records (2 eager launches profiled, a graph launched
+// twice, one launch beyond the per-name limit, the flush kernel before each profiled launch).
+TraceData CountersRun() {
+  TraceData t;
+  t.strings = {""};
+  ProcessRecord p;
+  p.pid = 42;
+  p.name = Intern(t, "gt_k_graph");
+  p.start_ns = 1'000'000;
+  t.processes.push_back(p);
+  DeviceRecord d;
+  d.device_id = 0;
+  d.pid = 42;
+  d.sm_count = 132;
+  d.cc_major = 9;
+  d.name = Intern(t, "NVIDIA H200");
+  t.devices.push_back(d);
+  Kernel(t, kL2FlushKernel, 10, 5'000'000, 5'050'000);
+  Kernel(t, "graph_scale", 11, 0, 0);  // replayed: no timestamps
+  Kernel(t, kL2FlushKernel, 12, 6'000'000, 6'050'000);
+  Kernel(t, "graph_add", 13, 0, 0);
+  Kernel(t, "graph_scale", 20, 9'000'000, 9'010'000, /*graph_id=*/3);
+  Kernel(t, "graph_add", 20, 9'010'000, 9'020'000, 3);
+  Kernel(t, "graph_scale", 21, 9'100'000, 9'110'000, 3);
+  Kernel(t, "graph_add", 21, 9'110'000, 9'120'000, 3);
+  Kernel(t, "graph_add", 30, 9'500'000, 9'510'000);  // a later eager launch, not selected: runs unprofiled
+  Launch(t, "graph_scale", 0, 12'345, 128e6);
+  Launch(t, "graph_add", 0, 23'456, 192e6);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("graph kernels take no launch ordinal", "[counters][graph]") {
+  TraceData t = CountersRun();
+  auto ord = KernelLaunchOrdinals(t);
+  // flush#0, scale#0, flush#1, add#0, 4 graph kernels, add#1
+  CHECK(ord == std::vector<uint32_t>{0, 0, 1, 0, kNone, kNone, kNone, kNone, 1});
+}
+
+TEST_CASE("the join names graph-launched kernels instead of dropping them silently", "[counters][graph]") {
+  TraceData timeline;
+  timeline.strings = {""};
+  ProcessRecord p;
+  p.pid = 7;
+  p.name = Intern(timeline, "gt_k_graph");
+  timeline.processes.push_back(p);
+  // Timeline: eager scale, eager add, then 2 graph launches; the counters run saw only the eager ones.
+  auto add = [&](const char* name, uint32_t corr, int64_t start, uint32_t graph) {
+    KernelRecord k;
+    k.pid = 7;
+    k.name = Intern(timeline, name);
+    k.correlation_id = corr;
+    k.grid = {264, 1, 1};
+    k.block = {256, 1, 1};
+    k.start = start;
+    k.end = start + 1000;
+    k.graph_id = graph;
+    timeline.kernels.push_back(k);
+  };
+  add("graph_scale", 5, 100, 0);
+  add("graph_add", 6, 200, 0);
+  add("graph_scale", 9, 300, 3);
+  add("graph_add", 9, 400, 3);
+  add("graph_scale", 10, 500, 3);
+  add("graph_add", 10, 600, 3);
+  TraceData ct = CountersRun();
+  JoinReport r = JoinCountersIntoTimeline(timeline, ct);
+  CHECK(r.profiled_launches == 2);
+  CHECK(r.matched_launches == 2);
+  CHECK(r.unmatched_launches == 0);
+  CHECK(r.graph_kernels == 4);
+  REQUIRE(r.not_profiled.size() == 2);
+  CHECK(r.not_profiled[0] == "not profiled: graph launch: graph_scale (2 launches)");
+  CHECK(r.not_profiled[1] == "not profiled: graph launch: graph_add (2 launches)");
+  CHECK(r.Summary().find("4 graph-launched kernels not profiled") != std::string::npos);
+  // The eager launches got their counters (by correlation id), the graph ones none.
+  for (const auto& m : timeline.kernel_metrics) CHECK((m.correlation_id == 5 || m.correlation_id == 6));
+  int graph_losses = 0;
+  for (const auto& l : timeline.losses)
+    if (timeline.Str(l.name) == "counters_not_profiled") {
+      ++graph_losses;
+      CHECK(l.count == 2);
+      CHECK(timeline.Str(l.detail).rfind("not profiled: graph launch: graph_", 0) == 0);
+    }
+  CHECK(graph_losses == 2);
+}
+
+TEST_CASE("counters-only trace: profiled kernels end to end, counters joined, the viewer opens it",
+          "[counters][counters_only]") {
+  TraceData t = CountersRun();
+  JoinReport r = BuildCountersOnlyTrace(t);
+  CHECK(r.profiled_launches == 2);
+  CHECK(r.matched_launches == 2);
+  CHECK(r.unmatched_launches == 0);
+  CHECK(r.graph_kernels == 4);
+
+  // Only the two profiled launches stay: launch order, measured durations, no gaps, from the process start.
+  REQUIRE(t.kernels.size() == 2);
+  CHECK(t.Str(t.kernels[0].name) == "graph_scale");
+  CHECK(t.kernels[0].start == 1'000'000);
+  CHECK(t.kernels[0].end - t.kernels[0].start == 12'345);
+  CHECK(t.Str(t.kernels[1].name) == "graph_add");
+  CHECK(t.kernels[1].start == t.kernels[0].end);
+  CHECK(t.kernels[1].end - t.kernels[1].start == 23'456);
+  for (const auto& m : t.kernel_metrics)
+    CHECK(m.correlation_id == (t.Str(m.kernel_name) == "graph_scale" ? 11u : 13u));
+  const std::string* timeline = t.metadata.Find("timeline");
+  REQUIRE(timeline);
+  CHECK(timeline->rfind("none: counters only", 0) == 0);
+  // Peaks from the counters, as in the joined trace.
+  CHECK(t.devices[0].dram_bandwidth == Approx(1831.9 * 2.619e9));
+
+  // Through the file format and the viewer's loader.
+  std::string bytes;
+  auto writer = TraceWriter::Create(MakeStringSink(&bytes));
+  REQUIRE(writer.ok());
+  REQUIRE(WriteTraceData(t, **writer).ok());
+  REQUIRE((*writer)->Finish().ok());
+  auto model = viewer::LoadTrace(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  REQUIRE(model.ok());
+  const viewer::TraceModel& m = **model;
+  uint64_t kernels = 0;
+  for (const auto& lane : m.lanes)
+    for (size_t i = 0; i < lane.start.size(); ++i) {
+      if (m.Kind({static_cast<viewer::LaneId>(&lane - m.lanes.data()), static_cast<uint32_t>(i)}) !=
+          viewer::EventKind::kKernel)
+        continue;
+      ++kernels;
+      CHECK((lane.dur[i] == 12'345 || lane.dur[i] == 23'456));
+      CHECK((lane.aux[i] == 11 || lane.aux[i] == 13));  // correlation ids the counters carry
+    }
+  CHECK(kernels == 2);
+  auto has_loss = [&](const char* name, const char* text) {
+    return std::any_of(m.losses.begin(), m.losses.end(), [&](const viewer::LossStat& l) {
+      return l.name == name && l.detail.find(text) != std::string::npos;
+    });
+  };
+  CHECK(has_loss("counters_only", "gaps, overlap and host activity were not measured"));
+  CHECK(has_loss("counters_only", "1 unprofiled launches are not in this trace"));
+  CHECK(has_loss("counters_not_profiled", "not profiled: graph launch: graph_add (2 launches)"));
+  CHECK(has_loss("counters_not_profiled", "not profiled: graph launch: graph_scale (2 launches)"));
+
+  // The details panel's analysis and the roofline work on it.
+  TraceData back;
+  REQUIRE(
+      ReadTrace(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), back)
+          .ok());
+  std::vector<KernelCounters> launches = GroupKernelCounters(back);
+  REQUIRE(launches.size() == 2);
+  std::vector<KernelAnalysis> analyses;
+  for (const auto& c : launches) {
+    CHECK(c.Get("gpu__time_duration.sum") > 0);
+    analyses.push_back(AnalyzeKernel(c, back.devices[0], LaunchShapeOf(c)));
+  }
+  RooflineModel roof = BuildRoofline(back.devices[0]);
+  CHECK_FALSE(roof.ceilings.empty());
+  auto points = PlaceOnRoofline(roof, analyses, MemoryLevel::kDram);
+  CHECK(points.size() == 2);
+}
+
+TEST_CASE("gcollect --counters-only and --cache-control flags", "[counters][options]") {
+  using gt::collector::ParseOptions;
+  auto o = ParseOptions({"--counters-only", "--", "./app"});
+  REQUIRE(o.ok());
+  CHECK(o->counters_only);
+  CHECK(o->counter_sets == kDefaultSets);  // implies --counters
+  CHECK_FALSE(o->cache_control_all);       // no flush by default: it cannot reach the replay passes
+  o = ParseOptions({"--counters=roofline", "--counters-only", "--cache-control", "all", "./app"});
+  REQUIRE(o.ok());
+  CHECK(o->counter_sets == kSetRoofline);
+  CHECK(o->cache_control_all);
+  o = ParseOptions({"--counters", "--cache-control=none", "./app"});
+  REQUIRE(o.ok());
+  CHECK_FALSE(o->cache_control_all);
+  CHECK_FALSE(o->counters_only);
+  CHECK_FALSE(ParseOptions({"--counters", "--cache-control=some", "./app"}).ok());
+  CHECK_FALSE(ParseOptions({"--cache-control=none", "./app"}).ok());  // needs --counters
+  CHECK_FALSE(ParseOptions({"--counters-only=1", "./app"}).ok());
+  CHECK_FALSE(ParseOptions({"--counters-only", "--duration", "2", "./app"}).ok());  // no timeline to cut
+  CHECK(gt::collector::UsageText().find("--counters-only") != std::string::npos);
+}
+
+TEST_CASE("the counters run's environment carries the cache choice", "[counters][options]") {
+  CountersOptions o;
+  o.sets = kDefaultSets;
+  o.flush_caches = true;
+  std::vector<std::pair<std::string, std::string>> env;
+  CountersOptionsToEnv(
+      o,
+      [](void* ctx, const char* n, const char* v) {
+        static_cast<std::vector<std::pair<std::string, std::string>>*>(ctx)->push_back({n, v});
+      },
+      &env);
+  auto get = [](void* ctx, const char* n) -> const char* {
+    for (const auto& [k, v] : *static_cast<std::vector<std::pair<std::string, std::string>>*>(ctx))
+      if (k == n) return v.c_str();
+    return nullptr;
+  };
+  auto back = CountersOptionsFromEnv(get, &env);
+  REQUIRE(back.ok());
+  CHECK(back->flush_caches);
+  for (auto& [k, v] : env)
+    if (k == "GTRACE_COUNTERS_CACHE") v = "sometimes";
+  CHECK_FALSE(CountersOptionsFromEnv(get, &env).ok());
+}
+
+#ifdef GT_COUNTERS_ONLY_FIXTURE
+// The real thing: `gcollect --counters-only -- gt_k_graph --iters=3` on the H200 (tests/data/README.md).
+TEST_CASE("a real counters-only trace from the H200 opens in the viewer with its counters",
+          "[counters][fixture]") {
+  auto model = viewer::LoadTraceFile(GT_COUNTERS_ONLY_FIXTURE);
+  REQUIRE(model.ok());
+  const viewer::TraceModel& m = **model;
+  REQUIRE(m.metadata.Find("timeline"));
+  CHECK(m.metadata.Find("timeline")->rfind("none: counters only", 0) == 0);
+  // Two profiled eager launches on the timeline, each as long as its measured gpu__time_duration.sum, and
+  // every counter record pointing at one of them by correlation id.
+  std::map<uint32_t, int64_t> kernel_dur;  // correlation id -> duration
+  for (viewer::LaneId l = 0; l < m.lanes.size(); ++l)
+    for (uint32_t i = 0; i < m.lanes[l].start.size(); ++i)
+      if (m.Kind({l, i}) == viewer::EventKind::kKernel)
+        kernel_dur[m.CorrelationId({l, i})] = m.End({l, i}) - m.Start({l, i});
+  REQUIRE(kernel_dur.size() == 2);
+  int durations = 0;
+  for (const auto& r : m.kernel_metrics) {
+    REQUIRE(kernel_dur.count(r.correlation_id));
+    if (m.Str(r.metric) == "gpu__time_duration.sum") {
+      CHECK(double(kernel_dur[r.correlation_id]) == Approx(r.value).margin(1));
+      ++durations;
+    }
+  }
+  CHECK(durations == 2);
+  int not_profiled = 0;
+  for (const auto& l : m.losses) not_profiled += l.name == "counters_not_profiled";
+  CHECK(not_profiled == 2);  // graph_scale and graph_add, 3 graph launches each
+  // The details panel's analysis: a memory-bound verdict for the streaming kernels.
+  std::vector<KernelCounters> launches = GroupKernelCounters(
+      m.kernel_metrics, m.stall_samples, [&](StringId id) -> std::string_view { return m.Str(id); });
+  REQUIRE(launches.size() == 2);
+  REQUIRE_FALSE(m.devices.empty());
+  for (const auto& c : launches) {
+    KernelAnalysis a = AnalyzeKernel(c, m.devices.front(), LaunchShapeOf(c));
+    INFO(c.kernel_name << ": " << a.verdict);
+    CHECK_FALSE(a.verdict.empty());
+  }
+}
+#endif
