@@ -45,11 +45,24 @@
     onAbort: (what) => showError('The viewer stopped: ' + what + '. Reload the page to continue.'),
   };
 
-  // The canvas backing store follows the window (CSS pixels: ImGui's coordinates are the page's).
+  // The canvas backing store follows the window at the screen's pixel density (devicePixelRatio: 2 on a
+  // Retina/hi-DPI screen, and it changes with browser zoom), so nothing is upscaled and blurred. The CSS size
+  // stays the window (style.css); the wasm works in CSS pixels and renders at the ratio
+  // (viewer/platform/platform_web.cc).
   function fitCanvas() {
-    if (ready && Module.setCanvasSize) Module.setCanvasSize(window.innerWidth, window.innerHeight);
+    if (!ready || !Module.setCanvasSize) return;
+    const dpr = window.devicePixelRatio || 1;
+    Module.setCanvasSize(Math.max(1, Math.round(window.innerWidth * dpr)),
+                         Math.max(1, Math.round(window.innerHeight * dpr)));
   }
   window.addEventListener('resize', fitCanvas);
+  // Moving the window to a screen of another density changes devicePixelRatio without a resize event.
+  (function watchDensity() {
+    if (!window.matchMedia) return;
+    const query = window.matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
+    const onChange = () => { fitCanvas(); watchDensity(); };
+    if (query.addEventListener) query.addEventListener('change', onChange, { once: true });
+  })();
 
   // The exported C API (viewer/ui/capi.cc), typed once. JSON-returning functions are parsed here.
   const api = {

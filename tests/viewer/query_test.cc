@@ -101,6 +101,75 @@ TEST_CASE("kernel summary: golden table, sorting, instances", "[query][kernels]"
   CHECK(n1 > 0);
 }
 
+// Kernel names where one is a prefix (and a substring) of others: the kernel table's highlight must match the
+// row's own name only.
+static std::unique_ptr<TraceModel> PrefixNamesTrace() {
+  ModelBuilder b;
+  test::FeedStrings(b, {"", "app", "GPU", "relu", "relu_bwd", "fused_relu", "Relu"});
+  ProcessRecord p;
+  p.pid = 1, p.name = 1;
+  b.OnProcesses({&p, 1});
+  DeviceRecord d;
+  d.device_id = 0, d.pid = 1, d.name = 2;
+  b.OnDevices({&d, 1});
+  // Stream 7: relu, relu_bwd, relu, fused_relu, Relu, relu_bwd at 1000 ns spacing, 500 ns each.
+  const StringId order[] = {3, 4, 3, 5, 6, 4};
+  std::vector<KernelRecord> k(6);
+  for (size_t i = 0; i < k.size(); ++i) {
+    k[i].start = 1000 * int64_t(i + 1), k[i].end = k[i].start + 500;
+    k[i].pid = 1, k[i].device_id = 0, k[i].context_id = 1, k[i].stream_id = 7;
+    k[i].correlation_id = uint32_t(i + 1), k[i].name = order[i];
+  }
+  b.OnKernels(k);
+  return b.Finish();
+}
+
+TEST_CASE("search: exact name highlight (kernel table row) ignores prefixes and substrings",
+          "[query][search][kernels]") {
+  auto m = PrefixNamesTrace();
+  auto rows = KernelSummary(*m);
+  REQUIRE(rows.size() == 4);
+  const KernelSummaryRow* relu = nullptr;
+  for (const auto& r : rows)
+    if (m->Str(r.name) == "relu") relu = &r;
+  REQUIRE(relu);
+  CHECK(relu->count == 2);
+  CHECK(relu->first_ns == 1000);
+  CHECK(relu->last_ns == 3500);
+
+  // The substring search (what the row click used before) lights up all five "relu"-ish kernels.
+  CHECK(Search(*m, "relu").match_count() == 6);
+
+  Search s = Search::ExactName(*m, relu->name);
+  CHECK(s.exact());
+  CHECK(s.needle() == "relu");
+  CHECK(s.match_count() == 2);
+  CHECK(s.matching_names() == 1);
+  // Golden: which of the six kernels are highlighted, in time order.
+  std::vector<int> lit;
+  const Lane& lane = m->lanes[test::FindByName(*m, "relu").lane];
+  REQUIRE(lane.size() == 6);
+  for (uint32_t i = 0; i < lane.size(); ++i) lit.push_back(s.Matches(lane.name[i]) ? 1 : 0);
+  CHECK(lit == std::vector<int>{1, 0, 1, 0, 0, 0});
+  // Next/previous visit exactly the row's instances, which are KernelInstances'.
+  const auto inst = KernelInstances(*m, relu->name);
+  REQUIRE(inst.size() == 2);
+  CHECK(s.Next(*m, {}) == inst[0]);
+  CHECK(s.Next(*m, inst[0]) == inst[1]);
+  CHECK(s.Next(*m, inst[1]) == inst[0]);
+  CHECK(s.Ordinal(*m, inst[1]) == 2);
+  CHECK(s.List(*m, 0, 10000, 10) == inst);
+
+  const StringId bwd = lane.name[1];
+  Search sb = Search::ExactName(*m, bwd);
+  CHECK(sb.needle() == "relu_bwd");
+  CHECK(sb.match_count() == 2);
+  CHECK_FALSE(sb.Matches(relu->name));
+  // Bad ids give an empty search, not a crash.
+  CHECK(Search::ExactName(*m, 0).empty());
+  CHECK(Search::ExactName(*m, StringId(m->strings.size() + 5)).empty());
+}
+
 TEST_CASE("flows: launch <-> kernel by correlation id, runtime call preferred over driver",
           "[query][flows]") {
   auto m = test::SmallTrace();

@@ -1,10 +1,18 @@
 // Browser platform layer: Emscripten's GLFW emulation on the page's <canvas id="canvas">, WebGL2 through
 // ImGui's OpenGL3 backend (GLSL ES 3.00). The browser drives the loop (requestAnimationFrame); files arrive
 // from the page's JS glue (web/app.js) through the exported C API, not through GLFW's drop callback.
+//
+// Hi-DPI: the page gives the canvas a backing store of devicePixelRatio x its CSS size, and Emscripten's GLFW
+// reports window size and mouse positions in those backing pixels. ImGui works in CSS pixels instead (so
+// every size in the UI, and every coordinate the C API reports, means the same on any screen): DisplaySize is
+// the CSS size, DisplayFramebufferScale the ratio, mouse positions are divided by it, and the font atlas is
+// rasterized at ratio x the font size and drawn at 1/ratio, so text is as sharp as the screen.
 #include <GLFW/glfw3.h>
 #include <emscripten.h>
 #include <emscripten/html5.h>
 
+#include <cfloat>
+#include <cmath>
 #include <cstdio>
 
 #include "imgui.h"
@@ -17,10 +25,65 @@ namespace {
 
 GLFWwindow* g_window = nullptr;
 Callbacks g_callbacks;
+float g_scale = 1;               // backing pixels per CSS pixel of the canvas
+float g_font_scale = 0;          // the scale the font atlas was built for (0: not yet)
+bool g_mouse_inside = true;      // the canvas fills the page: assume the pointer is over it until it leaves
+constexpr float kFontSize = 13;  // CSS pixels (ImGui's default font)
+
+// Backing pixels per CSS pixel, measured (not window.devicePixelRatio): exact even when the page rounded the
+// backing size, and right for mouse positions, which Emscripten scales by the same measured ratio.
+float MeasureScale() {
+  double css_w = 0, css_h = 0;
+  int fb_w = 0, fb_h = 0;
+  emscripten_get_element_css_size("#canvas", &css_w, &css_h);
+  glfwGetFramebufferSize(g_window, &fb_w, &fb_h);
+  if (!(css_w > 0) || fb_w <= 0) return 1;
+  const float s = static_cast<float>(fb_w / css_w);
+  return std::isfinite(s) && s >= 0.25f && s <= 8 ? s : 1;
+}
+
+void BuildFonts(float scale) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  ImFontConfig cfg;
+  cfg.SizePixels = std::round(kFontSize * scale);
+  io.Fonts->AddFontDefault(&cfg);
+  io.FontGlobalScale = kFontSize / cfg.SizePixels;  // laid out at kFontSize CSS pixels
+  if (g_font_scale > 0) {  // a texture exists (the first NewFrame creates it along with the shaders)
+    ImGui_ImplOpenGL3_DestroyFontsTexture();
+    ImGui_ImplOpenGL3_CreateFontsTexture();
+  }
+  g_font_scale = scale;
+}
+
+void CursorPos(GLFWwindow* window, double x, double y) {
+  ImGui_ImplGlfw_CursorPosCallback(window, x / g_scale, y / g_scale);
+}
+void CursorEnter(GLFWwindow* window, int entered) {
+  g_mouse_inside = entered != 0;
+  ImGui_ImplGlfw_CursorEnterCallback(window, entered);
+}
 
 void Frame() {
+  g_scale = MeasureScale();
+  if (std::fabs(g_scale - g_font_scale) > 0.01f) BuildFonts(g_scale);
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
+  {
+    ImGuiIO& io = ImGui::GetIO();
+    int fb_w = 0, fb_h = 0;
+    glfwGetFramebufferSize(g_window, &fb_w, &fb_h);
+    io.DisplaySize = ImVec2(static_cast<float>(fb_w) / g_scale, static_cast<float>(fb_h) / g_scale);
+    io.DisplayFramebufferScale = ImVec2(g_scale, g_scale);
+    // The backend's own fallback (when it has seen no cursor-enter) queues the position in backing pixels;
+    // this later event in CSS pixels wins.
+    double x = 0, y = 0;
+    glfwGetCursorPos(g_window, &x, &y);
+    if (g_mouse_inside)
+      io.AddMousePosEvent(static_cast<float>(x / g_scale), static_cast<float>(y / g_scale));
+    else
+      io.AddMousePosEvent(-FLT_MAX, -FLT_MAX);
+  }
   ImGui::NewFrame();
   if (g_callbacks.frame) g_callbacks.frame();
   ImGui::Render();
@@ -59,8 +122,13 @@ int Run(const WindowOptions& options, Callbacks callbacks) {
   // links.
   ImGui::GetIO().IniFilename = nullptr;
   ImGui_ImplGlfw_InitForOpenGL(g_window, true);
+  // Replace the backend's cursor callbacks with ones that convert backing pixels to CSS pixels (they call the
+  // backend's, which would chain to these if installed before it).
+  glfwSetCursorPosCallback(g_window, CursorPos);
+  glfwSetCursorEnterCallback(g_window, CursorEnter);
   // The page sizes the canvas (web/app.js: Module.setCanvasSize on resize), not ImGui's resize callback: that
-  // one goes through glfwSetWindowSize, which asks for fullscreen whenever the window matches the screen size.
+  // one goes through glfwSetWindowSize, which asks for fullscreen whenever the window matches the screen
+  // size.
   ImGui_ImplOpenGL3_Init("#version 300 es");
 
   // simulate_infinite_loop=0: main() returns and the runtime stays alive for the exported C API.

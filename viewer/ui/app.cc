@@ -274,11 +274,31 @@ uint64_t App::SetSearch(std::string_view text) {
     search_.text[text.size()] = 0;
   }
   if (!model_) return 0;
-  if (search_.search.needle() != text) {
+  // An exact-name highlight stays while the box shows its name (a long kernel name may show truncated).
+  const std::string& needle = search_.search.needle();
+  const bool shown_exact = search_.search.exact() && needle.compare(0, text.size(), text) == 0 &&
+                           (text.size() == needle.size() || text.size() == sizeof search_.text - 1);
+  if (needle != text && !shown_exact) {
     search_.search = text.empty() ? viewer::Search() : viewer::Search(*model_, text);
     search_.current = {};
   }
   return search_.search.match_count();
+}
+
+uint64_t App::HighlightName(StringId name) {
+  if (!model_) return 0;
+  const std::string& text = model_->Str(name);
+  const size_t n = std::min(text.size(), sizeof search_.text - 1);
+  std::memcpy(search_.text, text.data(), n);
+  search_.text[n] = 0;
+  search_.search = viewer::Search::ExactName(*model_, name);
+  search_.current = {};
+  return search_.search.match_count();
+}
+
+uint64_t App::ZoomToKernel(const viewer::KernelSummaryRow& row) {
+  FitRange(static_cast<double>(row.first_ns), static_cast<double>(row.last_ns), 0.03);
+  return HighlightName(row.name);
 }
 
 viewer::EventId App::SearchStep(bool forward) {

@@ -122,6 +122,11 @@ class App {
   void RevealEvent(viewer::EventId e);
   // Search: (re)runs when the text changes; returns the match count.
   uint64_t SetSearch(std::string_view text);
+  // Highlights exactly the events named `name` (interned id, not a substring) and shows the name in the
+  // search box; returns the match count. The kernel table's row click.
+  uint64_t HighlightName(StringId name);
+  // A kernel table row click: zooms to the span of the row's instances and highlights exactly them.
+  uint64_t ZoomToKernel(const viewer::KernelSummaryRow& row);
   viewer::EventId SearchStep(bool forward);  // selects and reveals the next/previous match
 
   // ---- share links ----

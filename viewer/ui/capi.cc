@@ -159,6 +159,20 @@ GT_EXPORT double gt_last_frame_ms() {
 GT_EXPORT double gt_frame_count() {
   return GlobalApp() ? static_cast<double>(GlobalApp()->frame_count()) : 0;
 }
+// The display as ImGui last saw it: {"width","height"} in CSS pixels (the coordinates every other function
+// reports), "framebuffer_scale" (backing pixels per CSS pixel: devicePixelRatio on the page), "font_pixels"
+// (the size the font atlas is rasterized at) and "font_size" (the size text is laid out at, CSS pixels).
+GT_EXPORT const char* gt_display_info() {
+  static std::string s;
+  if (!ImGui::GetCurrentContext()) return "null";
+  const ImGuiIO& io = ImGui::GetIO();
+  const ImFont* font = io.Fonts->Fonts.empty() ? nullptr : io.Fonts->Fonts[0];
+  return Keep(&s, "{\"width\":" + JsonNumber(io.DisplaySize.x) +
+                      ",\"height\":" + JsonNumber(io.DisplaySize.y) +
+                      ",\"framebuffer_scale\":" + JsonNumber(io.DisplayFramebufferScale.x) +
+                      ",\"font_pixels\":" + JsonNumber(font ? font->FontSize : 0) +
+                      ",\"font_size\":" + JsonNumber(font ? font->FontSize * io.FontGlobalScale : 0) + "}");
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] What is shown: tracks, range, counts
@@ -403,6 +417,29 @@ GT_EXPORT const char* gt_kernel_summary() {
     out += ",\"share\":" + JsonNumber(r.share) + "}";
   }
   out += "]";
+  return Keep(&s, std::move(out));
+}
+
+// Does what clicking the kernel table row of kernel `name` does: zooms to the span of its instances and
+// highlights exactly them (by interned name, so "relu" does not light up "relu_bwd"). Returns the highlighted
+// count, -1 when no row has that name.
+GT_EXPORT double gt_kernel_row_click(const char* name) {
+  const viewer::TraceModel* m = Model();
+  if (!m || !name) return -1;
+  for (const viewer::KernelSummaryRow& r : viewer::KernelSummary(*m))
+    if (m->Str(r.name) == name) return static_cast<double>(GlobalApp()->ZoomToKernel(r));
+  return -1;
+}
+
+// What the timeline highlights now: {"text" (the search box), "exact" (a kernel row's exact name), "count"}.
+GT_EXPORT const char* gt_highlight() {
+  static std::string s;
+  if (!GlobalApp()) return "null";
+  const gt::ui::SearchState& st = GlobalApp()->search();
+  std::string out = "{\"text\":";
+  AppendJsonString(&out, st.text);
+  out += std::string(",\"exact\":") + (st.search.exact() ? "true" : "false");
+  out += ",\"count\":" + JsonNumber(static_cast<double>(st.search.match_count())) + "}";
   return Keep(&s, std::move(out));
 }
 

@@ -60,8 +60,7 @@ void DrawKernelTable(App& app) {
       const std::string& name = m->Str(r.name);
       if (ImGui::Selectable(name.c_str(), st.selected_row == i, ImGuiSelectableFlags_SpanAllColumns)) {
         st.selected_row = i;
-        app.SetSearch(name);
-        app.FitRange(static_cast<double>(r.first_ns), static_cast<double>(r.last_ns), 0.03);
+        app.ZoomToKernel(r);
       }
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", name.c_str());
       ImGui::PopID();

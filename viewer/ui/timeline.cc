@@ -379,8 +379,9 @@ void HandlePlotInput(App& app, const ImVec2& plot_min, const ImVec2& plot_max, f
   if (g_input.dragging && ImGui::IsItemActive()) {
     if (g_input.measuring) {
       v.measure.end = mouse_t;
-    } else if (io.MouseDelta.x != 0 || io.MouseDelta.y != 0) {
-      // Pan by exactly the distance moved (no drag threshold), so the grabbed time stays under the mouse.
+    } else if (!ImGui::IsItemActivated() && (io.MouseDelta.x != 0 || io.MouseDelta.y != 0)) {
+      // Pan by exactly the distance moved (no drag threshold), so the grabbed time stays under the mouse. Not
+      // on the press's own frame: its delta is the move *to* the press (a quick move-and-click), not a drag.
       const double shift = -io.MouseDelta.x * ns_per_px;
       app.SetVisibleRange(v.t0 + shift, v.t1 + shift);
       v.scroll_y = std::clamp(v.scroll_y - io.MouseDelta.y, 0.0f, std::max(0.0f, content_h - visible_h));

@@ -31,6 +31,7 @@ const chromeGz = addFixture(fixtures.gzipped(chrome));
 const garbage = addFixture(fixtures.garbage());
 const cutJson = addFixture(fixtures.truncatedJson());
 const kineto = addFixture(fixtures.gzipped(fixtures.kinetoTrace()));
+const prefixKernels = addFixture(fixtures.prefixKernelsTrace());
 
 // .gtrace inputs: the bundled real trace recorded with gcollect on the GPU machine (tests/data/*.gtrace) and the
 // deterministic sample written by gt_sample_trace (GT_SAMPLE_GTRACE, set by scripts/web-test.sh). Expected
@@ -96,8 +97,8 @@ class Failure extends Error {}
 function check(cond, message) { if (!cond) throw new Failure(message); }
 function near(a, b, tol, message) { check(Math.abs(a - b) <= tol, `${message}: ${a} vs ${b} (tolerance ${tol})`); }
 
-async function openPage(name, query = '') {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 800 } });
+async function openPage(name, query = '', contextOptions = {}) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 800 }, ...contextOptions });
   const page = await context.newPage();
   const log = [];
   page.on('console', (m) => log.push(`[${m.type()}] ${m.text()}`));
@@ -371,6 +372,81 @@ test('kernel summary table', async () => {
   check(await api(page, 'gt_show_panel', 'kernels') === 1, 'kernels panel opens');
   await frames(page, 3);
   await shot(page, '09b-kernels.png');
+  return page;
+});
+
+test('kernel table row highlights exactly its kernel, not names it is a prefix of', async () => {
+  const page = await openPage('kernel-prefix');
+  await drop(page, prefixKernels.name);
+  check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
+  const e = prefixKernels.expect;
+  check(await api(page, 'gt_search', 'relu') === e.reluLike, 'the substring search finds all six');
+  check(await api(page, 'gt_show_panel', 'kernels') === 1, 'kernels panel opens');
+  check(await api(page, 'gt_kernel_row_click', 'relu') === e.relu, 'the relu row highlights its three');
+  await frames(page, 3);
+  const h = await apiJson(page, 'gt_highlight');
+  check(h.exact === true && h.count === e.relu && h.text === 'relu', 'exact highlight: ' + JSON.stringify(h));
+  const r = await range(page);
+  check(r.start <= e.reluFirstNs && r.end >= e.reluLastEndNs, 'zoomed to the relu instances: ' + JSON.stringify(r));
+  const seen = new Set();
+  for (let i = 0; i < e.relu; ++i) {
+    check(await api(page, 'gt_search_next') === i + 1, `match ${i + 1} of ${e.relu}`);
+    const sel = await apiJson(page, 'gt_selection');
+    check(sel.name === 'relu', 'only relu instances are visited: ' + sel.name);
+    seen.add(sel.key);
+  }
+  check(seen.size === e.relu, 'every relu once');
+  check((await apiJson(page, 'gt_highlight')).exact, 'stepping keeps the exact highlight');
+  await shot(page, '09c-kernel-row-exact.png');
+  check(await api(page, 'gt_kernel_row_click', 'relu_bwd') === 2, 'relu_bwd row: two');
+  check(await api(page, 'gt_kernel_row_click', 'no_such_kernel') === -1, 'unknown row');
+  // Typing in the search box afterwards is a substring search again.
+  check(await api(page, 'gt_search', 'relu_') === 2 && !(await apiJson(page, 'gt_highlight')).exact, 'typed search');
+  return page;
+});
+
+test('hi-DPI screen (devicePixelRatio 2): sharp backing store, fonts and right mouse coordinates', async () => {
+  const page = await openPage('hidpi', '', { deviceScaleFactor: 2 });
+  const css = await page.evaluate(() => [window.innerWidth, window.innerHeight, window.devicePixelRatio,
+                                         document.getElementById('canvas').width,
+                                         document.getElementById('canvas').height]);
+  check(css[2] === 2, 'the page sees devicePixelRatio 2');
+  check(css[3] === css[0] * 2 && css[4] === css[1] * 2, `canvas backing store at 2x: ${css}`);
+  await frames(page, 2);
+  const d = await apiJson(page, 'gt_display_info');
+  check(d.framebuffer_scale === 2, 'ImGui framebuffer scale 2: ' + JSON.stringify(d));
+  near(d.width, css[0], 0.5, 'ImGui display width in CSS pixels');
+  near(d.height, css[1], 0.5, 'ImGui display height in CSS pixels');
+  check(d.font_pixels === 26 && d.font_size === 13, 'font rasterized at 2x, laid out at 13 px: ' + JSON.stringify(d));
+  await shot(page, '13a-hidpi-welcome.png');
+  await drop(page, chrome.name);
+  check(await settled(page) === 2, 'loads');
+  const rect = await timelineRect(page);
+  check(rect.x + rect.w <= css[0] + 1 && rect.y + rect.h <= css[1] + 1, 'timeline rect in CSS pixels: ' +
+        JSON.stringify(rect));
+  // Wheel zoom keeps the time under the cursor: the mouse position reaches ImGui in the same CSS pixels.
+  const r0 = await range(page);
+  const x = rect.x + rect.w * 0.7, y = rect.y + Math.min(40, rect.h / 2);
+  const tAt = (r, px) => r.start + (px - rect.x) / rect.w * (r.end - r.start);
+  await page.mouse.move(x, y);
+  for (let i = 0; i < 3; ++i) { await page.mouse.wheel(0, -120); await frames(page, 2); }
+  const r1 = await range(page);
+  check(r1.end - r1.start < 0.8 * (r0.end - r0.start), 'wheel zooms in');
+  near(tAt(r1, x), tAt(r0, x), (r0.end - r0.start) * 0.01, 'the time under the cursor stays under the cursor');
+  // A click where the C API says an event is drawn selects that event.
+  await api(page, 'gt_fit_all');
+  check(await api(page, 'gt_search', 'softmax') === 10, 'softmax found');
+  await api(page, 'gt_search_next');
+  await frames(page, 3);
+  const sel = await apiJson(page, 'gt_selection');
+  const pos = await apiJson(page, 'gt_selection_screen_pos');
+  check(pos && pos.visible, 'selected event on screen: ' + JSON.stringify(pos));
+  await page.keyboard.press('Escape'); await frames(page, 2);
+  await page.mouse.click(pos.x, pos.y);
+  await frames(page, 3);
+  const again = await apiJson(page, 'gt_selection');
+  check(again && again.key === sel.key, 'click at CSS coordinates selects the event: ' + JSON.stringify(again));
+  await shot(page, '13b-hidpi-trace.png');
   return page;
 });
 

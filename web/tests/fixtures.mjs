@@ -84,3 +84,24 @@ export function kinetoTrace() {
     expect: { kernels, memcpys, api },
   };
 }
+
+// Kernel names where one is a prefix of others ("relu" < "relu_bwd", and inside "fused_relu"): the kernel table's
+// row highlight must light up the row's own kernel only. Three relu, two relu_bwd, one fused_relu on stream 7,
+// 100 us each, in the order below.
+export function prefixKernelsTrace() {
+  const events = [];
+  events.push({ ph: 'M', name: 'process_name', pid: 100, tid: 0, args: { name: 'train.py' } });
+  events.push({ ph: 'M', name: 'thread_name', pid: 100, tid: 7, args: { name: 'stream 7' } });
+  const order = ['relu_bwd', 'relu', 'fused_relu', 'relu', 'relu_bwd', 'relu'];
+  const starts = {};
+  order.forEach((name, i) => {
+    const ts = 1000 + i * 250;
+    events.push({ ph: 'X', name, cat: 'kernel', pid: 100, tid: 7, ts, dur: 100 });
+    (starts[name] = starts[name] || []).push(ts * 1000);
+  });
+  return {
+    name: 'prefix-kernels.json',
+    bytes: Buffer.from(JSON.stringify({ traceEvents: events })),
+    expect: { relu: 3, reluLike: 6, reluFirstNs: starts.relu[0], reluLastEndNs: starts.relu[2] + 100e3 },
+  };
+}

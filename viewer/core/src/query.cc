@@ -47,6 +47,19 @@ Search::Search(const TraceModel& model, std::string_view needle, bool case_sensi
   }
 }
 
+Search Search::ExactName(const TraceModel& model, StringId name) {
+  Search s;
+  if (name == 0 || name >= model.strings.size() || model.strings[name].empty()) return s;
+  s.needle_ = model.strings[name];
+  s.exact_ = true;
+  s.match_.assign(model.strings.size(), 0);
+  s.match_[name] = 1;
+  const uint32_t n = name < model.name_counts.size() ? model.name_counts[name] : 0;
+  s.matching_names_ = n ? 1 : 0;
+  s.match_count_ = n;
+  return s;
+}
+
 namespace {
 using Pos = std::tuple<int64_t, LaneId, uint32_t>;  // time order, ties by EventId
 Pos PosOf(const TraceModel& m, EventId e) {

@@ -29,8 +29,12 @@ class Search {
  public:
   Search() = default;
   Search(const TraceModel& model, std::string_view needle, bool case_sensitive = false);
+  // Matches the one interned name `name` and nothing else (the kernel table's row highlight): a name that is
+  // a prefix or substring of another stays apart from it. needle() is the name's text.
+  static Search ExactName(const TraceModel& model, StringId name);
 
   bool empty() const { return needle_.empty(); }
+  bool exact() const { return exact_; }  // made by ExactName
   const std::string& needle() const { return needle_; }
   uint64_t match_count() const { return match_count_; }
   uint32_t matching_names() const { return matching_names_; }
@@ -49,6 +53,7 @@ class Search {
   std::vector<uint8_t> match_;  // per StringId
   uint64_t match_count_ = 0;
   uint32_t matching_names_ = 0;
+  bool exact_ = false;
 };
 
 // ---------------------------------------------------------------------------------------------------------------
