@@ -255,6 +255,8 @@ StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
     return InvalidArgument(
         "--counters-only records no timeline, so --capture-range, --delay, --duration and --gpu-metrics do not "
         "apply; choose launches with --kernel-regex, --launch-skip, --launch-count");
+  if (o.counters_only && o.pc_sampling_period_exp)
+    return InvalidArgument("--pc-sampling rides the timeline run, which --counters-only skips; use --counters");
   return o;
 }
 

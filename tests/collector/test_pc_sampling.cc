@@ -210,6 +210,11 @@ TEST_CASE("pc sampling: --pc-sampling[=N] is validated and travels to the inject
     if (!r.ok()) CHECK(r.status().message().find("--pc-sampling") != std::string::npos);
   }
   CHECK(UsageText().find("--pc-sampling[=N]") != std::string::npos);
+  // It rides the timeline run: with --counters it is fine, with --counters-only (no timeline) it is an error.
+  CHECK(ParseOptions({"--pc-sampling", "--counters", "./app"}).ok());
+  auto only = ParseOptions({"--pc-sampling", "--counters-only", "./app"});
+  REQUIRE_FALSE(only.ok());
+  CHECK(only.status().message().find("--counters-only") != std::string::npos);
 
   // Environment round trip; a bad value falls back to the default with a warning, never aborts the app.
   Config c;
