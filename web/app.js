@@ -17,12 +17,19 @@
     $('progress-fill').style.width = fraction == null ? '100%' : pct;
   }
   function hideProgress() { $('loading').hidden = true; }
-  function showError(message) {
+  let warningTimer = 0;
+  // Errors (nothing could be opened) sit at the top until dismissed. Warnings (a partly damaged trace is shown)
+  // sit in the bottom-right corner, clear of the toolbar and ruler, and fade after a while: the menu bar's
+  // "Data loss!" and the Data loss panel keep the details.
+  function showError(message, warning = false) {
+    clearTimeout(warningTimer);
     $('error-text').textContent = message;
+    $('error-banner').classList.toggle('warning', warning);
     $('error-banner').hidden = false;
-    console.warn('gtrace error: ' + message);
+    if (warning) warningTimer = setTimeout(hideError, 20000);
+    console.warn('gtrace ' + (warning ? 'warning: ' : 'error: ') + message);
   }
-  function hideError() { $('error-banner').hidden = true; }
+  function hideError() { clearTimeout(warningTimer); $('error-banner').hidden = true; }
   $('error-close').addEventListener('click', hideError);
   const mb = (n) => (n / (1024 * 1024)).toFixed(n < 10 * 1024 * 1024 ? 1 : 0) + ' MB';
 
@@ -105,7 +112,7 @@
     hideProgress();
     if (state === 3) { showError(api.str('gt_last_error') || `Cannot open ${name}.`); return; }
     const warning = api.str('gt_load_warning');  // partly damaged: shown, not fatal
-    if (warning) showError(warning);
+    if (warning) showError(warning, true);
     if (pendingView) { api.num('gt_apply_view_state', pendingView); pendingView = null; }
     canvas.focus();
   }

@@ -114,7 +114,9 @@ void DrawRuler(ImDrawList* dl, const App& app, const ImVec2& min, const ImVec2& 
     if (major) {
       dl->AddLine(ImVec2(x, max.y), ImVec2(x, plot_bottom), colors::kGrid);
       const std::string label = FormatRulerTime(rel, step);
-      dl->AddText(ImVec2(x + 3, min.y + 2), IM_COL32(200, 200, 210, 255), label.c_str());
+      // A label cut by the right edge reads as another number ("10" for "10 ms"): leave it out.
+      if (x + 3 + ImGui::CalcTextSize(label.c_str()).x <= max.x)
+        dl->AddText(ImVec2(x + 3, min.y + 2), IM_COL32(200, 200, 210, 255), label.c_str());
     }
   }
 }
@@ -152,6 +154,20 @@ void DrawClippedText(ImDrawList* dl, float x0, float x1, float y, ImU32 color, c
   std::string shown(begin, fit_end);
   shown += "...";
   dl->AddText(ImVec2(x0 + 3, y), color, shown.c_str());
+}
+
+// "49.8%", but never "100.0%" for a GPU that did run something (a few kernels in a long trace: "99.97%").
+std::string FormatIdleShare(double share) {
+  const double pct = share * 100;
+  int digits = 1;
+  auto rounds_to_100 = [&](int d) {
+    return pct < 100 && std::round(pct * std::pow(10, d)) >= 100 * std::pow(10, d);
+  };
+  while (digits < 3 && rounds_to_100(digits)) ++digits;
+  if (rounds_to_100(digits)) return ">99.999%";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f%%", digits, pct);
+  return buf;
 }
 
 void DrawLane(ImDrawList* dl, App& app, LaneId lane_id, float y, const ImVec2& plot_min,
@@ -503,9 +519,7 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
       if (group.kind == viewer::GroupKind::kGpu) {
         for (const viewer::DeviceSummary& d : m.device_summaries)
           if (d.device_id == group.device_id) {
-            char buf[64];
-            std::snprintf(buf, sizeof buf, "  idle %.1f%%", d.idle_share() * 100);
-            label += buf;
+            label += "  idle " + FormatIdleShare(d.idle_share());
           }
         // The idle strip: the group header shows where this GPU had nothing to do, even when collapsed.
         dl->PushClipRect(ImVec2(plot_min.x, y), ImVec2(plot_max.x, y + kGroupHeight), true);
@@ -565,7 +579,10 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
       if (nested)
         ImGui::RenderArrow(dl, ImVec2(pos.x + 12, y + 4), IM_COL32(170, 170, 180, 255),
                            app.IsTrackCollapsed(row.id) ? ImGuiDir_Right : ImGuiDir_Down, 0.6f);
-      dl->AddText(ImVec2(pos.x + 26, y + 2), IM_COL32(200, 200, 208, 255), track.name.c_str());
+      // Long names ("pt_autograd_0 (702) • Sync & overhead") end in "..." rather than a cut glyph; the
+      // tooltip has the whole name.
+      DrawClippedText(dl, pos.x + 23, pos.x + kLabelWidth - 4, y + 2, IM_COL32(200, 200, 208, 255),
+                      track.name);
       dl->PopClipRect();
     }
     ImGui::PopID();
