@@ -15,7 +15,12 @@ std::string PcSamplingReasonKey(std::string_view name) {
     key.remove_prefix(kStalled.size());
   else if (key.substr(0, kPcsamp.size()) == kPcsamp)
     key.remove_prefix(kPcsamp.size());
+  // Not warp states: CUPTI's own sample and drop counters share the index space (seen on GH100).
+  if (key == "sample_count" || key == "samples_data_dropped") return "";
+  // Same states, the counters' names: one vocabulary in the viewer.
   if (key == "no_instructions") return "no_instruction";
+  if (key == "warpgroup_arrive")
+    return "gmma";  // smsp__warps_issue_stalled_gmma: waiting on WARPGROUP.ARRIVES
   return std::string(key);
 }
 

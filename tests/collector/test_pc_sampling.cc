@@ -73,6 +73,55 @@ TEST_CASE("pc sampling: CUPTI reason names map onto the counters' vocabulary") {
   CHECK(PcSamplingReasonKey("smsp__pcsamp_warps_issue_stalled_selected") == "selected");
   CHECK(PcSamplingReasonKey("smsp__pcsamp_something_new") == "something_new");
   CHECK(PcSamplingReasonKey("plain") == "plain");
+  CHECK(PcSamplingReasonKey("smsp__pcsamp_warps_issue_stalled_warpgroup_arrive") == "gmma");
+  CHECK(PcSamplingReasonKey("smsp__pcsamp_sample_count").empty());
+  CHECK(PcSamplingReasonKey("smsp__pcsamp_samples_data_dropped").empty());
+  // Every warp state CUPTI announced on the H200 (cuptiPCSamplingGetStallReasons, 40 names with the
+  // _not_issued twins and the two counters) maps onto a key of the counters set.
+  const char* kGh100[] = {"barrier",
+                          "branch_resolving",
+                          "dispatch_stall",
+                          "drain",
+                          "imc_miss",
+                          "lg_throttle",
+                          "long_scoreboard",
+                          "math_pipe_throttle",
+                          "membar",
+                          "mio_throttle",
+                          "misc",
+                          "no_instructions",
+                          "not_selected",
+                          "selected",
+                          "short_scoreboard",
+                          "sleeping",
+                          "tex_throttle",
+                          "wait",
+                          "warpgroup_arrive"};
+  const char* kCountersKeys[] = {"barrier",
+                                 "branch_resolving",
+                                 "dispatch_stall",
+                                 "drain",
+                                 "imc_miss",
+                                 "lg_throttle",
+                                 "long_scoreboard",
+                                 "math_pipe_throttle",
+                                 "membar",
+                                 "mio_throttle",
+                                 "misc",
+                                 "no_instruction",
+                                 "not_selected",
+                                 "selected",
+                                 "short_scoreboard",
+                                 "sleeping",
+                                 "tex_throttle",
+                                 "wait",
+                                 "gmma"};
+  for (size_t i = 0; i < 19; ++i) {
+    CHECK(PcSamplingReasonKey(std::string("smsp__pcsamp_warps_issue_stalled_") + kGh100[i]) ==
+          kCountersKeys[i]);
+    CHECK(PcSamplingReasonKey(std::string("smsp__pcsamp_warps_issue_stalled_") + kGh100[i] + "_not_issued")
+              .empty());
+  }
   PcStallReasonTable t = H100Reasons();
   CHECK(t.size() == 7);
   CHECK(t.Key(7) == "long_scoreboard");
