@@ -81,6 +81,16 @@ GT_INLINE int64_t Unzig(uint64_t v) {
 }
 
 GT_INLINE size_t WriteVarint(uint8_t* p, uint64_t v) {
+  // 1- and 2-byte values (most deltas, ids and sizes) take no loop.
+  if (v < 0x80) {
+    p[0] = uint8_t(v);
+    return 1;
+  }
+  if (v < 0x4000) {
+    p[0] = uint8_t(v) | 0x80;
+    p[1] = uint8_t(v >> 7);
+    return 2;
+  }
   size_t n = 0;
   while (v >= 0x80) {
     p[n++] = uint8_t(v) | 0x80;
@@ -152,6 +162,9 @@ struct ColumnReader {
   // by RepeatReader without touching bytes.
   bool repeat = false;
   uint64_t repeat_next = 0, repeat_rest = 0;
+  // A repeat column whose field holds one value from the second record on: the decoder stamps those fields
+  // from a prototype record, block by block, and skips the column.
+  bool fill = false;
   // Readable memory ends here (>= end; null = end): the decoder may read a block's values without a bounds
   // check per value when the block cannot read past it, and checks p <= end once after the block.
   const uint8_t* limit = nullptr;
@@ -220,12 +233,29 @@ struct UncheckedReader {
   uint64_t prev;
   bool bad;
   GT_INLINE uint64_t Varint() {
-    uint64_t b = *p++;
-    if (b < 0x80) [[likely]]
-      return b;
-    uint64_t r = b & 0x7f;
-    for (int s = 7; s < 64; s += 7) {
-      b = *p++;
+    // Most values here take 1 or 2 bytes: both are straight-line; longer ones take the loop.
+    const uint64_t b0 = p[0];
+    if (b0 < 0x80) [[likely]] {
+      p += 1;
+      return b0;
+    }
+    const uint64_t b1 = p[1];
+    if (b1 < 0x80) [[likely]] {
+      p += 2;
+      return (b0 & 0x7f) | (b1 << 7);
+    }
+    const uint64_t b2 = p[2];
+    if (b2 < 0x80) {
+      p += 3;
+      return (b0 & 0x7f) | ((b1 & 0x7f) << 7) | (b2 << 14);
+    }
+    return VarintLong();
+  }
+  __attribute__((noinline)) uint64_t VarintLong() {
+    uint64_t r = (uint64_t(p[0]) & 0x7f) | ((uint64_t(p[1]) & 0x7f) << 7) | ((uint64_t(p[2]) & 0x7f) << 14);
+    p += 3;
+    for (int s = 21; s < 64; s += 7) {
+      uint64_t b = *p++;
       r |= (b & 0x7f) << s;
       if (b < 0x80) return r;
     }
@@ -241,15 +271,11 @@ struct UncheckedReader {
   }
 };
 
-// Reads a repeat column through the ColumnReader interface: no bytes, no bounds, no errors.
+// Reads a repeat column's constant part through the ColumnReader interface: no bytes, no bounds, no errors.
 struct RepeatReader {
-  uint64_t next, rest, prev;
+  uint64_t rest, prev;
   bool bad = false;
-  GT_INLINE uint64_t Varint() {
-    uint64_t v = next;
-    next = rest;
-    return v;
-  }
+  GT_INLINE uint64_t Varint() { return rest; }
   GT_INLINE uint8_t Byte() { return uint8_t(Varint()); }
   GT_INLINE double F64() {
     uint64_t v = Varint();

@@ -505,19 +505,65 @@ class TraceReader::Impl {
     if (stored_columns > 0 && uint64_t(h.record_count) > h.raw_size)
       return Corrupt(std::string(kind) + " chunk: " + std::to_string(h.record_count) +
                      " records cannot fit in " + std::to_string(h.raw_size) + " bytes");
+    // Every stored column must hold exactly one value per record. Checked before decoding, so that records
+    // can be handed to the sink batch by batch while they are still in cache: nothing of a malformed chunk
+    // is delivered. (The decoder still checks; only an over-long varint, which no writer produces, is
+    // caught there, after earlier batches of its chunk were delivered.)
+    const std::vector<uint8_t>& types = schema::ColumnTypesOf<R>();
+    for (uint32_t i = 0; i < expected; ++i) {
+      const ColumnReader& c = columns_[i];
+      if (c.repeat) continue;
+      const uint64_t len = uint64_t(c.end - c.p), n = h.record_count;
+      uint64_t values = 0;
+      switch (types[i]) {
+        case schema::EncodeColumn::kByte:
+          values = len;
+          break;
+        case schema::EncodeColumn::kRaw8:
+          values = len / 8 + (len % 8 != 0);
+          break;
+        default:
+          values = schema::CountVarintEnds(c.p, len);
+          if (len > 0 && c.end[-1] >= 0x80) values = n + 1;  // ends inside a value
+          break;
+      }
+      if (values != n || (types[i] == schema::EncodeColumn::kRaw8 && len % 8 != 0))
+        return Corrupt(std::string(kind) + " chunk: column " + std::to_string(i) +
+                       (values < n ? " ends early" : " has trailing bytes"));
+    }
     std::vector<R>& out = Buffer<R>();
-    out.resize(h.record_count);
-    for (size_t b = 0; b < out.size(); b += schema::kBlock) {
-      schema::BlockDecoder<R> d{std::min(schema::kBlock, out.size() - b), columns_.data(), smap_.data(),
-                                smap_.size()};
-      schema::Visit(d, out[b]);
+    const size_t count = h.record_count;
+    out.resize(std::min(count, kDeliverBatch));
+    R proto{};
+    bool fill = false;
+    for (size_t b = 0; b < count; b += schema::kBlock) {
+      const size_t block = std::min(schema::kBlock, count - b);
+      const size_t at = b % kDeliverBatch;
+      if (b == schema::kBlock) {
+        // From here on, columns that hold one value from the second record on are stamped from a prototype.
+        schema::MarkFill mark{columns_.data()};
+        schema::Visit(mark, out[1]);
+        fill = mark.marked != 0;
+        proto = out[1];
+      }
+      R* dst = out.data() + at;
+      if (fill)
+        for (size_t k = 0; k < block; ++k) std::memcpy(static_cast<void*>(dst + k), &proto, sizeof(R));
+      schema::BlockDecoder<R> d{block, columns_.data(), smap_.data(), smap_.size()};
+      schema::Visit(d, *dst);
+      if (at + block == kDeliverBatch || b + block == count) {
+        for (uint32_t i = 0; i < expected; ++i)
+          if (columns_[i].bad)
+            return Corrupt(std::string(kind) + " chunk: column " + std::to_string(i) +
+                           " holds a malformed value");
+        Deliver(sink, std::span<const R>(out.data(), at + block));
+      }
     }
     for (uint32_t i = 0; i < expected; ++i)
       if (!columns_[i].repeat && (columns_[i].bad || !columns_[i].done()))
         return Corrupt(std::string(kind) + " chunk: column " + std::to_string(i) +
                        (columns_[i].bad ? " ends early" : " has trailing bytes"));
     report_.records += h.record_count;
-    Deliver(sink, std::span<const R>(out));
     return Status::Ok();
   }
 
@@ -536,7 +582,10 @@ class TraceReader::Impl {
   // scratch, reused chunk to chunk
   ByteBuf raw_, defaults_;
   static constexpr size_t kDecodePadding = 10 * schema::kBlock;  // one block's worst case
-  const uint8_t* raw_begin_ = nullptr;                           // the payload being decoded ...
+  // Records are decoded into a buffer of this many and handed to the sink batch by batch (a few hundred KB:
+  // decode and the sink's reads of them stay in L2).
+  static constexpr size_t kDeliverBatch = 8 * schema::kBlock;
+  const uint8_t* raw_begin_ = nullptr;  // the payload being decoded ...
   const uint8_t* raw_limit_ = nullptr;  // ... and the end of readable memory after it
   std::vector<ColumnReader> columns_;
   std::vector<uint32_t> lengths_;

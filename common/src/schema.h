@@ -12,8 +12,10 @@
 //   Str   varint StringId (segment-local on disk, global once decoded)
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "format.h"
 #include "gt/model.h"
@@ -283,6 +285,31 @@ struct EncodeColumn {
   format::ByteBuf buf;
   uint64_t prev = 0;  // delta state; restarts with every chunk so chunks decode independently
   enum Type : uint8_t { kVarint, kByte, kRaw8 } type = kVarint;
+  // While every value after the first is the same (`rest`), the column writes no bytes: it only counts.
+  // The first differing value writes the deferred ones (Materialize). Most columns of a chunk stay constant
+  // (pid, device, grid.y, ...) and end as repeat columns without ever being written.
+  bool lazy = true;
+  uint32_t count = 0;  // values deferred while lazy
+  uint64_t first = 0, rest = 0;
+
+  void Put(uint64_t v) {
+    if (type == kByte)
+      buf.PutByte(uint8_t(v));
+    else
+      buf.PutVarint(v);
+  }
+  void Materialize() {
+    lazy = false;
+    if (count > 0) Put(first);
+    for (uint32_t i = 1; i < count; ++i) Put(rest);
+    count = 0;
+  }
+  void Reset() {
+    buf.Clear();
+    prev = 0;
+    lazy = type != kRaw8;
+    count = 0;
+  }
 };
 
 // Column types, for the repeat-column check.
@@ -334,6 +361,42 @@ struct ColumnTypes {
   }
 };
 
+// Column types of R in schema order (EncodeColumn::Type values), for the reader's column checks.
+template <class R>
+const std::vector<uint8_t>& ColumnTypesOf() {
+  static const std::vector<uint8_t> types = [] {
+    std::vector<EncodeColumn> cols(ColumnCount<R>());
+    ColumnTypes t{cols.data()};
+    R r{};
+    Visit(t, r);
+    std::vector<uint8_t> out;
+    for (const auto& c : cols) out.push_back(uint8_t(c.type));
+    return out;
+  }();
+  return types;
+}
+
+// Number of varint terminators (bytes < 0x80) in [p, p + n): 8 bytes per step, no popcount instruction
+// needed (wasm, baseline x86-64).
+inline uint64_t CountVarintEnds(const uint8_t* p, size_t n) {
+  constexpr uint64_t kLow = 0x0101010101010101ull;
+  const size_t words = n / 8;
+  uint64_t cont = 0;
+  for (size_t w0 = 0; w0 < words; w0 += 255) {  // per-byte counters flushed before they can overflow
+    const size_t w1 = std::min(words, w0 + 255);
+    uint64_t acc = 0;
+    for (size_t w = w0; w < w1; ++w) {
+      uint64_t x;
+      std::memcpy(&x, p + 8 * w, 8);
+      acc += (x >> 7) & kLow;
+    }
+    const uint64_t pairs = (acc & 0x00ff00ff00ff00ffull) + ((acc >> 8) & 0x00ff00ff00ff00ffull);
+    cont += (pairs * 0x0001000100010001ull) >> 48;  // 16-bit lanes: the sum (<= 2040) cannot overflow
+  }
+  for (size_t i = words * 8; i < n; ++i) cont += p[i] >> 7;
+  return n - cont;
+}
+
 // If the encoded column is "X, then Y for every other record", returns true with X and Y (as varint values; a
 // byte column's bytes are its values). Saves the bytes of constant columns (pid, device, grid.y, ...) and
 // lets the decoder fill them without reading.
@@ -374,11 +437,40 @@ struct BlockEncoder {
   size_t n;         // records in this block
   EncodeColumn* c;  // walks the columns in schema order
 
+  // Values of a lazy column are only compared until one differs; returns the index of the first record
+  // still to be written (n when the whole block stayed constant). value(k) is called once per k, in order.
+  template <class F>
+  GT_INLINE size_t Defer(EncodeColumn& col, F& value) {
+    size_t k = 0;
+    for (; col.count < 2 && k < n; ++k) {
+      const uint64_t v = value(k);
+      (col.count == 0 ? col.first : col.rest) = v;
+      ++col.count;
+    }
+    const uint64_t rest = col.rest;
+    const size_t start = k;
+    for (; k < n; ++k) {
+      const uint64_t v = value(k);
+      if (v != rest) [[unlikely]] {
+        col.count += uint32_t(k - start);
+        col.Materialize();
+        col.Put(v);
+        return k + 1;
+      }
+    }
+    col.count += uint32_t(n - start);
+    return n;
+  }
   template <class T, class F>
   GT_INLINE void Loop(EncodeColumn& col, F&& value) {
-    uint8_t* start = col.buf.Reserve(n * 10);
+    size_t k = 0;
+    if (col.lazy) {
+      k = Defer(col, value);
+      if (k == n) return;
+    }
+    uint8_t* start = col.buf.Reserve((n - k) * 10);
     uint8_t* p = start;
-    for (size_t k = 0; k < n; ++k) p += format::WriteVarint(p, value(k));
+    for (; k < n; ++k) p += format::WriteVarint(p, value(k));
     col.buf.Commit(size_t(p - start));
   }
   GT_INLINE void Ts(const int64_t& f) {
@@ -436,15 +528,77 @@ struct BlockEncoder {
   }
   GT_INLINE void U8(const uint8_t& f) {
     EncodeColumn& col = *c++;
-    uint8_t* p = col.buf.Reserve(n);
-    for (size_t k = 0; k < n; ++k) p[k] = At<R>(f, k);
-    col.buf.Commit(n);
+    size_t k = 0;
+    if (col.lazy) {
+      auto value = [&](size_t i) { return uint64_t(At<R>(f, i)); };
+      k = Defer(col, value);
+      if (k == n) return;
+    }
+    uint8_t* p = col.buf.Reserve(n - k);
+    for (size_t i = k; i < n; ++i) p[i - k] = At<R>(f, i);
+    col.buf.Commit(n - k);
   }
   GT_INLINE void F64(const double& f) {
     EncodeColumn& col = *c++;
     uint8_t* p = col.buf.Reserve(n * 8);
     for (size_t k = 0; k < n; ++k) std::memcpy(p + 8 * k, &At<R>(f, k), 8);
     col.buf.Commit(n * 8);
+  }
+};
+
+// Marks the repeat columns whose field is constant from the second record on (plain values; deltas of 0):
+// after the first block the decoder stamps them from a prototype record instead of a loop per column.
+struct MarkFill {
+  format::ColumnReader* c;
+  uint32_t marked = 0;
+  GT_INLINE void Mark(bool constant) {
+    c->fill = c->repeat && constant;
+    marked += c->fill;
+    ++c;
+  }
+  template <class T>
+  void Ts(T&) {
+    Mark(c->repeat_rest == 0);
+  }
+  template <class T, class U>
+  void Dur(T&, U&) {
+    Mark(false);  // end = start + constant: not one value
+  }
+  template <class T>
+  void Id(T&) {
+    Mark(c->repeat_rest == 0);
+  }
+  template <class T>
+  void Id64(T&) {
+    Mark(c->repeat_rest == 0);
+  }
+  template <class T>
+  void U16(T&) {
+    Mark(true);
+  }
+  template <class T>
+  void U32(T&) {
+    Mark(true);
+  }
+  template <class T>
+  void U64(T&) {
+    Mark(true);
+  }
+  template <class T>
+  void I32(T&) {
+    Mark(true);
+  }
+  template <class T>
+  void U8(T&) {
+    Mark(true);
+  }
+  template <class T>
+  void F64(T&) {
+    Mark(true);
+  }
+  template <class T>
+  void Str(T&) {
+    Mark(true);
   }
 };
 
@@ -459,9 +613,17 @@ struct BlockDecoder {
   template <class F>
   GT_INLINE void Loop(format::ColumnReader& col, F&& store) {
     if (col.repeat) {
-      format::RepeatReader r{col.repeat_next, col.repeat_rest, col.prev};
-      for (size_t k = 0; k < n; ++k) store(k, r);
-      col.repeat_next = r.next;
+      if (col.fill) return;  // stamped from the prototype record
+      size_t k = 0;
+      if (col.repeat_next != col.repeat_rest && n > 0) {  // the first value of the chunk
+        format::RepeatReader first{col.repeat_next, col.prev};
+        store(0, first);
+        col.prev = first.prev;
+        col.repeat_next = col.repeat_rest;
+        k = 1;
+      }
+      format::RepeatReader r{col.repeat_rest, col.prev};  // a constant: the per-value work hoists out
+      for (; k < n; ++k) store(k, r);
       col.prev = r.prev;
       return;
     }

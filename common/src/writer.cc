@@ -30,12 +30,14 @@ using namespace format;
 // ================================================================================================================
 namespace {
 
-// Pending records of one kind, kept as structs until their chunk is encoded (column by column, in blocks).
+// Pending records of one kind. Records are encoded a block at a time as they arrive (while the block is
+// still in cache); the chunk holds only the encoded columns until it is flushed.
 template <class R>
 struct KindBuffer {
-  std::vector<R> records;
+  std::vector<R> block;  // up to schema::kBlock records not yet encoded
   std::vector<schema::EncodeColumn> columns;
-  uint32_t limit = 0;  // records per chunk: the option, clamped so the worst-case encoding fits a chunk
+  uint32_t pending = 0;  // records of the chunk being built (encoded + in `block`)
+  uint32_t limit = 0;    // records per chunk: the option, clamped so the worst-case encoding fits a chunk
 };
 
 constexpr size_t kMaxStringBytes = 1u << 20;  // longer strings are cut (keeps a strings chunk under the cap)
@@ -168,10 +170,17 @@ class TraceWriter::Impl {
     if (kb.limit == 0) {
       uint64_t fit = (kMaxChunkRawSize - (64u << 10)) / schema::MaxRecordBytes<R>();
       kb.limit = uint32_t(std::min<uint64_t>(options_.max_records_per_chunk, fit));
-      kb.records.reserve(kb.limit);  // one allocation per kind, bounded by the chunk size; no regrowth copies
+      kb.block.reserve(schema::kBlock);
+      kb.columns.resize(schema::ColumnCount<R>());
+      schema::ColumnTypes types{kb.columns.data()};
+      R proto{};
+      schema::Visit(types, proto);
+      for (auto& c : kb.columns) c.Reset();
     }
-    kb.records.push_back(r);
-    if (kb.records.size() >= kb.limit) {
+    kb.block.push_back(r);
+    ++kb.pending;
+    if (kb.block.size() == schema::kBlock) EncodeBlock(kb);
+    if (kb.pending >= kb.limit) {
       (void)FlushStrings();
       (void)FlushKind<R>();
     }
@@ -308,24 +317,31 @@ class TraceWriter::Impl {
   }
 
   template <class R>
+  static void EncodeBlock(KindBuffer<R>& kb) {
+    schema::BlockEncoder<R> e{kb.block.size(), kb.columns.data()};
+    schema::Visit(e, kb.block[0]);
+    kb.block.clear();
+  }
+
+  template <class R>
   Status FlushKind() {
     KindBuffer<R>& kb = std::get<KindBuffer<R>>(kinds_);
-    if (kb.records.empty()) return sticky_;
-    if (kb.columns.empty()) {
-      kb.columns.resize(schema::ColumnCount<R>());
-      schema::ColumnTypes types{kb.columns.data()};
-      R r{};
-      schema::Visit(types, r);
-    }
-    const size_t n = kb.records.size();
-    for (size_t b = 0; b < n; b += schema::kBlock) {
-      schema::BlockEncoder<R> e{std::min(schema::kBlock, n - b), kb.columns.data()};
-      schema::Visit(e, kb.records[b]);
-    }
+    if (kb.pending == 0) return sticky_;
+    if (!kb.block.empty()) EncodeBlock(kb);
+    const uint32_t n = kb.pending;
+    kb.pending = 0;
     payload_.Clear();
     payload_.PutVarint(kb.columns.size());
     for (auto& c : kb.columns) {
       uint64_t x, y;
+      if (c.lazy && c.count >= 3) {  // never written: a repeat column by construction
+        c.buf.Clear();
+        c.buf.PutVarint(c.first);
+        c.buf.PutVarint(c.rest);
+        payload_.PutVarint(c.buf.size() << 1 | 1);
+        continue;
+      }
+      if (c.lazy) c.Materialize();  // 1 or 2 values: stored unless their bytes form a repeat (as before)
       if (schema::DetectRepeat(c, &x, &y)) {  // replace the column by its two values
         c.buf.Clear();
         c.buf.PutVarint(x);
@@ -337,12 +353,10 @@ class TraceWriter::Impl {
     }
     for (const auto& c : kb.columns) payload_.Append(c.buf.data(), c.buf.size());
     for (auto& c : kb.columns) {
-      c.buf.Clear();
-      c.prev = 0;
+      c.Reset();
       c.buf.ShrinkTo(4u << 20);
     }
-    kb.records.clear();
-    Status s = WriteChunk(uint16_t(schema::KindOf<R>::kValue), uint32_t(n), payload_.span());
+    Status s = WriteChunk(uint16_t(schema::KindOf<R>::kValue), n, payload_.span());
     payload_.ShrinkTo(kBufferKeepBytes);
     return s;
   }

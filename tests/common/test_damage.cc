@@ -254,6 +254,52 @@ TEST_CASE("hostile headers with valid checksums cannot allocate or overrun", "[f
   CHECK(o4.report.bytes_lost == noise.size());
 }
 
+TEST_CASE("a malformed column rejects its whole chunk even one larger than a delivery batch",
+          "[format][damage]") {
+  std::string base;
+  {
+    auto w = TraceWriter::Create(MakeStringSink(&base));
+    REQUIRE(w.ok());
+  }
+  // Threads: pid (Id), tid (Id), name (Str), all stored. Records are handed to the sink in batches, so the
+  // reader must find a short, long or unterminated column before the first batch goes out.
+  for (uint32_t n : {10u, 3000u, 70000u}) {
+    for (int damage = 0; damage < 3; ++damage) {
+      std::string payload;
+      auto put_varint = [&](uint64_t v) {
+        while (v >= 0x80) payload += char(uint8_t(v) | 0x80), v >>= 7;
+        payload += char(v);
+      };
+      std::string pid(n, char(0)), tid(n, char(2)), name(n, char(0));
+      if (damage == 0) name.pop_back();           // one value short
+      if (damage == 1) name += char(0);           // one value too many
+      if (damage == 2) name.back() = char(0x80);  // the last value never ends
+      put_varint(3);
+      for (const std::string* c : {&pid, &tid, &name}) put_varint(uint64_t(c->size()) << 1);
+      payload += pid + tid + name;
+      Loaded o = Decode(base + MakeChunk(uint16_t(RecordKind::kThread), 0, n, payload));
+      INFO("n " << n << " damage " << damage);
+      REQUIRE(o.status.ok());
+      CHECK(o.report.chunks_lost == 1);
+      CHECK(o.data.threads.empty());
+      REQUIRE(!o.report.problems.empty());
+      CHECK_THAT(o.report.problems[0], Catch::Contains("column 2"));
+    }
+    // The same chunk undamaged loads every record.
+    std::string payload;
+    payload += char(3);
+    std::string len;
+    for (uint64_t v = uint64_t(n) << 1; v >= 0x80; v >>= 7) len += char(uint8_t(v) | 0x80);
+    len += char(uint8_t(uint64_t(n) << 1 >> (7 * len.size())));
+    payload += len + len + len + std::string(n, char(0)) + std::string(n, char(2)) + std::string(n, char(0));
+    Loaded ok = Decode(base + MakeChunk(uint16_t(RecordKind::kThread), 0, n, payload));
+    REQUIRE(ok.status.ok());
+    CHECK(ok.report.chunks_lost == 0);
+    REQUIRE(ok.data.threads.size() == n);
+    CHECK(ok.data.threads.back().tid == n);
+  }
+}
+
 TEST_CASE("a lost strings chunk leaves its ids empty and never points at other strings", "[format][damage]") {
   std::string bytes;
   auto w = TraceWriter::Create(MakeStringSink(&bytes));

@@ -118,7 +118,9 @@ TEST_CASE("metadata written twice keeps the latest values", "[format]") {
 }
 
 TEST_CASE("constant and near-constant columns (repeat encoding) round-trip at every size", "[format]") {
-  for (uint32_t n : {1u, 2u, 3u, 255u, 256u, 257u, 1000u}) {
+  // Sizes around the 256-record codec block and the reader's 2048-record delivery batch (constant columns are
+  // stamped from a prototype record from the second block on).
+  for (uint32_t n : {1u, 2u, 3u, 255u, 256u, 257u, 513u, 1000u, 2047u, 2048u, 2049u, 5000u}) {
     for (int pattern = 0; pattern < 4; ++pattern) {
       TraceData in;
       in.strings = {"", "k"};
