@@ -1,5 +1,7 @@
 #include "decode/cupti_decode.h"
 
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <cxxabi.h>
 
 #include <cstdio>
@@ -201,6 +203,52 @@ bool IsKeyRuntimeApi(std::string_view name) {
   return false;
 }
 
+uint8_t SyncKindOfApi(uint8_t domain, uint32_t cbid) {
+  SyncKind k = SyncKind::kUnknown;
+  if (domain == 0) {
+    switch (cbid) {
+      case CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaThreadSynchronize_v3020:
+        k = SyncKind::kContextSync;
+        break;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000:
+        k = SyncKind::kStreamSync;
+        break;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020:
+        k = SyncKind::kEventSync;
+        break;
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020:
+      case CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_ptsz_v7000:
+        k = SyncKind::kStreamWaitEvent;
+        break;
+      default:
+        break;
+    }
+  } else {
+    switch (cbid) {
+      case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
+      case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2:
+        k = SyncKind::kContextSync;
+        break;
+      case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize:
+      case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz:
+        k = SyncKind::kStreamSync;
+        break;
+      case CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize:
+        k = SyncKind::kEventSync;
+        break;
+      case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent:
+      case CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz:
+        k = SyncKind::kStreamWaitEvent;
+        break;
+      default:
+        break;
+    }
+  }
+  return static_cast<uint8_t>(k);
+}
+
 SyncRecord DecodeSync(const CUpti_ActivitySynchronization2& a, const DecodeContext& c) {
   SyncRecord r;
   r.start = c.T(a.start);
@@ -355,6 +403,16 @@ void ActivityDecoder::EmitNvtx() {
     ++stats_.nvtx;
   }
   out.clear();
+}
+
+void ActivityDecoder::AddSync(SyncRecord r) {
+  if (!InWindow(r.start, r.end)) {
+    ++stats_.outside_window;
+    return;
+  }
+  if (!r.pid) r.pid = options_.context.pid;
+  writer_->Add(r);
+  ++stats_.syncs;
 }
 
 void ActivityDecoder::NoteThread(uint32_t tid) {

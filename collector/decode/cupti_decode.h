@@ -55,6 +55,11 @@ std::string ApiDisplayName(std::string_view cupti_name);
 // profiler switches. Everything else (queries such as cudaGetDevice, cudaFuncGetAttributes, attribute
 // setters) is left to --trace=runtime-all. `display_name` is ApiDisplayName's output ("cudaLaunchKernel").
 bool IsKeyRuntimeApi(std::string_view display_name);
+// The SyncKind of an API call that waits (cudaStreamSynchronize, cuEventSynchronize, ...; domain 0 = runtime,
+// 1 = driver), or 0 (kUnknown) for any other call. With API calls from callbacks, sync records come from
+// these calls instead of CUPTI's SYNCHRONIZATION kind, which slowed every runtime call (see
+// docs/benchmarks.md).
+uint8_t SyncKindOfApi(uint8_t domain, uint32_t cbid);
 // Demangles an Itanium C++ name; returns the input when it is not mangled or demangling fails.
 std::string Demangle(const char* name);
 
@@ -93,6 +98,8 @@ class ActivityDecoder {
   // An API call recorded through the callback API: timestamps already on the trace clock, name and pid filled
   // here (pid 0 = this process). Same window and thread handling as an activity API record.
   void AddApiCall(ApiCallRecord r);
+  // A sync record made from such an API call (SyncKindOfApi); same window handling as CUPTI's.
+  void AddSync(SyncRecord r);
   // Call after each CUPTI buffer: emits NVTX marks whose payload records were in the same buffer.
   void EndBuffer();
   // Emits still-open NVTX ranges as unclosed (end = last timestamp seen). Call once, before

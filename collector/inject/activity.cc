@@ -134,6 +134,14 @@ constexpr CUpti_CallbackId kDriverLaunchApis[] = {
     CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2,
 };
 
+// Driver calls that wait: recorded (as API calls and sync records) when API calls come from callbacks.
+constexpr CUpti_CallbackId kDriverSyncApis[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,         CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2,
+    CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize,       CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz, CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent,
+    CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz,
+};
+
 struct KindBit {
   uint32_t bit;
   CUpti_ActivityKind kinds[2];
@@ -168,18 +176,27 @@ std::string CuptiError(const char* what, CUptiResult r) {
 
 constexpr size_t kApiBatch = 2048;
 
+// One API call, plus what a sync record needs when the call waits (SyncKindOfApi).
+struct ApiEntry {
+  ApiCallRecord call;
+  uint32_t context_id;
+  uint32_t stream_id;
+  uint8_t sync_kind;  // SyncKind; 0 = not a sync call (or --trace without sync)
+};
+
 struct ApiBuffer {
   std::mutex mu;  // the owner thread vs the flusher (taken once per flush)
-  std::vector<ApiCallRecord> records;
+  std::vector<ApiEntry> records;
   bool owner_alive = true;
 };
 
 struct ApiState {
-  std::mutex mu;                                  // guards the vectors below
-  std::vector<ApiBuffer*> buffers;                // every buffer, never freed: drained after its thread ends
-  std::vector<ApiBuffer*> idle;                   // thread ended and drained: reused by the next thread
-  std::vector<std::vector<ApiCallRecord>> full;   // batches handed over by app threads
-  std::vector<std::vector<ApiCallRecord>> spare;  // drained batches, capacity kept
+  std::mutex mu;                             // guards the vectors below
+  std::vector<ApiBuffer*> buffers;           // every buffer, never freed: drained after its thread ends
+  std::vector<ApiBuffer*> idle;              // thread ended and drained: reused by the next thread
+  std::vector<std::vector<ApiEntry>> full;   // batches handed over by app threads
+  std::vector<std::vector<ApiEntry>> spare;  // drained batches, capacity kept
+  bool sync_records = false;                 // --trace has sync: SyncRecords from the sync calls
   pthread_key_t exit_key;
   std::atomic<uint32_t> epoch{1};      // bumped when callbacks are switched: resets per-thread nesting state
   std::atomic<bool> recording{false};  // off after the final drain
@@ -263,17 +280,36 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
   r.domain = static_cast<uint8_t>(runtime ? ApiDomain::kRuntime : ApiDomain::kDriver);
   ApiBuffer* b = ThreadBuffer();
   r.tid = t_api.tid;
-  std::vector<ApiCallRecord> full;
+  ApiEntry e{r, 0, kNone, 0};
+  if (g_api->sync_records) {
+    e.sync_kind = SyncKindOfApi(r.domain, cbid);
+    if (e.sync_kind) {
+      e.context_id = cb->contextUid;
+      const SyncKind k = static_cast<SyncKind>(e.sync_kind);
+      // Stream sync and stream-wait-event calls take the stream first, in the runtime and the driver alike.
+      if ((k == SyncKind::kStreamSync || k == SyncKind::kStreamWaitEvent) && cb->functionParams) {
+        CUstream stream = *static_cast<const CUstream*>(cb->functionParams);
+        const bool per_thread = runtime ? cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000 ||
+                                              cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_ptsz_v7000
+                                        : cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz ||
+                                              cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz;
+        uint32_t id = 0;
+        if (cb->context && cuptiGetStreamIdEx(cb->context, stream, per_thread, &id) == CUPTI_SUCCESS)
+          e.stream_id = id;
+      }
+    }
+  }
+  std::vector<ApiEntry> full;
   {
     std::lock_guard<std::mutex> lock(b->mu);
-    b->records.push_back(r);
+    b->records.push_back(e);
     if (b->records.size() < kApiBatch) return;
     full.swap(b->records);
   }
   std::lock_guard<std::mutex> lock(g_api->mu);
   g_api->full.push_back(std::move(full));
   if (!g_api->spare.empty()) {
-    std::vector<ApiCallRecord> fresh = std::move(g_api->spare.back());
+    std::vector<ApiEntry> fresh = std::move(g_api->spare.back());
     g_api->spare.pop_back();
     std::lock_guard<std::mutex> bl(b->mu);
     if (b->records.capacity() == 0) b->records.swap(fresh);
@@ -399,6 +435,7 @@ bool StartActivity(Injection& inj, std::string* error) {
   }
   if ((inj.config.kinds & kTraceRuntime) && ApiCallbackMode()) {
     g_api = new ApiState();
+    g_api->sync_records = (inj.config.kinds & kTraceSync) != 0;
     pthread_key_create(&g_api->exit_key, OnThreadExit);
   }
   // Always on and nearly free: device properties, contexts, NVTX-named threads and streams.
@@ -439,6 +476,13 @@ void EnableApiCallbacks(Injection& inj, bool enable) {
       if (r != CUPTI_SUCCESS && !failed++) first_error = r;
     }
   }
+  // Driver calls that wait, for libraries that synchronize through the driver (sync records).
+  if (!(kinds & kTraceDriver) && (kinds & kTraceSync)) {
+    for (CUpti_CallbackId id : kDriverSyncApis) {
+      CUptiResult r = cuptiEnableCallback(enable, inj.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+      if (r != CUPTI_SUCCESS && !failed++) first_error = r;
+    }
+  }
   if (enable) g_api->recording.store(true);
   if (failed && enable) {
     Warn("%s", CuptiError("cuptiEnableCallback", first_error).c_str());
@@ -457,7 +501,9 @@ void EnableTraceKinds(Injection& inj, bool enable) {
   if (api_callbacks && enable) EnableApiCallbacks(inj, true);
   for (const auto& m : kKindMap) {
     if (!(inj.config.kinds & m.bit)) continue;
-    if (m.bit == kTraceRuntime && api_callbacks) continue;
+    // With API callbacks, sync records come from the sync calls: CUPTI's SYNCHRONIZATION kind made every
+    // runtime call slower (~0.25 us each; PyTorch makes ~10 per kernel).
+    if ((m.bit == kTraceRuntime || m.bit == kTraceSync) && api_callbacks) continue;
     // With a capture range, NVTX stays on throughout (enabled once): cheap, and it shows where the range
     // sits.
     if (m.bit == kTraceNvtx && inj.config.capture != CaptureMode::kNone && !enable) continue;
@@ -488,7 +534,7 @@ void EnableTraceKinds(Injection& inj, bool enable) {
 
 void DrainApiCalls(Injection& inj, DrainMode mode) {
   if (!g_api) return;
-  std::vector<std::vector<ApiCallRecord>> batches;
+  std::vector<std::vector<ApiEntry>> batches;
   std::vector<ApiBuffer*> buffers;
   {
     std::unique_lock<std::mutex> lock(g_api->mu, std::defer_lock);
@@ -509,7 +555,7 @@ void DrainApiCalls(Injection& inj, DrainMode mode) {
     }
     bool ended = !b->owner_alive;
     if (!b->records.empty()) {
-      std::vector<ApiCallRecord> batch;
+      std::vector<ApiEntry> batch;
       batch.reserve(ended ? 0 : kApiBatch);
       batch.swap(b->records);
       batches.push_back(std::move(batch));
@@ -527,7 +573,19 @@ void DrainApiCalls(Injection& inj, DrainMode mode) {
     std::lock_guard<std::mutex> lock(inj.mu);
     if (!inj.finished)
       for (const auto& batch : batches)
-        for (const ApiCallRecord& r : batch) inj.decoder->AddApiCall(r);
+        for (const ApiEntry& e : batch) {
+          inj.decoder->AddApiCall(e.call);
+          if (!e.sync_kind) continue;
+          SyncRecord s;
+          s.start = e.call.start;
+          s.end = e.call.end;
+          s.tid = e.call.tid;
+          s.context_id = e.context_id;
+          s.stream_id = e.stream_id;
+          s.correlation_id = e.call.correlation_id;
+          s.sync_kind = e.sync_kind;
+          inj.decoder->AddSync(s);
+        }
   }
   std::lock_guard<std::mutex> lock(g_api->mu);
   for (auto& batch : batches) {

@@ -5,9 +5,13 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "launcher/launcher.h"
+#include "launcher/nvml_map.h"
 
 namespace gt::collector {
 namespace {
@@ -20,6 +24,11 @@ struct nvmlUtilization {
 };
 struct nvmlMemory {
   unsigned long long total, free, used;
+};
+struct nvmlPciInfo {  // nvmlPciInfo_t (v3): only domain, bus and device are read
+  char bus_id_legacy[16];
+  unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];
 };
 constexpr int kNvmlClockSm = 1;
 constexpr int kNvmlTemperatureGpu = 0;
@@ -35,6 +44,9 @@ struct NvmlApi {
   nvmlReturn (*GetPower)(nvmlDevice, unsigned int*) = nullptr;
   nvmlReturn (*GetTemperature)(nvmlDevice, int, unsigned int*) = nullptr;
   nvmlReturn (*GetMemory)(nvmlDevice, nvmlMemory*) = nullptr;
+  nvmlReturn (*GetUuid)(nvmlDevice, char*, unsigned int) = nullptr;
+  nvmlReturn (*GetPciInfo)(nvmlDevice, nvmlPciInfo*) = nullptr;  // optional
+  nvmlReturn (*GetName)(nvmlDevice, char*, unsigned int) = nullptr;
   const char* (*ErrorString)(nvmlReturn) = nullptr;
 
   Status Load() {
@@ -45,7 +57,9 @@ struct NvmlApi {
               Sym(GetUtilization, "nvmlDeviceGetUtilizationRates") &&
               Sym(GetClock, "nvmlDeviceGetClockInfo") && Sym(GetPower, "nvmlDeviceGetPowerUsage") &&
               Sym(GetTemperature, "nvmlDeviceGetTemperature") && Sym(GetMemory, "nvmlDeviceGetMemoryInfo") &&
-              Sym(ErrorString, "nvmlErrorString");
+              Sym(ErrorString, "nvmlErrorString") && Sym(GetUuid, "nvmlDeviceGetUUID") &&
+              Sym(GetName, "nvmlDeviceGetName");
+    if (!Sym(GetPciInfo, "nvmlDeviceGetPciInfo_v3")) GetPciInfo = nullptr;
     if (!ok) return Unsupported("libnvidia-ml.so.1 lacks a needed function (driver too old?)");
     return Status::Ok();
   }
@@ -66,7 +80,8 @@ constexpr const char* kMetricUnits[kMetricCount] = {"%", "%", "MHz", "W", "C", "
 class NvmlSampler::Impl {
  public:
   NvmlApi api;
-  std::vector<nvmlDevice> devices;
+  std::vector<nvmlDevice> devices;  // the GPUs CUDA sees in the app
+  std::vector<int> cuda_ordinals;   // per entry of `devices`
   TraceWriter* writer = nullptr;
   std::mutex* mu = nullptr;
   uint32_t interval_ms = 100;
@@ -130,10 +145,37 @@ Status NvmlSampler::Start(TraceWriter* writer, std::mutex* mu, uint32_t interval
   if (r != 0) return Unsupported(std::string("nvmlInit failed: ") + s.api.ErrorString(r));
   unsigned int count = 0;
   if (s.api.GetCount(&count) != 0 || count == 0) return NotFound("NVML sees no GPU");
+  // Only the GPUs the app can use, each under its CUDA device number (CUDA_VISIBLE_DEVICES, by UUID / PCI).
+  std::vector<nvmlDevice> all;
+  std::vector<NvmlGpu> ids;
   for (unsigned int i = 0; i < count; ++i) {
     nvmlDevice d = nullptr;
-    if (s.api.GetHandle(i, &d) == 0) s.devices.push_back(d);
+    if (s.api.GetHandle(i, &d) != 0) continue;
+    NvmlGpu g;
+    char text[96] = {0};
+    if (s.api.GetUuid(d, text, sizeof text - 1) == 0) g.uuid = text;
+    std::memset(text, 0, sizeof text);
+    if (s.api.GetName(d, text, sizeof text - 1) == 0) g.name = text;
+    nvmlPciInfo pci{};
+    if (s.api.GetPciInfo && s.api.GetPciInfo(d, &pci) == 0)
+      g.pci_key = (uint64_t(pci.domain) << 32) | (uint64_t(pci.bus) << 8) | pci.device;
+    all.push_back(d);
+    ids.push_back(g);
   }
+  NvmlCudaMap map = MapNvmlToCuda(ids, std::getenv("CUDA_VISIBLE_DEVICES"), std::getenv("CUDA_DEVICE_ORDER"));
+  if (!map.warning.empty())
+    std::fprintf(stderr, "gcollect: warning: --gpu-metrics: %s\n", map.warning.c_str());
+  s.cuda_ordinals.assign(ids.size(), -1);
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (map.cuda_ordinal[i] < 0) continue;
+    s.devices.push_back(all[i]);
+    s.cuda_ordinals[s.devices.size() - 1] = map.cuda_ordinal[i];
+  }
+  s.cuda_ordinals.resize(s.devices.size());
+  if (s.devices.empty())
+    return NotFound(
+        "no GPU visible to CUDA (CUDA_VISIBLE_DEVICES=" +
+        std::string(std::getenv("CUDA_VISIBLE_DEVICES") ? std::getenv("CUDA_VISIBLE_DEVICES") : "") + ")");
   s.writer = writer;
   s.mu = mu;
   s.interval_ms = interval_ms;
@@ -144,7 +186,7 @@ Status NvmlSampler::Start(TraceWriter* writer, std::mutex* mu, uint32_t interval
         CounterDescriptor c;
         c.counter_id = Impl::CounterId(i, m);
         c.pid = 0;
-        c.device_id = static_cast<uint32_t>(i);
+        c.device_id = static_cast<uint32_t>(s.cuda_ordinals[i]);  // the app's device number
         c.name = writer->Intern(kMetricNames[m]);
         c.unit = writer->Intern(kMetricUnits[m]);
         writer->Add(c);

@@ -18,6 +18,9 @@ Records a CUDA timeline of ./app and of every process it starts (C++ or Python/P
   -f, --force-overwrite        replace an existing output file
   -t, --trace LIST             record kinds, comma separated (default: cuda,nvtx,overhead):
                                  cuda = kernel,memcpy,memset,runtime,sync,memory
+                                 runtime = the runtime calls that launch, copy, wait, allocate, or
+                                 manage streams/events/graphs (and the driver's launch, copy and sync
+                                 calls); runtime-all = every runtime call (cudaGetDevice, ...)
                                  driver (CUDA driver API calls; opt-in, mostly noise under PyTorch),
                                  nvtx, overhead, none, or single kinds
       --delay S                start recording S seconds after the app starts
@@ -25,9 +28,11 @@ Records a CUDA timeline of ./app and of every process it starts (C++ or Python/P
       --capture-range=cudaProfilerApi
                                record only between cudaProfilerStart() and cudaProfilerStop()
       --capture-range=nvtx:NAME
-                               record only inside NVTX push/pop ranges whose message is NAME
+                               record only inside NVTX ranges whose message is NAME (push/pop or
+                               start/end, any domain, ASCII or wide text; not registered strings)
       --gpu-metrics[=INTERVAL] sample GPU utilization, memory utilization, SM clock, power, temperature and
-                               memory used through NVML (default interval 100ms; e.g. 10ms, 0.5s)
+                               memory used through NVML (default interval 100ms; e.g. 10ms, 0.5s), for
+                               the GPUs the app can use (CUDA_VISIBLE_DEVICES), under its device numbers
       --wait-children S        after the app exits, wait up to S seconds for its children (default 5)
       --keep-parts             keep the per-process part files (OUTPUT.parts/)
 

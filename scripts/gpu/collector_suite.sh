@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The collector's GPU suite (issue 3), run on the H200 through the device tool:
-#   bash scripts/gpu/collector_suite.sh [all|traces|bench|apimodes|kinds]
+#   bash scripts/gpu/collector_suite.sh [all|traces|bench|apimodes|kinds|final]
 # Expects the binaries in .device-carry/ (scripts/gpu/collector_carry.sh puts them there) and writes
 # $OUT/suite.tar.gz (traces + logs) and $OUT/bench.txt. Each step is bounded by `timeout`.
 set -u
@@ -151,6 +151,12 @@ if [ "$PHASE" = kinds ]; then
   t_start=$(date +%s)
   step k_check "$G" -f -o "$T/k_delay.gtrace" --delay 0.5 --duration 0.3 -- "$C/gt_k_tiny_burst" --count=400000
   "$C/gtrace_check" "$T/k_delay.gtrace" | tee -a "$B"
+  # --gpu-metrics maps NVML devices to CUDA numbers through CUDA_VISIBLE_DEVICES (here by UUID).
+  uuid=$(nvidia-smi -L | sed -n 's/.*(UUID: \(GPU-[0-9a-f-]*\)).*/\1/p' | head -1)
+  for cvd in "${uuid:0:12}" 0 ""; do
+    CUDA_VISIBLE_DEVICES=$cvd "$G" -q -f -o "$T/k_metrics.gtrace" --gpu-metrics=20ms -- "$C/gt_k_copy" --iters=20 >"$T/k_metrics.log" 2>&1
+    echo "gpu-metrics CUDA_VISIBLE_DEVICES='$cvd': $(grep -i 'gpu-metrics\|error' "$T/k_metrics.log" | head -2) $("$C/gtrace_check" "$T/k_metrics.gtrace" --dump | grep '^counters\|^loss')" | tee -a "$B"
+  done
   cfgs="plain none kernel default no_memset no_sync no_memory no_nvtx no_overhead minimal profiler"
   for rep in 1 2 3 4 5; do
     if [ $(( $(date +%s) - t_start )) -gt "${BUDGET_S:-330}" ]; then echo "budget: stopped before round $rep" | tee -a "$B"; break; fi
@@ -174,6 +180,41 @@ if [ "$PHASE" = kinds ]; then
   done
   "$G" -f -o /tmp/gb/k_summary.gtrace -- python3 bench/collector/torch_loop.py --iters 100 2>&1 | grep -v '^ ' | tee -a "$B"
   "$C/gtrace_check" /tmp/gb/k_summary.gtrace --dump | grep -v '^thread\|^api' | tee -a "$B"
+  echo "total $(( $(date +%s) - t_start )) s" | tee -a "$B"
+fi
+
+if [ "$PHASE" = final ]; then
+  # The overhead numbers of docs/benchmarks.md: the default trace as shipped, the previous design
+  # (GTRACE_API=activity: CUPTI's RUNTIME and SYNCHRONIZATION kinds), torch.profiler, plain; rounds alternate
+  # until BUDGET_S. Correctness of the shipped default first.
+  B=$OUT/final.txt
+  : >"$B"
+  t_start=$(date +%s)
+  for k in memcpy streams multithread nvtx; do
+    step "f_$k" "$G" -f -o "$T/f_$k.gtrace" -- "$C/gt_k_$k"
+    "$C/gtrace_check" "$T/f_$k.gtrace" $k | grep -v '^note' | tee -a "$B"
+  done
+  step f_torch_train "$G" -f -o "$T/f_torch_train.gtrace" -- python3 bench/collector/torch_loop.py --train --iters 40
+  "$C/gtrace_check" "$T/f_torch_train.gtrace" torch_train | grep -v '^note' | tee -a "$B"
+  for t in f_streams f_torch_train; do "$C/gtrace_check" "$T/$t.gtrace" --dump | grep '^counters\|Synchronize\|WaitEvent' | tee -a "$B"; done
+  for rep in 1 2 3 4 5 6 7 8 9; do
+    if [ $(( $(date +%s) - t_start )) -gt "${BUDGET_S:-330}" ]; then echo "budget: stopped before round $rep" | tee -a "$B"; break; fi
+    for cfg in plain default previous profiler; do
+      envs=(); pre=("$G" -f -o /tmp/gb/f_$cfg.gtrace --); mode=plain
+      case $cfg in plain) pre=() ;; previous) envs=(GTRACE_API=activity) ;; profiler) pre=(); mode=profiler ;; esac
+      echo "torch cfg=$cfg rep=$rep $(env "${envs[@]}" timeout 90 "${pre[@]}" python3 bench/collector/torch_loop.py --mode $mode 2>&1 | grep -E 'median_ms|finalized' | tr '\n' ' ')" | tee -a "$B"
+    done
+    for cfg in plain kernel default; do
+      pre=("$G" -q -f -o /tmp/gb/l_$cfg.gtrace --)
+      case $cfg in plain) pre=() ;; kernel) pre=("$G" -q -f -o /tmp/gb/l_$cfg.gtrace --trace=kernel --) ;; esac
+      echo "launch cfg=$cfg rep=$rep $(timeout 60 "${pre[@]}" "$C/gt_bench_launch" --launches=50000 --reps=5 2>&1 | grep launch_bench)" | tee -a "$B"
+    done
+    for cfg in plain default; do
+      pre=("$G" -q -f -o /tmp/gb/s_$cfg.gtrace --); [ $cfg = plain ] && pre=()
+      echo "spin20 cfg=$cfg rep=$rep $(timeout 60 "${pre[@]}" "$C/gt_bench_launch" --launches=5000 --reps=3 --spin_us=20 2>&1 | grep launch_bench)" | tee -a "$B"
+    done
+  done
+  "$C/gtrace_check" /tmp/gb/f_default.gtrace --dump | grep -v '^thread' | tee -a "$B"
   echo "total $(( $(date +%s) - t_start )) s" | tee -a "$B"
 fi
 

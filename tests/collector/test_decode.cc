@@ -1,5 +1,7 @@
 // CUPTI activity records -> gt records, from synthetic structs (no GPU): every field mapping, names, windows,
 // NVTX pairing, and a round trip through the real writer and reader.
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -584,4 +586,47 @@ TEST_CASE("API calls from the callback API: named, windowed, threads noted") {
   CHECK(d.Str(d.api_calls[1].name) == "cuLaunchKernel");
   CHECK(d.api_calls[1].return_code == 700);
   CHECK(h.new_threads.size() == 1);
+}
+
+TEST_CASE("sync records from API calls: the calls that wait, runtime and driver, and nothing else") {
+  CHECK(SyncKindOfApi(0, CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020) ==
+        static_cast<uint8_t>(SyncKind::kContextSync));
+  CHECK(SyncKindOfApi(0, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000) ==
+        static_cast<uint8_t>(SyncKind::kStreamSync));
+  CHECK(SyncKindOfApi(0, CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020) ==
+        static_cast<uint8_t>(SyncKind::kEventSync));
+  CHECK(SyncKindOfApi(0, CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020) ==
+        static_cast<uint8_t>(SyncKind::kStreamWaitEvent));
+  CHECK(SyncKindOfApi(1, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize) ==
+        static_cast<uint8_t>(SyncKind::kContextSync));
+  CHECK(SyncKindOfApi(1, CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz) ==
+        static_cast<uint8_t>(SyncKind::kStreamWaitEvent));
+  CHECK(SyncKindOfApi(0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) == 0);
+  CHECK(SyncKindOfApi(0, CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020) == 0);
+  CHECK(SyncKindOfApi(1, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) == 0);
+  // Runtime and driver callback ids overlap: the domain decides (runtime 126 = cudaThreadSynchronize, driver
+  // 126 = cuStreamSynchronize).
+  CHECK(SyncKindOfApi(0, 126) == static_cast<uint8_t>(SyncKind::kContextSync));
+  CHECK(SyncKindOfApi(1, 126) == static_cast<uint8_t>(SyncKind::kStreamSync));
+
+  Harness h(/*window_start=*/100, 0);
+  SyncRecord s;
+  s.start = 200;
+  s.end = 900;
+  s.tid = 5;
+  s.context_id = 1;
+  s.stream_id = 7;
+  s.correlation_id = 33;
+  s.sync_kind = static_cast<uint8_t>(SyncKind::kStreamSync);
+  h.decoder->AddSync(s);
+  SyncRecord before = s;
+  before.start = 10;
+  before.end = 50;
+  h.decoder->AddSync(before);
+  TraceData d = h.Finish();
+  REQUIRE(d.syncs.size() == 1);
+  CHECK(d.syncs[0].pid == 42);
+  CHECK(d.syncs[0].stream_id == 7);
+  CHECK(d.syncs[0].correlation_id == 33);
+  CHECK(d.syncs[0].end == 900);
 }

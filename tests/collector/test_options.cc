@@ -5,6 +5,7 @@
 
 #include "config/config.h"
 #include "launcher/launcher.h"
+#include "launcher/nvml_map.h"
 
 using namespace gt;
 using namespace gt::collector;
@@ -170,4 +171,64 @@ TEST_CASE("config survives the environment round trip; bad values fall back with
   CHECK(warnings.find("GTRACE_TRACE") != std::string::npos);
   CHECK(warnings.find("GTRACE_WINDOW") != std::string::npos);
   CHECK(warnings.find("GTRACE_CAPTURE") != std::string::npos);
+}
+
+// ---- --gpu-metrics: NVML device -> CUDA device number (launcher/nvml_map.h)
+
+namespace {
+std::vector<NvmlGpu> FourGpus() {
+  // NVML order deliberately differs from PCI order for the last two.
+  return {{"GPU-aaaa1111-0000-0000-0000-000000000000", 0x1b00, "NVIDIA H200"},
+          {"GPU-bbbb2222-0000-0000-0000-000000000000", 0x2900, "NVIDIA H200"},
+          {"GPU-cccc3333-0000-0000-0000-000000000000", 0x9d00, "NVIDIA H200"},
+          {"GPU-dddd4444-0000-0000-0000-000000000000", 0x4f00, "NVIDIA H200"}};
+}
+}  // namespace
+
+TEST_CASE("gpu metrics: without CUDA_VISIBLE_DEVICES, CUDA numbers GPUs in PCI bus order") {
+  NvmlCudaMap m = MapNvmlToCuda(FourGpus(), nullptr, nullptr);
+  CHECK(m.cuda_ordinal == std::vector<int>{0, 1, 3, 2});
+  CHECK(m.warning.empty());
+}
+
+TEST_CASE("gpu metrics: CUDA_VISIBLE_DEVICES indices and UUIDs pick and renumber GPUs") {
+  // "2,0": CUDA device 0 is the third GPU in PCI order (NVML index 3), device 1 the first.
+  CHECK(MapNvmlToCuda(FourGpus(), "2,0", nullptr).cuda_ordinal == std::vector<int>{1, -1, -1, 0});
+  // UUID prefixes, in any order, spaces tolerated.
+  CHECK(
+      MapNvmlToCuda(FourGpus(), "GPU-cccc, GPU-aaaa1111-0000-0000-0000-000000000000", nullptr).cuda_ordinal ==
+      std::vector<int>{1, -1, 0, -1});
+  // Mixed forms.
+  CHECK(MapNvmlToCuda(FourGpus(), "GPU-dddd,1", "PCI_BUS_ID").cuda_ordinal == std::vector<int>{-1, 1, -1, 0});
+  // Empty: CUDA sees nothing.
+  CHECK(MapNvmlToCuda(FourGpus(), "", nullptr).cuda_ordinal == std::vector<int>{-1, -1, -1, -1});
+}
+
+TEST_CASE("gpu metrics: the list ends at the first entry that names no GPU, as in CUDA") {
+  CHECK(MapNvmlToCuda(FourGpus(), "1,7,0", nullptr).cuda_ordinal == std::vector<int>{-1, 0, -1, -1});
+  CHECK(MapNvmlToCuda(FourGpus(), "0,0,1", nullptr).cuda_ordinal == std::vector<int>{0, -1, -1, -1});
+  CHECK(MapNvmlToCuda(FourGpus(), "GPU-,1", nullptr).cuda_ordinal == std::vector<int>{-1, -1, -1, -1});
+  CHECK(MapNvmlToCuda(FourGpus(), "x", nullptr).cuda_ordinal == std::vector<int>{-1, -1, -1, -1});
+  CHECK(MapNvmlToCuda(FourGpus(), "99999999999,0", nullptr).cuda_ordinal == std::vector<int>{-1, -1, -1, -1});
+  // An ambiguous UUID prefix names no device.
+  auto gpus = FourGpus();
+  gpus[1].uuid = "GPU-aaaa9999-0000-0000-0000-000000000000";
+  CHECK(MapNvmlToCuda(gpus, "GPU-aaaa,0", nullptr).cuda_ordinal == std::vector<int>{-1, -1, -1, -1});
+  CHECK(MapNvmlToCuda(gpus, "GPU-aaaa9,0", nullptr).cuda_ordinal == std::vector<int>{1, 0, -1, -1});
+}
+
+TEST_CASE("gpu metrics: mixed GPU models or MIG instances come with a warning") {
+  auto gpus = FourGpus();
+  gpus[2].name = "NVIDIA A100";
+  NvmlCudaMap m = MapNvmlToCuda(gpus, "1", nullptr);
+  CHECK(m.cuda_ordinal == std::vector<int>{-1, 0, -1, -1});
+  CHECK(!m.warning.empty());
+  CHECK(MapNvmlToCuda(gpus, "1", "PCI_BUS_ID").warning.empty());
+  CHECK(MapNvmlToCuda(gpus, "GPU-bbbb", nullptr).warning.empty());  // by UUID: exact
+  NvmlCudaMap mig = MapNvmlToCuda(FourGpus(), "MIG-1234", nullptr);
+  CHECK(mig.cuda_ordinal == std::vector<int>{-1, -1, -1, -1});
+  CHECK(!mig.warning.empty());
+  // Unknown PCI ids: NVML's order.
+  std::vector<NvmlGpu> nopci = {{"GPU-1", UINT64_MAX, "X"}, {"GPU-2", UINT64_MAX, "X"}};
+  CHECK(MapNvmlToCuda(nopci, nullptr, nullptr).cuda_ordinal == std::vector<int>{0, 1});
 }
