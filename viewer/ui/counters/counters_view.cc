@@ -12,7 +12,10 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <span>
+#include <string>
 #include <tuple>
+#include <vector>
 
 namespace gt::ui {
 namespace {
@@ -357,6 +360,51 @@ bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, view
 // ---- [SECTION] roofline
 // ---------------------------------------------------------------------------------------
 
+namespace {
+
+// Labels on the chart must not cover each other: when kernels sit close (or two roofs have the same height,
+// such as FP32 and FP64 tensor on Hopper) drawn-where-it-falls text overprints into an unreadable blot.
+// Greedy placement, most important first: each label takes the first candidate spot that stays inside the
+// plot and touches no box taken so far (points, earlier labels); a kernel label that finds none is left out
+// (hovering the point names it).
+struct LabelBoxes {
+  std::vector<ImVec4> taken;  // (x0, y0, x1, y1)
+  ImVec2 lo, hi;              // the plot area
+  bool Free(const ImVec4& r) const {
+    if (r.x < lo.x || r.y < lo.y || r.z > hi.x || r.w > hi.y) return false;
+    for (const ImVec4& t : taken)
+      if (r.x < t.z && t.x < r.z && r.y < t.w && t.y < r.w) return false;
+    return true;
+  }
+  // The first free spot among `candidates` (top-left corners) for a label of `size`; takes it.
+  bool Place(std::span<const ImVec2> candidates, ImVec2 size, ImVec2* at) {
+    for (const ImVec2& c : candidates) {
+      ImVec4 r(c.x, c.y, c.x + size.x, c.y + size.y);
+      if (!Free(r)) continue;
+      taken.push_back(r);
+      *at = c;
+      return true;
+    }
+    return false;
+  }
+};
+
+// "copy_float4(float4 const*, float4*, unsigned long)" -> "copy_float4"; templates and namespaces cut too.
+std::string ShortKernelName(const std::string& name) {
+  std::string n = name.substr(0, name.find('('));
+  if (size_t lt = n.find('<'); lt != std::string::npos) n = n.substr(0, lt);
+  if (size_t ns = n.rfind("::"); ns != std::string::npos) n = n.substr(ns + 2);
+  if (size_t sp = n.rfind(' '); sp != std::string::npos) n = n.substr(sp + 1);
+  if (n.empty()) n = name;
+  // Middle cut: kernels of one family differ at the end (_variant_10 vs _variant_11).
+  if (n.size() > 30) n = n.substr(0, 13) + "~" + n.substr(n.size() - 16);
+  return n;
+}
+
+constexpr size_t kMaxPointLabels = 12;  // the rest are named on hover
+
+}  // namespace
+
 viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m) {
   if (s.built_for != &m) BuildCountersState(s, m);
   viewer::EventId clicked;
@@ -409,6 +457,16 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
   }
   dl->AddText(ImVec2(b.x - 190, b.y + 14), IM_COL32(170, 170, 170, 255), "arithmetic intensity (FLOP/byte)");
   dl->PushClipRect(a, b, true);
+  LabelBoxes boxes;
+  boxes.lo = ImVec2(a.x + 2, a.y + 2);
+  boxes.hi = ImVec2(b.x - 2, b.y - 2);
+  const float line_h = ImGui::GetTextLineHeight();
+  // Points first, so that no roof or kernel label hides one.
+  for (const RooflinePoint& pt : s.points) {
+    ImVec2 c(X(std::log10(pt.intensity)), Y(std::log10(pt.flops_per_s)));
+    float r = 4.0f + 14.0f * static_cast<float>(pt.radius);
+    boxes.taken.push_back(ImVec4(c.x - r, c.y - r, c.x + r, c.y + r));
+  }
   // Ceilings: bandwidth x intensity up to the highest roof; roofs: flat from their ridge with this level.
   const double top = s.roofline.roofs.front().flops_per_s;
   for (const auto& c : s.roofline.ceilings) {
@@ -417,9 +475,15 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
     double lx_end = std::log10(top / c.bytes_per_s);
     dl->AddLine(ImVec2(X(x0), Y(std::log10(c.bytes_per_s) + x0)), ImVec2(X(lx_end), Y(std::log10(top))), col,
                 active ? 2.0f : 1.0f);
-    double lx = x0 + 0.3;
     snprintf(buf, sizeof buf, "%s %s", MemoryLevelName(c.level), FormatRate(c.bytes_per_s, "B/s").c_str());
-    dl->AddText(ImVec2(X(lx), Y(std::log10(c.bytes_per_s) + lx) - 16), col, buf);
+    // Along its line, further right when the spot near the left edge is taken.
+    const ImVec2 ts = ImGui::CalcTextSize(buf);
+    ImVec2 spots[8], at;
+    for (int k = 0; k < 8; ++k) {
+      double lx = x0 + 0.3 + 0.45 * k;
+      spots[k] = ImVec2(X(lx), Y(std::log10(c.bytes_per_s) + lx) - ts.y - 2);
+    }
+    if (boxes.Place(spots, ts, &at)) dl->AddText(at, col, buf);
   }
   const double bw = s.roofline.Bandwidth(s.level);
   for (const auto& r : s.roofline.roofs) {
@@ -431,7 +495,21 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
                 col, 1.5f);
     snprintf(buf, sizeof buf, "%s %s", PrecisionName(r.precision),
              FormatRate(r.flops_per_s, "FLOP/s").c_str());
-    dl->AddText(ImVec2(X(x1) - 170, Y(std::log10(r.flops_per_s)) - 15), col, buf);
+    // Above its line at the right edge; equal or close roofs (the tensor roofs crowd the top of a short
+    // chart) take the next free spot: below the line, then further left along it, then one line further away.
+    const ImVec2 ts = ImGui::CalcTextSize(buf);
+    const float ry = Y(std::log10(r.flops_per_s));
+    ImVec2 spots[24];
+    int n_spots = 0;
+    for (int away = 0; away < 2; ++away)
+      for (int k = 0; k < 6; ++k) {
+        const float rx = X(x1) - 6 - ts.x - k * (ts.x + 10);
+        const float up = ry - ts.y - 1 - away * (ts.y + 1), down = ry + 2 + away * (ts.y + 1);
+        spots[n_spots++] = ImVec2(rx, up);
+        spots[n_spots++] = ImVec2(rx, down);
+      }
+    ImVec2 at;
+    if (boxes.Place(std::span<const ImVec2>(spots, n_spots), ts, &at)) dl->AddText(at, col, buf);
   }
   // Points.
   const ImVec2 mouse = ImGui::GetIO().MousePos;
@@ -451,7 +529,56 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
     dl->AddCircle(c, r, flagged ? kSuspectColor : IM_COL32(255, 255, 255, 200), 0,
                   (int(i) == s.hovered || int(i) == s.selected) ? 2.5f : 1.0f);
   }
+  // Kernel names: the selected point, then the largest by total GPU time, up to kMaxPointLabels; each at the
+  // first free spot around its point, with a leader line when it had to move away; no free spot, no label.
+  std::vector<size_t> order(s.points.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    if ((int(x) == s.selected) != (int(y) == s.selected)) return int(x) == s.selected;
+    return s.points[x].total_time_s > s.points[y].total_time_s;
+  });
+  size_t labeled = 0;
+  for (size_t i : order) {
+    if (labeled >= kMaxPointLabels) break;
+    const RooflinePoint& pt = s.points[i];
+    const std::string label = ShortKernelName(pt.kernel_name);
+    const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
+    const ImVec2 c(X(std::log10(pt.intensity)), Y(std::log10(pt.flops_per_s)));
+    const float r = 4.0f + 14.0f * static_cast<float>(pt.radius) + 3;
+    const float far = r + line_h;
+    const ImVec2 spots[] = {ImVec2(c.x + r, c.y - ts.y / 2),
+                            ImVec2(c.x - r - ts.x, c.y - ts.y / 2),
+                            ImVec2(c.x - ts.x / 2, c.y - r - ts.y),
+                            ImVec2(c.x - ts.x / 2, c.y + r),
+                            ImVec2(c.x + r, c.y - r - ts.y),
+                            ImVec2(c.x + r, c.y + r),
+                            ImVec2(c.x - r - ts.x, c.y - r - ts.y),
+                            ImVec2(c.x - r - ts.x, c.y + r),
+                            ImVec2(c.x + far, c.y - far - ts.y),
+                            ImVec2(c.x + far, c.y + far),
+                            ImVec2(c.x - far - ts.x, c.y - far - ts.y),
+                            ImVec2(c.x - far - ts.x, c.y + far),
+                            ImVec2(c.x - ts.x / 2, c.y - far - 2 * ts.y),
+                            ImVec2(c.x - ts.x / 2, c.y + far + ts.y)};
+    ImVec2 at;
+    if (!boxes.Place(spots, ts, &at)) continue;
+    ++labeled;
+    const ImVec2 mid(at.x + ts.x / 2, at.y + ts.y / 2);
+    const float dx = mid.x - c.x, dy = mid.y - c.y;
+    if (dx * dx + dy * dy > (r + ts.x / 2 + 4) * (r + ts.x / 2 + 4)) {  // moved off its point: leader line
+      const ImVec2 end(std::clamp(c.x, at.x, at.x + ts.x), std::clamp(c.y, at.y, at.y + ts.y));
+      dl->AddLine(c, end, IM_COL32(200, 200, 200, 120));
+    }
+    dl->AddText(at, int(i) == s.selected ? IM_COL32(255, 255, 255, 255) : IM_COL32(220, 220, 220, 230),
+                label.c_str());
+  }
   dl->PopClipRect();
+  if (labeled < s.points.size()) {
+    char note[96];
+    snprintf(note, sizeof note, "%zu of %zu named (largest first); hover for the rest", labeled,
+             s.points.size());
+    dl->AddText(ImVec2(a.x + 4, b.y + 14), IM_COL32(150, 150, 150, 255), note);
+  }
   if (s.hovered >= 0) {
     const RooflinePoint& pt = s.points[s.hovered];
     const KernelAnalysis& k = s.kernels[pt.analysis_index];
