@@ -55,7 +55,34 @@ struct FrameStats {
 };
 
 // One frame: every lane of every track and every counter folded over [t0, t1) at `width` pixels, plus the
-// idle gaps of every GPU: what the timeline asks of the core per frame.
+// idle gaps of every GPU: what the timeline asks of the core per frame. A function of its own, called once
+// per frame like the viewer's frame callback: V8 runs wasm in its baseline tier until a function is *called*
+// again after tier-up (no on-stack replacement for wasm), and the optimizer inlines single-caller functions
+// into their caller, so queries inlined into a loop inside main() would be timed in baseline code for the
+// whole run.
+__attribute__((noinline)) uint64_t PrepareFrame(const TraceModel& m, int64_t t0, int64_t t1, double nspx,
+                                                std::vector<DrawItem>& items,
+                                                std::vector<CounterColumn>& cols,
+                                                std::vector<std::pair<int64_t, int64_t>>& gaps) {
+  uint64_t n = 0;
+  for (const Track& t : m.tracks) {
+    if (t.kind == TrackKind::kCounter) {
+      QueryCounter(m.counters[t.counter], t0, t1, nspx, &cols);
+      n += cols.size();
+      continue;
+    }
+    for (uint32_t d = 0; d < t.lane_count; ++d) {
+      QueryLane(m.lanes[t.first_lane + d], t0, t1, nspx, &items);
+      n += items.size();
+    }
+  }
+  for (const auto& dev : m.device_summaries) {
+    QueryIdleGaps(m, dev.device_id, t0, t1, nspx, &gaps);
+    n += gaps.size();
+  }
+  return n;
+}
+
 FrameStats Frames(const TraceModel& m, int64_t span, int frames, double width, uint64_t seed) {
   gt::synth::Rng rng(seed);
   std::vector<DrawItem> items;
@@ -70,22 +97,7 @@ FrameStats Frames(const TraceModel& m, int64_t span, int frames, double width, u
     int64_t t1 = t0 + span;
     double nspx = double(span) / width;
     double a = Now();
-    uint64_t n = 0;
-    for (const Track& t : m.tracks) {
-      if (t.kind == TrackKind::kCounter) {
-        QueryCounter(m.counters[t.counter], t0, t1, nspx, &cols);
-        n += cols.size();
-        continue;
-      }
-      for (uint32_t d = 0; d < t.lane_count; ++d) {
-        QueryLane(m.lanes[t.first_lane + d], t0, t1, nspx, &items);
-        n += items.size();
-      }
-    }
-    for (const auto& dev : m.device_summaries) {
-      QueryIdleGaps(m, dev.device_id, t0, t1, nspx, &gaps);
-      n += gaps.size();
-    }
+    const uint64_t n = PrepareFrame(m, t0, t1, nspx, items, cols, gaps);
     double ms = (Now() - a) * 1e3;
     total += ms;
     st.ms_max = std::max(st.ms_max, ms);
