@@ -29,6 +29,7 @@
 
 #include "decode/cupti_decode.h"
 #include "decode/pc_sampling_decode.h"
+#include "inject/cubin_lines.h"
 #include "inject/injection.h"
 
 namespace gt::collector {
@@ -80,15 +81,10 @@ struct ContextState {
   SampleBuffer parked;  // the configured buffer: CUPTI fills it on module reload and at Disable
 };
 
-struct CubinCopy {
-  std::vector<uint8_t> bytes;
-};
-
 struct State {
-  // Contexts and the aggregator. Order: mu -> cubin_mu -> inj.mu. CUPTI's callbacks run inside driver calls
+  // Contexts and the aggregator. Order: mu -> cubins -> inj.mu. CUPTI's callbacks run inside driver calls
   // that may hold driver locks a GetData on the flusher waits for, so they wait for `mu` at most 2 s.
   std::timed_mutex mu;
-  std::mutex cubin_mu;  // cubins (MODULE_LOADED takes only this one)
   bool parked_pending =
       false;  // a module was loaded: CUPTI may have parked records (taken at the next flush)
   uint32_t period_exp = kPcSamplingDefaultPeriodExp;
@@ -98,9 +94,7 @@ struct State {
   int64_t last_getdata_ns = 0;
   std::map<CUcontext, std::unique_ptr<ContextState>> contexts;
   PcSampleAggregator agg;
-  std::map<uint64_t, CubinCopy> cubins;  // by CUPTI's cubin CRC
-  size_t cubin_bytes = 0;
-  uint64_t cubins_skipped = 0;
+  CubinLines cubins{kMaxCubinBytes};  // MODULE_LOADED takes only its own lock
   std::unique_ptr<SourceLineCache> lines;
   std::unordered_set<std::string> kernels_seen;
   std::unordered_set<uint64_t> pcs_seen_without_line;
@@ -136,22 +130,7 @@ std::string DemangleName(const char* name) {
 }
 
 bool ResolveLine(State& st, uint64_t crc, const std::string& function, uint64_t pc, SourceLine* out) {
-  if (!st.resolve_lines) return false;
-  std::lock_guard<std::mutex> lock(st.cubin_mu);
-  auto it = st.cubins.find(crc);
-  if (it == st.cubins.end() || function.empty()) return false;
-  CUpti_GetSassToSourceCorrelationParams p{};
-  p.size = CUpti_GetSassToSourceCorrelationParamsSize;
-  p.cubin = it->second.bytes.data();
-  p.cubinSize = it->second.bytes.size();
-  p.functionName = function.c_str();
-  p.pcOffset = pc;
-  if (cuptiGetSassToSourceCorrelation(&p) != CUPTI_SUCCESS) return false;
-  out->file = JoinSourcePath(p.dirName, p.fileName);
-  out->line = p.lineNumber;
-  std::free(p.fileName);
-  std::free(p.dirName);
-  return out->known();
+  return st.resolve_lines && st.cubins.Resolve(crc, function, pc, out);
 }
 
 // Takes what CUPTI holds for one context (several calls when more PCs wait than one buffer holds).
@@ -346,22 +325,7 @@ void DisableContext(State& st, ContextState& c) {
 }
 
 void KeepCubin(State& st, const CUpti_ModuleResourceData* m) {
-  if (!m || !m->pCubin || m->cubinSize == 0) return;
-  CUpti_GetCubinCrcParams p{};
-  p.size = CUpti_GetCubinCrcParamsSize;
-  p.cubin = m->pCubin;
-  p.cubinSize = m->cubinSize;
-  if (cuptiGetCubinCrc(&p) != CUPTI_SUCCESS) return;
-  std::lock_guard<std::mutex> lock(st.cubin_mu);
-  if (st.cubins.count(p.cubinCrc)) return;
-  if (st.cubin_bytes + m->cubinSize > kMaxCubinBytes) {
-    ++st.cubins_skipped;
-    return;
-  }
-  CubinCopy& copy = st.cubins[p.cubinCrc];
-  copy.bytes.assign(reinterpret_cast<const uint8_t*>(m->pCubin),
-                    reinterpret_cast<const uint8_t*>(m->pCubin) + m->cubinSize);
-  st.cubin_bytes += m->cubinSize;
+  if (m) st.cubins.Keep(m->pCubin, m->cubinSize);
 }
 
 bool IsLaunch(CUpti_CallbackId cbid) {
@@ -564,8 +528,8 @@ void StopPcSamplingModule(Injection& inj) {
             "lookups, %llu resolved; %llu rows written\n",
             static_cast<unsigned long long>(st->getdata_calls),
             static_cast<unsigned long long>(st->getdata_errors),
-            st->last_error.empty() ? "" : ", last: ", st->last_error.c_str(), st->cubins.size(),
-            st->cubin_bytes, static_cast<unsigned long long>(st->lines->lookups()),
+            st->last_error.empty() ? "" : ", last: ", st->last_error.c_str(), st->cubins.count(),
+            st->cubins.bytes(), static_cast<unsigned long long>(st->lines->lookups()),
             static_cast<unsigned long long>(st->lines->resolved()),
             static_cast<unsigned long long>(st->rows_written));
   std::lock_guard<std::mutex> wlock(inj.mu);
@@ -587,9 +551,9 @@ void StopPcSamplingModule(Injection& inj) {
     AddLoss(inj, "pc_sampling_unknown_reason", static_cast<uint8_t>(Severity::kWarning),
             t.unknown_reason_samples,
             "samples with a stall-reason index CUPTI did not announce (left out of the histograms)");
-  if (st->lines->skipped() || st->cubins_skipped)
+  if (st->lines->skipped() || st->cubins.skipped())
     AddLoss(inj, "pc_sampling_lines_skipped", static_cast<uint8_t>(Severity::kInfo),
-            st->lines->skipped() + st->cubins_skipped,
+            st->lines->skipped() + st->cubins.skipped(),
             "PCs or cubins left without source lines (lookup budget or cubin memory cap reached)");
   // Contexts stay configured: CUPTI owns them until the driver tears them down. g_state stays allocated so
   // a late callback (context destroyed after exit handlers) finds it; writes are refused once finished.
