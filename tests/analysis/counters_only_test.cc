@@ -251,6 +251,7 @@ TEST_CASE("gcollect --counters-only and --cache-control flags", "[counters][opti
   CHECK_FALSE(ParseOptions({"--cache-control=none", "./app"}).ok());  // needs --counters
   CHECK_FALSE(ParseOptions({"--counters-only=1", "./app"}).ok());
   CHECK_FALSE(ParseOptions({"--counters-only", "--duration", "2", "./app"}).ok());  // no timeline to cut
+  CHECK_FALSE(ParseOptions({"--counters-only", "--pc-sampling", "./app"}).ok());  // rides the timeline run
   CHECK(gt::collector::UsageText().find("--counters-only") != std::string::npos);
 }
 
