@@ -165,9 +165,48 @@ TEST_CASE("search: exact name highlight (kernel table row) ignores prefixes and 
   CHECK(sb.needle() == "relu_bwd");
   CHECK(sb.match_count() == 2);
   CHECK_FALSE(sb.Matches(relu->name));
+  // Folded draw blocks: exact over any block size; a substring search looks at the first `probe` events only.
+  const LaneId l = test::FindByName(*m, "relu").lane;
+  CHECK(s.AnyMatchIn(*m, l, 0, 6));
+  CHECK(s.AnyMatchIn(*m, l, 2, 1));
+  CHECK_FALSE(s.AnyMatchIn(*m, l, 3, 3));  // fused_relu, Relu, relu_bwd
+  CHECK_FALSE(s.AnyMatchIn(*m, l, 1, 1));
+  CHECK(s.AnyMatchIn(*m, l, 1, 2, /*probe=*/1));  // exact ignores the probe limit
+  CHECK_FALSE(s.AnyMatchIn(*m, l, 0, 0));
+  CHECK_FALSE(s.AnyMatchIn(*m, LaneId(m->lanes.size()), 0, 6));
+  Search sub(*m, "fused");
+  CHECK(sub.AnyMatchIn(*m, l, 0, 6));
+  CHECK_FALSE(sub.AnyMatchIn(*m, l, 0, 6, /*probe=*/3));  // fused_relu is the 4th
+
   // Bad ids give an empty search, not a crash.
   CHECK(Search::ExactName(*m, 0).empty());
   CHECK(Search::ExactName(*m, StringId(m->strings.size() + 5)).empty());
+}
+
+TEST_CASE("search: exact highlight of folded blocks is exact at any fold size (randomized)",
+          "[query][search][kernels]") {
+  gt::synth::SynthOptions o;
+  o.events = 20000;
+  ModelBuilder b;
+  gt::synth::GenerateSynthTrace(b, o);
+  auto m = b.Finish();
+  const auto rows = KernelSummary(*m);
+  REQUIRE(rows.size() > 3);
+  gt::synth::Rng rng(3);
+  for (int r = 0; r < 4; ++r) {
+    const Search s = Search::ExactName(*m, rows[r].name);
+    REQUIRE(s.match_count() == rows[r].count);
+    for (LaneId l = 0; l < m->lanes.size(); ++l) {
+      const Lane& lane = m->lanes[l];
+      for (int q = 0; q < 50 && lane.size() > 0; ++q) {
+        const uint32_t first = rng.Below(lane.size());
+        const uint32_t count = 1 + rng.Below(std::min<uint32_t>(lane.size() - first, 500));
+        bool want = false;
+        for (uint32_t i = first; i < first + count; ++i) want = want || lane.name[i] == rows[r].name;
+        REQUIRE(s.AnyMatchIn(*m, l, first, count) == want);
+      }
+    }
+  }
 }
 
 TEST_CASE("flows: launch <-> kernel by correlation id, runtime call preferred over driver",

@@ -197,10 +197,8 @@ void DrawLane(ImDrawList* dl, App& app, LaneId lane_id, float y, const ImVec2& p
     const ImU32 base = EventColor(m, first);
     if (it.merged()) {
       // Folded run of tiny events: muted color, a lighter top edge, and the count when there is room.
-      bool any_match = false;
-      if (searching)
-        for (uint32_t k = 0; k < std::min<uint32_t>(it.count, 16) && !any_match; ++k)
-          any_match = search.Matches(lane.name[it.first + k]);
+      // Exact for a kernel-table highlight; the first 16 events for a typed substring search.
+      const bool any_match = searching && search.AnyMatchIn(m, lane_id, it.first, it.count);
       ImU32 c = MergedColor(base);
       if (searching && !any_match) c = Dim(c, 0.3f);
       dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), c);

@@ -57,7 +57,32 @@ Search Search::ExactName(const TraceModel& model, StringId name) {
   const uint32_t n = name < model.name_counts.size() ? model.name_counts[name] : 0;
   s.matching_names_ = n ? 1 : 0;
   s.match_count_ = n;
+  // One pass over the events (a click, not a keystroke) buys an exact highlight of folded blocks however many
+  // events they hold.
+  s.lane_hits_.resize(model.lanes.size());
+  uint64_t found = 0;
+  for (LaneId l = 0; l < model.lanes.size() && found < n; ++l) {
+    const std::vector<StringId>& names = model.lanes[l].name;
+    for (uint32_t i = 0; i < names.size(); ++i)
+      if (names[i] == name) s.lane_hits_[l].push_back(i), ++found;
+  }
   return s;
+}
+
+bool Search::AnyMatchIn(const TraceModel& model, LaneId lane, uint32_t first, uint32_t count,
+                        uint32_t probe) const {
+  if (match_count_ == 0 || count == 0 || lane >= model.lanes.size()) return false;
+  if (exact_) {
+    if (lane >= lane_hits_.size()) return false;
+    const std::vector<uint32_t>& hits = lane_hits_[lane];
+    auto it = std::lower_bound(hits.begin(), hits.end(), first);
+    return it != hits.end() && uint64_t{*it} < uint64_t{first} + count;
+  }
+  const std::vector<StringId>& names = model.lanes[lane].name;
+  const uint64_t end = std::min<uint64_t>({uint64_t{first} + count, uint64_t{first} + probe, names.size()});
+  for (uint64_t i = first; i < end; ++i)
+    if (Matches(names[i])) return true;
+  return false;
 }
 
 namespace {

@@ -47,6 +47,11 @@ class Search {
   uint64_t Ordinal(const TraceModel& model, EventId e) const;
   // All matches in [t0, t1), time order, at most `limit`.
   std::vector<EventId> List(const TraceModel& model, int64_t t0, int64_t t1, size_t limit) const;
+  // Whether any of events [first, first + count) of `lane` matches (a folded draw block: highlight it or
+  // not). Exact for ExactName searches, through the per-lane index of matches they build (O(log matches)); a
+  // substring search keeps no per-event index and looks at the first `probe` events only.
+  bool AnyMatchIn(const TraceModel& model, LaneId lane, uint32_t first, uint32_t count,
+                  uint32_t probe = 16) const;
 
  private:
   std::string needle_;
@@ -54,6 +59,7 @@ class Search {
   uint64_t match_count_ = 0;
   uint32_t matching_names_ = 0;
   bool exact_ = false;
+  std::vector<std::vector<uint32_t>> lane_hits_;  // ExactName: per lane, ascending indices of its matches
 };
 
 // ---------------------------------------------------------------------------------------------------------------
