@@ -11,7 +11,8 @@ std::string FormatDuration(double ns, int precision) {
   if (a < 1e3)
     std::snprintf(buf, sizeof buf, "%.0f ns", ns);
   else if (a < 1e6)
-    std::snprintf(buf, sizeof buf, "%.*f us", precision, ns / 1e3);
+    std::snprintf(buf, sizeof buf, "%.*f \u00b5s", precision,
+                  ns / 1e3);  // µs, as the details panel writes it
   else if (a < 1e9)
     std::snprintf(buf, sizeof buf, "%.*f ms", precision, ns / 1e6);
   else
@@ -24,7 +25,7 @@ std::string FormatRulerTime(double ns, double step_ns) {
     double scale;
     const char* name;
   };
-  static constexpr Unit kUnits[] = {{1, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
+  static constexpr Unit kUnits[] = {{1, "ns"}, {1e3, "\u00b5s"}, {1e6, "ms"}, {1e9, "s"}};
   // The largest unit in which the step is still >= 0.1 ("3.5 ms" rather than "3500 us"), so labels stay
   // short.
   const Unit* unit = &kUnits[0];

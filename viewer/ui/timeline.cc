@@ -212,13 +212,14 @@ void DrawLane(ImDrawList* dl, App& app, LaneId lane_id, float y, const ImVec2& p
       }
     } else {
       const bool match = searching && search.Matches(lane.name[it.first]);
-      const ImU32 c = searching && !match ? Dim(base, 0.3f) : base;
+      // The selected event keeps its colour while a search dims the rest (Perfetto does the same).
+      const bool dim = searching && !match && !(first == v.selected);
+      const ImU32 c = dim ? Dim(base, 0.3f) : base;
       dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), c);
       if (match) dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x1 + 1, y1 + 1), colors::kSearchMatch, 0, 0, 2);
       if (x1 - x0 > 18)
         DrawClippedText(dl, std::max(x0, plot_min.x), std::min(x1, plot_max.x), y0,
-                        searching && !match ? IM_COL32(255, 255, 255, 90) : TextColorOn(base),
-                        m.Str(lane.name[it.first]));
+                        dim ? IM_COL32(255, 255, 255, 90) : TextColorOn(base), m.Str(lane.name[it.first]));
     }
     if (mouse_in_row && mouse.x >= x0 - 1 && mouse.x <= x1 + 1) {
       hover->valid = true;
