@@ -456,14 +456,16 @@ void App::DrawWelcome(const ImVec2& pos, const ImVec2& size) {
   ImGui::SetNextWindowPos(pos);
   ImGui::SetNextWindowSize(size);
   ImGui::Begin("##welcome", nullptr, kPaneFlags | ImGuiWindowFlags_NoTitleBar);
-  const float w = 560;
+  const float w = 600;
   ImGui::SetCursorPos(ImVec2(std::max(20.0f, (size.x - w) / 2), std::max(20.0f, size.y * 0.25f)));
   ImGui::BeginGroup();
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + w);
   ImGui::TextUnformatted("gtrace: the CUDA timeline in your browser");
   ImGui::Spacing();
   ImGui::TextDisabled("Drop a trace anywhere on this page, or open one.");
-  ImGui::TextDisabled(".gtrace (gcollect), Chrome trace JSON, PyTorch profiler (Kineto) JSON; plain or .gz");
+  // Two lines rather than one that wraps a lone ".gz" onto its own line.
+  ImGui::TextDisabled("Formats: .gtrace (gcollect), Chrome trace JSON, PyTorch profiler (Kineto) JSON,");
+  ImGui::TextDisabled("plain or gzipped (.gz).");
   ImGui::Spacing();
 #ifdef __EMSCRIPTEN__
   if (ImGui::Button("Open trace...", ImVec2(160, 0))) OpenFileDialog();
