@@ -1,11 +1,15 @@
 // Viewer core benchmark: load throughput, memory per event, CPU time to prepare one frame at three zoom
 // levels, for synthetic traces of 1 M / 10 M / 100 M events. Runs natively and as wasm under node.
 //
-//   bench_viewer [--sizes 1,10,100] [--frames N] [--width PX] [--no-gtrace]
+//   bench_viewer [--sizes 1,10,100] [--frames N] [--width PX] [--no-gtrace] [--threads N]
+//                [--save-gtrace DIR] [--gtrace-dir DIR]
 //
 // Baselines measured in the same run: "TraceData" (the format library's keep-every-record sink: plain
 // vectors, no model) for the builder path, and ReadTrace into a no-op sink (decode only) for the .gtrace
-// path.
+// path. .gtrace loading is timed on one thread (thread CPU time) and, with --threads N (N > 1, 0 = one per
+// hardware thread; native only), with N decoding threads in wall-clock time. The wasm build has no writer:
+// generate the files natively with --save-gtrace DIR, then run the wasm build with --gtrace-dir DIR (the
+// files are bench_viewer_<N>M.gtrace, the same synthetic trace as the in-memory one).
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
@@ -14,6 +18,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gt/trace_data.h"
@@ -47,6 +52,19 @@ double Now() {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
 #endif
+}
+
+// Wall clock, for multi-threaded loads (CPU time would add up the threads).
+double WallNow() {
+#if defined(__EMSCRIPTEN__)
+  return emscripten_get_now() / 1e3;
+#else
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+#endif
+}
+
+std::string GtracePath(const std::string& dir, uint64_t millions) {
+  return dir + "/bench_viewer_" + std::to_string(millions) + "M.gtrace";
 }
 
 struct FrameStats {
@@ -117,6 +135,8 @@ int main(int argc, char** argv) {
   int frames = 50;
   double width = 2000;
   bool gtrace = true;
+  unsigned threads = 1;
+  std::string save_dir, gtrace_dir;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--sizes" && i + 1 < argc) {
@@ -135,9 +155,17 @@ int main(int argc, char** argv) {
       width = std::max(100, std::atoi(argv[++i]));
     } else if (a == "--no-gtrace") {
       gtrace = false;
+    } else if (a == "--threads" && i + 1 < argc) {
+      threads = unsigned(std::atoi(argv[++i]));
+    } else if (a == "--save-gtrace" && i + 1 < argc) {
+      save_dir = argv[++i];
+    } else if (a == "--gtrace-dir" && i + 1 < argc) {
+      gtrace_dir = argv[++i];
     } else {
-      std::fprintf(stderr,
-                   "usage: bench_viewer [--sizes 1,10,100] [--frames N] [--width PX] [--no-gtrace]\n");
+      std::fprintf(
+          stderr,
+          "usage: bench_viewer [--sizes 1,10,100] [--frames N] [--width PX] [--no-gtrace] [--threads N]\n"
+          "                    [--save-gtrace DIR] [--gtrace-dir DIR]\n");
       return 2;
     }
   }
@@ -154,6 +182,13 @@ int main(int argc, char** argv) {
               "thread CPU time"
 #endif
   );
+#if !defined(__EMSCRIPTEN__)
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  std::printf("load threads: %u (--threads; this machine reports %u hardware threads)\n", threads,
+              std::thread::hardware_concurrency());
+#else
+  threads = 1;  // no threads in the wasm build
+#endif
   std::printf("%-6s %-28s %12s %10s %14s\n", "events", "measure", "value", "unit", "vs baseline");
   for (uint64_t millions : sizes) {
     gt::synth::SynthOptions o;
@@ -212,15 +247,36 @@ int main(int argc, char** argv) {
     }
     m.reset();
 
-#if GT_HAVE_ZSTD_COMPRESS
     if (gtrace && millions <= 100) {
       std::string file;
-      {
+      if (!gtrace_dir.empty()) {
+        auto f = ReadFileBytes(GtracePath(gtrace_dir, millions));
+        if (!f.ok()) {
+          std::fprintf(stderr, "%s (write it natively with --save-gtrace)\n", f.status().ToString().c_str());
+          return 1;
+        }
+        file = std::move(f.value());
+      } else {
+#if GT_HAVE_ZSTD_COMPRESS
         auto w = TraceWriter::Create(MakeStringSink(&file));
         if (!w.ok()) return 1;
         gt::synth::WriterSink ws(*w.value());
         gt::synth::GenerateSynthTrace(ws, o);
         if (!w.value()->Finish().ok()) return 1;
+        if (!save_dir.empty()) {
+          auto sink = MakeFileSink(GtracePath(save_dir, millions), /*overwrite=*/true);
+          if (!sink.ok() ||
+              !sink.value()->Write({reinterpret_cast<const uint8_t*>(file.data()), file.size()}).ok()) {
+            std::fprintf(stderr, "cannot write %s\n", GtracePath(save_dir, millions).c_str());
+            return 1;
+          }
+        }
+#else
+        std::printf("%-6s %-28s (this build has no .gtrace writer: pass --gtrace-dir)\n", label,
+                    "load .gtrace");
+        std::fflush(stdout);
+        continue;
+#endif
       }
       std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(file.data()), file.size());
       NullSink null;
@@ -233,16 +289,37 @@ int main(int argc, char** argv) {
       double load_s = Now() - l0;
       if (!lm.ok()) return 1;
       const double ev = double(lm.value()->event_count);
+      const uint64_t memory = lm.value()->MemoryBytes();
+      lm.value().reset();
       std::printf("%-6s %-28s %12.1f %10s %14s\n", label, "load .gtrace (end to end)", ev / load_s / 1e6,
                   "M ev/s", (std::to_string(decode_s / load_s).substr(0, 5) + "x decode").c_str());
       std::printf("%-6s %-28s %12.1f %10s %14s\n", label, "  decode only (no-op sink)", ev / decode_s / 1e6,
                   "M ev/s", "");
       std::printf("%-6s %-28s %12.2f %10s %14s\n", label, "  file size", double(file.size()) / ev, "B/event",
                   "");
+      if (threads != 1) {
+        // Wall clock for both, one thread first (the ratio is the parallel speed-up on this machine now).
+        LoadOptions par;
+        par.threads = threads;
+        double w0 = WallNow();
+        auto one = LoadTrace(bytes);
+        double one_s = WallNow() - w0;
+        if (!one.ok()) return 1;
+        one.value().reset();
+        double p0 = WallNow();
+        auto pm = LoadTrace(bytes, par);
+        double par_s = WallNow() - p0;
+        if (!pm.ok()) return 1;
+        const bool same = pm.value()->event_count == uint64_t(ev) && pm.value()->MemoryBytes() == memory;
+        char name[64], extra[64];
+        std::snprintf(name, sizeof name, "load, %u threads (wall)", threads);
+        std::snprintf(extra, sizeof extra, "%.2fx 1 thread%s", one_s / par_s, same ? "" : " MODEL DIFFERS");
+        std::printf("%-6s %-28s %12.1f %10s %14s\n", label, name, ev / par_s / 1e6, "M ev/s", extra);
+        std::printf("%-6s %-28s %12.1f %10s %14s\n", label, "load, 1 thread (wall)", ev / one_s / 1e6,
+                    "M ev/s", "");
+        if (!same) return 1;
+      }
     }
-#else
-    (void)gtrace;
-#endif
     std::fflush(stdout);
   }
   return 0;

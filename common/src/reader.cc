@@ -19,10 +19,22 @@
 #include <cstring>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "format.h"
 #include "schema.h"
+
+// Parallel chunk decoding needs threads; wasm builds without pthreads read on one thread.
+#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
+#define GT_READER_THREADS 1
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#else
+#define GT_READER_THREADS 0
+#endif
 
 namespace gt {
 using namespace format;
@@ -104,6 +116,255 @@ bool IsKnownType(uint16_t type) {
   return type == kChunkEndOfSegment || (type >= 1 && type <= uint16_t(RecordKind::kLoss));
 }
 
+// Decompresses and decodes record chunks. Holds every per-chunk scratch buffer, so each thread of a parallel
+// read has its own.
+struct DecodeContext {
+  SegmentVersion version;
+  const StringId* smap = nullptr;  // segment-local string id -> global (ids >= smap_size read as 0)
+  uint64_t smap_size = 0;
+  const uint8_t* file_end = nullptr;  // readable memory ends here (uncompressed payloads)
+};
+
+class ChunkDecoder {
+ public:
+  ChunkDecoder() : dctx_(ZSTD_createDCtx()) {}
+  ~ChunkDecoder() { ZSTD_freeDCtx(dctx_); }
+  ChunkDecoder(const ChunkDecoder&) = delete;
+  ChunkDecoder& operator=(const ChunkDecoder&) = delete;
+
+  Status Decompress(const ChunkHeader& h, const uint8_t* payload, const uint8_t* file_end,
+                    const uint8_t** raw) {
+    if (!(h.flags & kChunkFlagZstd)) {
+      if (h.stored_size != h.raw_size)
+        return Corrupt("stored size differs from raw size of an uncompressed chunk");
+      *raw = payload;
+      raw_limit_ = file_end;
+      return Status::Ok();
+    }
+    raw_.Clear();
+    // Zeroed padding after the payload lets the column decoder skip per-value bounds checks (see limit_).
+    uint8_t* dst = raw_.Reserve(h.raw_size + kDecodePadding);
+    std::memset(dst + h.raw_size, 0, kDecodePadding);
+    size_t n = ZSTD_decompressDCtx(dctx_, dst, h.raw_size, payload, h.stored_size);
+    if (ZSTD_isError(n)) return Corrupt(std::string("zstd: ") + ZSTD_getErrorName(n));
+    if (n != h.raw_size)
+      return Corrupt("decompressed to " + std::to_string(n) + " bytes, header says " +
+                     std::to_string(h.raw_size));
+    *raw = dst;
+    raw_limit_ = dst + h.raw_size + kDecodePadding;
+    return Status::Ok();
+  }
+
+  // A record chunk (types 3..21): decompress, check, decode, deliver in batches.
+  Status DecodeRecordChunk(TraceSink& sink, const ChunkHeader& h, const uint8_t* payload,
+                           const DecodeContext& ctx) {
+    const uint8_t* raw = nullptr;
+    GT_RETURN_IF_ERROR(Decompress(h, payload, ctx.file_end, &raw));
+    ColumnReader in{raw, raw + h.raw_size};
+    raw_begin_ = raw;
+    Status s = Internal("unhandled record kind");
+    schema::ForEachRecordType([&](auto tag) {
+      using R = typename decltype(tag)::Type;
+      if (h.type == uint16_t(schema::KindOf<R>::kValue)) s = DecodeRecords<R>(sink, h, in, ctx);
+    });
+    return s;
+  }
+
+ private:
+  template <class R>
+  std::vector<R>& Buffer() {
+    return std::get<std::vector<R>>(records_);
+  }
+
+  template <class R>
+  Status DecodeRecords(TraceSink& sink, const ChunkHeader& h, ColumnReader& in, const DecodeContext& ctx) {
+    static const uint32_t expected = schema::ColumnCount<R>();
+    const char* kind = RecordKindName(schema::KindOf<R>::kValue);
+    uint64_t ncols = in.Varint();
+    if (in.bad || ncols > kMaxColumns) return Corrupt(std::string(kind) + " chunk: bad column count");
+    uint32_t n = uint32_t(ncols);
+    columns_.assign(std::max(n, expected), ColumnReader{});
+    col_len_.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t v = in.Varint();
+      if ((v >> 1) > h.raw_size) in.bad = true;
+      col_len_[i] = v;
+    }
+    if (in.bad) return Corrupt(std::string(kind) + " chunk: column table runs past the chunk");
+    const uint8_t* p = in.p;
+    uint32_t stored_columns = 0;  // columns that hold one value per record (the others repeat two values)
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t len = col_len_[i] >> 1;
+      if (len > uint64_t(in.end - p))
+        return Corrupt(std::string(kind) + " chunk: column " + std::to_string(i) + " runs past the chunk");
+      ColumnReader& c = columns_[i];
+      c.p = p;
+      c.end = p + len;
+      p += len;
+      if (col_len_[i] & 1) {
+        c.repeat = true;
+        c.repeat_next = c.Varint();
+        c.repeat_rest = c.Varint();
+        if (c.bad || !c.done())
+          return Corrupt(std::string(kind) + " chunk: repeat column " + std::to_string(i) + " is malformed");
+      } else {
+        ++stored_columns;
+      }
+    }
+    if (p != in.end) return Corrupt(std::string(kind) + " chunk: bytes after the last column");
+    GT_RETURN_IF_ERROR(UpgradeRecordColumns(ctx.version, schema::KindOf<R>::kValue, expected, h.record_count,
+                                            columns_.data(), &n, &defaults_));
+    for (uint32_t i = 0; i < expected; ++i)  // columns inside the payload (not synthesized by an upgrade)
+      if (columns_[i].p >= raw_begin_ && columns_[i].end <= in.end) columns_[i].limit = raw_limit_;
+    if (stored_columns > 0 && uint64_t(h.record_count) > h.raw_size)
+      return Corrupt(std::string(kind) + " chunk: " + std::to_string(h.record_count) +
+                     " records cannot fit in " + std::to_string(h.raw_size) + " bytes");
+    // Every stored column must hold exactly one value per record. Checked before decoding, so that records
+    // can be handed to the sink batch by batch while they are still in cache: nothing of a malformed chunk
+    // is delivered. (The decoder still checks; only an over-long varint, which no writer produces, is
+    // caught there, after earlier batches of its chunk were delivered.)
+    const std::vector<uint8_t>& types = schema::ColumnTypesOf<R>();
+    for (uint32_t i = 0; i < expected; ++i) {
+      const ColumnReader& c = columns_[i];
+      if (c.repeat) continue;
+      const uint64_t len = uint64_t(c.end - c.p), n = h.record_count;
+      uint64_t values = 0;
+      switch (types[i]) {
+        case schema::EncodeColumn::kByte:
+          values = len;
+          break;
+        case schema::EncodeColumn::kRaw8:
+          values = len / 8 + (len % 8 != 0);
+          break;
+        default:
+          values = schema::CountVarintEnds(c.p, len);
+          if (len > 0 && c.end[-1] >= 0x80) values = n + 1;  // ends inside a value
+          break;
+      }
+      if (values != n || (types[i] == schema::EncodeColumn::kRaw8 && len % 8 != 0))
+        return Corrupt(std::string(kind) + " chunk: column " + std::to_string(i) +
+                       (values < n ? " ends early" : " has trailing bytes"));
+    }
+    std::vector<R>& out = Buffer<R>();
+    const size_t count = h.record_count;
+    out.resize(std::min(count, kDeliverBatch));
+    R proto{};
+    bool fill = false;
+    for (size_t b = 0; b < count; b += schema::kBlock) {
+      const size_t block = std::min(schema::kBlock, count - b);
+      const size_t at = b % kDeliverBatch;
+      if (b == schema::kBlock) {
+        // From here on, columns that hold one value from the second record on are stamped from a prototype.
+        schema::MarkFill mark{columns_.data()};
+        schema::Visit(mark, out[1]);
+        fill = mark.marked != 0;
+        proto = out[1];
+      }
+      R* dst = out.data() + at;
+      if (fill)
+        for (size_t k = 0; k < block; ++k) std::memcpy(static_cast<void*>(dst + k), &proto, sizeof(R));
+      schema::BlockDecoder<R> d{block, columns_.data(), ctx.smap, ctx.smap_size};
+      schema::Visit(d, *dst);
+      if (at + block == kDeliverBatch || b + block == count) {
+        for (uint32_t i = 0; i < expected; ++i)
+          if (columns_[i].bad)
+            return Corrupt(std::string(kind) + " chunk: column " + std::to_string(i) +
+                           " holds a malformed value");
+        Deliver(sink, std::span<const R>(out.data(), at + block));
+      }
+    }
+    for (uint32_t i = 0; i < expected; ++i)
+      if (!columns_[i].repeat && (columns_[i].bad || !columns_[i].done()))
+        return Corrupt(std::string(kind) + " chunk: column " + std::to_string(i) +
+                       (columns_[i].bad ? " ends early" : " has trailing bytes"));
+    return Status::Ok();
+  }
+
+  ZSTD_DCtx* dctx_;
+  ByteBuf raw_, defaults_;
+  static constexpr size_t kDecodePadding = 10 * schema::kBlock;  // one block's worst case
+  // Records are decoded into a buffer of this many and handed to the sink batch by batch (a few hundred KB:
+  // decode and the sink's reads of them stay in L2).
+  static constexpr size_t kDeliverBatch = 8 * schema::kBlock;
+  const uint8_t* raw_begin_ = nullptr;  // the payload being decoded ...
+  const uint8_t* raw_limit_ = nullptr;  // ... and the end of readable memory after it
+  std::vector<ColumnReader> columns_;
+  std::vector<uint64_t> col_len_;
+  std::tuple<std::vector<ProcessRecord>, std::vector<ThreadRecord>, std::vector<DeviceRecord>,
+             std::vector<ContextRecord>, std::vector<StreamRecord>, std::vector<KernelRecord>,
+             std::vector<MemcpyRecord>, std::vector<MemsetRecord>, std::vector<ApiCallRecord>,
+             std::vector<NvtxRecord>, std::vector<SyncRecord>, std::vector<MemoryRecord>,
+             std::vector<OverheadRecord>, std::vector<CounterDescriptor>, std::vector<CounterSample>,
+             std::vector<KernelMetricRecord>, std::vector<StallSample>, std::vector<FlowRecord>,
+             std::vector<LossRecord>>
+      records_;
+};
+
+// Keeps the records a worker decoded until the reading thread hands them to the real sink, in file order.
+class CaptureSink final : public TraceSink {
+ public:
+  uint64_t count() const { return count_; }
+  void Replay(TraceSink& sink) const {
+    schema::ForEachRecordType([&](auto tag) {
+      using R = typename decltype(tag)::Type;
+      if (type_ == uint16_t(schema::KindOf<R>::kValue) && count_ > 0)
+        Deliver(sink, std::span<const R>(reinterpret_cast<const R*>(bytes_.data()), count_));
+    });
+  }
+#define GT_CAPTURE(Method, R)                  \
+  void Method(std::span<const R> r) override { \
+    Append(r);                                 \
+  }
+  GT_CAPTURE(OnProcesses, ProcessRecord)
+  GT_CAPTURE(OnThreads, ThreadRecord)
+  GT_CAPTURE(OnDevices, DeviceRecord)
+  GT_CAPTURE(OnContexts, ContextRecord)
+  GT_CAPTURE(OnStreams, StreamRecord)
+  GT_CAPTURE(OnKernels, KernelRecord)
+  GT_CAPTURE(OnMemcpys, MemcpyRecord)
+  GT_CAPTURE(OnMemsets, MemsetRecord)
+  GT_CAPTURE(OnApiCalls, ApiCallRecord)
+  GT_CAPTURE(OnNvtx, NvtxRecord)
+  GT_CAPTURE(OnSyncs, SyncRecord)
+  GT_CAPTURE(OnMemory, MemoryRecord)
+  GT_CAPTURE(OnOverheads, OverheadRecord)
+  GT_CAPTURE(OnCounterDescriptors, CounterDescriptor)
+  GT_CAPTURE(OnCounterSamples, CounterSample)
+  GT_CAPTURE(OnKernelMetrics, KernelMetricRecord)
+  GT_CAPTURE(OnStallSamples, StallSample)
+  GT_CAPTURE(OnFlows, FlowRecord)
+  GT_CAPTURE(OnLoss, LossRecord)
+#undef GT_CAPTURE
+
+ private:
+  template <class R>
+  void Append(std::span<const R> r) {
+    static_assert(std::is_trivially_copyable_v<R>);
+    type_ = uint16_t(schema::KindOf<R>::kValue);
+    const size_t old = bytes_.size();
+    bytes_.resize(old + r.size_bytes());  // operator new's alignment suits every record struct
+    std::memcpy(bytes_.data() + old, r.data(), r.size_bytes());
+    count_ += r.size();
+  }
+  std::vector<uint8_t> bytes_;
+  uint16_t type_ = 0;
+  uint64_t count_ = 0;
+};
+
+// One record chunk of a parallel Step: found by the walk, decoded by any thread, delivered by the reading
+// one.
+struct Job {
+  ChunkHeader h;
+  const uint8_t* payload = nullptr;
+  size_t chunk_start = 0, chunk_end = 0;
+  std::string label;
+  bool is_loss = false;  // not a chunk: a loss record found by the walk, delivered at its place
+  LossRecord loss;
+  DecodeContext ctx;
+  Status status;
+  CaptureSink out;
+};
+
 }  // namespace
 
 // ================================================================================================================
@@ -111,9 +372,6 @@ bool IsKnownType(uint16_t type) {
 // ================================================================================================================
 class TraceReader::Impl {
  public:
-  Impl() : dctx_(ZSTD_createDCtx()) {}
-  ~Impl() { ZSTD_freeDCtx(dctx_); }
-
   Status Open(std::span<const uint8_t> bytes) {
     bytes_ = bytes;
     report_ = LoadReport{};
@@ -149,16 +407,39 @@ class TraceReader::Impl {
       done_ = true;
       return;
     }
+#if GT_READER_THREADS
+    if (threads_ > 1) return StepParallel(sink, max_chunks);
+#endif
     for (uint32_t i = 0; i < max_chunks && !done_; ++i) StepOne(sink);
   }
 
-  bool done() const { return done_ || !opened_; }
-  double progress() const { return bytes_.empty() ? 1.0 : double(pos_) / double(bytes_.size()); }
-  const LoadReport& report() const { return report_; }
+  void SetThreads(unsigned n) {
+#if GT_READER_THREADS
+    if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+    threads_ = std::min(n, 256u);
+#else
+    (void)n;
+    threads_ = 1;  // no threads in this build (wasm without pthreads)
+#endif
+  }
+
+  bool done() const {
+    return done_ || !opened_;
+  }
+  double progress() const {
+    return bytes_.empty() ? 1.0 : double(pos_) / double(bytes_.size());
+  }
+  const LoadReport& report() const {
+    return report_;
+  }
 
  private:
-  size_t remaining() const { return bytes_.size() - pos_; }
-  const uint8_t* at(size_t p) const { return bytes_.data() + p; }
+  size_t remaining() const {
+    return bytes_.size() - pos_;
+  }
+  const uint8_t* at(size_t p) const {
+    return bytes_.data() + p;
+  }
 
   bool SegmentHeaderAt(size_t p) const {
     return bytes_.size() - p >= kSegmentHeaderSize &&
@@ -216,6 +497,12 @@ class TraceReader::Impl {
     r.severity = uint8_t(Severity::kDataLoss);
     r.count = count;
     r.detail = SyntheticString(sink, detail);
+    if (collecting_) {  // a parallel Step: delivered in file order, between the records around it
+      Job& j = jobs_.emplace_back();
+      j.is_loss = true;
+      j.loss = r;
+      return;
+    }
     sink.OnLoss(std::span<const LossRecord>(&r, 1));
   }
 
@@ -328,6 +615,17 @@ class TraceReader::Impl {
       ++report_.chunks_ok;
       return;
     }
+    if (collecting_ && h.type != uint16_t(RecordKind::kMetadata) &&
+        h.type != uint16_t(RecordKind::kStrings)) {
+      Job& j = jobs_.emplace_back();
+      j.h = h;
+      j.payload = at(payload);
+      j.chunk_start = chunk_start;
+      j.chunk_end = end;
+      j.label = label;
+      j.ctx = Context();  // smap_ may grow later in this Step; the job sees only the ids defined before it
+      return;
+    }
     Status s = DecodeChunk(sink, h, at(payload));
     if (!s.ok()) {
       // pos_ stays at the chunk end: the header checksum held, so its size is trustworthy.
@@ -336,6 +634,81 @@ class TraceReader::Impl {
     }
     ++report_.chunks_ok;
   }
+
+#if GT_READER_THREADS
+  // Walks up to max_chunks chunks like the serial path, but only collects record chunks (metadata, strings,
+  // losses are handled during the walk, in file order); then decodes the collected chunks on up to threads_
+  // threads and delivers them, and the loss records of the walk, in file order. A Step stops at a segment
+  // header so that its chunks share one string map. The sink sees the same records in the same order as from
+  // the serial path; only strings chunks may arrive earlier (before records that precede them in the file).
+  // (A chunk whose CRC holds but whose columns are malformed, which only a broken writer produces, is
+  // reported when its turn comes, so its loss record's synthetic string ids can differ from the serial
+  // path's.)
+  void StepParallel(TraceSink& sink, uint32_t max_chunks) {
+    const uint32_t window =
+        std::max(1u, std::min(max_chunks, 4 * threads_));  // bounds decoded-but-held memory
+    jobs_.clear();
+    collecting_ = true;
+    for (uint32_t i = 0; i < window && !done_; ++i) {
+      if (!jobs_.empty() && remaining() >= sizeof kSegmentMagic &&
+          std::memcmp(at(pos_), kSegmentMagic, sizeof kSegmentMagic) == 0)
+        break;
+      StepOne(sink);
+    }
+    collecting_ = false;
+    RunJobs(sink);
+  }
+
+  void RunJobs(TraceSink& sink) {
+    const size_t n = jobs_.size();
+    if (n == 0) return;
+    for (Job& j : jobs_) j.ctx.smap = smap_.data();  // the walk may have grown (moved) the map; ids kept
+    const size_t workers = std::min<size_t>(threads_ - 1, n);  // this thread decodes too
+    while (worker_dec_.size() < workers) worker_dec_.push_back(std::make_unique<ChunkDecoder>());
+    std::atomic<size_t> next{0};
+    std::vector<std::atomic<bool>> ready(n);
+    std::mutex m;
+    std::condition_variable cv;
+    auto decode = [&](ChunkDecoder& d, size_t i) {
+      Job& j = jobs_[i];
+      if (!j.is_loss) j.status = d.DecodeRecordChunk(j.out, j.h, j.payload, j.ctx);
+      {
+        std::lock_guard<std::mutex> lock(m);
+        ready[i].store(true);
+      }
+      cv.notify_all();
+    };
+    std::vector<std::thread> pool;
+    for (size_t w = 0; w < workers; ++w)
+      pool.emplace_back([&, w] {
+        for (size_t i; (i = next.fetch_add(1)) < n;) decode(*worker_dec_[w], i);
+      });
+    for (size_t i = 0; i < n; ++i) {
+      while (!ready[i].load()) {  // help while the next chunk in file order is not decoded yet
+        size_t k = next.fetch_add(1);
+        if (k < n) {
+          decode(dec_, k);
+          continue;
+        }
+        std::unique_lock<std::mutex> lock(m);
+        cv.wait(lock, [&] { return ready[i].load(); });
+      }
+      Job& j = jobs_[i];
+      if (j.is_loss) {
+        sink.OnLoss(std::span<const LossRecord>(&j.loss, 1));
+      } else if (j.status.ok()) {
+        j.out.Replay(sink);
+        report_.records += j.h.record_count;
+        ++report_.chunks_ok;
+      } else {
+        LoseChunk(sink, j.chunk_start, j.chunk_end, j.label + ": " + j.status.message());
+      }
+      j.out = CaptureSink();  // release the records now, not at the end of the Step
+    }
+    for (std::thread& t : pool) t.join();
+    jobs_.clear();
+  }
+#endif
 
   void Resync(TraceSink& sink, const char* why) {
     size_t from = pos_;
@@ -351,47 +724,21 @@ class TraceReader::Impl {
     pos_ = next;
   }
 
-  Status Decompress(const ChunkHeader& h, const uint8_t* payload, const uint8_t** raw) {
-    if (!(h.flags & kChunkFlagZstd)) {
-      if (h.stored_size != h.raw_size)
-        return Corrupt("stored size differs from raw size of an uncompressed chunk");
-      *raw = payload;
-      raw_limit_ = bytes_.data() + bytes_.size();
-      return Status::Ok();
-    }
-    raw_.Clear();
-    // Zeroed padding after the payload lets the column decoder skip per-value bounds checks (see limit_).
-    uint8_t* dst = raw_.Reserve(h.raw_size + kDecodePadding);
-    std::memset(dst + h.raw_size, 0, kDecodePadding);
-    size_t n = ZSTD_decompressDCtx(dctx_, dst, h.raw_size, payload, h.stored_size);
-    if (ZSTD_isError(n)) return Corrupt(std::string("zstd: ") + ZSTD_getErrorName(n));
-    if (n != h.raw_size)
-      return Corrupt("decompressed to " + std::to_string(n) + " bytes, header says " +
-                     std::to_string(h.raw_size));
-    *raw = dst;
-    raw_limit_ = dst + h.raw_size + kDecodePadding;
-    return Status::Ok();
+  DecodeContext Context() const {
+    return DecodeContext{version_, smap_.data(), smap_.size(), bytes_.data() + bytes_.size()};
   }
 
   Status DecodeChunk(TraceSink& sink, const ChunkHeader& h, const uint8_t* payload) {
-    const uint8_t* raw = nullptr;
-    GT_RETURN_IF_ERROR(Decompress(h, payload, &raw));
-    ColumnReader in{raw, raw + h.raw_size};
-    raw_begin_ = raw;
-    switch (RecordKind(h.type)) {
-      case RecordKind::kMetadata:
-        return DecodeMetadata(sink, in);
-      case RecordKind::kStrings:
-        return DecodeStrings(sink, h, in);
-      default:
-        break;
+    if (h.type != uint16_t(RecordKind::kMetadata) && h.type != uint16_t(RecordKind::kStrings)) {
+      Status s = dec_.DecodeRecordChunk(sink, h, payload, Context());
+      if (s.ok()) report_.records += h.record_count;
+      return s;
     }
-    Status s = Internal("unhandled record kind");
-    schema::ForEachRecordType([&](auto tag) {
-      using R = typename decltype(tag)::Type;
-      if (h.type == uint16_t(schema::KindOf<R>::kValue)) s = DecodeRecords<R>(sink, h, in);
-    });
-    return s;
+    const uint8_t* raw = nullptr;
+    GT_RETURN_IF_ERROR(dec_.Decompress(h, payload, bytes_.data() + bytes_.size(), &raw));
+    ColumnReader in{raw, raw + h.raw_size};
+    if (h.type == uint16_t(RecordKind::kMetadata)) return DecodeMetadata(sink, in);
+    return DecodeStrings(sink, h, in);
   }
 
   Status DecodeMetadata(TraceSink& sink, ColumnReader& in) {
@@ -457,121 +804,10 @@ class TraceReader::Impl {
     return Status::Ok();
   }
 
-  template <class R>
-  std::vector<R>& Buffer() {
-    return std::get<std::vector<R>>(records_);
-  }
-
-  template <class R>
-  Status DecodeRecords(TraceSink& sink, const ChunkHeader& h, ColumnReader& in) {
-    static const uint32_t expected = schema::ColumnCount<R>();
-    const char* kind = RecordKindName(schema::KindOf<R>::kValue);
-    uint64_t ncols = in.Varint();
-    if (in.bad || ncols > kMaxColumns) return Corrupt(std::string(kind) + " chunk: bad column count");
-    uint32_t n = uint32_t(ncols);
-    columns_.assign(std::max(n, expected), ColumnReader{});
-    col_len_.resize(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      uint64_t v = in.Varint();
-      if ((v >> 1) > h.raw_size) in.bad = true;
-      col_len_[i] = v;
-    }
-    if (in.bad) return Corrupt(std::string(kind) + " chunk: column table runs past the chunk");
-    const uint8_t* p = in.p;
-    uint32_t stored_columns = 0;  // columns that hold one value per record (the others repeat two values)
-    for (uint32_t i = 0; i < n; ++i) {
-      uint64_t len = col_len_[i] >> 1;
-      if (len > uint64_t(in.end - p))
-        return Corrupt(std::string(kind) + " chunk: column " + std::to_string(i) + " runs past the chunk");
-      ColumnReader& c = columns_[i];
-      c.p = p;
-      c.end = p + len;
-      p += len;
-      if (col_len_[i] & 1) {
-        c.repeat = true;
-        c.repeat_next = c.Varint();
-        c.repeat_rest = c.Varint();
-        if (c.bad || !c.done())
-          return Corrupt(std::string(kind) + " chunk: repeat column " + std::to_string(i) + " is malformed");
-      } else {
-        ++stored_columns;
-      }
-    }
-    if (p != in.end) return Corrupt(std::string(kind) + " chunk: bytes after the last column");
-    GT_RETURN_IF_ERROR(UpgradeRecordColumns(version_, schema::KindOf<R>::kValue, expected, h.record_count,
-                                            columns_.data(), &n, &defaults_));
-    for (uint32_t i = 0; i < expected; ++i)  // columns inside the payload (not synthesized by an upgrade)
-      if (columns_[i].p >= raw_begin_ && columns_[i].end <= in.end) columns_[i].limit = raw_limit_;
-    if (stored_columns > 0 && uint64_t(h.record_count) > h.raw_size)
-      return Corrupt(std::string(kind) + " chunk: " + std::to_string(h.record_count) +
-                     " records cannot fit in " + std::to_string(h.raw_size) + " bytes");
-    // Every stored column must hold exactly one value per record. Checked before decoding, so that records
-    // can be handed to the sink batch by batch while they are still in cache: nothing of a malformed chunk
-    // is delivered. (The decoder still checks; only an over-long varint, which no writer produces, is
-    // caught there, after earlier batches of its chunk were delivered.)
-    const std::vector<uint8_t>& types = schema::ColumnTypesOf<R>();
-    for (uint32_t i = 0; i < expected; ++i) {
-      const ColumnReader& c = columns_[i];
-      if (c.repeat) continue;
-      const uint64_t len = uint64_t(c.end - c.p), n = h.record_count;
-      uint64_t values = 0;
-      switch (types[i]) {
-        case schema::EncodeColumn::kByte:
-          values = len;
-          break;
-        case schema::EncodeColumn::kRaw8:
-          values = len / 8 + (len % 8 != 0);
-          break;
-        default:
-          values = schema::CountVarintEnds(c.p, len);
-          if (len > 0 && c.end[-1] >= 0x80) values = n + 1;  // ends inside a value
-          break;
-      }
-      if (values != n || (types[i] == schema::EncodeColumn::kRaw8 && len % 8 != 0))
-        return Corrupt(std::string(kind) + " chunk: column " + std::to_string(i) +
-                       (values < n ? " ends early" : " has trailing bytes"));
-    }
-    std::vector<R>& out = Buffer<R>();
-    const size_t count = h.record_count;
-    out.resize(std::min(count, kDeliverBatch));
-    R proto{};
-    bool fill = false;
-    for (size_t b = 0; b < count; b += schema::kBlock) {
-      const size_t block = std::min(schema::kBlock, count - b);
-      const size_t at = b % kDeliverBatch;
-      if (b == schema::kBlock) {
-        // From here on, columns that hold one value from the second record on are stamped from a prototype.
-        schema::MarkFill mark{columns_.data()};
-        schema::Visit(mark, out[1]);
-        fill = mark.marked != 0;
-        proto = out[1];
-      }
-      R* dst = out.data() + at;
-      if (fill)
-        for (size_t k = 0; k < block; ++k) std::memcpy(static_cast<void*>(dst + k), &proto, sizeof(R));
-      schema::BlockDecoder<R> d{block, columns_.data(), smap_.data(), smap_.size()};
-      schema::Visit(d, *dst);
-      if (at + block == kDeliverBatch || b + block == count) {
-        for (uint32_t i = 0; i < expected; ++i)
-          if (columns_[i].bad)
-            return Corrupt(std::string(kind) + " chunk: column " + std::to_string(i) +
-                           " holds a malformed value");
-        Deliver(sink, std::span<const R>(out.data(), at + block));
-      }
-    }
-    for (uint32_t i = 0; i < expected; ++i)
-      if (!columns_[i].repeat && (columns_[i].bad || !columns_[i].done()))
-        return Corrupt(std::string(kind) + " chunk: column " + std::to_string(i) +
-                       (columns_[i].bad ? " ends early" : " has trailing bytes"));
-    report_.records += h.record_count;
-    return Status::Ok();
-  }
-
   std::span<const uint8_t> bytes_;
   size_t pos_ = 0;
   bool opened_ = false, done_ = false;
   LoadReport report_;
-  ZSTD_DCtx* dctx_;
   // segment state
   bool in_segment_ = false, segment_ended_ = false;
   SegmentVersion version_;
@@ -580,25 +816,14 @@ class TraceReader::Impl {
   StringId next_global_ = 1;
   StringId lost_name_ = 0, truncated_name_ = 0;
   // scratch, reused chunk to chunk
-  ByteBuf raw_, defaults_;
-  static constexpr size_t kDecodePadding = 10 * schema::kBlock;  // one block's worst case
-  // Records are decoded into a buffer of this many and handed to the sink batch by batch (a few hundred KB:
-  // decode and the sink's reads of them stay in L2).
-  static constexpr size_t kDeliverBatch = 8 * schema::kBlock;
-  const uint8_t* raw_begin_ = nullptr;  // the payload being decoded ...
-  const uint8_t* raw_limit_ = nullptr;  // ... and the end of readable memory after it
-  std::vector<ColumnReader> columns_;
+  ChunkDecoder dec_;
   std::vector<uint32_t> lengths_;
-  std::vector<uint64_t> col_len_;
   std::vector<std::string_view> views_;
-  std::tuple<std::vector<ProcessRecord>, std::vector<ThreadRecord>, std::vector<DeviceRecord>,
-             std::vector<ContextRecord>, std::vector<StreamRecord>, std::vector<KernelRecord>,
-             std::vector<MemcpyRecord>, std::vector<MemsetRecord>, std::vector<ApiCallRecord>,
-             std::vector<NvtxRecord>, std::vector<SyncRecord>, std::vector<MemoryRecord>,
-             std::vector<OverheadRecord>, std::vector<CounterDescriptor>, std::vector<CounterSample>,
-             std::vector<KernelMetricRecord>, std::vector<StallSample>, std::vector<FlowRecord>,
-             std::vector<LossRecord>>
-      records_;
+  // Parallel decoding (SetThreads > 1): a Step's record chunks are decoded on threads and delivered in order.
+  unsigned threads_ = 1;
+  std::vector<Job> jobs_;
+  std::vector<std::unique_ptr<ChunkDecoder>> worker_dec_;
+  bool collecting_ = false;
 };
 
 // ================================================================================================================
@@ -612,6 +837,9 @@ Status TraceReader::Open(std::span<const uint8_t> bytes) {
 void TraceReader::Step(TraceSink& sink, uint32_t max_chunks) {
   impl_->Step(sink, max_chunks);
 }
+void TraceReader::SetThreads(unsigned threads) {
+  impl_->SetThreads(threads);
+}
 bool TraceReader::done() const {
   return impl_->done();
 }
@@ -623,7 +851,12 @@ const LoadReport& TraceReader::report() const {
 }
 
 StatusOr<LoadReport> ReadTrace(std::span<const uint8_t> bytes, TraceSink& sink) {
+  return ReadTrace(bytes, sink, 1);
+}
+
+StatusOr<LoadReport> ReadTrace(std::span<const uint8_t> bytes, TraceSink& sink, unsigned threads) {
   TraceReader reader;
+  reader.SetThreads(threads);
   GT_RETURN_IF_ERROR(reader.Open(bytes));
   while (!reader.done()) reader.Step(sink, 256);
   return reader.report();

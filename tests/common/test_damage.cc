@@ -300,6 +300,52 @@ TEST_CASE("a malformed column rejects its whole chunk even one larger than a del
   }
 }
 
+TEST_CASE("parallel decoding reads what one thread reads - intact damaged and truncated files",
+          "[format][threads]") {
+  auto read = [](const std::string& bytes, unsigned threads) {
+    Loaded l;
+    auto r = ReadTrace({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, l.data, threads);
+    if (r.ok())
+      l.report = *r;
+    else
+      l.status = r.status();
+    return l;
+  };
+  auto same = [](const Loaded& a, const Loaded& b) {
+    CHECK(a.status.ok() == b.status.ok());
+    CHECK(a.report.records == b.report.records);
+    CHECK(a.report.chunks_ok == b.report.chunks_ok);
+    CHECK(a.report.chunks_lost == b.report.chunks_lost);
+    CHECK(a.report.bytes_lost == b.report.bytes_lost);
+    CHECK(a.report.truncated == b.report.truncated);
+    CHECK(a.report.problems == b.report.problems);
+    CHECK(DiffTraces(a.data, b.data) == "");
+  };
+  // Many small chunks (3 records), two segments: Steps cover several chunks and stop at the segment header.
+  TraceData in = RandomTrace(11, 40);
+  std::string one = Encode(in, 3);
+  std::string bytes = one + Encode(RandomTrace(12, 40), 5);
+  for (unsigned threads : {2u, 3u, 8u}) {
+    INFO("threads " << threads);
+    Loaded serial = read(bytes, 1), parallel = read(bytes, threads);
+    REQUIRE(serial.status.ok());
+    CHECK(serial.report.clean());
+    same(serial, parallel);
+  }
+  // Damage: every 29th byte flipped, and cuts at every 23rd byte, of the first segment.
+  for (size_t i = format::kSegmentHeaderSize; i < one.size(); i += 29) {
+    std::string damaged = one;
+    damaged[i] = char(uint8_t(damaged[i]) ^ 0xff);
+    INFO("flipped byte " << i);
+    same(read(damaged, 1), read(damaged, 4));
+  }
+  for (size_t cut = format::kSegmentHeaderSize; cut < one.size(); cut += 23) {
+    std::string part = one.substr(0, cut);
+    INFO("cut at " << cut);
+    same(read(part, 1), read(part, 3));
+  }
+}
+
 TEST_CASE("a lost strings chunk leaves its ids empty and never points at other strings", "[format][damage]") {
   std::string bytes;
   auto w = TraceWriter::Create(MakeStringSink(&bytes));

@@ -145,6 +145,44 @@ TEST_CASE("damaged .gtrace: loads what could be read and reports what was lost",
     for (uint32_t i = 1; i < l.size(); ++i) REQUIRE(l.End(i - 1) <= l.start[i]);
 }
 
+TEST_CASE("threaded .gtrace loading builds the same model as one thread", "[load][threads]") {
+  gt::synth::SynthCounts counts;
+  std::string file = SynthGtrace(150000, &counts);  // ~40 chunks of 4096 records
+  std::string bad = file;
+  for (size_t i = bad.size() / 3; i < bad.size() / 3 + 64; ++i) bad[i] ^= 0x5A;
+  bad.resize(bad.size() * 9 / 10);
+  for (const std::string* bytes : {&file, &bad}) {
+    LoadOptions one;
+    auto m1 = LoadTrace(Bytes(*bytes), one);
+    REQUIRE(m1.ok());
+    for (uint32_t threads : {2u, 4u, 0u}) {
+      INFO("threads " << threads << (bytes == &bad ? " damaged" : " intact"));
+      LoadOptions opt;
+      opt.threads = threads;
+      opt.chunks_per_step = 5;
+      auto m2 = LoadTrace(Bytes(*bytes), opt);
+      REQUIRE(m2.ok());
+      const TraceModel &a = *m1.value(), &b = *m2.value();
+      CHECK(a.event_count == b.event_count);
+      CHECK(a.report.records == b.report.records);
+      CHECK(a.report.chunks_lost == b.report.chunks_lost);
+      CHECK(a.report.truncated == b.report.truncated);
+      CHECK(a.MemoryBytes() == b.MemoryBytes());
+      REQUIRE(a.tracks.size() == b.tracks.size());
+      for (size_t t = 0; t < a.tracks.size(); ++t) CHECK(a.tracks[t].key == b.tracks[t].key);
+      REQUIRE(a.lanes.size() == b.lanes.size());
+      for (size_t l = 0; l < a.lanes.size(); ++l) {
+        REQUIRE(a.lanes[l].start == b.lanes[l].start);
+        REQUIRE(a.lanes[l].dur == b.lanes[l].dur);
+        REQUIRE(a.lanes[l].name == b.lanes[l].name);
+      }
+      auto la = LossSummary(a), lb = LossSummary(b);
+      REQUIRE(la.size() == lb.size());
+      for (size_t i = 0; i < la.size(); ++i) CHECK(la[i].count == lb[i].count);
+    }
+  }
+}
+
 TEST_CASE("LoadTraceFile: missing file is a clear error", "[load]") {
   auto r = LoadTraceFile("/nonexistent/trace.gtrace");
   REQUIRE_FALSE(r.ok());

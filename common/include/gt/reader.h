@@ -49,13 +49,13 @@ struct LoadReport {
   uint16_t version_major = 0, version_minor = 0;
   uint32_t segments = 0;
   uint64_t chunks_ok = 0;
-  uint64_t chunks_lost = 0;          // checksum, decode or bounds failures
-  uint64_t chunks_unknown = 0;       // skipped: a newer writer's chunk type
+  uint64_t chunks_lost = 0;     // checksum, decode or bounds failures
+  uint64_t chunks_unknown = 0;  // skipped: a newer writer's chunk type
   uint64_t records = 0;
   uint64_t bytes_total = 0;
   uint64_t bytes_lost = 0;
-  bool truncated = false;            // ended inside a chunk, or without an end-of-segment marker
-  std::vector<std::string> problems; // human-readable, first 100
+  bool truncated = false;             // ended inside a chunk, or without an end-of-segment marker
+  std::vector<std::string> problems;  // human-readable, first 100
   bool clean() const { return chunks_lost == 0 && !truncated; }
 };
 
@@ -69,6 +69,10 @@ class TraceReader {
   Status Open(std::span<const uint8_t> bytes);
   // Decodes up to `max_chunks` chunks into `sink`. Bad chunks are recorded in the report and skipped.
   void Step(TraceSink& sink, uint32_t max_chunks);
+  // Threads that decode chunks (1, the default: the calling thread only; 0: one per hardware thread). With
+  // more than one, each Step decodes its record chunks in parallel and still delivers them in file order,
+  // from the calling thread; the sink needs no locking. Builds without threads (wasm) always use 1.
+  void SetThreads(unsigned threads);
   bool done() const;
   double progress() const;  // 0..1 by bytes
   const LoadReport& report() const;
@@ -81,6 +85,8 @@ class TraceReader {
 
 // Reads everything. Returns an error only when nothing could be read (not a .gtrace, unsupported version).
 StatusOr<LoadReport> ReadTrace(std::span<const uint8_t> bytes, TraceSink& sink);
+// The same with `threads` decoding threads (see TraceReader::SetThreads).
+StatusOr<LoadReport> ReadTrace(std::span<const uint8_t> bytes, TraceSink& sink, unsigned threads);
 // True when the bytes start with the .gtrace magic (format sniffing for importers and the server).
 bool LooksLikeGtrace(std::span<const uint8_t> bytes);
 

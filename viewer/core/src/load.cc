@@ -68,6 +68,7 @@ Status TraceLoader::Open(std::span<const uint8_t> bytes, LoadOptions options) {
                       "the gzip stream ends early or is damaged; only the part before that was read");
   switch (f) {
     case DetectedFormat::kGtrace: {
+      I.reader.SetThreads(options.threads);
       GT_RETURN_IF_ERROR(I.reader.Open(I.bytes));
       I.mode = Impl::Mode::kGtrace;
       I.is_gtrace = true;

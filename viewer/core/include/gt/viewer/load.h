@@ -22,6 +22,10 @@ DetectedFormat DetectFormat(std::span<const uint8_t> bytes);
 struct LoadOptions {
   uint64_t max_inflated_bytes = 4ull << 30;  // gzip bomb guard
   uint32_t chunks_per_step = 16;             // .gtrace chunks decoded per Step()
+  // Threads decoding .gtrace chunks (TraceReader::SetThreads): 1 = the calling thread only, 0 = one per
+  // hardware thread. Records still reach the builder in file order on the calling thread, so the model is
+  // the same for any value. Always 1 in builds without threads (wasm).
+  uint32_t threads = 1;
 };
 
 // Incremental loading so the UI can draw a progress bar:
