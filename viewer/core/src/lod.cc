@@ -250,6 +250,26 @@ static uint32_t GallopTime(const std::vector<int64_t>& time, uint32_t lo, uint32
   }
 }
 
+// First index in [lo, hi) with time >= t, searched outwards from `guess` (clamped to [lo, hi]).
+static uint32_t FindTimeNear(const std::vector<int64_t>& time, uint32_t lo, uint32_t hi, int64_t t,
+                             uint64_t guess) {
+  guess = std::clamp<uint64_t>(guess, lo, hi);
+  if (guess == lo || time[guess - 1] < t) return GallopTime(time, uint32_t(guess), hi, t);
+  // The answer is at or before guess - 1 (time[guess - 1] >= t): gallop backwards.
+  uint64_t right = guess - 1, step = 1;
+  while (true) {
+    if (right < uint64_t{lo} + step)
+      return static_cast<uint32_t>(std::lower_bound(time.begin() + lo, time.begin() + right, t) -
+                                   time.begin());
+    const uint64_t probe = right - step;
+    if (time[probe] < t)
+      return static_cast<uint32_t>(std::lower_bound(time.begin() + probe + 1, time.begin() + right, t) -
+                                   time.begin());
+    right = probe;
+    step *= 2;
+  }
+}
+
 // Samples a column reads one by one before switching to the pyramid: below this, a sequential pass is cheaper
 // than galloping plus the pyramid's partial blocks; above it, the pyramid bounds the cost per column.
 static constexpr uint32_t kCounterLinearRun = 16;
@@ -271,6 +291,9 @@ void QueryCounter(const CounterTrack& c, int64_t t0, int64_t t1, double ns_per_p
   // the whole counter twice per column (which made wasm frames grow with the trace length).
   uint32_t j = static_cast<uint32_t>(std::lower_bound(c.time.begin(), c.time.end(), t0) - c.time.begin());
   int64_t col = 0;
+  // Samples in the last column that had any: neighbouring columns hold about as many (dense counters skip the
+  // sequential pass and search near where the column should end).
+  uint32_t prev_count = 0;
   while (col < cols) {
     const int64_t cs = col_start(col);
     const bool held = j > 0;
@@ -291,16 +314,19 @@ void QueryCounter(const CounterTrack& c, int64_t t0, int64_t t1, double ns_per_p
     const int64_t ce = col_start(col + 1);
     double lo = value[j], hi = value[j];
     uint32_t k = j + 1;
-    const uint32_t linear_end = n - j > kCounterLinearRun ? j + kCounterLinearRun : n;
-    for (; k < linear_end && time[k] < ce; ++k) lo = std::min(lo, value[k]), hi = std::max(hi, value[k]);
-    if (k < n && time[k] < ce) {  // a long run: the rest through the pyramid
-      const uint32_t end = GallopTime(c.time, k, n, ce);
+    if (prev_count <= kCounterLinearRun) {
+      const uint32_t linear_end = n - j > kCounterLinearRun ? j + kCounterLinearRun : n;
+      for (; k < linear_end && time[k] < ce; ++k) lo = std::min(lo, value[k]), hi = std::max(hi, value[k]);
+    }
+    if (k < n && time[k] < ce) {  // a long run: its end from the previous column's count, then the pyramid
+      const uint32_t end = FindTimeNear(c.time, k, n, ce, std::min<uint64_t>(n, uint64_t{j} + prev_count));
       const auto [plo, phi] = CounterMinMax(c, k, end);
       lo = std::min(lo, plo), hi = std::max(hi, phi);
       k = end;
     }
     if (held) lo = std::min(lo, hv), hi = std::max(hi, hv);
     out->push_back({cs, ce, held ? hv : value[j], lo, hi, value[k - 1], k - j});
+    prev_count = k - j;
     j = k;
     ++col;
   }
