@@ -3,12 +3,13 @@
 
     bench/counters/compare.py OUT_DIR [--tolerance 3] [--abs 1000]
 
-For every workload run_device.sh ran, reads <workload>.gtrace.csv (gtrace-counters dump of `gcollect
---counters`) and compares it with <workload>.ncu.csv (`ncu --clock-control none`, whose default
---cache-control all flushes every cache before each replay pass) and, as a second column, with
-<workload>.ncu_nocache.csv (`ncu --clock-control none --cache-control none`). Where present, the L2-flush
-experiment <workload>.flush.gtrace.csv (`GTRACE_COUNTERS_CACHE=all`) is scored against both too. Kernels pair
-by base name + per-name launch ordinal.
+For every workload run_device.sh ran, reads <workload>.flush.gtrace.csv (gtrace-counters dump of `gcollect
+--counters --cache-control all`: gtrace's own replay, L2 flushed before each pass) and <workload>.gtrace.csv
+(`--cache-control none`: CUPTI's kernel replay) and compares each with <workload>.ncu.csv (`ncu
+--clock-control none`, whose default --cache-control all flushes every cache before each replay pass) and with
+<workload>.ncu_nocache.csv (`ncu --clock-control none --cache-control none`). The baseline is ncu against
+itself: <workload>.ncu2.csv, a second `ncu --clock-control none` run of the same app, scored against the first
+(what run-to-run noise alone gives). Kernels pair by base name + per-name launch ordinal.
 
 A value agrees when it is within the tolerance (relative), or, for event/byte/cycle counts (".sum" metrics
 other than gpu__time_duration) only, when the two differ by at most --abs (default 1000) in absolute terms: on counts of a few hundred,
@@ -119,21 +120,22 @@ def main():
     load = lambda w, suffix: (load_gtrace if suffix.endswith("gtrace.csv") else load_ncu)(
         os.path.join(out_dir, w + suffix)) if os.path.exists(os.path.join(out_dir, w + suffix)) else {}
     # (gtrace file, ncu file) -> [agree, total, by_abs, misses]
-    combos = [(".gtrace.csv", ".ncu.csv"), (".gtrace.csv", ".ncu_nocache.csv"),
-              (".flush.gtrace.csv", ".ncu.csv"), (".flush.gtrace.csv", ".ncu_nocache.csv")]
+    combos = [(".flush.gtrace.csv", ".ncu.csv"), (".flush.gtrace.csv", ".ncu_nocache.csv"),
+              (".gtrace.csv", ".ncu.csv"), (".gtrace.csv", ".ncu_nocache.csv"), (".ncu2.csv", ".ncu.csv")]
     sums = {c: [0, 0, 0, []] for c in combos}
     per_metric = {c: defaultdict(lambda: [0, 0]) for c in combos}
-    print(f"| workload | kernel | launch | " + " | ".join(l for _, l in KEY) +
-          f" | DRAM wr vs ncu none | within {tol:g}% of ncu | within {tol:g}% of ncu none |")
-    print("|---|---|---|" + "---|" * len(KEY) + "---|---|---|")
+    rows = {".flush.gtrace.csv": [], ".gtrace.csv": []}  # per-launch table rows of each gtrace mode
     for w in workloads(out_dir):
         data = {suffix: load(w, suffix) for suffix in {s for c in combos for s in c}}
-        for key in sorted(data[".gtrace.csv"]):
+        for key in sorted(set(data[".gtrace.csv"]) | set(data[".flush.gtrace.csv"]) | set(data[".ncu.csv"])):
             cells = {}
             for c in combos:
                 a, b = data[c[0]].get(key), data[c[1]].get(key)
                 if not a or not b:
                     continue
+                if c == combos[4]:  # ncu vs ncu: only the metrics gtrace reports (ncu prints more)
+                    ours = data[".gtrace.csv"].get(key) or data[".flush.gtrace.csv"].get(key) or {}
+                    a = {m: v for m, v in a.items() if m in ours}
                 agree, total, by_abs, misses = score(a, b, tol, abs_tol)
                 acc = sums[c]
                 acc[0] += agree
@@ -145,18 +147,32 @@ def main():
                 for _, m, _, _ in misses:
                     per_metric[c][m][0] += 1
                 cells[c] = f"{agree}/{total}"
-            a, b, n = data[".gtrace.csv"][key], data[".ncu.csv"].get(key), data[".ncu_nocache.csv"].get(key)
-            if not b:
-                continue
-            row = [diff(a, b, m) for m, _ in KEY] + [diff(a, n, "dram__bytes_write.sum") if n else "-"]
-            row += [cells.get(combos[0], "-"), cells.get(combos[1], "-")]
-            print(f"| {w} | {key[0]} | {key[1]} | " + " | ".join(row) + " |")
-    print()
+            b, n = data[".ncu.csv"].get(key), data[".ncu_nocache.csv"].get(key)
+            for mode, (c_all, c_none) in {".flush.gtrace.csv": (combos[0], combos[1]),
+                                          ".gtrace.csv": (combos[2], combos[3])}.items():
+                a = data[mode].get(key)
+                if not a or not b:
+                    continue
+                row = [diff(a, b, m) for m, _ in KEY] + [diff(a, n, "dram__bytes_write.sum") if n else "-"]
+                row += [cells.get(c_all, "-"), cells.get(c_none, "-"), cells.get(combos[4], "-")]
+                rows[mode].append(f"| {w} | {key[0]} | {key[1]} | " + " | ".join(row) + " |")
+    for mode, title in ((".flush.gtrace.csv", "gcollect --counters --cache-control all (gtrace's own replay)"),
+                        (".gtrace.csv", "gcollect --counters --cache-control none (CUPTI's kernel replay)")):
+        if not rows[mode]:
+            continue
+        print(f"### {title}: difference from ncu --clock-control none\n")
+        print(f"| workload | kernel | launch | " + " | ".join(l for _, l in KEY) +
+              f" | DRAM wr vs ncu none | within {tol:g}% of ncu | within {tol:g}% of ncu none |"
+              f" ncu run 2 within {tol:g}% of run 1 |")
+        print("|---|---|---|" + "---|" * len(KEY) + "---|---|---|---|")
+        print("\n".join(rows[mode]))
+        print()
     titles = {
-        combos[0]: "gcollect --counters vs ncu --clock-control none",
-        combos[1]: "gcollect --counters vs ncu --clock-control none --cache-control none",
-        combos[2]: "gcollect --counters with the L2 flush experiment (GTRACE_COUNTERS_CACHE=all) vs ncu --clock-control none",
-        combos[3]: "the L2 flush experiment vs ncu --cache-control none",
+        combos[0]: "gcollect --counters --cache-control all vs ncu --clock-control none",
+        combos[1]: "gcollect --counters --cache-control all vs ncu --clock-control none --cache-control none",
+        combos[2]: "gcollect --counters --cache-control none vs ncu --clock-control none",
+        combos[3]: "gcollect --counters --cache-control none vs ncu --clock-control none --cache-control none",
+        combos[4]: "baseline: ncu --clock-control none, second run vs first run",
     }
     for c in combos:
         agree, total, by_abs, worst = sums[c]

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine: for every ground-truth workload in kernels/, collects counters with
-# `gcollect --counters` (timeline run + counters run + join) and with the L2-flush experiment
-# (`--cache-control all`), and with ncu for the same metrics under both cache modes (`ncu --clock-control none`,
-# whose default is --cache-control all, and `--cache-control none`); times gcollect's default set against
-# `ncu --set full`; records --counters-only traces and a graph-launch probe.
+# `gcollect --counters` (timeline run + counters run + join) in both cache modes (`--cache-control all`: gtrace's
+# own replay, L2 flushed before each pass; `--cache-control none`: CUPTI's kernel replay), and with ncu for the
+# same metrics under both cache modes (`ncu --clock-control none`, whose default is --cache-control all, run
+# twice so that ncu's own run-to-run agreement is the baseline, and `--cache-control none`); times gcollect's
+# default set against `ncu --set full`; records --counters-only traces and a graph-launch probe.
 # Everything lands in OUT_DIR for compare.py.
 #
 #   bench/counters/run_device.sh BIN_DIR OUT_DIR
@@ -49,31 +50,35 @@ now() { date +%s.%N; }
 LAUNCH=launch__grid_size,launch__block_size,launch__registers_per_thread,launch__shared_mem_per_block_static
 LAUNCH+=,launch__shared_mem_per_block_dynamic
 NCU="ncu --clock-control none --metrics $METRICS,$LAUNCH --csv --page raw --print-units base --print-kernel-base function"
-echo "workload,plain_s,gcollect_counters_s,ncu_same_metrics_s,ncu_full_s" > "$O/walltime.csv"
+echo "workload,plain_s,gcollect_counters_none_s,ncu_same_metrics_s,gcollect_counters_all_s,ncu_full_s" \
+  > "$O/walltime.csv"
 for w in "${WORKLOADS[@]}"; do
   name=${w%%|*}
   args=${w#*|}
   bin="$B/gt_k_$name"
   echo "=== $name $args ($(( $(date +%s) - BEGIN )) s)"
   t0=$(now); "$bin" $args > /dev/null 2>&1; t1=$(now)
-  $T gcollect --counters -f -o "$O/$name.gtrace" -- "$bin" $args > /dev/null 2> "$O/$name.gcollect.log"; t2=$(now)
+  $T gcollect --counters --cache-control none -f -o "$O/$name.gtrace" -- "$bin" $args > /dev/null \
+    2> "$O/$name.gcollect.log"; t2=$(now)
   cat "$O/$name.gcollect.log"
   gtrace-counters dump "$O/$name.gtrace" > "$O/$name.gtrace.csv" 2>> "$O/$name.gcollect.log"
   $T $NCU "$bin" $args > "$O/$name.ncu.csv" 2> "$O/$name.ncu.log"; t3=$(now)
+  $T $NCU "$bin" $args > "$O/$name.ncu2.csv" 2>> "$O/$name.ncu.log"
   $T $NCU --cache-control none "$bin" $args > "$O/$name.ncu_nocache.csv" 2>> "$O/$name.ncu.log"
-  if [ "${FLUSH:-1}" = 1 ]; then  # the L2-flush experiment (docs/counters.md: why it does not reach ncu's)
-    $T gcollect --counters --cache-control all -f -o "$O/$name.flush.gtrace" -- "$bin" $args > /dev/null \
-      2> "$O/$name.flush.gcollect.log"
-    gtrace-counters dump "$O/$name.flush.gtrace" > "$O/$name.flush.gtrace.csv" 2>> "$O/$name.flush.gcollect.log"
-  fi
+  t3b=$(now)
+  $T gcollect --counters --cache-control all -f -o "$O/$name.flush.gtrace" -- "$bin" $args > /dev/null \
+    2> "$O/$name.flush.gcollect.log"
   t4=$(now); t5=$t4
+  cat "$O/$name.flush.gcollect.log"
+  gtrace-counters dump "$O/$name.flush.gtrace" > "$O/$name.flush.gtrace.csv" 2>> "$O/$name.flush.gcollect.log"
   if [ "${FULL:-1}" = 1 ] && left; then
     $T ncu --clock-control none --set full -f -o "$O/$name.full" "$bin" $args > /dev/null 2>> "$O/$name.ncu.log"
     t5=$(now)
     rm -f "$O/$name.full.ncu-rep"
   fi
-  echo "$name $t0 $t1 $t2 $t3 $t4 $t5" |
-    awk '{full = $7 > $6 ? sprintf("%.2f", $7-$6) : "-"; printf "%s,%.2f,%.2f,%.2f,%s\n",$1,$3-$2,$4-$3,$5-$4,full}' \
+  echo "$name $t0 $t1 $t2 $t3 $t3b $t4 $t5" |
+    awk '{full = $8 > $7 ? sprintf("%.2f", $8-$7) : "-";
+          printf "%s,%.2f,%.2f,%.2f,%.2f,%s\n",$1,$3-$2,$4-$3,$5-$4,$7-$6,full}' \
     >> "$O/walltime.csv"
 done
 

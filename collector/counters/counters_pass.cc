@@ -37,6 +37,14 @@ void RemoveDir(const std::string& dir) {
   rmdir(dir.c_str());
 }
 
+// With --cache-control all the metrics that do not depend on the cache state need a run of their own under
+// CUPTI's kernel replay (selection.h, MetricSubset); the own-replay run collects the cache-sensitive ones.
+bool NeedsKernelReplayRun(const LaunchOptions& o) {
+  return o.cache_control_all &&
+         !counters::MetricsOfSubset(counters::MetricsForSets(o.counter_sets), counters::MetricSubset::kOther)
+              .empty();
+}
+
 counters::CountersOptions CountersOptionsFor(const LaunchOptions& o) {
   counters::CountersOptions co;
   co.sets = o.counter_sets;
@@ -47,6 +55,15 @@ counters::CountersOptions CountersOptionsFor(const LaunchOptions& o) {
                       : o.launch_count           ? 0
                                                  : 3;
   co.flush_caches = o.cache_control_all;
+  if (o.cache_control_all) co.subset = counters::MetricSubset::kCacheSensitive;
+  return co;
+}
+
+// The extra run's options: the other metrics, by CUPTI's kernel replay.
+counters::CountersOptions KernelReplayRunOptions(const LaunchOptions& o) {
+  counters::CountersOptions co = CountersOptionsFor(o);
+  co.flush_caches = false;
+  co.subset = counters::MetricSubset::kOther;
   return co;
 }
 
@@ -105,6 +122,11 @@ void PrintCountersPlan(const LaunchOptions& o, const char* run) {
 
 void AppendCountersRunEnv(const LaunchOptions& o, Config c, bool self_describing_root,
                           std::vector<EnvVar>* env) {
+  AppendCountersRunEnv(CountersOptionsFor(o), c, self_describing_root, env);
+}
+
+void AppendCountersRunEnv(const counters::CountersOptions& co, Config c, bool self_describing_root,
+                          std::vector<EnvVar>* env) {
   c.kinds =
       kTraceKernel;  // the counters run records its kernels only to name them; timestamps come from run 1
   c.capture = CaptureMode::kNone;
@@ -115,30 +137,20 @@ void AppendCountersRunEnv(const LaunchOptions& o, Config c, bool self_describing
     static_cast<std::vector<EnvVar>*>(ctx)->push_back({n, v});
   };
   ConfigToEnv(c, setter, env);
-  counters::CountersOptionsToEnv(CountersOptionsFor(o), setter, env);
+  counters::CountersOptionsToEnv(co, setter, env);
 }
 
-bool FinishCountersOnly(const LaunchOptions& o, const std::string& output) {
-  TraceData data;
-  std::vector<std::string> warnings;
-  Status s = counters::LoadTraceFiles({output}, &data, &warnings);
-  for (const auto& w : warnings) fprintf(stderr, "gcollect: warning: %s\n", w.c_str());
-  if (!s.ok()) {
-    fprintf(stderr, "gcollect: error: reading the counters run: %s\n", s.ToString().c_str());
-    return false;
-  }
-  counters::JoinReport report = counters::BuildCountersOnlyTrace(data);
-  PrintReport(o, report);
-  return WriteTrace(data, output);
-}
+namespace {
 
-bool RunCountersPass(const LaunchOptions& o, const Config& timeline_config,
-                     const std::vector<EnvVar>& base_env, const std::string& output) {
-  const std::string parts = output + ".counters.parts";
+// Runs the app once more as a counters run with `co`, its processes' parts in a fresh `parts` folder, and
+// loads what it recorded into `out`. False (said on stderr) when nothing could be read.
+bool RunCountersApp(const LaunchOptions& o, const Config& timeline_config,
+                    const std::vector<EnvVar>& base_env, const counters::CountersOptions& co,
+                    const std::string& parts, const char* label, TraceData* out) {
   RemoveDir(parts);
   if (mkdir(parts.c_str(), 0755) != 0) {
-    fprintf(stderr, "gcollect: error: cannot create %s: %s; the trace has no counters\n", parts.c_str(),
-            strerror(errno));
+    fprintf(stderr, "gcollect: error: cannot create %s: %s; the trace has no counters from the %s\n",
+            parts.c_str(), strerror(errno), label);
     return false;
   }
   Config c = timeline_config;
@@ -147,33 +159,87 @@ bool RunCountersPass(const LaunchOptions& o, const Config& timeline_config,
   for (const auto& e : base_env)
     if (e.name != "NVTX_INJECTION64_PATH") env.push_back(e);
   // Every process of this run describes itself (the root too): the join pairs processes by those names.
-  AppendCountersRunEnv(o, c, /*self_describing_root=*/true, &env);
-  PrintCountersPlan(o, "run 2 of 2");
+  AppendCountersRunEnv(co, c, /*self_describing_root=*/true, &env);
   AppExit app = RunApp(o.app, env, o.wait_children_s, nullptr);
   if (!app.started) {
-    fprintf(stderr, "gcollect: error: the counters run could not start: %s\n", app.error.c_str());
+    fprintf(stderr, "gcollect: error: the %s could not start: %s\n", label, app.error.c_str());
     RemoveDir(parts);
     return false;
   }
   if (app.ShellStatus() != 0 && !o.quiet)
-    fprintf(stderr, "gcollect: the counters run exited with status %d; joining what it recorded\n",
+    fprintf(stderr, "gcollect: the %s exited with status %d; joining what it recorded\n", label,
             app.ShellStatus());
-
-  TraceData timeline, counters_data;
   std::vector<std::string> warnings;
-  Status s = counters::LoadTraceFiles({output}, &timeline, &warnings);
-  if (s.ok()) s = counters::LoadTraceFiles(PartFiles(parts), &counters_data, &warnings);
+  Status s = counters::LoadTraceFiles(PartFiles(parts), out, &warnings);
   for (const auto& w : warnings) fprintf(stderr, "gcollect: warning: %s\n", w.c_str());
   if (!s.ok()) {
-    fprintf(stderr, "gcollect: error: reading the counters run: %s (parts kept in %s)\n",
-            s.ToString().c_str(), parts.c_str());
+    fprintf(stderr, "gcollect: error: reading the %s: %s (parts kept in %s)\n", label, s.ToString().c_str(),
+            parts.c_str());
+    return false;
+  }
+  if (!o.keep_parts) RemoveDir(parts);
+  return true;
+}
+
+// --cache-control all: the metrics that do not depend on the cache state, from a run of their own under
+// CUPTI's kernel replay, joined into `trace`.
+void SupplementKernelReplayMetrics(const LaunchOptions& o, const Config& config,
+                                   const std::vector<EnvVar>& base_env, const std::string& output,
+                                   const char* label, TraceData& trace) {
+  if (!o.quiet)
+    fprintf(
+        stderr,
+        "gcollect: %s: instruction, stall and occupancy counters under CUPTI's kernel replay (gtrace's own "
+        "replay, with the L2 flushed, gave DRAM, L2 and time)\n",
+        label);
+  TraceData other;
+  if (!RunCountersApp(o, config, base_env, KernelReplayRunOptions(o), output + ".replay.parts",
+                      "kernel-replay run", &other))
+    return;
+  counters::JoinReport report =
+      counters::JoinCountersIntoTimeline(trace, other, counters::JoinMode::kSupplement);
+  PrintReport(o, report);
+}
+
+}  // namespace
+
+bool FinishCountersOnly(const LaunchOptions& o, const Config& config, const std::vector<EnvVar>& base_env,
+                        const std::string& output) {
+  TraceData data;
+  std::vector<std::string> warnings;
+  Status s = counters::LoadTraceFiles({output}, &data, &warnings);
+  for (const auto& w : warnings) fprintf(stderr, "gcollect: warning: %s\n", w.c_str());
+  if (!s.ok()) {
+    fprintf(stderr, "gcollect: error: reading the counters run: %s\n", s.ToString().c_str());
+    return false;
+  }
+  // Before the counters-only layout: the supplement pairs launches by their ordinals among all kernels.
+  if (NeedsKernelReplayRun(o)) SupplementKernelReplayMetrics(o, config, base_env, output, "run 2 of 2", data);
+  counters::JoinReport report = counters::BuildCountersOnlyTrace(data);
+  PrintReport(o, report);
+  return WriteTrace(data, output);
+}
+
+bool RunCountersPass(const LaunchOptions& o, const Config& timeline_config,
+                     const std::vector<EnvVar>& base_env, const std::string& output) {
+  const bool patched_run = NeedsKernelReplayRun(o);
+  PrintCountersPlan(o, patched_run ? "run 2 of 3" : "run 2 of 2");
+  TraceData timeline, counters_data;
+  if (!RunCountersApp(o, timeline_config, base_env, CountersOptionsFor(o), output + ".counters.parts",
+                      "counters run", &counters_data))
+    return false;
+  std::vector<std::string> warnings;
+  Status s = counters::LoadTraceFiles({output}, &timeline, &warnings);
+  for (const auto& w : warnings) fprintf(stderr, "gcollect: warning: %s\n", w.c_str());
+  if (!s.ok()) {
+    fprintf(stderr, "gcollect: error: reading the timeline run: %s\n", s.ToString().c_str());
     return false;
   }
   counters::JoinReport report = counters::JoinCountersIntoTimeline(timeline, counters_data);
   PrintReport(o, report);
-  if (!WriteTrace(timeline, output)) return false;
-  if (!o.keep_parts) RemoveDir(parts);
-  return true;
+  if (patched_run)
+    SupplementKernelReplayMetrics(o, timeline_config, base_env, output, "run 3 of 3", timeline);
+  return WriteTrace(timeline, output);
 }
 
 }  // namespace gt::collector

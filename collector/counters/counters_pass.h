@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "counters/selection.h"
 
 namespace gt::collector {
 
@@ -22,12 +23,17 @@ bool RunCountersPass(const LaunchOptions& options, const Config& timeline_config
 // pairs processes by those names); off when gcollect writes the root's record itself (--counters-only).
 void AppendCountersRunEnv(const LaunchOptions& options, Config config, bool self_describing_root,
                           std::vector<EnvVar>* env);
+void AppendCountersRunEnv(const counters::CountersOptions& options, Config config, bool self_describing_root,
+                          std::vector<EnvVar>* env);
 
 // One line before a counters run: the set, the selection, the flush, the cost per pass.
 void PrintCountersPlan(const LaunchOptions& options, const char* run);
 
 // gcollect --counters-only: `output` holds the merged counters run; rewrites it in place as a counters-only
-// trace (join.h BuildCountersOnlyTrace) and prints what was profiled and what was not.
-bool FinishCountersOnly(const LaunchOptions& options, const std::string& output);
+// trace (join.h BuildCountersOnlyTrace) and prints what was profiled and what was not. With
+// --cache-control all the app runs once more for the SASS-patched metrics (`config`/`base_env` as for
+// RunCountersPass).
+bool FinishCountersOnly(const LaunchOptions& options, const Config& config,
+                        const std::vector<EnvVar>& base_env, const std::string& output);
 
 }  // namespace gt::collector

@@ -141,7 +141,7 @@ void ReportGraphKernels(TraceData& t, Interner& intern, JoinReport& report) {
 
 }  // namespace
 
-JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counters) {
+JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counters, JoinMode mode) {
   JoinReport report;
   auto problem = [&](std::string s) {
     if (report.problems.size() < 200) report.problems.push_back(std::move(s));
@@ -225,6 +225,13 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
 
   // ---- move records ----
   Interner intern(timeline);
+  // kSupplement: the values the trace has per (pid, correlation id, metric) -> index into kernel_metrics.
+  std::map<std::tuple<uint32_t, uint32_t, StringId>, size_t> present;
+  if (mode == JoinMode::kSupplement)
+    for (size_t i = 0; i < timeline.kernel_metrics.size(); ++i) {
+      const auto& m = timeline.kernel_metrics[i];
+      present[{m.pid, m.correlation_id, m.metric}] = i;
+    }
   for (const auto& m : counters.kernel_metrics) {
     uint32_t idx = target[{m.pid, counters.Str(m.kernel_name), m.launch_ordinal}];
     if (idx == kNone) continue;
@@ -235,6 +242,11 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
     r.kernel_name = k.name;
     const std::string& name = counters.Str(m.metric);
     r.metric = intern(name);
+    if (auto it = present.find({r.pid, r.correlation_id, r.metric}); it != present.end()) {
+      if (name == launch_metric::kPasses || name == launch_metric::kCostNs)
+        timeline.kernel_metrics[it->second].value += r.value;
+      continue;
+    }
     // The timeline's activity record knows registers and static shared memory for sure; the counters run asks
     // the driver, which can fail. Prefer the timeline's value where the counters run has none.
     if (r.value == 0 && name == launch_metric::kRegisters) r.value = k.registers_per_thread;
@@ -262,6 +274,7 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
   }
   // Losses the counters run recorded (dropped ranges, unsupported metrics) stay visible in the joined trace.
   for (const auto& l : counters.losses) {
+    if (mode == JoinMode::kSupplement && counters.Str(l.name) == "counters_graph_launches") continue;
     LossRecord r = l;
     r.name = intern(counters.Str(l.name));
     r.detail = intern(counters.Str(l.detail));
@@ -278,7 +291,7 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
     loss.detail = intern(detail);
     timeline.losses.push_back(loss);
   }
-  ReportGraphKernels(timeline, intern, report);
+  if (mode == JoinMode::kPrimary) ReportGraphKernels(timeline, intern, report);
   ApplyCounterPeaks(timeline);
   return report;
 }

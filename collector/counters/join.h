@@ -37,7 +37,14 @@ inline constexpr const char kL2FlushKernel[] = "gtrace_l2_flush";
 // Moves the counters' KernelMetricRecords and StallSamples into `timeline` (pids, string ids and correlation
 // ids rewritten to the timeline's), adds a LossRecord "counters_unmatched" when something did not pair up,
 // and fills the timeline's DeviceRecord peaks from the counters' hardware peaks (ApplyCounterPeaks).
-JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counters);
+//
+// kSupplement joins a second counters run of the same app (--cache-control all: the metrics of CUPTI's kernel
+// replay, selection.h MetricSubset) into a trace that already holds the first one's: metrics the trace
+// already has for a kernel are not added twice, except the replay passes and cost, which add up; graph
+// kernels are not reported again.
+enum class JoinMode : uint8_t { kPrimary, kSupplement };
+JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counters,
+                                    JoinMode mode = JoinMode::kPrimary);
 
 // Per-launch ordinal of every timeline kernel (index into trace.kernels -> n-th launch of its name in its
 // pid). Kernels run by a graph launch (graph_id != 0) get kNone and do not count: the counters run's launch

@@ -6,6 +6,26 @@
 // -> cuptiRangeProfilerEnable -> counter data image -> SetConfig(auto range, kernel replay). A selected
 // launch is profiled between Start (launch ENTER) and Stop (launch EXIT); then decode, evaluate range 0,
 // write the values and re-arm. Launches that are not selected run with the profiler stopped, at full speed.
+//
+// Two ways to replay a profiled launch once per pass:
+// - --cache-control none: CUPTI's kernel replay. CUPTI saves and restores device memory itself, through the
+// L2,
+//   so each pass starts with the restore's dirty lines (DRAM writes read high) and warm instruction caches.
+// - --cache-control all (what ncu does by default): our own replay. The launch's ENTER callback saves device
+//   memory (CUPTI checkpoint API), and for each pass restores it, runs a kernel that leaves the L2 holding
+//   only clean lines of a buffer the app never touches, and re-issues the app's launch with the same
+//   arguments between cuptiRangeProfilerStart/Stop (user replay). Memory is restored once more and the app's
+//   own launch then runs unprofiled. The re-issued launches are ours: their kernel records are dropped
+//   (NoteOwnLaunch).
+//
+// [SECTION] Driver entry points
+// [SECTION] L2 flush kernel
+// [SECTION] Per-context sessions
+// [SECTION] Launch parameters and re-issue
+// [SECTION] Own replay (--cache-control all)
+// [SECTION] Graph launches
+// [SECTION] Module entry points
+#include <cupti_checkpoint.h>  // NV::Cupti::Checkpoint
 #include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
 #include <cupti_range_profiler.h>
@@ -20,6 +40,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "counters/counters_module.h"
 #include "counters/host_config.h"
@@ -33,20 +54,35 @@ namespace {
 
 using counters::MetricHost;
 using counters::MetricPlan;
+using NV::Cupti::Checkpoint::CUpti_Checkpoint;
 
 // The driver entry points the module calls itself. The driver is loaded (it is calling us); libcudart dlopens
 // it privately (RTLD_LOCAL), so look in libcuda itself, without loading it again and without a link-time
 // dependency.
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Driver entry points
+// ---------------------------------------------------------------------------------------------------------------
+
+using LaunchKernelFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                    unsigned, CUstream, void**, void**);
+using LaunchKernelExFn = CUresult (*)(const CUlaunchConfig*, CUfunction, void**, void**);
+using LaunchCooperativeFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                         unsigned, unsigned, CUstream, void**);
+
 struct DriverApi {
   CUresult (*func_get_attribute)(int*, CUfunction_attribute, CUfunction) = nullptr;
   CUresult (*module_load_data)(CUmodule*, const void*) = nullptr;
   CUresult (*module_get_function)(CUfunction*, CUmodule, const char*) = nullptr;
   CUresult (*mem_alloc)(CUdeviceptr*, size_t) = nullptr;
-  CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                            CUstream, void**, void**) = nullptr;
+  // Every launch entry point the callbacks profile, so a pass re-issues the app's launch exactly as made.
+  LaunchKernelFn launch_kernel = nullptr, launch_kernel_ptsz = nullptr;
+  LaunchKernelExFn launch_kernel_ex = nullptr, launch_kernel_ex_ptsz = nullptr;
+  LaunchCooperativeFn launch_cooperative = nullptr, launch_cooperative_ptsz = nullptr;
   CUresult (*stream_is_capturing)(CUstream, CUstreamCaptureStatus*) = nullptr;
   CUresult (*ctx_get_device)(CUdevice*) = nullptr;
   CUresult (*device_get_attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
+  CUresult (*ctx_synchronize)() = nullptr;
+  CUresult (*ctx_set_current)(CUcontext) = nullptr;
 };
 
 const DriverApi& Driver() {
@@ -58,7 +94,14 @@ const DriverApi& Driver() {
     a.module_load_data = reinterpret_cast<decltype(a.module_load_data)>(sym("cuModuleLoadData"));
     a.module_get_function = reinterpret_cast<decltype(a.module_get_function)>(sym("cuModuleGetFunction"));
     a.mem_alloc = reinterpret_cast<decltype(a.mem_alloc)>(sym("cuMemAlloc_v2"));
-    a.launch_kernel = reinterpret_cast<decltype(a.launch_kernel)>(sym("cuLaunchKernel"));
+    a.launch_kernel = reinterpret_cast<LaunchKernelFn>(sym("cuLaunchKernel"));
+    a.launch_kernel_ptsz = reinterpret_cast<LaunchKernelFn>(sym("cuLaunchKernel_ptsz"));
+    a.launch_kernel_ex = reinterpret_cast<LaunchKernelExFn>(sym("cuLaunchKernelEx"));
+    a.launch_kernel_ex_ptsz = reinterpret_cast<LaunchKernelExFn>(sym("cuLaunchKernelEx_ptsz"));
+    a.launch_cooperative = reinterpret_cast<LaunchCooperativeFn>(sym("cuLaunchCooperativeKernel"));
+    a.launch_cooperative_ptsz = reinterpret_cast<LaunchCooperativeFn>(sym("cuLaunchCooperativeKernel_ptsz"));
+    a.ctx_synchronize = reinterpret_cast<decltype(a.ctx_synchronize)>(sym("cuCtxSynchronize"));
+    a.ctx_set_current = reinterpret_cast<decltype(a.ctx_set_current)>(sym("cuCtxSetCurrent"));
     a.stream_is_capturing = reinterpret_cast<decltype(a.stream_is_capturing)>(sym("cuStreamIsCapturing"));
     a.ctx_get_device = reinterpret_cast<decltype(a.ctx_get_device)>(sym("cuCtxGetDevice"));
     a.device_get_attribute = reinterpret_cast<decltype(a.device_get_attribute)>(sym("cuDeviceGetAttribute"));
@@ -67,17 +110,31 @@ const DriverApi& Driver() {
   return api;
 }
 
-// Launches the module makes itself (the L2 flush) come back through the same launch callbacks; they must not
-// be counted, selected or profiled.
+// Launches the module makes itself (the L2 flush, replay passes) come back through the same launch callbacks;
+// they must not be counted, selected or profiled.
 thread_local bool t_internal_launch = false;
 
-// --cache-control all (opt-in experiment): before each profiled launch a kernel reads a buffer three times
-// the L2's size with L2-allocating loads (ld.global.cg), so the dirty lines earlier kernels left are written
-// back during the flush and the L2 holds only clean lines of a buffer the app never touches. It runs on the
-// profiled launch's stream before cuptiRangeProfilerStart, so it is neither replayed nor counted. Measured on
-// the H200 (docs/benchmarks.md, Counters), it does NOT bring the values to ncu's --cache-control all: kernel
-// replay saves and restores device memory through the L2 after the flush and between passes (dirty lines are
-// back before every pass), and the instruction and constant caches stay warm. Hence off by default.
+// Marks the driver calls made in its scope as the module's own; nests.
+class OwnCalls {
+ public:
+  OwnCalls() : outer_(t_internal_launch) { t_internal_launch = true; }
+  ~OwnCalls() { t_internal_launch = outer_; }
+  OwnCalls(const OwnCalls&) = delete;
+  OwnCalls& operator=(const OwnCalls&) = delete;
+
+ private:
+  bool outer_;
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] L2 flush kernel
+// ---------------------------------------------------------------------------------------------------------------
+
+// --cache-control all: before each replay pass a kernel reads a buffer three times the L2's size with
+// L2-allocating loads (ld.global.cg), so dirty lines (the app's, and the memory restore's) are written back
+// during the flush and the L2 holds only clean lines of a buffer the app never touches. It runs on the
+// profiled launch's stream before cuptiRangeProfilerStart, so it is not counted; being another kernel, it
+// also leaves the profiled kernel's code and constants out of the SM's caches, as ncu's flush does.
 // Hand-written from the equivalent CUDA (grid-stride __ldcg(uint4) xor-reduction) compiled with `nvcc -ptx`;
 // PTX ISA 7.0 so any driver since CUDA 11 JITs it.
 constexpr const char kFlushPtx[] = R"PTX(.version 7.0
@@ -148,7 +205,7 @@ bool SetUpFlush(L2Flush& f) {
     f.error = "driver entry points not found";
     return false;
   }
-  t_internal_launch = true;  // module loading must not look like app activity either
+  OwnCalls own;  // module loading must not look like app activity either
   CUdevice dev = 0;
   int l2 = 0, sms = 0;
   CUmodule mod = nullptr;
@@ -159,7 +216,6 @@ bool SetUpFlush(L2Flush& f) {
   if (r == CUDA_SUCCESS) r = d.module_get_function(&f.fn, mod, "gtrace_l2_flush");
   size_t bytes = 3 * size_t(l2 > 0 ? l2 : 64 << 20);
   if (r == CUDA_SUCCESS) r = d.mem_alloc(&f.buffer, bytes);
-  t_internal_launch = false;
   if (r != CUDA_SUCCESS) {
     f.error = "setting up the L2 flush failed (CUresult " + std::to_string(int(r)) + ")";
     return false;
@@ -174,31 +230,87 @@ bool Flush(const L2Flush& f, CUstream stream, std::string* error) {
   CUdeviceptr buffer = f.buffer;
   unsigned long long vectors = f.vectors;
   void* args[] = {&buffer, &vectors, &buffer};
-  t_internal_launch = true;
+  OwnCalls own;
   CUresult r = Driver().launch_kernel(f.fn, f.blocks, 1, 1, 256, 1, 1, 0, stream, args, nullptr);
-  t_internal_launch = false;
   if (r != CUDA_SUCCESS) *error = "L2 flush launch failed (CUresult " + std::to_string(int(r)) + ")";
   return r == CUDA_SUCCESS;
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Per-context sessions
+// ---------------------------------------------------------------------------------------------------------------
+
+// The CUPTI checkpoint API lives in its own library beside libcupti; loaded only when --cache-control all
+// needs it, so the injection library has no link-time dependency on it.
+struct CheckpointApi {
+  using Fn = CUptiResult (*)(CUpti_Checkpoint*);
+  Fn save = nullptr, restore = nullptr, free = nullptr;
+  std::string error;
+  bool ok() const { return save && restore && free; }
+};
+
+const CheckpointApi& Checkpoints() {
+  static CheckpointApi api = [] {
+    CheckpointApi a;
+    void* lib = nullptr;
+    Dl_info info{};
+    // Beside the libcupti we run with (the toolkit's), then wherever the loader finds it.
+    if (dladdr(reinterpret_cast<void*>(&cuptiGetResultString), &info) && info.dli_fname) {
+      std::string dir = info.dli_fname;
+      dir = dir.substr(0, dir.find_last_of('/') + 1);
+      lib = dlopen((dir + "libcheckpoint.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+    }
+    if (!lib) lib = dlopen("libcheckpoint.so", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* e = dlerror();
+      a.error = std::string("CUPTI's checkpoint library (libcheckpoint.so) not found: ") + (e ? e : "?");
+      return a;
+    }
+    a.save = reinterpret_cast<CheckpointApi::Fn>(dlsym(lib, "cuptiCheckpointSave"));
+    a.restore = reinterpret_cast<CheckpointApi::Fn>(dlsym(lib, "cuptiCheckpointRestore"));
+    a.free = reinterpret_cast<CheckpointApi::Fn>(dlsym(lib, "cuptiCheckpointFree"));
+    if (!a.ok()) a.error = "libcheckpoint.so lacks the cuptiCheckpoint* entry points";
+    return a;
+  }();
+  return api;
+}
+
+// A set of metrics collected together: its host object (which plans and evaluates them), config image and
+// counter data image.
+struct Collection {
+  std::unique_ptr<MetricHost> host;
+  MetricPlan plan;
+  std::vector<uint8_t> counter_data;
+  std::vector<const char*> names;
+};
+
 struct ContextSession {
   bool ok = false;
   std::string error;
-  std::unique_ptr<MetricHost> host;
-  MetricPlan plan;
+  std::string chip;
+  std::vector<uint8_t> availability;  // the device's counter availability image
   CUpti_RangeProfiler_Object* object = nullptr;
-  std::vector<uint8_t> counter_data;
-  std::vector<const char*> names;
+  Collection all;  // this run's metrics
+  // A user-replay session (our own replay) ran in this context: CUPTI's kernel replay must not follow, it
+  // crashed in the next launch (H200, CUPTI 2025.3.1), also with a fresh range profiler object.
+  bool user_replay_ran = false;
   L2Flush flush;
+  // --cache-control all: set when our own replay cannot work in this context (no checkpoint library, the
+  // checkpoint does not fit, ...); its launches then use CUPTI's kernel replay, and the reason is reported.
+  std::string own_replay_error;
 };
 
 struct PendingLaunch {
-  bool active = false;
+  bool active = false;  // a kernel-replay session runs from this launch's ENTER to its EXIT
   CUcontext ctx = nullptr;
   std::string name;
   uint32_t ordinal = 0;
   double grid = 0, block = 0, registers = 0, static_smem = 0, dynamic_smem = 0;
   std::chrono::steady_clock::time_point start;
+  bool own_replay = false;           // profiled by our own replay (else by CUPTI's kernel replay)
+  std::vector<std::string> metrics;  // evaluated values
+  std::vector<double> values;
+  size_t passes = 0;
 };
 
 struct CostRow {
@@ -218,7 +330,10 @@ struct State {
   bool announced = false;
   std::atomic<uint64_t> captured_launches{0};  // launches into capturing streams (graph nodes, not run)
   uint64_t graph_launches = 0;                 // cuGraphLaunch calls: their kernels are not profiled
-  uint64_t flushes = 0;                        // L2 flushes before profiled launches (--cache-control all)
+  uint64_t flushes = 0;                        // L2 flushes before replay passes (--cache-control all)
+  uint64_t own_replays = 0;     // launches profiled by our own replay (checkpoint + flush per pass)
+  uint64_t cupti_replays = 0;   // launches profiled by CUPTI's kernel replay
+  std::string own_replay_note;  // why some launches fell back to CUPTI's kernel replay
   uint64_t failures = 0;
   std::string last_failure;
 };
@@ -240,29 +355,64 @@ bool Check(CUptiResult r, const char* what, std::string* error) {
 // launch under the graph probe (GTRACE_COUNTERS_GRAPH_PROBE=1).
 constexpr size_t kMaxRanges = 64;
 
-bool ResetCounterData(ContextSession& s, std::string* error, size_t ranges = 1) {
+bool ResetCounterData(ContextSession& s, Collection& c, std::string* error, size_t ranges = 1,
+                      CUpti_ProfilerReplayMode replay = CUPTI_KernelReplay) {
   CUpti_RangeProfiler_CounterDataImage_Initialize_Params init{
       CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
   init.pRangeProfilerObject = s.object;
-  init.counterDataSize = s.counter_data.size();
-  init.pCounterData = s.counter_data.data();
+  init.counterDataSize = c.counter_data.size();
+  init.pCounterData = c.counter_data.data();
   if (!Check(cuptiRangeProfilerCounterDataImageInitialize(&init),
              "cuptiRangeProfilerCounterDataImageInitialize", error))
     return false;
   CUpti_RangeProfiler_SetConfig_Params cfg{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
   cfg.pRangeProfilerObject = s.object;
-  cfg.configSize = s.plan.config_image.size();
-  cfg.pConfig = s.plan.config_image.data();
-  cfg.counterDataImageSize = s.counter_data.size();
-  cfg.pCounterDataImage = s.counter_data.data();
+  cfg.configSize = c.plan.config_image.size();
+  cfg.pConfig = c.plan.config_image.data();
+  cfg.counterDataImageSize = c.counter_data.size();
+  cfg.pCounterDataImage = c.counter_data.data();
   cfg.range = CUPTI_AutoRange;
-  cfg.replayMode = CUPTI_KernelReplay;
+  cfg.replayMode = replay;
   cfg.maxRangesPerPass = ranges;
   cfg.numNestingLevels = 1;
   cfg.minNestingLevel = 1;
   cfg.passIndex = 0;
   cfg.targetNestingLevel = 1;
   return Check(cuptiRangeProfilerSetConfig(&cfg), "cuptiRangeProfilerSetConfig", error);
+}
+bool ResetCounterData(ContextSession& s, std::string* error, size_t ranges = 1) {
+  return ResetCounterData(s, s.all, error, ranges);
+}
+
+// Plans `metrics` on a host object of its own and sizes the counter data image (needs s.object).
+bool PlanCollection(ContextSession& s, const std::vector<std::string>& metrics, Collection& c,
+                    std::string* error) {
+  c = Collection{};
+  if (metrics.empty()) return true;
+  auto host = MetricHost::Create(s.chip, s.availability);
+  if (!host.ok()) {
+    *error = host.status().ToString();
+    return false;
+  }
+  c.host = std::move(*host);
+  auto plan = c.host->Plan(metrics);
+  if (!plan.ok()) {
+    *error = plan.status().ToString();
+    return false;
+  }
+  c.plan = std::move(*plan);
+  for (const auto& m : c.plan.metrics) c.names.push_back(m.c_str());
+  CUpti_RangeProfiler_GetCounterDataSize_Params size{
+      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+  size.pRangeProfilerObject = s.object;
+  size.pMetricNames = c.names.data();
+  size.numMetrics = c.names.size();
+  size.maxNumOfRanges = kMaxRanges;
+  size.maxNumRangeTreeNodes = kMaxRanges;
+  if (!Check(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize", error))
+    return false;
+  c.counter_data.assign(size.counterDataSize, 0);
+  return true;
 }
 
 bool SetUpContext(State& st, CUcontext ctx, ContextSession& s) {
@@ -297,44 +447,23 @@ bool SetUpContext(State& st, CUcontext ctx, ContextSession& s) {
   avail.pCounterAvailabilityImage = image.data();
   if (!Check(cuptiProfilerGetCounterAvailability(&avail), "cuptiProfilerGetCounterAvailability", &error))
     return false;
-  auto host = MetricHost::Create(chip.pChipName, image);
-  if (!host.ok()) {
-    error = host.status().ToString();
-    return false;
-  }
-  s.host = std::move(*host);
-  auto plan = s.host->Plan(st.metrics);
-  if (!plan.ok()) {
-    error = plan.status().ToString();
-    return false;
-  }
-  s.plan = std::move(*plan);
-  for (const auto& r : s.plan.rejected)
-    Warn("gtrace counters: %s does not support %s", chip.pChipName, r.c_str());
-  for (const auto& m : s.plan.metrics) s.names.push_back(m.c_str());
-
+  s.chip = chip.pChipName;
+  s.availability = std::move(image);
   CUpti_RangeProfiler_Enable_Params en{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
   en.ctx = ctx;
   if (!Check(cuptiRangeProfilerEnable(&en), "cuptiRangeProfilerEnable", &error)) return false;
   s.object = en.pRangeProfilerObject;
-  CUpti_RangeProfiler_GetCounterDataSize_Params size{
-      CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-  size.pRangeProfilerObject = s.object;
-  size.pMetricNames = s.names.data();
-  size.numMetrics = s.names.size();
-  size.maxNumOfRanges = kMaxRanges;
-  size.maxNumRangeTreeNodes = kMaxRanges;
-  if (!Check(cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize", &error))
-    return false;
-  s.counter_data.assign(size.counterDataSize, 0);
+  if (!PlanCollection(s, st.metrics, s.all, &error)) return false;
+  for (const auto& r : s.all.plan.rejected)
+    Warn("gtrace counters: %s does not support %s", s.chip.c_str(), r.c_str());
   if (!ResetCounterData(s, &error)) return false;
 
   if (!st.announced) {
     st.announced = true;
-    auto cost = counters::EstimateCost(s.plan.passes, 0);
-    fprintf(stderr, "gtrace counters: %s, %zu metrics (%s) in %s\n", chip.pChipName, s.plan.metrics.size(),
-            counters::CounterSetsToString(st.options.sets).c_str(),
-            cost.Describe(s.plan.passes, st.options.per_name_limit).c_str());
+    auto cost = counters::EstimateCost(s.all.plan.passes, 0);
+    fprintf(stderr, "gtrace counters: %s, %zu metrics (%s) in %s\n", s.chip.c_str(),
+            s.all.plan.metrics.size(), counters::CounterSetsToString(st.options.sets).c_str(),
+            cost.Describe(s.all.plan.passes, st.options.per_name_limit).c_str());
   }
   return true;
 }
@@ -345,15 +474,65 @@ void Fail(State& st, const std::string& what) {
   st.last_failure = what;
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Launch parameters and re-issue
+// ---------------------------------------------------------------------------------------------------------------
+
+// The app's launch as its ENTER callback saw it: enough to issue it again, unchanged, once per replay pass.
+// The argument arrays belong to the caller and stay valid until its launch call returns, i.e. throughout
+// ENTER.
+struct LaunchCall {
+  CUpti_CallbackId cbid = 0;
+  cuLaunchKernel_params kernel{};
+  cuLaunchKernelEx_params ex{};
+  cuLaunchCooperativeKernel_params cooperative{};
+};
+
+CUresult Reissue(const LaunchCall& c) {
+  const DriverApi& d = Driver();
+  switch (c.cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
+      LaunchKernelFn fn =
+          c.cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel ? d.launch_kernel : d.launch_kernel_ptsz;
+      if (!fn) return CUDA_ERROR_NOT_FOUND;
+      const auto& a = c.kernel;
+      return fn(a.f, a.gridDimX, a.gridDimY, a.gridDimZ, a.blockDimX, a.blockDimY, a.blockDimZ,
+                a.sharedMemBytes, a.hStream, a.kernelParams, a.extra);
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+      LaunchKernelExFn fn =
+          c.cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ? d.launch_kernel_ex : d.launch_kernel_ex_ptsz;
+      if (!fn) return CUDA_ERROR_NOT_FOUND;
+      return fn(c.ex.config, c.ex.f, c.ex.kernelParams, c.ex.extra);
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
+      LaunchCooperativeFn fn = c.cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel
+                                   ? d.launch_cooperative
+                                   : d.launch_cooperative_ptsz;
+      if (!fn) return CUDA_ERROR_NOT_FOUND;
+      const auto& a = c.cooperative;
+      return fn(a.f, a.gridDimX, a.gridDimY, a.gridDimZ, a.blockDimX, a.blockDimY, a.blockDimZ,
+                a.sharedMemBytes, a.hStream, a.kernelParams);
+    }
+    default:
+      return CUDA_ERROR_NOT_SUPPORTED;
+  }
+}
+
 // Launch attributes from the driver call's parameters (what the timeline records for the same launch).
 void ReadLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* cb, PendingLaunch* p, CUfunction* fn,
-                CUstream* stream) {
+                CUstream* stream, LaunchCall* call) {
   *fn = nullptr;
   *stream = nullptr;
+  call->cbid = cbid;
   switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
       const auto* a = static_cast<const cuLaunchKernel_params*>(cb->functionParams);
+      call->kernel = *a;
       p->grid = double(a->gridDimX) * a->gridDimY * a->gridDimZ;
       p->block = double(a->blockDimX) * a->blockDimY * a->blockDimZ;
       p->dynamic_smem = a->sharedMemBytes;
@@ -364,6 +543,7 @@ void ReadLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* cb, PendingLaun
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
       const auto* a = static_cast<const cuLaunchCooperativeKernel_params*>(cb->functionParams);
+      call->cooperative = *a;
       p->grid = double(a->gridDimX) * a->gridDimY * a->gridDimZ;
       p->block = double(a->blockDimX) * a->blockDimY * a->blockDimZ;
       p->dynamic_smem = a->sharedMemBytes;
@@ -374,6 +554,7 @@ void ReadLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* cb, PendingLaun
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
       const auto* a = static_cast<const cuLaunchKernelEx_params*>(cb->functionParams);
+      call->ex = *a;
       if (a->config) {
         p->grid = double(a->config->gridDimX) * a->config->gridDimY * a->config->gridDimZ;
         p->block = double(a->config->blockDimX) * a->config->blockDimY * a->config->blockDimZ;
@@ -400,13 +581,9 @@ void ReadLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* cb, PendingLaun
   }
 }
 
-void WriteLaunch(Injection& inj, State& st, ContextSession& s, const PendingLaunch& p, double cost_s) {
-  std::vector<double> values;
-  Status ev = s.host->Evaluate(s.counter_data, 0, s.plan.metrics, &values);
-  if (!ev.ok()) {
-    Fail(st, p.name + ": " + ev.ToString());
-    return;
-  }
+// `values` are in the order of `metrics` (s.all.plan.metrics).
+void WriteLaunch(Injection& inj, State& st, const std::vector<std::string>& metrics,
+                 const std::vector<double>& values, size_t passes, const PendingLaunch& p, double cost_s) {
   std::lock_guard<std::mutex> lock(inj.mu);
   if (!inj.writer || inj.finished) return;
   KernelMetricRecord r;
@@ -421,7 +598,7 @@ void WriteLaunch(Injection& inj, State& st, ContextSession& s, const PendingLaun
     inj.writer->Add(r);
   };
   for (size_t i = 0; i < values.size(); ++i) {
-    const std::string& m = s.plan.metrics[i];
+    const std::string& m = metrics[i];
     uint8_t flags = 0;
     // A percentage above 100 comes from counters of different replay passes: keep the raw value, flag it.
     if (!std::isfinite(values[i]) || (m.find(".pct") != std::string::npos && values[i] > 100.5))
@@ -444,12 +621,149 @@ void WriteLaunch(Injection& inj, State& st, ContextSession& s, const PendingLaun
   add(lm::kRegisters, p.registers, 0);
   add(lm::kStaticShared, p.static_smem, 0);
   add(lm::kDynamicShared, p.dynamic_smem, 0);
-  add(lm::kPasses, double(s.plan.passes), 0);
+  add(lm::kPasses, double(passes), 0);
   add(lm::kCostNs, cost_s * 1e9, 0);
   auto& row = st.cost[p.name];
   ++row.launches;
   row.seconds += cost_s;
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Own replay (--cache-control all)
+// ---------------------------------------------------------------------------------------------------------------
+
+bool DecodeRanges(ContextSession& s, std::string* error) {
+  CUpti_RangeProfiler_DecodeData_Params dec{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+  dec.pRangeProfilerObject = s.object;
+  if (!Check(cuptiRangeProfilerDecodeData(&dec), "cuptiRangeProfilerDecodeData", error)) return false;
+  if (dec.numOfRangeDropped) {
+    *error = "range dropped by the profiler";
+    return false;
+  }
+  return true;
+}
+
+enum class OwnReplay : uint8_t {
+  kProfiled,     // the values are in PendingLaunch::values
+  kFailed,       // passes ran but gave no values (*error says why); memory was restored
+  kUnavailable,  // nothing was run (no checkpoint library, the checkpoint did not fit, ...)
+};
+
+// Runs every pass of one launch ourselves from its ENTER callback (see the top of the file). Whatever
+// happens, device memory is as the app left it when this returns, so the app's own launch computes what it
+// would have without us.
+// Evaluates range 0 of a decoded collection, appending (metric, value) pairs.
+bool EvaluateInto(Collection& c, std::vector<std::string>* metrics, std::vector<double>* values,
+                  std::string* error) {
+  std::vector<double> v;
+  Status ev = c.host->Evaluate(c.counter_data, 0, c.plan.metrics, &v);
+  if (!ev.ok()) {
+    *error = ev.ToString();
+    return false;
+  }
+  metrics->insert(metrics->end(), c.plan.metrics.begin(), c.plan.metrics.end());
+  values->insert(values->end(), v.begin(), v.end());
+  return true;
+}
+
+// Runs the hardware-counter passes of one launch ourselves from its ENTER callback (see the top of the file)
+// and evaluates them into p.metrics/p.values. Whatever happens, device memory is as the app left it when
+// this returns, so the app's own launch computes what it would have without us.
+OwnReplay RunOwnReplay(State& st, ContextSession& s, CUcontext ctx, const LaunchCall& call, CUstream stream,
+                       PendingLaunch* p, std::string* error) {
+  static const bool debug = getenv("GTRACE_COUNTERS_DEBUG") != nullptr;
+  const CheckpointApi& cp = Checkpoints();
+  if (!cp.ok()) {
+    *error = cp.error;
+    return OwnReplay::kUnavailable;
+  }
+  if (!s.flush.tried) SetUpFlush(s.flush);
+  if (!s.flush.ok) {
+    *error = s.flush.error;
+    return OwnReplay::kUnavailable;
+  }
+  OwnCalls own;
+  const DriverApi& d = Driver();
+  // The checkpoint must hold what this launch will read: the work queued before it has to finish first.
+  if (!d.ctx_synchronize || d.ctx_synchronize() != CUDA_SUCCESS) {
+    *error = "cuCtxSynchronize before the checkpoint failed";
+    return OwnReplay::kUnavailable;
+  }
+  CUpti_Checkpoint checkpoint{CUpti_Checkpoint_STRUCT_SIZE};
+  checkpoint.ctx = ctx;
+  if (!Check(cp.save(&checkpoint), "cuptiCheckpointSave", error)) {
+    cp.free(&checkpoint);
+    return OwnReplay::kUnavailable;
+  }
+  s.user_replay_ran = true;
+  bool ok = ResetCounterData(s, s.all, error, 1, CUPTI_UserReplay);
+  bool all_submitted = false;
+  size_t passes = 0;
+  while (ok && !all_submitted) {
+    if (passes > 0) ok = Check(cp.restore(&checkpoint), "cuptiCheckpointRestore", error);
+    // The flush runs after the restore (whose copies leave dirty lines) and has finished before the pass
+    // starts, so none of its traffic is counted.
+    if (ok) ok = Flush(s.flush, stream, error);
+    if (ok) ++st.flushes;
+    if (ok && d.ctx_synchronize() != CUDA_SUCCESS) {
+      ok = false;
+      *error = "cuCtxSynchronize after the L2 flush failed";
+    }
+    CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+    start.pRangeProfilerObject = s.object;
+    if (ok) ok = Check(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart", error);
+    if (!ok) break;
+    CUresult launched = Reissue(call);
+    CUresult finished = launched == CUDA_SUCCESS ? d.ctx_synchronize() : launched;
+    CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+    stop.pRangeProfilerObject = s.object;
+    ok = Check(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop", error) && ok;
+    if (ok && finished != CUDA_SUCCESS) {
+      ok = false;
+      *error =
+          "re-issuing the launch for a replay pass failed (CUresult " + std::to_string(int(finished)) + ")";
+    }
+    all_submitted = stop.isAllPassSubmitted;
+    if (debug)
+      fprintf(stderr, "gtrace counters: own replay pass %zu of %zu: %s, next pass %zu, all submitted %d\n",
+              passes + 1, s.all.plan.passes, ok ? "ok" : error->c_str(), stop.passIndex,
+              int(stop.isAllPassSubmitted));
+    if (++passes > s.all.plan.passes + 2 && !all_submitted) {
+      ok = false;
+      *error = "the range profiler asked for more than " + std::to_string(s.all.plan.passes + 2) + " passes";
+    }
+  }
+  CUptiResult restored = passes > 0 ? cp.restore(&checkpoint) : CUPTI_SUCCESS;
+  cp.free(&checkpoint);
+  if (restored != CUPTI_SUCCESS) {
+    // The app's launch now runs on memory our passes changed: say so loudly, and never replay this way again.
+    s.own_replay_error =
+        std::string("restoring device memory after the replay passes failed: ") + Err(restored);
+    Warn("gtrace counters: %s; this launch's results in the app may be wrong", s.own_replay_error.c_str());
+    *error = s.own_replay_error;
+    return OwnReplay::kFailed;
+  }
+  if (ok) ok = DecodeRanges(s, error) && EvaluateInto(s.all, &p->metrics, &p->values, error);
+  p->passes = passes;
+  return ok ? OwnReplay::kProfiled : OwnReplay::kFailed;
+}
+
+// Values in the order of `order` (s.all.plan.metrics); false when one is missing.
+bool Reorder(const std::vector<std::string>& order, const PendingLaunch& p, std::vector<double>* out) {
+  std::map<std::string_view, double> by_name;
+  for (size_t i = 0; i < p.metrics.size(); ++i) by_name[p.metrics[i]] = p.values[i];
+  out->clear();
+  for (const auto& m : order) {
+    auto it = by_name.find(m);
+    if (it == by_name.end()) return false;
+    out->push_back(it->second);
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Graph launches
+// ---------------------------------------------------------------------------------------------------------------
 
 bool IsGraphLaunch(CUpti_CallbackId cbid) {
   return cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch || cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
@@ -461,9 +775,8 @@ bool IsCapturing(CUstream stream) {
   auto is_capturing = Driver().stream_is_capturing;
   if (!is_capturing) return false;
   CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  t_internal_launch = true;
+  OwnCalls own;
   CUresult r = is_capturing(stream, &status);
-  t_internal_launch = false;
   // CAPTURE_IMPLICIT: the legacy stream while another stream captures; the launch itself would fail.
   return r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT ||
          (r == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE);
@@ -506,7 +819,7 @@ void OnGraphLaunch(Injection&, State& st, const CUpti_CallbackData* cb) {
     ContextSession& s = st.sessions[cb->context];
     if (!s.ok && s.error.empty()) s.ok = SetUpContext(st, cb->context, s);
     std::string error;
-    if (!s.ok || !ResetCounterData(s, &error, kMaxRanges)) {
+    if (!s.ok || s.user_replay_ran || !ResetCounterData(s, &error, kMaxRanges)) {
       fprintf(stderr, "gtrace counters: graph probe: setup failed: %s\n", (s.ok ? error : s.error).c_str());
       return;
     }
@@ -537,8 +850,8 @@ void OnGraphLaunch(Injection&, State& st, const CUpti_CallbackData* cb) {
   if (ok) ok = Check(cuptiRangeProfilerDecodeData(&dec), "cuptiRangeProfilerDecodeData", &error);
   CUpti_RangeProfiler_GetCounterDataInfo_Params info{
       CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
-  info.pCounterDataImage = s.counter_data.data();
-  info.counterDataImageSize = s.counter_data.size();
+  info.pCounterDataImage = s.all.counter_data.data();
+  info.counterDataImageSize = s.all.counter_data.size();
   if (ok) ok = Check(cuptiRangeProfilerGetCounterDataInfo(&info), "GetCounterDataInfo", &error);
   fprintf(stderr, "gtrace counters: graph probe: decode %s, %zu ranges, %zu dropped\n",
           ok ? "ok" : error.c_str(), ok ? info.numTotalRanges : size_t(0), size_t(dec.numOfRangeDropped));
@@ -546,18 +859,18 @@ void OnGraphLaunch(Injection&, State& st, const CUpti_CallbackData* cb) {
                                          "dram__bytes_read.sum", "launch__grid_size"};
   std::vector<std::string> metrics;
   for (const auto& m : want)
-    if (std::find(s.plan.metrics.begin(), s.plan.metrics.end(), m) != s.plan.metrics.end())
+    if (std::find(s.all.plan.metrics.begin(), s.all.plan.metrics.end(), m) != s.all.plan.metrics.end())
       metrics.push_back(m);
   for (size_t i = 0; ok && i < info.numTotalRanges && i < kMaxRanges; ++i) {
     CUpti_RangeProfiler_CounterData_GetRangeInfo_Params ri{
         CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE};
-    ri.pCounterDataImage = s.counter_data.data();
-    ri.counterDataImageSize = s.counter_data.size();
+    ri.pCounterDataImage = s.all.counter_data.data();
+    ri.counterDataImageSize = s.all.counter_data.size();
     ri.rangeIndex = i;
     ri.rangeDelimiter = "/";
     cuptiRangeProfilerCounterDataGetRangeInfo(&ri);
     std::vector<double> values;
-    Status ev = s.host->Evaluate(s.counter_data, i, metrics, &values);
+    Status ev = s.all.host->Evaluate(s.all.counter_data, i, metrics, &values);
     std::string line;
     for (size_t m = 0; ev.ok() && m < metrics.size(); ++m)
       line += " " + metrics[m] + "=" + std::to_string(values[m]);
@@ -571,12 +884,35 @@ void OnGraphLaunch(Injection&, State& st, const CUpti_CallbackData* cb) {
   st.mu.unlock();
 }
 
+// Writes the launch's values (when `ok`), re-arms the profiler for the next launch and releases the lock
+// its ENTER took.
+void FinishLaunch(Injection& inj, State& st, ContextSession& s, PendingLaunch& p, bool ok = true) {
+  double cost = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
+  std::vector<double> values;
+  if (ok && !Reorder(s.all.plan.metrics, p, &values)) {
+    ok = false;
+    Fail(st, p.name + " launch " + std::to_string(p.ordinal) + ": a metric's value is missing");
+  }
+  if (ok) {
+    ++(p.own_replay ? st.own_replays : st.cupti_replays);
+    WriteLaunch(inj, st, s.all.plan.metrics, values, p.passes, p, cost);
+  }
+  p.metrics.clear();
+  p.values.clear();
+  st.mu.unlock();
+}
+
 }  // namespace
 
 void CountersOnCallback(Injection& inj, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                         const void* data) {
   State* st = g_state;
-  if (!st || domain != CUPTI_CB_DOMAIN_DRIVER_API || t_internal_launch) return;
+  if (!st || domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
+  if (t_internal_launch) {
+    const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+    if (IsLaunch(cbid) && cb->callbackSite == CUPTI_API_ENTER) NoteOwnLaunch(inj, cb->correlationId);
+    return;
+  }
   if (IsGraphLaunch(cbid)) {
     OnGraphLaunch(inj, *st, static_cast<const CUpti_CallbackData*>(data));
     return;
@@ -587,7 +923,8 @@ void CountersOnCallback(Injection& inj, CUpti_CallbackDomain domain, CUpti_Callb
     PendingLaunch probe;
     CUfunction fn;
     CUstream stream;
-    ReadLaunch(cbid, cb, &probe, &fn, &stream);
+    LaunchCall call;
+    ReadLaunch(cbid, cb, &probe, &fn, &stream, &call);
     if (IsCapturing(stream)) {
       st->captured_launches.fetch_add(1);
       return;
@@ -614,21 +951,38 @@ void CountersOnCallback(Injection& inj, CUpti_CallbackDomain domain, CUpti_Callb
     p.name = std::move(name);
     p.ordinal = d.ordinal;
     p.start = std::chrono::steady_clock::now();
-    if (st->options.flush_caches) {
-      if (!s.flush.tried && !SetUpFlush(s.flush))
-        Fail(*st, "--cache-control all: " + s.flush.error + "; profiling without flushing the L2");
+    if (st->options.flush_caches && s.own_replay_error.empty()) {
       std::string error;
-      if (s.flush.ok && Flush(s.flush, stream, &error))
-        ++st->flushes;
-      else if (s.flush.ok)
-        Fail(*st, p.name + ": " + error);
+      OwnReplay result = RunOwnReplay(*st, s, cb->context, call, stream, &p, &error);
+      if (result == OwnReplay::kProfiled) {
+        p.own_replay = true;
+        FinishLaunch(inj, *st, s, p);
+        return;
+      }
+      if (result == OwnReplay::kFailed || s.user_replay_ran) {
+        Fail(*st, p.name + " launch " + std::to_string(p.ordinal) + ": " + error);
+        FinishLaunch(inj, *st, s, p, /*ok=*/false);  // the app's own launch runs unprofiled
+        return;
+      }
+      s.own_replay_error = error;
+      st->own_replay_note = error;
+      Warn(
+          "gtrace counters: --cache-control all: %s; this context's launches use CUPTI's kernel replay "
+          "(caches not flushed)",
+          error.c_str());
+    }
+    std::string error;
+    if (!ResetCounterData(s, &error)) {
+      Fail(*st, p.name + ": " + error);
+      FinishLaunch(inj, *st, s, p, /*ok=*/false);
+      return;
     }
     CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
     start.pRangeProfilerObject = s.object;
     CUptiResult r = cuptiRangeProfilerStart(&start);
     if (r != CUPTI_SUCCESS) {
       Fail(*st, p.name + ": cuptiRangeProfilerStart: " + Err(r));
-      st->mu.unlock();
+      FinishLaunch(inj, *st, s, p, /*ok=*/false);
       return;
     }
     p.active = true;  // keep the lock until EXIT
@@ -649,23 +1003,10 @@ void CountersOnCallback(Injection& inj, CUpti_CallbackDomain domain, CUpti_Callb
     ok = false;
     error = "not all replay passes were submitted";
   }
-  CUpti_RangeProfiler_DecodeData_Params dec{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
-  dec.pRangeProfilerObject = s.object;
-  if (ok) ok = Check(cuptiRangeProfilerDecodeData(&dec), "cuptiRangeProfilerDecodeData", &error);
-  if (ok && dec.numOfRangeDropped) {
-    ok = false;
-    error = "range dropped by the profiler";
-  }
-  double cost = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
-  if (ok)
-    WriteLaunch(inj, *st, s, p, cost);
-  else
-    Fail(*st, p.name + " launch " + std::to_string(p.ordinal) + ": " + error);
-  if (!ResetCounterData(s, &error)) {
-    Fail(*st, "re-arming the range profiler: " + error);
-    s.ok = false;
-  }
-  st->mu.unlock();
+  if (ok) ok = DecodeRanges(s, &error) && EvaluateInto(s.all, &p.metrics, &p.values, &error);
+  if (ok) p.passes = s.all.plan.passes;
+  if (!ok) Fail(*st, p.name + " launch " + std::to_string(p.ordinal) + ": " + error);
+  FinishLaunch(inj, *st, s, p, ok);
 }
 
 bool StartCountersModule(Injection& inj) {
@@ -683,7 +1024,11 @@ bool StartCountersModule(Injection& inj) {
   auto* st = new State();
   st->options = *options;
   st->selector = std::move(*selector);
-  st->metrics = counters::MetricsForSets(st->options.sets);
+  st->metrics = counters::MetricsOfSubset(counters::MetricsForSets(st->options.sets), st->options.subset);
+  if (st->metrics.empty()) {
+    delete st;
+    return true;  // nothing of this subset in the chosen sets: the run records its timeline kinds only
+  }
   for (CUpti_CallbackId id :
        {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
         CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
@@ -743,12 +1088,20 @@ void StopCountersModule(Injection& inj) {
             inj, "counters_graph_launches", static_cast<uint8_t>(Severity::kWarning), st->graph_launches,
             "cudaGraphLaunch calls whose kernel nodes were not profiled (kernel replay profiles individual "
             "launches; each graph kernel is listed as \"not profiled: graph launch\")");
-      char buf[240];
-      snprintf(buf, sizeof buf, "%u launches profiled of %llu, %.3f s of replay; L2 flushed before %llu (%s)",
+      char buf[320];
+      snprintf(buf, sizeof buf,
+               "%u launches profiled of %llu, %.3f s of replay (%s); %llu by gtrace's replay with the L2 "
+               "flushed before each of %llu passes, %llu by CUPTI's kernel replay",
                launches, static_cast<unsigned long long>(st->selector->launches()), total,
-               static_cast<unsigned long long>(st->flushes),
-               st->options.flush_caches ? "--cache-control all" : "--cache-control none");
+               st->options.flush_caches ? "--cache-control all" : "--cache-control none",
+               static_cast<unsigned long long>(st->own_replays), static_cast<unsigned long long>(st->flushes),
+               static_cast<unsigned long long>(st->cupti_replays));
       AddLoss(inj, "counters_cost", static_cast<uint8_t>(Severity::kInfo), launches, buf);
+      if (!st->own_replay_note.empty())
+        AddLoss(
+            inj, "counters_cache_control", static_cast<uint8_t>(Severity::kWarning), 1,
+            "--cache-control all was not possible, CUPTI's kernel replay (caches not flushed) was used: " +
+                st->own_replay_note);
     }
   }
   for (auto& [ctx, s] : st->sessions) {

@@ -15,6 +15,25 @@ void CountersOptionsToEnv(const CountersOptions& o,
   set(ctx, "GTRACE_LAUNCH_COUNT", std::to_string(o.launch_count).c_str());
   set(ctx, "GTRACE_COUNTERS_PER_NAME", std::to_string(o.per_name_limit).c_str());
   set(ctx, "GTRACE_COUNTERS_CACHE", o.flush_caches ? "all" : "none");
+  set(ctx, "GTRACE_COUNTERS_SUBSET",
+      o.subset == MetricSubset::kCacheSensitive ? "cache"
+      : o.subset == MetricSubset::kOther        ? "other"
+                                                : "all");
+}
+
+bool IsCacheSensitiveMetric(std::string_view m) {
+  for (std::string_view prefix : {"dram__", "lts__", "gpu__time_duration", "sm__cycles_elapsed"})
+    if (m.substr(0, prefix.size()) == prefix) return true;
+  return false;
+}
+
+std::vector<std::string> MetricsOfSubset(const std::vector<std::string>& metrics, MetricSubset subset) {
+  std::vector<std::string> out;
+  for (const auto& m : metrics)
+    if (subset == MetricSubset::kAll ||
+        IsCacheSensitiveMetric(m) == (subset == MetricSubset::kCacheSensitive))
+      out.push_back(m);
+  return out;
 }
 
 namespace {
@@ -46,6 +65,17 @@ StatusOr<CountersOptions> CountersOptionsFromEnv(const char* (*get)(void* ctx, c
     if (c != "all" && c != "none")
       return InvalidArgument("GTRACE_COUNTERS_CACHE: expected all or none, got '" + c + "'");
     o.flush_caches = c == "all";
+  }
+  if (const char* subset = get(ctx, "GTRACE_COUNTERS_SUBSET"); subset && *subset) {
+    std::string v = subset;
+    if (v == "all")
+      o.subset = MetricSubset::kAll;
+    else if (v == "cache")
+      o.subset = MetricSubset::kCacheSensitive;
+    else if (v == "other")
+      o.subset = MetricSubset::kOther;
+    else
+      return InvalidArgument("GTRACE_COUNTERS_SUBSET: expected all, cache or other, got '" + v + "'");
   }
   return o;
 }

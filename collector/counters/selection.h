@@ -8,10 +8,27 @@
 #include <regex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gt/status.h"
 
 namespace gt::counters {
+
+// --cache-control all splits the metrics over two runs of the app. Gtrace's own replay (L2 flushed before
+// each pass, as ncu does) gives the metrics that depend on the cache state at the kernel's start: DRAM and L2
+// traffic, duration and elapsed cycles. It cannot give the rest: under user replay CUPTI adds about 14
+// instructions per warp to the counted kernel and does not patch re-issued launches for the SASS metrics, and
+// its kernel replay crashed after a user-replay session in the same process (all measured on the H200). So
+// the rest (instruction and stall counts, occupancy, SASS-patched FLOP counts) comes from a second run under
+// CUPTI's kernel replay.
+enum class MetricSubset : uint8_t {
+  kAll = 0,             // every metric of the sets
+  kCacheSensitive = 1,  // DRAM, L2, duration, elapsed cycles (gtrace's own replay)
+  kOther = 2,           // everything else (CUPTI's kernel replay)
+};
+bool IsCacheSensitiveMetric(std::string_view metric);
+// The sets' metrics (MetricsForSets) restricted to `subset`.
+std::vector<std::string> MetricsOfSubset(const std::vector<std::string>& metrics, MetricSubset subset);
 
 struct CountersOptions {
   uint32_t sets = 0;            // CounterSet bits; 0 = counters off
@@ -19,12 +36,13 @@ struct CountersOptions {
   uint64_t launch_skip = 0;     // matching launches to let run before profiling starts
   uint64_t launch_count = 0;    // matching launches to profile in all; 0 = no total limit
   uint32_t per_name_limit = 3;  // profiled launches per kernel name; 0 = no limit
-  bool flush_caches = false;  // --cache-control all: a read kernel cleans the L2 before each profiled launch
+  bool flush_caches = false;    // --cache-control all: gtrace's own replay, the L2 flushed before each pass
+  MetricSubset subset = MetricSubset::kAll;  // which of the sets' metrics this run collects
 };
 
 // Environment round trip (the launcher exports, the injection reads): GTRACE_COUNTERS (sets),
 // GTRACE_KERNEL_REGEX, GTRACE_LAUNCH_SKIP, GTRACE_LAUNCH_COUNT, GTRACE_COUNTERS_PER_NAME,
-// GTRACE_COUNTERS_CACHE (all|none).
+// GTRACE_COUNTERS_CACHE (all|none), GTRACE_COUNTERS_SUBSET (all|cache|other).
 void CountersOptionsToEnv(const CountersOptions& o,
                           void (*set)(void* ctx, const char* name, const char* value), void* ctx);
 StatusOr<CountersOptions> CountersOptionsFromEnv(const char* (*get)(void* ctx, const char* name), void* ctx);

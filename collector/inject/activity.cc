@@ -36,6 +36,22 @@ void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_record
   *max_records = 0;
 }
 
+// A kernel the counters module launched itself (replay pass, L2 flush): dropped, and its id forgotten.
+bool IsOwnLaunch(Injection& inj, const CUpti_Activity* record) {
+  if (record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && record->kind != CUPTI_ACTIVITY_KIND_KERNEL)
+    return false;
+  const uint32_t id = reinterpret_cast<const CUpti_ActivityKernel10*>(record)->correlationId;
+  std::lock_guard<std::mutex> lock(inj.own_launches_mu);
+  auto& ids = inj.own_launches;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] != id) continue;
+    ids[i] = ids.back();
+    ids.pop_back();
+    return true;
+  }
+  return false;
+}
+
 void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buffer, size_t size, size_t valid) {
   Injection* inj = GetInjection();
   if (inj && valid > 0) {
@@ -50,6 +66,7 @@ void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buffer
                int(m->objectKind), m->objectId.pt.processId, m->objectId.pt.threadId,
                m->name ? m->name : "-");
         }
+        if (inj->has_own_launches.load(std::memory_order_relaxed) && IsOwnLaunch(*inj, record)) continue;
         inj->decoder->Decode(record);
       }
       inj->decoder->EndBuffer();
@@ -162,6 +179,48 @@ std::string CuptiError(const char* what, CUptiResult r) {
   const char* s = nullptr;
   cuptiGetResultString(r, &s);
   return std::string(what) + ": " + (s ? s : "unknown CUPTI error") + " (" + std::to_string(int(r)) + ")";
+}
+
+// GTRACE_CUPTI_ATTRS="device_buffer_mb=N,prealloc=N,pool_limit=N,host_pinned=0|1": CUPTI's device-buffer
+// attributes for the GPU-side timestamp records, for overhead experiments (docs/collector.md). They must be
+// set before any context exists, which holds here (InitializeInjection runs inside cuInit).
+void ApplyActivityAttributes() {
+  const char* spec = std::getenv("GTRACE_CUPTI_ATTRS");
+  if (!spec || !*spec) return;
+  std::string all = spec;
+  size_t at = 0;
+  while (at < all.size()) {
+    size_t end = all.find(',', at);
+    if (end == std::string::npos) end = all.size();
+    std::string item = all.substr(at, end - at);
+    at = end + 1;
+    size_t eq = item.find('=');
+    char* rest = nullptr;
+    unsigned long long v = eq == std::string::npos ? 0 : std::strtoull(item.c_str() + eq + 1, &rest, 10);
+    std::string key = item.substr(0, eq);
+    if (eq == std::string::npos || !rest || *rest) {
+      Warn("GTRACE_CUPTI_ATTRS: expected key=number, got '%s'", item.c_str());
+      continue;
+    }
+    CUptiResult r = CUPTI_ERROR_INVALID_PARAMETER;
+    if (key == "device_buffer_mb" || key == "prealloc" || key == "pool_limit") {
+      size_t value = key == "device_buffer_mb" ? size_t(v) << 20 : size_t(v);
+      size_t bytes = sizeof value;
+      CUpti_ActivityAttribute a = key == "device_buffer_mb" ? CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE
+                                  : key == "prealloc" ? CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE
+                                                      : CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT;
+      r = cuptiActivitySetAttribute(a, &bytes, &value);
+    } else if (key == "host_pinned") {
+      uint8_t value = v != 0;
+      size_t bytes = sizeof value;
+      r = cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, &bytes, &value);
+    } else {
+      Warn("GTRACE_CUPTI_ATTRS: unknown attribute '%s' (device_buffer_mb, prealloc, pool_limit, host_pinned)",
+           key.c_str());
+      continue;
+    }
+    if (r != CUPTI_SUCCESS) Warn("%s", CuptiError(("GTRACE_CUPTI_ATTRS " + key).c_str(), r).c_str());
+  }
 }
 
 // ---- [SECTION] API calls through the callback API
@@ -378,6 +437,12 @@ void AddLoss(Injection& inj, const char* name, uint8_t severity, uint64_t count,
   inj.writer->Add(l);
 }
 
+void NoteOwnLaunch(Injection& inj, uint32_t correlation_id) {
+  std::lock_guard<std::mutex> lock(inj.own_launches_mu);
+  inj.own_launches.push_back(correlation_id);
+  inj.has_own_launches.store(true, std::memory_order_relaxed);
+}
+
 void RefreshClockOffset(Injection& inj) {
   if (!inj.clock_shifted) return;
   ClockOffset off = EstimateOffset(SampleClocks(CLOCK_REALTIME, 16));
@@ -426,6 +491,7 @@ bool StartActivity(Injection& inj, std::string* error) {
     inj.clock_shifted = true;
     RefreshClockOffset(inj);
   }
+  ApplyActivityAttributes();
   cuptiEnableDomain(1, inj.subscriber, CUPTI_CB_DOMAIN_STATE);  // rare: errors and warnings only
   cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   r = cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);

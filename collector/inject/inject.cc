@@ -5,6 +5,7 @@
 // [SECTION] flusher thread: periodic flush (crash loses <= one interval), window on/off, fatal-signal
 // finalize [SECTION] exit, fork and signals
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -198,6 +199,13 @@ void FatalSignalHandler(int sig) {
   if (async && inj && gettid() != getpid() && syscall(SYS_tgkill, getpid(), getpid(), sig) == 0) return;
   // Restore the default first: a second fault (or a signal on the flusher itself) terminates at once.
   signal(sig, SIG_DFL);
+  // GTRACE_DEBUG_BACKTRACE=1: where a crash happened (GPU machines may have no debugger).
+  static const bool backtrace_wanted = getenv("GTRACE_DEBUG_BACKTRACE") != nullptr;
+  if (backtrace_wanted && !async) {
+    void* frames[48];
+    int n = backtrace(frames, 48);
+    backtrace_symbols_fd(frames, n, STDERR_FILENO);
+  }
   if (inj && static_cast<uint32_t>(getpid()) == g_owner_pid && inj->flusher.joinable() &&
       std::this_thread::get_id() != inj->flusher.get_id()) {
     int expected = 0;

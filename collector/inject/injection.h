@@ -42,6 +42,11 @@ struct Injection {
   // Set by an optional module (counters) to receive the subscriber's callbacks it enabled; see modules.cc.
   std::atomic<void (*)(Injection&, CUpti_CallbackDomain, CUpti_CallbackId, const void*)> module_callback{
       nullptr};
+  // Launches a module made itself (the counters module's replay passes and L2 flushes), by correlation id:
+  // their kernel records are dropped when decoded, so the run's launch ordinals stay the app's own.
+  std::mutex own_launches_mu;
+  std::vector<uint32_t> own_launches;  // unordered; an id leaves when its record is dropped
+  std::atomic<bool> has_own_launches{false};
 
   std::thread flusher;
   std::mutex flush_mu;
@@ -73,6 +78,7 @@ void RememberThreadName(uint32_t tid, const char* name);
 bool LookupThreadName(uint32_t tid, std::string* name);
 void ScanThreadNames();  // reads /proc/self/task/*/comm
 void AddLoss(Injection& inj, const char* name, uint8_t severity, uint64_t count, const std::string& detail);
+void NoteOwnLaunch(Injection& inj, uint32_t correlation_id);
 
 // capture.cc: callbacks for --capture-range (cudaProfilerStart/Stop, NVTX push/pop of a named range).
 bool StartCapture(Injection& inj, std::string* error);

@@ -46,9 +46,10 @@ struct LaunchOptions {
   uint64_t launch_count = 0;         // --launch-count (0 = no total limit)
   int64_t counters_per_kernel = -1;  // --counters-per-kernel; -1 = 3, or no limit with --launch-count
   bool counters_only = false;        // --counters-only: no timeline run; kernels from the counters run
-  bool cache_control_all = false;    // --cache-control all|none: flush the L2 before each profiled launch
+  bool cache_control_all = true;     // --cache-control all|none: own replay with the L2 flushed per pass
   bool cache_control_set = false;    // --cache-control given (it needs --counters)
-  uint32_t pc_sampling_period_exp = 0;  // --pc-sampling[=N]: PC sampling in the timeline run, 2^N cycles; 0 = off
+  uint32_t pc_sampling_period_exp =
+      0;                   // --pc-sampling[=N]: PC sampling in the timeline run, 2^N cycles; 0 = off
   std::string upload_url;  // --upload URL: hand the finished trace to `gtrace upload` (a link is printed)
   std::vector<std::string> app;  // argv of the app
   bool help = false;

@@ -219,7 +219,8 @@ int main(int argc, char** argv) {
   std::vector<EnvVar> pass_env;
   if (o.counters_only) {  // the one run is a counters run (kernel records + counters, no timeline)
     AppendCountersRunEnv(o, config, /*self_describing_root=*/false, &pass_env);
-    PrintCountersPlan(o, "one run (--counters-only, no timeline)");
+    PrintCountersPlan(o, o.cache_control_all ? "run 1 (--counters-only, no timeline)"
+                                             : "one run (--counters-only, no timeline)");
   } else {
     ConfigToEnv(config, setter, &pass_env);
   }
@@ -287,7 +288,7 @@ int main(int argc, char** argv) {
   for (const auto& p : merged->problems) std::fprintf(stderr, "gcollect: warning: %s\n", p.c_str());
   if (!o.keep_parts) RemoveTree(parts_dir);
   if (o.counters_only)
-    FinishCountersOnly(o, output);  // kernels from the counters run, no timeline
+    FinishCountersOnly(o, config, base_env, output);  // kernels from the counters run, no timeline
   else if (o.counter_sets)
     RunCountersPass(o, config, base_env, output);  // run 2 of 2, joined into `output`
   double finalize_s = (TraceClockNow() - exit_seen_ns) / 1e9;

@@ -39,10 +39,11 @@ Records a CUDA timeline of ./app and of every process it starts (C++ or Python/P
 Kernel counters (CUPTI Range Profiler, kernel replay; see docs/counters.md):
       --counters[=SETS]        per-kernel hardware counters: roofline, stalls, occupancy, access, sol, hmma,
                                default (= roofline,stalls,occupancy,access: 8 replay passes on an H200) or all.
-                               Replayed kernels lose their timestamps, so gcollect RUNS THE APP TWICE: a
-                               timeline run, then a counters run, joined by kernel name and per-name launch
-                               ordinal into one trace (launches the runs do not share are reported, not
-                               guessed). Each profiled launch costs about 13 ms per replay pass.
+                               Replayed kernels lose their timestamps, so gcollect RUNS THE APP AGAIN: a
+                               timeline run, then counters runs (two with --cache-control all, one with none),
+                               joined by kernel name and per-name launch ordinal into one trace (launches the
+                               runs do not share are reported, not guessed). Each profiled launch costs about
+                               13 ms per replay pass.
       --kernel-regex RE        profile only kernels whose demangled name matches RE (ECMAScript)
       --launch-skip N          let the first N matching launches run unprofiled
       --launch-count N         profile at most N matching launches in all
@@ -52,11 +53,12 @@ Kernel counters (CUPTI Range Profiler, kernel replay; see docs/counters.md):
                                --counters). The trace holds the profiled launches only, laid end to end in
                                launch order with their measured gpu__time_duration; positions, gaps, overlap,
                                copies and API calls are not measured (the trace says so)
-      --cache-control none|all none (default): profile with the caches as the app left them. all: also run
-                               a kernel that cleans the L2 before each profiled launch. Unlike ncu's
-                               --cache-control all it cannot reach the replay passes (CUPTI saves and
-                               restores memory through the L2 after it) nor the instruction and constant
-                               caches: measured no closer to ncu (docs/counters.md)
+      --cache-control all|none all (default, as ncu): DRAM and L2 traffic, duration and cycles come from
+                               gtrace's own replay, which saves device memory and restores it and cleans the
+                               L2 before every pass; instruction, stall and occupancy counters from a second
+                               counters run under CUPTI's kernel replay. none: one counters run, CUPTI's
+                               kernel replay for everything (faster; its save/restore leaves dirty L2 lines,
+                               so DRAM writes read high). docs/counters.md, Caches
   Kernels run by cudaGraphLaunch are not profiled (kernel replay of a graph launch measures the whole graph as
   one range and re-runs it without restoring memory): the summary and the trace list them per kernel as
   "not profiled: graph launch".
@@ -197,7 +199,8 @@ StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
       if (!sets.ok()) return InvalidArgument("--counters: " + sets.status().message());
       o.counter_sets = *sets;
     } else if (flag == "--counters-only") {
-      if (has_inline) return InvalidArgument("--counters-only takes no value; choose the set with --counters=SET");
+      if (has_inline)
+        return InvalidArgument("--counters-only takes no value; choose the set with --counters=SET");
       o.counters_only = true;
     } else if (flag == "--cache-control") {
       GT_RETURN_IF_ERROR(value_of(flag));
@@ -225,7 +228,8 @@ StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
       if (has_inline) {
         char* end = nullptr;
         unsigned long n = std::strtoul(value.c_str(), &end, 10);
-        if (value.empty() || *end || value[0] == '-' || n < kPcSamplingMinPeriodExp || n > kPcSamplingMaxPeriodExp)
+        if (value.empty() || *end || value[0] == '-' || n < kPcSamplingMinPeriodExp ||
+            n > kPcSamplingMaxPeriodExp)
           return InvalidArgument("--pc-sampling: expected the period exponent N (2^N cycles) from " +
                                  std::to_string(kPcSamplingMinPeriodExp) + " to " +
                                  std::to_string(kPcSamplingMaxPeriodExp) + ", got '" + value + "'");
@@ -250,18 +254,20 @@ StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
   if (o.app.empty() && !o.help && !o.version)
     return InvalidArgument("no application given: gcollect [options] -- ./app args...");
   if (o.counters_only && !o.counter_sets) o.counter_sets = counters::kDefaultSets;
-  if (!o.counter_sets &&
-      (!o.kernel_regex.empty() || o.launch_skip || o.launch_count || o.counters_per_kernel >= 0 ||
-       o.cache_control_set))
+  if (!o.counter_sets && (!o.kernel_regex.empty() || o.launch_skip || o.launch_count ||
+                          o.counters_per_kernel >= 0 || o.cache_control_set))
     return InvalidArgument(
         "--kernel-regex, --launch-skip, --launch-count, --counters-per-kernel and --cache-control select "
         "launches for --counters; add --counters");
-  if (o.counters_only && (o.capture != CaptureMode::kNone || o.delay_s > 0 || o.duration_s > 0 || o.gpu_metrics))
+  if (o.counters_only &&
+      (o.capture != CaptureMode::kNone || o.delay_s > 0 || o.duration_s > 0 || o.gpu_metrics))
     return InvalidArgument(
-        "--counters-only records no timeline, so --capture-range, --delay, --duration and --gpu-metrics do not "
+        "--counters-only records no timeline, so --capture-range, --delay, --duration and --gpu-metrics do "
+        "not "
         "apply; choose launches with --kernel-regex, --launch-skip, --launch-count");
   if (o.counters_only && o.pc_sampling_period_exp)
-    return InvalidArgument("--pc-sampling rides the timeline run, which --counters-only skips; use --counters");
+    return InvalidArgument(
+        "--pc-sampling rides the timeline run, which --counters-only skips; use --counters");
   return o;
 }
 

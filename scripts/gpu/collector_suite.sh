@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The collector's GPU suite (issue 3), run on the H200 through the device tool:
-#   bash scripts/gpu/collector_suite.sh [all|traces|bench|apimodes|kinds|final]
+#   bash scripts/gpu/collector_suite.sh [all|traces|bench|apimodes|kinds|final|spin]
 # Expects the binaries in .device-carry/ (scripts/gpu/collector_carry.sh puts them there) and writes
 # $OUT/suite.tar.gz (traces + logs) and $OUT/bench.txt. Each step is bounded by `timeout`.
 set -u
@@ -215,6 +215,33 @@ if [ "$PHASE" = final ]; then
     done
   done
   "$C/gtrace_check" /tmp/gb/f_default.gtrace --dump | grep -v '^thread' | tee -a "$B"
+  echo "total $(( $(date +%s) - t_start )) s" | tee -a "$B"
+fi
+
+if [ "$PHASE" = spin ]; then
+  # GPU-bound overhead (kernels of 20 and 50 us back to back, the CPU far ahead): plain, kernels only, the
+  # default trace, and the default trace with CUPTI's device-buffer attributes changed (GTRACE_CUPTI_ATTRS).
+  # Rounds alternate until BUDGET_S.
+  B=$OUT/spin.txt
+  : >"$B"
+  t_start=$(date +%s)
+  cfgs="plain kernel default dbuf32 pinned prealloc"
+  for rep in $(seq 1 ${ROUNDS:-11}); do
+    if [ $(( $(date +%s) - t_start )) -gt "${BUDGET_S:-200}" ]; then echo "budget: stopped before round $rep" | tee -a "$B"; break; fi
+    for cfg in $cfgs; do
+      envs=(); pre=("$G" -q -f -o /tmp/gb/s_$cfg.gtrace --)
+      case $cfg in
+        plain) pre=() ;;
+        kernel) pre=("$G" -q -f -o /tmp/gb/s_$cfg.gtrace --trace=kernel --) ;;
+        dbuf32) envs=(GTRACE_CUPTI_ATTRS=device_buffer_mb=32) ;;
+        pinned) envs=(GTRACE_CUPTI_ATTRS=host_pinned=1) ;;
+        prealloc) envs=(GTRACE_CUPTI_ATTRS=prealloc=16,pool_limit=512) ;;
+      esac
+      for us in 20 50; do
+        echo "spin$us cfg=$cfg rep=$rep $(env "${envs[@]}" timeout 60 "${pre[@]}" "$C/gt_bench_launch" --launches=5000 --reps=3 --spin_us=$us 2>&1 | grep -E 'launch_bench|GTRACE' | tr '\n' ' ')" | tee -a "$B"
+      done
+    done
+  done
   echo "total $(( $(date +%s) - t_start )) s" | tee -a "$B"
 fi
 

@@ -238,7 +238,7 @@ TEST_CASE("gcollect --counters-only and --cache-control flags", "[counters][opti
   REQUIRE(o.ok());
   CHECK(o->counters_only);
   CHECK(o->counter_sets == kDefaultSets);  // implies --counters
-  CHECK_FALSE(o->cache_control_all);       // no flush by default: it cannot reach the replay passes
+  CHECK(o->cache_control_all);             // as ncu: the L2 flushed before every replay pass (own replay)
   o = ParseOptions({"--counters=roofline", "--counters-only", "--cache-control", "all", "./app"});
   REQUIRE(o.ok());
   CHECK(o->counter_sets == kSetRoofline);
@@ -251,7 +251,7 @@ TEST_CASE("gcollect --counters-only and --cache-control flags", "[counters][opti
   CHECK_FALSE(ParseOptions({"--cache-control=none", "./app"}).ok());  // needs --counters
   CHECK_FALSE(ParseOptions({"--counters-only=1", "./app"}).ok());
   CHECK_FALSE(ParseOptions({"--counters-only", "--duration", "2", "./app"}).ok());  // no timeline to cut
-  CHECK_FALSE(ParseOptions({"--counters-only", "--pc-sampling", "./app"}).ok());  // rides the timeline run
+  CHECK_FALSE(ParseOptions({"--counters-only", "--pc-sampling", "./app"}).ok());    // rides the timeline run
   CHECK(gt::collector::UsageText().find("--counters-only") != std::string::npos);
 }
 

@@ -1,5 +1,6 @@
 // The two-run join: timeline run kernels x counters run metrics -> matched / unmatched, reported not guessed.
 #include <catch2/catch.hpp>
+#include <map>
 
 #include "join.h"
 #include "metric_sets.h"
@@ -196,4 +197,38 @@ TEST_CASE("launch attributes the counters run could not read come from the timel
     if (tl.Str(m.metric) == launch_metric::kRegisters) CHECK(m.value == 40);
     if (tl.Str(m.metric) == launch_metric::kStaticShared) CHECK(m.value == 4096);
   }
+}
+
+TEST_CASE("a supplementary counters run adds its metrics once, passes and cost add up", "[counters][join]") {
+  TraceData tl;
+  AddProcess(tl, 100, "app", 0);
+  AddKernel(tl, 100, "copy", 7, 64, 1000);
+  // --cache-control all: the own-replay run gave the cache-sensitive metrics ...
+  TraceData own;
+  AddProcess(own, 555, "app", 0);
+  AddLaunch(own, 555, "copy", 0, 64, 532000);
+  AddMetric(own, 555, "copy", 0, "dram__bytes_write.sum", 1.0e6);
+  AddMetric(own, 555, "copy", 0, launch_metric::kPasses, 3);
+  AddMetric(own, 555, "copy", 0, launch_metric::kCostNs, 40e6);
+  REQUIRE(JoinCountersIntoTimeline(tl, own).matched_launches == 1);
+  // ... the kernel-replay run the rest, with the launch attributes again.
+  TraceData other;
+  AddProcess(other, 777, "app", 0);
+  AddLaunch(other, 777, "copy", 0, 64, 540000);
+  AddMetric(other, 777, "copy", 0, "smsp__inst_issued.sum", 12345);
+  AddMetric(other, 777, "copy", 0, launch_metric::kPasses, 5);
+  AddMetric(other, 777, "copy", 0, launch_metric::kCostNs, 60e6);
+  JoinReport r = JoinCountersIntoTimeline(tl, other, JoinMode::kSupplement);
+  CHECK(r.matched_launches == 1);
+  std::map<std::string, std::vector<double>> values;
+  for (const auto& m : tl.kernel_metrics) {
+    CHECK(m.correlation_id == 7);
+    values[tl.Str(m.metric)].push_back(m.value);
+  }
+  CHECK(values["gpu__time_duration.sum"] == std::vector<double>{532000});  // the first run's, once
+  CHECK(values[launch_metric::kGridSize] == std::vector<double>{64});
+  CHECK(values["dram__bytes_write.sum"] == std::vector<double>{1.0e6});
+  CHECK(values["smsp__inst_issued.sum"] == std::vector<double>{12345});
+  CHECK(values[launch_metric::kPasses] == std::vector<double>{8});
+  CHECK(values[launch_metric::kCostNs] == std::vector<double>{100e6});
 }

@@ -114,3 +114,52 @@ TEST_CASE("cost model follows the H200 measurements", "[counters][cost]") {
   CHECK(EstimateCost(8, 10).per_launch_s == Approx(8 * (0.014 + 0.013)));
   CHECK(EstimateCost(8, 0).Describe(8, 3).find("at most 3 launches per kernel name") != std::string::npos);
 }
+
+TEST_CASE("cache-control all splits the metrics between the two replays", "[counters][sets]") {
+  const auto all = MetricsForSets(kDefaultSets);
+  const auto cache = MetricsOfSubset(all, MetricSubset::kCacheSensitive);
+  const auto other = MetricsOfSubset(all, MetricSubset::kOther);
+  CHECK(cache.size() + other.size() == all.size());
+  CHECK(MetricsOfSubset(all, MetricSubset::kAll) == all);
+  auto has = [](const std::vector<std::string>& v, const char* m) {
+    return std::find(v.begin(), v.end(), m) != v.end();
+  };
+  // Traffic and time depend on what the caches hold at the kernel's start: gtrace's own replay flushes.
+  for (const char* m : {"dram__bytes_write.sum", "lts__t_bytes.sum", "gpu__time_duration.sum"}) {
+    CHECK(has(cache, m));
+    CHECK_FALSE(has(other, m));
+  }
+  // Instruction counts (SASS-patched ones included) and stalls come from CUPTI's kernel replay.
+  for (const char* m : {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "smsp__inst_issued.sum",
+                        "smsp__warps_issue_stalled_long_scoreboard.sum", "l1tex__t_bytes.sum"}) {
+    CHECK(has(other, m));
+    CHECK_FALSE(has(cache, m));
+  }
+}
+
+TEST_CASE("the metric subset travels through the environment; bad values are refused",
+          "[counters][options]") {
+  std::map<std::string, std::string> env;
+  auto set = [](void* ctx, const char* n, const char* v) {
+    (*static_cast<std::map<std::string, std::string>*>(ctx))[n] = v;
+  };
+  auto get = [](void* ctx, const char* n) -> const char* {
+    auto& m = *static_cast<std::map<std::string, std::string>*>(ctx);
+    auto it = m.find(n);
+    return it == m.end() ? nullptr : it->second.c_str();
+  };
+  CountersOptions o;
+  o.sets = kDefaultSets;
+  o.flush_caches = true;
+  o.subset = MetricSubset::kCacheSensitive;
+  CountersOptionsToEnv(o, set, &env);
+  CHECK(env["GTRACE_COUNTERS_SUBSET"] == "cache");
+  auto back = CountersOptionsFromEnv(get, &env);
+  REQUIRE(back.ok());
+  CHECK(back->subset == MetricSubset::kCacheSensitive);
+  CHECK(back->flush_caches);
+  env["GTRACE_COUNTERS_SUBSET"] = "some";
+  auto bad = CountersOptionsFromEnv(get, &env);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("GTRACE_COUNTERS_SUBSET") != std::string::npos);
+}
