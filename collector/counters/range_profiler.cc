@@ -8,15 +8,16 @@
 // write the values and re-arm. Launches that are not selected run with the profiler stopped, at full speed.
 //
 // Two ways to replay a profiled launch once per pass:
-// - --cache-control none: CUPTI's kernel replay. CUPTI saves and restores device memory itself, through the
-// L2,
-//   so each pass starts with the restore's dirty lines (DRAM writes read high) and warm instruction caches.
-// - --cache-control all (what ncu does by default): our own replay. The launch's ENTER callback saves device
-//   memory (CUPTI checkpoint API), and for each pass restores it, runs a kernel that leaves the L2 holding
-//   only clean lines of a buffer the app never touches, and re-issues the app's launch with the same
-//   arguments between cuptiRangeProfilerStart/Stop (user replay). Memory is restored once more and the app's
-//   own launch then runs unprofiled. The re-issued launches are ours: their kernel records are dropped
-//   (NoteOwnLaunch).
+// - CUPTI's kernel replay (--cache-control none, and the second counters run of --cache-control all). CUPTI
+//   saves and restores device memory itself, through the L2, so each pass starts with the restore's dirty
+//   lines (DRAM writes read high) and with the kernel's code and constants cached.
+// - Our own replay (the cache-sensitive metrics of --cache-control all, what ncu does by default). The
+//   launch's ENTER callback saves device memory (CUPTI checkpoint API), and for each pass restores it, runs a
+//   kernel that leaves the L2 holding only clean lines of a buffer the app never touches, and re-issues the
+//   app's launch with the same arguments between cuptiRangeProfilerStart/Stop (user replay). Memory is
+//   restored once more and the app's own launch then runs unprofiled. The re-issued launches are ours: their
+//   kernel records are dropped (NoteOwnLaunch). Why the metrics are split over two runs: selection.h,
+//   MetricSubset.
 //
 // [SECTION] Driver entry points
 // [SECTION] L2 flush kernel
