@@ -10,7 +10,8 @@
 #   bench/counters/run_device.sh BIN_DIR OUT_DIR
 # BIN_DIR holds gcollect, libgtrace_inject.so, gtrace-counters and the gt_k_* workloads (built on any x86-64
 # machine with CUDA 13: sm_90 code runs on the H200 unchanged). FULL=0 skips the `ncu --set full` timings;
-# SUITE=1 also records the multi-process CI fixture (suite.gtrace). BUDGET_S (default 360) stops starting
+# SUITE=1 also records the multi-process CI fixtures (suite.gtrace: --cache-control none; suite_cache_all.gtrace:
+# the default). BUDGET_S (default 360) stops starting
 # slow optional steps once that many seconds have passed.
 set -u
 B=$(cd "$1" && pwd)
@@ -52,6 +53,7 @@ LAUNCH+=,launch__shared_mem_per_block_dynamic
 NCU="ncu --clock-control none --metrics $METRICS,$LAUNCH --csv --page raw --print-units base --print-kernel-base function"
 echo "workload,plain_s,gcollect_counters_none_s,ncu_same_metrics_s,gcollect_counters_all_s,ncu_full_s" \
   > "$O/walltime.csv"
+[ "${SUITE_ONLY:-0}" = 1 ] && WORKLOADS=()
 for w in "${WORKLOADS[@]}"; do
   name=${w%%|*}
   args=${w#*|}
@@ -100,7 +102,11 @@ if [ "${SUITE:-0}" = 1 ]; then
   SUITE="$B/gt_k_copy --mib=64 --iters=2; $B/gt_k_fma --iters=1 --loops=512; $B/gt_k_strided --mib=64 --iters=1;"
   SUITE+=" $B/gt_k_atomics --iters=1; $B/gt_k_syncdiv --iters=1; $B/gt_k_bank_conflicts --iters=1;"
   SUITE+=" $B/gt_k_tiny_burst --count=50"
-  $T gcollect --counters -f -o "$O/suite.gtrace" -- bash -c "$SUITE" > /dev/null 2> "$O/suite.gcollect.log"
+  $T gcollect --counters --cache-control none -f -o "$O/suite.gtrace" -- bash -c "$SUITE" > /dev/null \
+    2> "$O/suite.gcollect.log"
+  $T gcollect --counters -f -o "$O/suite_cache_all.gtrace" -- bash -c "$SUITE" > /dev/null \
+    2> "$O/suite_cache_all.gcollect.log"
+  cat "$O/suite_cache_all.gcollect.log"
   cat "$O/suite.gcollect.log"
 fi
 cat "$O/walltime.csv"
