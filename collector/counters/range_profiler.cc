@@ -41,7 +41,6 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include "counters/counters_module.h"
 #include "counters/host_config.h"
@@ -57,12 +56,13 @@ using counters::MetricHost;
 using counters::MetricPlan;
 using NV::Cupti::Checkpoint::CUpti_Checkpoint;
 
-// The driver entry points the module calls itself. The driver is loaded (it is calling us); libcudart dlopens
-// it privately (RTLD_LOCAL), so look in libcuda itself, without loading it again and without a link-time
-// dependency.
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] Driver entry points
 // ---------------------------------------------------------------------------------------------------------------
+
+// The driver entry points the module calls itself. The driver is loaded (it is calling us); libcudart dlopens
+// it privately (RTLD_LOCAL), so look in libcuda itself, without loading it again and without a link-time
+// dependency.
 
 using LaunchKernelFn = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                     unsigned, CUstream, void**, void**);
@@ -83,7 +83,6 @@ struct DriverApi {
   CUresult (*ctx_get_device)(CUdevice*) = nullptr;
   CUresult (*device_get_attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
   CUresult (*ctx_synchronize)() = nullptr;
-  CUresult (*ctx_set_current)(CUcontext) = nullptr;
 };
 
 const DriverApi& Driver() {
@@ -102,7 +101,6 @@ const DriverApi& Driver() {
     a.launch_cooperative = reinterpret_cast<LaunchCooperativeFn>(sym("cuLaunchCooperativeKernel"));
     a.launch_cooperative_ptsz = reinterpret_cast<LaunchCooperativeFn>(sym("cuLaunchCooperativeKernel_ptsz"));
     a.ctx_synchronize = reinterpret_cast<decltype(a.ctx_synchronize)>(sym("cuCtxSynchronize"));
-    a.ctx_set_current = reinterpret_cast<decltype(a.ctx_set_current)>(sym("cuCtxSetCurrent"));
     a.stream_is_capturing = reinterpret_cast<decltype(a.stream_is_capturing)>(sym("cuStreamIsCapturing"));
     a.ctx_get_device = reinterpret_cast<decltype(a.ctx_get_device)>(sym("cuCtxGetDevice"));
     a.device_get_attribute = reinterpret_cast<decltype(a.device_get_attribute)>(sym("cuDeviceGetAttribute"));
