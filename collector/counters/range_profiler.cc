@@ -306,9 +306,8 @@ struct PendingLaunch {
   uint32_t ordinal = 0;
   double grid = 0, block = 0, registers = 0, static_smem = 0, dynamic_smem = 0;
   std::chrono::steady_clock::time_point start;
-  bool own_replay = false;           // profiled by our own replay (else by CUPTI's kernel replay)
-  std::vector<std::string> metrics;  // evaluated values
-  std::vector<double> values;
+  bool own_replay = false;     // profiled by our own replay (else by CUPTI's kernel replay)
+  std::vector<double> values;  // evaluated, in the order of the session's plan
   size_t passes = 0;
 };
 
@@ -354,8 +353,9 @@ bool Check(CUptiResult r, const char* what, std::string* error) {
 // launch under the graph probe (GTRACE_COUNTERS_GRAPH_PROBE=1).
 constexpr size_t kMaxRanges = 64;
 
-bool ResetCounterData(ContextSession& s, Collection& c, std::string* error, size_t ranges = 1,
+bool ResetCounterData(ContextSession& s, std::string* error, size_t ranges = 1,
                       CUpti_ProfilerReplayMode replay = CUPTI_KernelReplay) {
+  Collection& c = s.all;
   CUpti_RangeProfiler_CounterDataImage_Initialize_Params init{
       CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
   init.pRangeProfilerObject = s.object;
@@ -378,9 +378,6 @@ bool ResetCounterData(ContextSession& s, Collection& c, std::string* error, size
   cfg.passIndex = 0;
   cfg.targetNestingLevel = 1;
   return Check(cuptiRangeProfilerSetConfig(&cfg), "cuptiRangeProfilerSetConfig", error);
-}
-bool ResetCounterData(ContextSession& s, std::string* error, size_t ranges = 1) {
-  return ResetCounterData(s, s.all, error, ranges);
 }
 
 // Plans `metrics` on a host object of its own and sizes the counter data image (needs s.object).
@@ -651,22 +648,15 @@ enum class OwnReplay : uint8_t {
 // Runs every pass of one launch ourselves from its ENTER callback (see the top of the file). Whatever
 // happens, device memory is as the app left it when this returns, so the app's own launch computes what it
 // would have without us.
-// Evaluates range 0 of a decoded collection, appending (metric, value) pairs.
-bool EvaluateInto(Collection& c, std::vector<std::string>* metrics, std::vector<double>* values,
-                  std::string* error) {
-  std::vector<double> v;
-  Status ev = c.host->Evaluate(c.counter_data, 0, c.plan.metrics, &v);
-  if (!ev.ok()) {
-    *error = ev.ToString();
-    return false;
-  }
-  metrics->insert(metrics->end(), c.plan.metrics.begin(), c.plan.metrics.end());
-  values->insert(values->end(), v.begin(), v.end());
-  return true;
+// Evaluates range 0 of the decoded counter data, in the order of s.all.plan.metrics.
+bool EvaluateRange(ContextSession& s, std::vector<double>* values, std::string* error) {
+  Status ev = s.all.host->Evaluate(s.all.counter_data, 0, s.all.plan.metrics, values);
+  if (!ev.ok()) *error = ev.ToString();
+  return ev.ok();
 }
 
 // Runs the hardware-counter passes of one launch ourselves from its ENTER callback (see the top of the file)
-// and evaluates them into p.metrics/p.values. Whatever happens, device memory is as the app left it when
+// and evaluates them into p.values. Whatever happens, device memory is as the app left it when
 // this returns, so the app's own launch computes what it would have without us.
 OwnReplay RunOwnReplay(State& st, ContextSession& s, CUcontext ctx, const LaunchCall& call, CUstream stream,
                        PendingLaunch* p, std::string* error) {
@@ -695,7 +685,7 @@ OwnReplay RunOwnReplay(State& st, ContextSession& s, CUcontext ctx, const Launch
     return OwnReplay::kUnavailable;
   }
   s.user_replay_ran = true;
-  bool ok = ResetCounterData(s, s.all, error, 1, CUPTI_UserReplay);
+  bool ok = ResetCounterData(s, error, 1, CUPTI_UserReplay);
   bool all_submitted = false;
   size_t passes = 0;
   while (ok && !all_submitted) {
@@ -742,22 +732,9 @@ OwnReplay RunOwnReplay(State& st, ContextSession& s, CUcontext ctx, const Launch
     *error = s.own_replay_error;
     return OwnReplay::kFailed;
   }
-  if (ok) ok = DecodeRanges(s, error) && EvaluateInto(s.all, &p->metrics, &p->values, error);
+  if (ok) ok = DecodeRanges(s, error) && EvaluateRange(s, &p->values, error);
   p->passes = passes;
   return ok ? OwnReplay::kProfiled : OwnReplay::kFailed;
-}
-
-// Values in the order of `order` (s.all.plan.metrics); false when one is missing.
-bool Reorder(const std::vector<std::string>& order, const PendingLaunch& p, std::vector<double>* out) {
-  std::map<std::string_view, double> by_name;
-  for (size_t i = 0; i < p.metrics.size(); ++i) by_name[p.metrics[i]] = p.values[i];
-  out->clear();
-  for (const auto& m : order) {
-    auto it = by_name.find(m);
-    if (it == by_name.end()) return false;
-    out->push_back(it->second);
-  }
-  return true;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -883,20 +860,14 @@ void OnGraphLaunch(Injection&, State& st, const CUpti_CallbackData* cb) {
   st.mu.unlock();
 }
 
-// Writes the launch's values (when `ok`), re-arms the profiler for the next launch and releases the lock
+// Writes the launch's values (when `ok`) and releases the lock
 // its ENTER took.
 void FinishLaunch(Injection& inj, State& st, ContextSession& s, PendingLaunch& p, bool ok = true) {
   double cost = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
-  std::vector<double> values;
-  if (ok && !Reorder(s.all.plan.metrics, p, &values)) {
-    ok = false;
-    Fail(st, p.name + " launch " + std::to_string(p.ordinal) + ": a metric's value is missing");
-  }
   if (ok) {
     ++(p.own_replay ? st.own_replays : st.cupti_replays);
-    WriteLaunch(inj, st, s.all.plan.metrics, values, p.passes, p, cost);
+    WriteLaunch(inj, st, s.all.plan.metrics, p.values, p.passes, p, cost);
   }
-  p.metrics.clear();
   p.values.clear();
   st.mu.unlock();
 }
@@ -1002,7 +973,7 @@ void CountersOnCallback(Injection& inj, CUpti_CallbackDomain domain, CUpti_Callb
     ok = false;
     error = "not all replay passes were submitted";
   }
-  if (ok) ok = DecodeRanges(s, &error) && EvaluateInto(s.all, &p.metrics, &p.values, &error);
+  if (ok) ok = DecodeRanges(s, &error) && EvaluateRange(s, &p.values, &error);
   if (ok) p.passes = s.all.plan.passes;
   if (!ok) Fail(*st, p.name + " launch " + std::to_string(p.ordinal) + ": " + error);
   FinishLaunch(inj, *st, s, p, ok);
