@@ -1,5 +1,6 @@
-// Against a real counters trace from the H200 (tests/data/counters_h200.gtrace: the kernels/ workloads run as
-// children of one shell under `gcollect --counters`, see bench/counters/run_device.sh): the two-run join, the
+// Against the real counters traces from the H200 (tests/data/counters_h200*.gtrace, one per --cache-control mode:
+// the kernels/ workloads run as children of one shell under `gcollect --counters`, see
+// bench/counters/run_device.sh): the two-run join, the
 // roofline placement, the verdicts naming each workload's known bottleneck, and the flags.
 #include <catch2/catch.hpp>
 #include <map>
@@ -97,7 +98,15 @@ TEST_CASE("fixture: verdicts name each workload's known bottleneck", "[fixture][
     CHECK(Kernel(k).bottleneck == Bottleneck::kMemory);
     CHECK(Contains(Kernel(k).verdict, "long-scoreboard"));
   }
-  CHECK(Contains(Kernel("coalesced_read").verdict, "long-scoreboard"));  // the baseline: short, latency-led
+  // The baseline: short (5 us), waiting on memory latency, not bandwidth. Under CUPTI's kernel replay the
+  // restore's write-back adds DRAM traffic (33% of peak: latency-bound, long-scoreboard); with the L2 flushed
+  // before each pass (--cache-control all) it reads 16% of peak and is named launch-bound. Never memory- or
+  // compute-bound.
+  INFO(Kernel("coalesced_read").verdict);
+  CHECK((Contains(Kernel("coalesced_read").verdict, "long-scoreboard") ||
+         Kernel("coalesced_read").bottleneck == Bottleneck::kLaunch));
+  CHECK(Kernel("coalesced_read").bottleneck != Bottleneck::kMemory);
+  CHECK(Kernel("coalesced_read").bottleneck != Bottleneck::kCompute);
   INFO(Kernel("strided_read").verdict);
   CHECK(Kernel("strided_read").bottleneck == Bottleneck::kMemory);
   CHECK(Contains(Kernel("strided_read").verdict, "uncoalesced loads"));
