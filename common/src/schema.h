@@ -602,15 +602,17 @@ struct MarkFill {
   }
 };
 
-// Decodes into records; column errors are sticky in each ColumnReader and checked once per chunk.
-template <class R>
+// Decodes into records; column errors are sticky in each ColumnReader and checked once per chunk. kPext:
+// varints of bitmap columns are packed with PEXT (format::FastPext()).
+template <class R, bool kPext = false>
 struct BlockDecoder {
   size_t n;
   format::ColumnReader* c;
   const StringId* smap;  // segment-local -> global; ids without a string (lost strings chunk) map to 0
   uint64_t smap_size;
 
-  template <class F>
+  // kVarint: the column holds varints (it may have a terminator bitmap).
+  template <bool kVarint = true, class F>
   GT_INLINE void Loop(format::ColumnReader& col, F&& store) {
     if (col.repeat) {
       if (col.fill) return;  // stamped from the prototype record
@@ -626,6 +628,16 @@ struct BlockDecoder {
       for (; k < n; ++k) store(k, r);
       col.prev = r.prev;
       return;
+    }
+    if constexpr (kVarint) {
+      if (col.ends) {
+        format::MaskReader<kPext> r(col);
+        for (size_t k = 0; k < n; ++k) store(k, r);
+        col.p = r.p();
+        col.prev = r.prev;
+        col.bad |= r.bad;
+        return;
+      }
     }
     const uint8_t* limit = col.limit ? col.limit : col.end;
     if (limit - col.p >= ptrdiff_t(10 * n) && !col.bad) [[likely]] {
@@ -676,10 +688,10 @@ struct BlockDecoder {
     Loop(*c++, [&](size_t k, auto& r) { At<R>(f, k) = int32_t(format::Unzig(r.Varint())); });
   }
   GT_INLINE void U8(uint8_t& f) {
-    Loop(*c++, [&](size_t k, auto& r) { At<R>(f, k) = r.Byte(); });
+    Loop<false>(*c++, [&](size_t k, auto& r) { At<R>(f, k) = r.Byte(); });
   }
   GT_INLINE void F64(double& f) {
-    Loop(*c++, [&](size_t k, auto& r) { At<R>(f, k) = r.F64(); });
+    Loop<false>(*c++, [&](size_t k, auto& r) { At<R>(f, k) = r.F64(); });
   }
   GT_INLINE void Str(StringId& f) {
     const StringId* map = smap;
