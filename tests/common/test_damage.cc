@@ -458,9 +458,11 @@ TEST_CASE("CRC32C matches the standard check value on both code paths", "[format
   CHECK(format::Crc32c(0, check, 9) == 0xE3069283u);
   CHECK(format::Crc32cPortable(0, check, 9) == 0xE3069283u);
   Rng r(3);
-  std::string data(10000, '\0');
+  std::string data(100000, '\0');
   for (auto& ch : data) ch = char(r.g());
-  for (size_t len : {0, 1, 7, 8, 9, 63, 64, 65, 1000, 9999}) {
+  // Around the hardware path's three-stream lengths (3 x 256 and 3 x 8192 bytes).
+  for (size_t len :
+       {0, 1, 7, 8, 9, 63, 64, 65, 767, 768, 769, 1000, 9999, 24575, 24576, 24577, 50000, 99999}) {
     uint32_t a = format::Crc32c(0, data.data(), len);
     CHECK(a == format::Crc32cPortable(0, data.data(), len));
     // Continuing a CRC over two pieces equals one pass.
