@@ -432,10 +432,50 @@ inline bool DetectRepeat(const EncodeColumn& col, uint64_t* x, uint64_t* y) {
   return n - y_start == ly || std::memcmp(p + y_start, p + i, n - i) == 0;
 }
 
+// ORs every record's bytes, XOR the reference record's, into changed[0..sizeof(R)): a field whose bytes there
+// are all zero holds the reference's value in every record.
+template <class R>
+GT_INLINE void ChangedBytes(const R* records, size_t n, const R& ref, uint8_t* changed) {
+  constexpr size_t kWords = sizeof(R) / 8, kTail = sizeof(R) % 8;
+  uint64_t acc[kWords + 1] = {}, r[kWords + 1] = {};
+  std::memcpy(r, &ref, sizeof(R));
+  for (size_t k = 0; k < n; ++k) {
+    const char* b = reinterpret_cast<const char*>(records + k);
+    for (size_t w = 0; w < kWords; ++w) {
+      uint64_t x;
+      std::memcpy(&x, b + 8 * w, 8);
+      acc[w] |= x ^ r[w];
+    }
+    if constexpr (kTail > 0) {
+      uint64_t x = 0;
+      std::memcpy(&x, b + 8 * kWords, kTail);
+      acc[kWords] |= x ^ r[kWords];
+    }
+  }
+  std::memcpy(changed, acc, sizeof(R));
+}
+
 template <class R>
 struct BlockEncoder {
   size_t n;         // records in this block
   EncodeColumn* c;  // walks the columns in schema order
+  const R* block = nullptr;
+  // ChangedBytes() of the block against the chunk's second record (whose values are the lazy columns'
+  // `rest`), or null. Lets a column that stays constant skip its per-value comparisons.
+  const uint8_t* changed = nullptr;
+
+  // A lazy column whose field holds the reference record's value in every record of the block (for a delta
+  // column, a delta of 0): the block adds only a count.
+  template <class T>
+  GT_INLINE bool Unchanged(EncodeColumn& col, const T& f, bool delta) {
+    if (!changed || !col.lazy || col.count < 2 || (delta && col.rest != 0)) return false;
+    T d;
+    std::memcpy(&d, changed + (reinterpret_cast<const char*>(&f) - reinterpret_cast<const char*>(block)),
+                sizeof(T));
+    if (d != T{}) return false;
+    col.count += uint32_t(n);
+    return true;
+  }
 
   // Values of a lazy column are only compared until one differs; returns the index of the first record
   // still to be written (n when the whole block stayed constant). value(k) is called once per k, in order.
@@ -475,6 +515,7 @@ struct BlockEncoder {
   }
   GT_INLINE void Ts(const int64_t& f) {
     EncodeColumn& col = *c++;
+    if (Unchanged(col, f, true)) return;
     uint64_t prev = col.prev;
     Loop<int64_t>(col, [&](size_t k) {
       uint64_t v = uint64_t(At<R>(f, k));
@@ -491,6 +532,7 @@ struct BlockEncoder {
   }
   GT_INLINE void Id(const uint32_t& f) {
     EncodeColumn& col = *c++;
+    if (Unchanged(col, f, true)) return;
     uint32_t prev = uint32_t(col.prev);
     Loop<uint32_t>(col, [&](size_t k) {
       uint32_t v = At<R>(f, k);
@@ -502,6 +544,7 @@ struct BlockEncoder {
   }
   GT_INLINE void Id64(const uint64_t& f) {
     EncodeColumn& col = *c++;
+    if (Unchanged(col, f, true)) return;
     uint64_t prev = col.prev;
     Loop<uint64_t>(col, [&](size_t k) {
       uint64_t v = At<R>(f, k);
@@ -512,22 +555,33 @@ struct BlockEncoder {
     col.prev = prev;
   }
   GT_INLINE void U16(const uint16_t& f) {
-    Loop<uint16_t>(*c++, [&](size_t k) { return uint64_t(At<R>(f, k)); });
+    EncodeColumn& col = *c++;
+    if (Unchanged(col, f, false)) return;
+    Loop<uint16_t>(col, [&](size_t k) { return uint64_t(At<R>(f, k)); });
   }
   GT_INLINE void U32(const uint32_t& f) {
-    Loop<uint32_t>(*c++, [&](size_t k) { return uint64_t(At<R>(f, k)); });
+    EncodeColumn& col = *c++;
+    if (Unchanged(col, f, false)) return;
+    Loop<uint32_t>(col, [&](size_t k) { return uint64_t(At<R>(f, k)); });
   }
   GT_INLINE void U64(const uint64_t& f) {
-    Loop<uint64_t>(*c++, [&](size_t k) { return At<R>(f, k); });
+    EncodeColumn& col = *c++;
+    if (Unchanged(col, f, false)) return;
+    Loop<uint64_t>(col, [&](size_t k) { return At<R>(f, k); });
   }
   GT_INLINE void Str(const StringId& f) {
-    Loop<StringId>(*c++, [&](size_t k) { return uint64_t(At<R>(f, k)); });
+    EncodeColumn& col = *c++;
+    if (Unchanged(col, f, false)) return;
+    Loop<StringId>(col, [&](size_t k) { return uint64_t(At<R>(f, k)); });
   }
   GT_INLINE void I32(const int32_t& f) {
-    Loop<int32_t>(*c++, [&](size_t k) { return format::Zig(At<R>(f, k)); });
+    EncodeColumn& col = *c++;
+    if (Unchanged(col, f, false)) return;
+    Loop<int32_t>(col, [&](size_t k) { return format::Zig(At<R>(f, k)); });
   }
   GT_INLINE void U8(const uint8_t& f) {
     EncodeColumn& col = *c++;
+    if (Unchanged(col, f, false)) return;
     size_t k = 0;
     if (col.lazy) {
       auto value = [&](size_t i) { return uint64_t(At<R>(f, i)); };

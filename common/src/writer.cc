@@ -38,6 +38,9 @@ struct KindBuffer {
   std::vector<schema::EncodeColumn> columns;
   uint32_t pending = 0;  // records of the chunk being built (encoded + in `block`)
   uint32_t limit = 0;    // records per chunk: the option, clamped so the worst-case encoding fits a chunk
+  // The chunk's second record, once encoded: the value every still-constant column repeats.
+  bool have_ref = false;
+  R ref{};
 };
 
 constexpr size_t kMaxStringBytes = 1u << 20;  // longer strings are cut (keeps a strings chunk under the cap)
@@ -318,8 +321,15 @@ class TraceWriter::Impl {
 
   template <class R>
   static void EncodeBlock(KindBuffer<R>& kb) {
-    schema::BlockEncoder<R> e{kb.block.size(), kb.columns.data()};
+    const size_t n = kb.block.size();
+    alignas(16) uint8_t changed[sizeof(R)];
+    if (kb.have_ref) schema::ChangedBytes(kb.block.data(), n, kb.ref, changed);
+    schema::BlockEncoder<R> e{n, kb.columns.data(), kb.block.data(), kb.have_ref ? changed : nullptr};
     schema::Visit(e, kb.block[0]);
+    if (!kb.have_ref && n >= 2) {  // the chunk's first block
+      kb.ref = kb.block[1];
+      kb.have_ref = true;
+    }
     kb.block.clear();
   }
 
@@ -330,6 +340,7 @@ class TraceWriter::Impl {
     if (!kb.block.empty()) EncodeBlock(kb);
     const uint32_t n = kb.pending;
     kb.pending = 0;
+    kb.have_ref = false;
     payload_.Clear();
     payload_.PutVarint(kb.columns.size());
     for (auto& c : kb.columns) {
