@@ -111,7 +111,14 @@ void SetFastPextForTesting(bool on) {
 #endif
 }
 
-VarintStats ScanVarints(const uint8_t* p, size_t n, uint64_t* ends) {
+namespace {
+
+template <bool kPopcnt>
+GT_INLINE VarintStats ScanVarintsImpl(const uint8_t* p, size_t n, uint64_t* ends) {
+  auto popcount = [](uint64_t x) -> uint64_t {
+    if constexpr (kPopcnt) return uint64_t(__builtin_popcountll(x));
+    return Popcount(x);
+  };
   VarintStats s;
   uint64_t last = ~0ull;  // as if byte -1 ended a value: the first value starts at byte 0
   const size_t words = (n + 63) / 64;
@@ -120,12 +127,29 @@ VarintStats ScanVarints(const uint8_t* p, size_t n, uint64_t* ends) {
     if (w + 1 == words && n % 64 != 0) e &= (1ull << (n % 64)) - 1;
     ends[w] = e;
     const uint64_t prev1 = (e << 1) | (last >> 63), prev2 = (e << 2) | (last >> 62);
-    s.values += Popcount(e);
-    s.one += Popcount(e & prev1);
-    s.two += Popcount(e & ~prev1 & prev2);
+    s.values += popcount(e);
+    s.one += popcount(e & prev1);
+    s.two += popcount(e & ~prev1 & prev2);
     last = e;
   }
   return s;
+}
+
+#if GT_HAVE_PEXT
+// The POPCNT instruction instead of a dozen bit operations, three times per 64 bytes.
+__attribute__((target("popcnt"))) VarintStats ScanVarintsPopcnt(const uint8_t* p, size_t n, uint64_t* ends) {
+  return ScanVarintsImpl<true>(p, n, ends);
+}
+const bool kHavePopcnt = (__builtin_cpu_init(), __builtin_cpu_supports("popcnt"));
+#endif
+
+}  // namespace
+
+VarintStats ScanVarints(const uint8_t* p, size_t n, uint64_t* ends) {
+#if GT_HAVE_PEXT
+  if (kHavePopcnt) return ScanVarintsPopcnt(p, n, ends);
+#endif
+  return ScanVarintsImpl<false>(p, n, ends);
 }
 
 }  // namespace format
