@@ -324,8 +324,16 @@ class TraceWriter::Impl {
     const size_t n = kb.block.size();
     alignas(16) uint8_t changed[sizeof(R)];
     if (kb.have_ref) schema::ChangedBytes(kb.block.data(), n, kb.ref, changed);
-    schema::BlockEncoder<R> e{n, kb.columns.data(), kb.block.data(), kb.have_ref ? changed : nullptr};
-    schema::Visit(e, kb.block[0]);
+#if GT_HAVE_PEXT
+    if (FastPext()) {
+      schema::BlockEncoder<R, true> e{n, kb.columns.data(), kb.block.data(), kb.have_ref ? changed : nullptr};
+      schema::Visit(e, kb.block[0]);
+    } else
+#endif
+    {
+      schema::BlockEncoder<R> e{n, kb.columns.data(), kb.block.data(), kb.have_ref ? changed : nullptr};
+      schema::Visit(e, kb.block[0]);
+    }
     if (!kb.have_ref && n >= 2) {  // the chunk's first block
       kb.ref = kb.block[1];
       kb.have_ref = true;
