@@ -438,26 +438,28 @@ inline bool DetectRepeat(const EncodeColumn& col, uint64_t* x, uint64_t* y) {
 // are all zero holds the reference's value in every record.
 template <class R>
 GT_INLINE void ChangedBytes(const R* records, size_t n, const R& ref, uint8_t* changed) {
-  constexpr size_t kWords = sizeof(R) / 8, kTail = sizeof(R) % 8;
-  uint64_t acc[kWords + 1] = {}, r[kWords + 1] = {};
+  // 16-byte vectors (SSE2 natively; scalar pairs where there is no SIMD): one register per vector of R.
+  using V = uint64_t __attribute__((vector_size(16)));
+  constexpr size_t kVecs = sizeof(R) / 16, kTail = sizeof(R) % 16;
+  V acc[kVecs + 1] = {}, r[kVecs + 1] = {};
   std::memcpy(r, &ref, sizeof(R));
   for (size_t k = 0; k < n; ++k) {
     const char* b = reinterpret_cast<const char*>(records + k);
-    for (size_t w = 0; w < kWords; ++w) {
-      uint64_t x;
-      std::memcpy(&x, b + 8 * w, 8);
-      acc[w] |= x ^ r[w];
+#pragma GCC unroll 16  // the accumulators stay in registers only when this loop is unrolled
+    for (size_t v = 0; v < kVecs; ++v) {
+      V x;
+      std::memcpy(&x, b + 16 * v, 16);
+      acc[v] |= x ^ r[v];
     }
     if constexpr (kTail > 0) {
-      uint64_t x = 0;
-      std::memcpy(&x, b + 8 * kWords, kTail);
-      acc[kWords] |= x ^ r[kWords];
+      V x = {};
+      std::memcpy(&x, b + 16 * kVecs, kTail);
+      acc[kVecs] |= x ^ r[kVecs];
     }
   }
   std::memcpy(changed, acc, sizeof(R));
 }
 
-// kPdep: WriteVarintFlat spreads with PDEP (format::FastPext()).
 template <class R, bool kPdep = false>
 struct BlockEncoder {
   size_t n;         // records in this block
