@@ -1,4 +1,4 @@
-// bench_format [--events N] [--repeat R] [--no-json] [--level L]
+// bench_format [--events N] [--repeat R] [--no-json] [--level L] [--portable]
 //
 // One run reports, for the same synthetic events: bytes/event of .gtrace, Chrome JSON and gzipped Chrome JSON
 // (the baselines, measured here), and single-core write/read throughput of .gtrace in events per CPU second
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "chrome_export.h"
+#include "format.h"
 #include "gt/trace_data.h"
 #include "synthetic_trace.h"
 
@@ -159,11 +160,15 @@ int main(int argc, char** argv) {
       level = std::atoi(argv[++i]);
     } else if (a == "--no-json") {
       json = false;
+    } else if (a == "--portable") {
+      // The codec paths of CPUs without a fast PEXT/PDEP (AMD before Zen 3, non-x86).
+      format::SetFastPextForTesting(false);
     } else {
       std::fprintf(
           stderr,
-          "usage: bench_format [--events N] [--repeat R] [--level ZSTD_LEVEL] [--no-json]\n"
-          "  N events (default 10000000), R timed repetitions (default 3; best and median printed)\n");
+          "usage: bench_format [--events N] [--repeat R] [--level ZSTD_LEVEL] [--no-json] [--portable]\n"
+          "  N events (default 10000000), R timed repetitions (default 3; best and median printed)\n"
+          "  --portable: varint codec without BMI2 (PEXT/PDEP), as on CPUs where it is slow or missing\n");
       return a == "--help" || a == "-h" ? 0 : 64;
     }
   }
@@ -204,7 +209,8 @@ int main(int argc, char** argv) {
   };
 
   double gt_bpe = double(file.size()) / n;
-  std::printf("\n.gtrace (zstd level %d): %llu bytes, %.3f bytes/event  [target <= 6]\n", level,
+  std::printf("\nvarint codec: %s\n", format::FastPext() ? "BMI2 (PEXT/PDEP)" : "portable");
+  std::printf(".gtrace (zstd level %d): %llu bytes, %.3f bytes/event  [target <= 6]\n", level,
               static_cast<unsigned long long>(file.size()), gt_bpe);
   std::printf("write:             best %6.1f M events/s, median %6.1f M events/s  [target >= 20]\n",
               n / best(wt) / 1e6, n / median(wt) / 1e6);

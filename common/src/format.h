@@ -100,6 +100,45 @@ GT_INLINE size_t WriteVarint(uint8_t* p, uint64_t v) {
   return n;
 }
 
+// x86-64 has PEXT (BMI2), fast on Intel and on AMD from Zen 3 (microcoded before): used when the CPU says so.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__EMSCRIPTEN__)
+#define GT_HAVE_PEXT 1
+#else
+#define GT_HAVE_PEXT 0
+#endif
+bool FastPext();                      // this CPU has a fast PEXT (decided once)
+void SetFastPextForTesting(bool on);  // tests decode with and without it (ignored where unavailable)
+
+// WriteVarint without a branch on the value's length (values below 2^56; longer ones take WriteVarint):
+// faster where lengths vary from value to value, which the branches mispredict. Stores 8 bytes at p.
+// kPdep: spread the 7-bit groups with PDEP (BMI2; only where FastPext()), else with three mask-shift steps.
+template <bool kPdep>
+GT_INLINE size_t WriteVarintFlat(uint8_t* p, uint64_t v) {
+  if (v >> 56) [[unlikely]]
+    return WriteVarint(p, v);
+  // Bytes per value by leading zeros of v | 1, and the continuation bits of a value of that many bytes.
+  static constexpr uint8_t kLen[64] = {10, 9, 9, 9, 9, 9, 9, 9, 8, 8, 8, 8, 8, 8, 8, 7, 7, 7, 7, 7, 7, 7,
+                                       6,  6, 6, 6, 6, 6, 6, 5, 5, 5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 4, 4, 3,
+                                       3,  3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1};
+  static constexpr uint64_t kCont[9] = {
+      0, 0, 0x80, 0x8080, 0x808080, 0x80808080, 0x8080808080, 0x808080808080, 0x80808080808080};
+  const size_t len = kLen[__builtin_clzll(v | 1)];
+  uint64_t x;
+#if GT_HAVE_PEXT
+  if constexpr (kPdep) {
+    asm("pdepq %2, %1, %0" : "=r"(x) : "r"(v), "r"(0x7f7f7f7f7f7f7f7full));
+  } else
+#endif
+  {
+    x = (v & 0x000000000fffffffull) | ((v << 4) & 0x0fffffff00000000ull);
+    x = (x & 0x00003fff00003fffull) | ((x << 2) & 0x3fff00003fff0000ull);
+    x = (x & 0x007f007f007f007full) | ((x << 1) & 0x7f007f007f007f00ull);
+  }
+  x |= kCont[len];
+  std::memcpy(p, &x, 8);
+  return len;
+}
+
 // Growable byte buffer without zero-initialisation (std::vector::resize would clear every byte it adds).
 class ByteBuf {
  public:
@@ -168,6 +207,10 @@ struct ColumnReader {
   // Readable memory ends here (>= end; null = end): the decoder may read a block's values without a bounds
   // check per value when the block cannot read past it, and checks p <= end once after the block.
   const uint8_t* limit = nullptr;
+  // Varint terminator bitmap of the column (bit i of word w: byte base[64 w + i] ends a value), set when its
+  // values have mixed lengths: MaskReader then decodes them without a branch on each value's length.
+  const uint64_t* ends = nullptr;
+  const uint8_t* base = nullptr;
 
   GT_INLINE uint64_t Varint() {
     if (end - p >= 10) [[likely]] {
@@ -226,6 +269,21 @@ struct ColumnReader {
   bool done() const { return p == end; }
 };
 
+struct VarintResult {
+  uint64_t value;
+  size_t len;  // 0: longer than 10 bytes
+};
+// Out of line and by value, so that the decode loops' cursors stay in registers.
+__attribute__((noinline)) inline VarintResult VarintAt(const uint8_t* p) {
+  uint64_t r = 0;
+  for (size_t i = 0; i < 10; ++i) {
+    const uint64_t b = p[i];
+    r |= (b & 0x7f) << (7 * i);
+    if (b < 0x80) return {r, i + 1};
+  }
+  return {0, 0};
+}
+
 // A ColumnReader's cursor for a block whose worst case (10 bytes per value) stays inside readable memory:
 // no bounds check per value. Running past the column's end is detected after the block (p > end).
 struct UncheckedReader {
@@ -249,18 +307,10 @@ struct UncheckedReader {
       p += 3;
       return (b0 & 0x7f) | ((b1 & 0x7f) << 7) | (b2 << 14);
     }
-    return VarintLong();
-  }
-  __attribute__((noinline)) uint64_t VarintLong() {
-    uint64_t r = (uint64_t(p[0]) & 0x7f) | ((uint64_t(p[1]) & 0x7f) << 7) | ((uint64_t(p[2]) & 0x7f) << 14);
-    p += 3;
-    for (int s = 21; s < 64; s += 7) {
-      uint64_t b = *p++;
-      r |= (b & 0x7f) << s;
-      if (b < 0x80) return r;
-    }
-    bad = true;
-    return 0;
+    const VarintResult r = VarintAt(p);
+    p += r.len;
+    bad |= r.len == 0;
+    return r.value;
   }
   GT_INLINE uint8_t Byte() { return *p++; }
   GT_INLINE double F64() {
@@ -270,6 +320,76 @@ struct UncheckedReader {
     return d;
   }
 };
+
+// The 7-bit groups of a varint's bytes x (the value's n + 1 bytes, n < 8, in the low bytes; others ignored)
+// packed into one integer.
+template <bool kPext>
+GT_INLINE uint64_t PackVarint(uint64_t x, size_t n) {
+  // kKeep[n]: the payload bits of bytes 0..n.
+  static constexpr uint64_t kKeep[8] = {
+      0x7full,         0x7f7full,         0x7f7f7full,         0x7f7f7f7full,
+      0x7f7f7f7f7full, 0x7f7f7f7f7f7full, 0x7f7f7f7f7f7f7full, 0x7f7f7f7f7f7f7f7full};
+#if GT_HAVE_PEXT
+  if constexpr (kPext) {
+    uint64_t r;
+    // Inline asm rather than the intrinsic: only reached when FastPext(), and the code around it stays
+    // baseline x86-64 (no target attribute to spread through the inlined decode loops).
+    asm("pextq %2, %1, %0" : "=r"(r) : "r"(x), "r"(kKeep[n]));
+    return r;
+  }
+#endif
+  uint64_t v = x & kKeep[n];
+  v = (v & 0x007f007f007f007full) | ((v >> 1) & 0x3f803f803f803f80ull);
+  v = (v & 0x00003fff00003fffull) | ((v >> 2) & 0x0fffc0000fffc000ull);
+  return (v & 0x000000000fffffffull) | ((v >> 4) & 0x00fffffff0000000ull);
+}
+
+// A cursor over a column with a terminator bitmap (ColumnReader::ends): each value's end comes from the
+// bitmap, not from its bytes, so the next value's load does not wait for this one's length (the byte loop
+// serializes on it, or mispredicts when lengths vary). Needs 8 readable bytes after the column; the column
+// was checked to hold exactly one terminator per value before decoding.
+template <bool kPext>
+struct MaskReader {
+  const uint8_t* base;
+  const uint64_t* ends;
+  size_t start;   // offset of the next value
+  size_t word;    // bitmap word holding its terminator
+  uint64_t bits;  // terminators of ends[word] not consumed yet
+  uint64_t prev;
+  bool bad;
+
+  GT_INLINE MaskReader(const ColumnReader& c)
+      : base(c.base),
+        ends(c.ends),
+        start(size_t(c.p - c.base)),
+        word(start / 64),
+        bits(c.ends[word] & (~0ull << (start % 64))),
+        prev(c.prev),
+        bad(false) {}
+  GT_INLINE uint64_t Varint() {
+    while (bits == 0) bits = ends[++word];
+    const size_t end = word * 64 + size_t(__builtin_ctzll(bits));
+    bits &= bits - 1;
+    const size_t n = end - start;  // bytes after the first
+    uint64_t x;
+    std::memcpy(&x, base + start, 8);
+    start = end + 1;
+    if (n < 8) [[likely]]
+      return PackVarint<kPext>(x, n);
+    const VarintResult r = VarintAt(base + end - n);  // 9 or 10 bytes; longer is malformed
+    bad |= r.len != n + 1;
+    return r.value;
+  }
+  GT_INLINE const uint8_t* p() const { return base + start; }
+};
+
+// Writes the terminator bitmap of the varints in p[0..n) to ends[0..(n + 63) / 64) (bits past n clear) and
+// counts the values, and how many take one and two bytes (how predictable their lengths are). Reads up to
+// 63 bytes past n.
+struct VarintStats {
+  uint64_t values = 0, one = 0, two = 0;
+};
+VarintStats ScanVarints(const uint8_t* p, size_t n, uint64_t* ends);
 
 // Reads a repeat column's constant part through the ColumnReader interface: no bytes, no bounds, no errors.
 struct RepeatReader {

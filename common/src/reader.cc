@@ -25,6 +25,13 @@
 #include "format.h"
 #include "schema.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if GT_HAVE_PEXT
+#include <cpuid.h>
+#endif
+
 // Parallel chunk decoding needs threads; wasm builds without pthreads read on one thread.
 #if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
 #define GT_READER_THREADS 1
@@ -37,6 +44,116 @@
 #endif
 
 namespace gt {
+namespace format {
+namespace {
+
+GT_INLINE uint64_t Popcount(uint64_t x) {
+#if defined(__POPCNT__) || defined(__wasm__)
+  return uint64_t(__builtin_popcountll(x));
+#else  // baseline x86-64 has no POPCNT; the builtin would call libgcc
+  x -= (x >> 1) & 0x5555555555555555ull;
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return (x * 0x0101010101010101ull) >> 56;
+#endif
+}
+
+// Bit i set: p[i] < 0x80 (ends a varint), for i < 64.
+GT_INLINE uint64_t TerminatorBits(const uint8_t* p) {
+#if defined(__SSE2__)
+  uint64_t m = 0;
+  for (int j = 0; j < 4; ++j)
+    m |= uint64_t(uint32_t(_mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * j)))))
+         << (16 * j);
+  return ~m;
+#else
+  uint64_t m = 0;
+  for (int j = 0; j < 8; ++j) {
+    uint64_t x;
+    std::memcpy(&x, p + 8 * j, 8);
+    // One flag per byte at bits 0, 8, ..., 56; the multiply gathers them into the top byte (no carries).
+    m |= ((((~x >> 7) & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56) << (8 * j);
+  }
+  return m;
+#endif
+}
+
+#if GT_HAVE_PEXT
+bool DetectFastPext() {
+  __builtin_cpu_init();  // runs from a static initializer, maybe before libgcc's
+  if (!__builtin_cpu_supports("bmi2")) return false;
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return false;
+  const bool amd_like = (ebx == 0x68747541 /* "Auth"enticAMD */ || ebx == 0x6f677948 /* "Hygo"nGenuine */);
+  if (!amd_like) return true;
+  __get_cpuid(1, &eax, &ebx, &ecx, &edx);
+  const unsigned family = ((eax >> 8) & 0xf) + ((eax >> 20) & 0xff);
+  return family >= 0x19;  // Zen 3 on; Zen 1/2 (and Hygon) microcode PEXT
+}
+bool fast_pext = DetectFastPext();
+#endif
+
+}  // namespace
+
+bool FastPext() {
+#if GT_HAVE_PEXT
+  return fast_pext;
+#else
+  return false;
+#endif
+}
+
+void SetFastPextForTesting(bool on) {
+#if GT_HAVE_PEXT
+  fast_pext = on && DetectFastPext();
+#else
+  (void)on;
+#endif
+}
+
+namespace {
+
+template <bool kPopcnt>
+GT_INLINE VarintStats ScanVarintsImpl(const uint8_t* p, size_t n, uint64_t* ends) {
+  auto popcount = [](uint64_t x) -> uint64_t {
+    if constexpr (kPopcnt) return uint64_t(__builtin_popcountll(x));
+    return Popcount(x);
+  };
+  VarintStats s;
+  uint64_t last = ~0ull;  // as if byte -1 ended a value: the first value starts at byte 0
+  const size_t words = (n + 63) / 64;
+  for (size_t w = 0; w < words; ++w) {
+    uint64_t e = TerminatorBits(p + 64 * w);
+    if (w + 1 == words && n % 64 != 0) e &= (1ull << (n % 64)) - 1;
+    ends[w] = e;
+    const uint64_t prev1 = (e << 1) | (last >> 63), prev2 = (e << 2) | (last >> 62);
+    s.values += popcount(e);
+    s.one += popcount(e & prev1);
+    s.two += popcount(e & ~prev1 & prev2);
+    last = e;
+  }
+  return s;
+}
+
+#if GT_HAVE_PEXT
+// The POPCNT instruction instead of a dozen bit operations, three times per 64 bytes.
+__attribute__((target("popcnt"))) VarintStats ScanVarintsPopcnt(const uint8_t* p, size_t n, uint64_t* ends) {
+  return ScanVarintsImpl<true>(p, n, ends);
+}
+const bool kHavePopcnt = (__builtin_cpu_init(), __builtin_cpu_supports("popcnt"));
+#endif
+
+}  // namespace
+
+VarintStats ScanVarints(const uint8_t* p, size_t n, uint64_t* ends) {
+#if GT_HAVE_PEXT
+  if (kHavePopcnt) return ScanVarintsPopcnt(p, n, ends);
+#endif
+  return ScanVarintsImpl<false>(p, n, ends);
+}
+
+}  // namespace format
+
 using namespace format;
 
 // ================================================================================================================
@@ -224,8 +341,10 @@ class ChunkDecoder {
     // is delivered. (The decoder still checks; only an over-long varint, which no writer produces, is
     // caught there, after earlier batches of its chunk were delivered.)
     const std::vector<uint8_t>& types = schema::ColumnTypesOf<R>();
+    ends_.resize(h.raw_size / 64 + expected + 1);
+    uint64_t* ends = ends_.data();
     for (uint32_t i = 0; i < expected; ++i) {
-      const ColumnReader& c = columns_[i];
+      ColumnReader& c = columns_[i];
       if (c.repeat) continue;
       const uint64_t len = uint64_t(c.end - c.p), n = h.record_count;
       uint64_t values = 0;
@@ -237,7 +356,21 @@ class ChunkDecoder {
           values = len / 8 + (len % 8 != 0);
           break;
         default:
-          values = schema::CountVarintEnds(c.p, len);
+          if (c.limit && c.limit - c.end >= 64) {  // the bitmap scan may read 63 bytes past the column
+            const VarintStats st = ScanVarints(c.p, len, ends);
+            values = st.values;
+            // Lengths that vary cost the byte loop a mispredicted branch per change; the bitmap reader
+            // pays a constant cost per value instead. Past 1 in 8 values off the common length it is faster
+            // (measured on the bench_format trace, with and without PEXT).
+            const uint64_t same = std::max({st.one, st.two, st.values - st.one - st.two});
+            if ((st.values - same) * 8 > st.values) {
+              c.ends = ends;
+              c.base = c.p;
+            }
+            ends += (len + 63) / 64;
+          } else {
+            values = schema::CountVarintEnds(c.p, len);
+          }
           if (len > 0 && c.end[-1] >= 0x80) values = n + 1;  // ends inside a value
           break;
       }
@@ -245,6 +378,16 @@ class ChunkDecoder {
         return Corrupt(std::string(kind) + " chunk: column " + std::to_string(i) +
                        (values < n ? " ends early" : " has trailing bytes"));
     }
+#if GT_HAVE_PEXT
+    if (FastPext()) return DecodeBlocks<R, true>(sink, h, ctx);
+#endif
+    return DecodeBlocks<R, false>(sink, h, ctx);
+  }
+
+  template <class R, bool kPext>
+  Status DecodeBlocks(TraceSink& sink, const ChunkHeader& h, const DecodeContext& ctx) {
+    static const uint32_t expected = schema::ColumnCount<R>();
+    const char* kind = RecordKindName(schema::KindOf<R>::kValue);
     std::vector<R>& out = Buffer<R>();
     const size_t count = h.record_count;
     out.resize(std::min(count, kDeliverBatch));
@@ -263,7 +406,7 @@ class ChunkDecoder {
       R* dst = out.data() + at;
       if (fill)
         for (size_t k = 0; k < block; ++k) std::memcpy(static_cast<void*>(dst + k), &proto, sizeof(R));
-      schema::BlockDecoder<R> d{block, columns_.data(), ctx.smap, ctx.smap_size};
+      schema::BlockDecoder<R, kPext> d{block, columns_.data(), ctx.smap, ctx.smap_size};
       schema::Visit(d, *dst);
       if (at + block == kDeliverBatch || b + block == count) {
         for (uint32_t i = 0; i < expected; ++i)
@@ -290,6 +433,7 @@ class ChunkDecoder {
   const uint8_t* raw_limit_ = nullptr;  // ... and the end of readable memory after it
   std::vector<ColumnReader> columns_;
   std::vector<uint64_t> col_len_;
+  std::vector<uint64_t> ends_;  // terminator bitmaps of the chunk's varint columns
   std::tuple<std::vector<ProcessRecord>, std::vector<ThreadRecord>, std::vector<DeviceRecord>,
              std::vector<ContextRecord>, std::vector<StreamRecord>, std::vector<KernelRecord>,
              std::vector<MemcpyRecord>, std::vector<MemsetRecord>, std::vector<ApiCallRecord>,

@@ -289,6 +289,8 @@ struct EncodeColumn {
   // The first differing value writes the deferred ones (Materialize). Most columns of a chunk stay constant
   // (pid, device, grid.y, ...) and end as repeat columns without ever being written.
   bool lazy = true;
+  // The last block's value lengths changed often: write the next one with WriteVarintFlat.
+  bool mixed = false;
   uint32_t count = 0;  // values deferred while lazy
   uint64_t first = 0, rest = 0;
 
@@ -432,10 +434,53 @@ inline bool DetectRepeat(const EncodeColumn& col, uint64_t* x, uint64_t* y) {
   return n - y_start == ly || std::memcmp(p + y_start, p + i, n - i) == 0;
 }
 
+// ORs every record's bytes, XOR the reference record's, into changed[0..sizeof(R)): a field whose bytes there
+// are all zero holds the reference's value in every record.
 template <class R>
+GT_INLINE void ChangedBytes(const R* records, size_t n, const R& ref, uint8_t* changed) {
+  // 16-byte vectors (SSE2 natively; scalar pairs where there is no SIMD): one register per vector of R.
+  using V = uint64_t __attribute__((vector_size(16)));
+  constexpr size_t kVecs = sizeof(R) / 16, kTail = sizeof(R) % 16;
+  V acc[kVecs + 1] = {}, r[kVecs + 1] = {};
+  std::memcpy(r, &ref, sizeof(R));
+  for (size_t k = 0; k < n; ++k) {
+    const char* b = reinterpret_cast<const char*>(records + k);
+#pragma GCC unroll 16  // the accumulators stay in registers only when this loop is unrolled
+    for (size_t v = 0; v < kVecs; ++v) {
+      V x;
+      std::memcpy(&x, b + 16 * v, 16);
+      acc[v] |= x ^ r[v];
+    }
+    if constexpr (kTail > 0) {
+      V x = {};
+      std::memcpy(&x, b + 16 * kVecs, kTail);
+      acc[kVecs] |= x ^ r[kVecs];
+    }
+  }
+  std::memcpy(changed, acc, sizeof(R));
+}
+
+template <class R, bool kPdep = false>
 struct BlockEncoder {
   size_t n;         // records in this block
   EncodeColumn* c;  // walks the columns in schema order
+  const R* block = nullptr;
+  // ChangedBytes() of the block against the chunk's second record (whose values are the lazy columns'
+  // `rest`), or null. Lets a column that stays constant skip its per-value comparisons.
+  const uint8_t* changed = nullptr;
+
+  // A lazy column whose field holds the reference record's value in every record of the block (for a delta
+  // column, a delta of 0): the block adds only a count.
+  template <class T>
+  GT_INLINE bool Unchanged(EncodeColumn& col, const T& f, bool delta) {
+    if (!changed || !col.lazy || col.count < 2 || (delta && col.rest != 0)) return false;
+    T d;
+    std::memcpy(&d, changed + (reinterpret_cast<const char*>(&f) - reinterpret_cast<const char*>(block)),
+                sizeof(T));
+    if (d != T{}) return false;
+    col.count += uint32_t(n);
+    return true;
+  }
 
   // Values of a lazy column are only compared until one differs; returns the index of the first record
   // still to be written (n when the whole block stayed constant). value(k) is called once per k, in order.
@@ -468,13 +513,33 @@ struct BlockEncoder {
       k = Defer(col, value);
       if (k == n) return;
     }
-    uint8_t* start = col.buf.Reserve((n - k) * 10);
+    uint8_t* start = col.buf.Reserve((n - k) * 10);  // WriteVarintFlat's 8-byte stores stay inside
     uint8_t* p = start;
-    for (; k < n; ++k) p += format::WriteVarint(p, value(k));
+    // Length changes cost WriteVarint's branches a misprediction each; past 1 in 8 values the branch-free
+    // writer is faster (as in the reader's choice of its bitmap decoder).
+    size_t changes = 0, last = 0;
+    const size_t values = n - k;
+    if (col.mixed) {
+      for (; k < n; ++k) {
+        const size_t len = format::WriteVarintFlat<kPdep>(p, value(k));
+        changes += len != last;
+        last = len;
+        p += len;
+      }
+    } else {
+      for (; k < n; ++k) {
+        const size_t len = format::WriteVarint(p, value(k));
+        changes += len != last;
+        last = len;
+        p += len;
+      }
+    }
+    col.mixed = changes * 8 > values;
     col.buf.Commit(size_t(p - start));
   }
   GT_INLINE void Ts(const int64_t& f) {
     EncodeColumn& col = *c++;
+    if (Unchanged(col, f, true)) return;
     uint64_t prev = col.prev;
     Loop<int64_t>(col, [&](size_t k) {
       uint64_t v = uint64_t(At<R>(f, k));
@@ -491,6 +556,7 @@ struct BlockEncoder {
   }
   GT_INLINE void Id(const uint32_t& f) {
     EncodeColumn& col = *c++;
+    if (Unchanged(col, f, true)) return;
     uint32_t prev = uint32_t(col.prev);
     Loop<uint32_t>(col, [&](size_t k) {
       uint32_t v = At<R>(f, k);
@@ -502,6 +568,7 @@ struct BlockEncoder {
   }
   GT_INLINE void Id64(const uint64_t& f) {
     EncodeColumn& col = *c++;
+    if (Unchanged(col, f, true)) return;
     uint64_t prev = col.prev;
     Loop<uint64_t>(col, [&](size_t k) {
       uint64_t v = At<R>(f, k);
@@ -512,22 +579,33 @@ struct BlockEncoder {
     col.prev = prev;
   }
   GT_INLINE void U16(const uint16_t& f) {
-    Loop<uint16_t>(*c++, [&](size_t k) { return uint64_t(At<R>(f, k)); });
+    EncodeColumn& col = *c++;
+    if (Unchanged(col, f, false)) return;
+    Loop<uint16_t>(col, [&](size_t k) { return uint64_t(At<R>(f, k)); });
   }
   GT_INLINE void U32(const uint32_t& f) {
-    Loop<uint32_t>(*c++, [&](size_t k) { return uint64_t(At<R>(f, k)); });
+    EncodeColumn& col = *c++;
+    if (Unchanged(col, f, false)) return;
+    Loop<uint32_t>(col, [&](size_t k) { return uint64_t(At<R>(f, k)); });
   }
   GT_INLINE void U64(const uint64_t& f) {
-    Loop<uint64_t>(*c++, [&](size_t k) { return At<R>(f, k); });
+    EncodeColumn& col = *c++;
+    if (Unchanged(col, f, false)) return;
+    Loop<uint64_t>(col, [&](size_t k) { return At<R>(f, k); });
   }
   GT_INLINE void Str(const StringId& f) {
-    Loop<StringId>(*c++, [&](size_t k) { return uint64_t(At<R>(f, k)); });
+    EncodeColumn& col = *c++;
+    if (Unchanged(col, f, false)) return;
+    Loop<StringId>(col, [&](size_t k) { return uint64_t(At<R>(f, k)); });
   }
   GT_INLINE void I32(const int32_t& f) {
-    Loop<int32_t>(*c++, [&](size_t k) { return format::Zig(At<R>(f, k)); });
+    EncodeColumn& col = *c++;
+    if (Unchanged(col, f, false)) return;
+    Loop<int32_t>(col, [&](size_t k) { return format::Zig(At<R>(f, k)); });
   }
   GT_INLINE void U8(const uint8_t& f) {
     EncodeColumn& col = *c++;
+    if (Unchanged(col, f, false)) return;
     size_t k = 0;
     if (col.lazy) {
       auto value = [&](size_t i) { return uint64_t(At<R>(f, i)); };
@@ -602,15 +680,17 @@ struct MarkFill {
   }
 };
 
-// Decodes into records; column errors are sticky in each ColumnReader and checked once per chunk.
-template <class R>
+// Decodes into records; column errors are sticky in each ColumnReader and checked once per chunk. kPext:
+// varints of bitmap columns are packed with PEXT (format::FastPext()).
+template <class R, bool kPext = false>
 struct BlockDecoder {
   size_t n;
   format::ColumnReader* c;
   const StringId* smap;  // segment-local -> global; ids without a string (lost strings chunk) map to 0
   uint64_t smap_size;
 
-  template <class F>
+  // kVarint: the column holds varints (it may have a terminator bitmap).
+  template <bool kVarint = true, class F>
   GT_INLINE void Loop(format::ColumnReader& col, F&& store) {
     if (col.repeat) {
       if (col.fill) return;  // stamped from the prototype record
@@ -626,6 +706,16 @@ struct BlockDecoder {
       for (; k < n; ++k) store(k, r);
       col.prev = r.prev;
       return;
+    }
+    if constexpr (kVarint) {
+      if (col.ends) {
+        format::MaskReader<kPext> r(col);
+        for (size_t k = 0; k < n; ++k) store(k, r);
+        col.p = r.p();
+        col.prev = r.prev;
+        col.bad |= r.bad;
+        return;
+      }
     }
     const uint8_t* limit = col.limit ? col.limit : col.end;
     if (limit - col.p >= ptrdiff_t(10 * n) && !col.bad) [[likely]] {
@@ -676,10 +766,10 @@ struct BlockDecoder {
     Loop(*c++, [&](size_t k, auto& r) { At<R>(f, k) = int32_t(format::Unzig(r.Varint())); });
   }
   GT_INLINE void U8(uint8_t& f) {
-    Loop(*c++, [&](size_t k, auto& r) { At<R>(f, k) = r.Byte(); });
+    Loop<false>(*c++, [&](size_t k, auto& r) { At<R>(f, k) = r.Byte(); });
   }
   GT_INLINE void F64(double& f) {
-    Loop(*c++, [&](size_t k, auto& r) { At<R>(f, k) = r.F64(); });
+    Loop<false>(*c++, [&](size_t k, auto& r) { At<R>(f, k) = r.F64(); });
   }
   GT_INLINE void Str(StringId& f) {
     const StringId* map = smap;

@@ -34,10 +34,16 @@ namespace {
 // still in cache); the chunk holds only the encoded columns until it is flushed.
 template <class R>
 struct KindBuffer {
-  std::vector<R> block;  // up to schema::kBlock records not yet encoded
+  std::unique_ptr<R[]> block;  // schema::kBlock records: the first `in_block` are not encoded yet
+  uint32_t in_block = 0;
+  // Records Add() can take before the block is full or the chunk reaches its limit (its fast path).
+  uint32_t room = 0;
   std::vector<schema::EncodeColumn> columns;
   uint32_t pending = 0;  // records of the chunk being built (encoded + in `block`)
   uint32_t limit = 0;    // records per chunk: the option, clamped so the worst-case encoding fits a chunk
+  // The chunk's second record, once encoded: the value every still-constant column repeats.
+  bool have_ref = false;
+  R ref{};
 };
 
 constexpr size_t kMaxStringBytes = 1u << 20;  // longer strings are cut (keeps a strings chunk under the cap)
@@ -159,8 +165,21 @@ class TraceWriter::Impl {
     metadata_dirty_ = true;
   }
 
+  // The common case inlines into TraceWriter::Add(): a copy into the block.
   template <class R>
-  void Add(const R& r) {
+  GT_INLINE void Add(const R& r) {
+    KindBuffer<R>& kb = std::get<KindBuffer<R>>(kinds_);
+    if (kb.room > 0 && sticky_.ok() && !finished_) [[likely]] {
+      --kb.room;
+      kb.block[kb.in_block++] = r;
+      ++kb.pending;
+      return;
+    }
+    AddSlow(r);
+  }
+
+  template <class R>
+  __attribute__((noinline)) void AddSlow(const R& r) {
     GT_ASSERT_MSG(!finished_, "TraceWriter::Add after Finish");
     if (!sticky_.ok()) {
       ++records_lost_;
@@ -170,20 +189,21 @@ class TraceWriter::Impl {
     if (kb.limit == 0) {
       uint64_t fit = (kMaxChunkRawSize - (64u << 10)) / schema::MaxRecordBytes<R>();
       kb.limit = uint32_t(std::min<uint64_t>(options_.max_records_per_chunk, fit));
-      kb.block.reserve(schema::kBlock);
+      kb.block = std::make_unique<R[]>(schema::kBlock);
       kb.columns.resize(schema::ColumnCount<R>());
       schema::ColumnTypes types{kb.columns.data()};
       R proto{};
       schema::Visit(types, proto);
       for (auto& c : kb.columns) c.Reset();
     }
-    kb.block.push_back(r);
+    kb.block[kb.in_block++] = r;
     ++kb.pending;
-    if (kb.block.size() == schema::kBlock) EncodeBlock(kb);
+    if (kb.in_block == schema::kBlock) EncodeBlock(kb);
     if (kb.pending >= kb.limit) {
       (void)FlushStrings();
       (void)FlushKind<R>();
     }
+    kb.room = std::min<uint32_t>(uint32_t(schema::kBlock) - 1 - kb.in_block, kb.limit - 1 - kb.pending);
   }
 
   Status Flush() {
@@ -318,18 +338,36 @@ class TraceWriter::Impl {
 
   template <class R>
   static void EncodeBlock(KindBuffer<R>& kb) {
-    schema::BlockEncoder<R> e{kb.block.size(), kb.columns.data()};
-    schema::Visit(e, kb.block[0]);
-    kb.block.clear();
+    const size_t n = kb.in_block;
+    const R* block = kb.block.get();
+    alignas(16) uint8_t changed[sizeof(R)];
+    if (kb.have_ref) schema::ChangedBytes(block, n, kb.ref, changed);
+#if GT_HAVE_PEXT
+    if (FastPext()) {
+      schema::BlockEncoder<R, true> e{n, kb.columns.data(), block, kb.have_ref ? changed : nullptr};
+      schema::Visit(e, kb.block[0]);
+    } else
+#endif
+    {
+      schema::BlockEncoder<R> e{n, kb.columns.data(), block, kb.have_ref ? changed : nullptr};
+      schema::Visit(e, kb.block[0]);
+    }
+    if (!kb.have_ref && n >= 2) {  // the chunk's first block
+      kb.ref = kb.block[1];
+      kb.have_ref = true;
+    }
+    kb.in_block = 0;
   }
 
   template <class R>
   Status FlushKind() {
     KindBuffer<R>& kb = std::get<KindBuffer<R>>(kinds_);
     if (kb.pending == 0) return sticky_;
-    if (!kb.block.empty()) EncodeBlock(kb);
+    if (kb.in_block > 0) EncodeBlock(kb);
     const uint32_t n = kb.pending;
     kb.pending = 0;
+    kb.room = 0;  // AddSlow() recomputes it
+    kb.have_ref = false;
     payload_.Clear();
     payload_.PutVarint(kb.columns.size());
     for (auto& c : kb.columns) {

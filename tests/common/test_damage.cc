@@ -458,12 +458,118 @@ TEST_CASE("CRC32C matches the standard check value on both code paths", "[format
   CHECK(format::Crc32c(0, check, 9) == 0xE3069283u);
   CHECK(format::Crc32cPortable(0, check, 9) == 0xE3069283u);
   Rng r(3);
-  std::string data(10000, '\0');
+  std::string data(100000, '\0');
   for (auto& ch : data) ch = char(r.g());
-  for (size_t len : {0, 1, 7, 8, 9, 63, 64, 65, 1000, 9999}) {
+  // Around the hardware path's three-stream lengths (3 x 256 and 3 x 8192 bytes).
+  for (size_t len :
+       {0, 1, 7, 8, 9, 63, 64, 65, 767, 768, 769, 1000, 9999, 24575, 24576, 24577, 50000, 99999}) {
     uint32_t a = format::Crc32c(0, data.data(), len);
     CHECK(a == format::Crc32cPortable(0, data.data(), len));
     // Continuing a CRC over two pieces equals one pass.
     CHECK(format::Crc32c(format::Crc32c(0, data.data(), len / 3), data.data() + len / 3, len - len / 3) == a);
   }
+}
+
+TEST_CASE("varints decoded through the terminator bitmap match the byte loop", "[format]") {
+  Rng r(11);
+  std::vector<uint64_t> values;
+  std::vector<uint8_t> bytes;
+  for (int i = 0; i < 5000; ++i) {
+    const int bits = int(r.g() % 65);  // every length from 1 to 10 bytes
+    const uint64_t v = bits == 0 ? 0 : (r.g() >> (64 - bits));
+    values.push_back(v);
+    uint8_t buf[10];
+    bytes.insert(bytes.end(), buf, buf + format::WriteVarint(buf, v));
+  }
+  const size_t n = bytes.size();
+  bytes.resize(n + 64, 0);  // the scan and the reader may read past the column
+  std::vector<uint64_t> ends((n + 63) / 64);
+  const format::VarintStats st = format::ScanVarints(bytes.data(), n, ends.data());
+  CHECK(st.values == values.size());
+  uint64_t one = 0, two = 0;
+  for (uint64_t v : values) one += v < 0x80, two += v >= 0x80 && v < 0x4000;
+  CHECK(st.one == one);
+  CHECK(st.two == two);
+  format::ColumnReader c{bytes.data(), bytes.data() + n};
+  c.ends = ends.data();
+  c.base = bytes.data();
+  for (bool pext : {false, true}) {
+    format::SetFastPextForTesting(pext);
+    // Starting at every value of the first few words (a block may start anywhere in a bitmap word).
+    size_t at = 0;
+    for (size_t first = 0; first < 100; ++first) {
+      c.p = bytes.data() + at;
+      auto check = [&](auto reader) {
+        for (size_t i = first; i < values.size(); ++i) {
+          const uint64_t v = reader.Varint();
+          if (v != values[i]) FAIL("value " << i << " from " << first << ": " << v << " != " << values[i]);
+        }
+        CHECK_FALSE(reader.bad);
+        CHECK(reader.p() == bytes.data() + n);
+      };
+      if (format::FastPext())
+        check(format::MaskReader<true>(c));
+      else
+        check(format::MaskReader<false>(c));
+      uint8_t buf[10];
+      at += format::WriteVarint(buf, values[first]);
+    }
+  }
+  format::SetFastPextForTesting(true);
+  // An 11-byte varint is malformed.
+  std::vector<uint8_t> bad(11, 0x80);
+  bad.push_back(0);  // the 12th byte ends it
+  bad.resize(12 + 64, 0);
+  std::vector<uint64_t> bad_ends(1);
+  REQUIRE(format::ScanVarints(bad.data(), 12, bad_ends.data()).values == 1);
+  format::ColumnReader b{bad.data(), bad.data() + 12};
+  b.ends = bad_ends.data();
+  b.base = bad.data();
+  format::MaskReader<false> m(b);
+  m.Varint();
+  CHECK(m.bad);
+}
+
+TEST_CASE("an over-long varint in a column of mixed lengths rejects its chunk", "[format][damage]") {
+  std::string base;
+  {
+    auto w = TraceWriter::Create(MakeStringSink(&base));
+    REQUIRE(w.ok());
+  }
+  // Threads (pid, tid, name): tids of 1 to 3 bytes take the bitmap path, one of them 11 bytes long.
+  const uint32_t n = 600;
+  std::string tid;
+  for (uint32_t i = 0; i < n; ++i) {
+    uint8_t buf[10];
+    const uint64_t zig = uint64_t(i % 3 == 0 ? 2 : i % 3 == 1 ? 400 : 40000);  // deltas of 1, 200, 20000
+    if (i == 300)
+      tid += std::string(10, char(0x80)) + char(1);
+    else
+      tid.append(reinterpret_cast<char*>(buf), format::WriteVarint(buf, zig));
+  }
+  std::string payload;
+  auto put_varint = [&](uint64_t v) {
+    uint8_t buf[10];
+    payload.append(reinterpret_cast<char*>(buf), format::WriteVarint(buf, v));
+  };
+  put_varint(3);
+  put_varint(uint64_t(n) << 1);
+  put_varint(uint64_t(tid.size()) << 1);
+  put_varint(uint64_t(n) << 1);
+  payload += std::string(n, char(0)) + tid + std::string(n, char(0));
+  // A second, intact chunk after it: the columns of the first have readable bytes after them.
+  std::string good;
+  {
+    TraceData in;
+    in.threads.push_back({1, 2, 0});
+    good = Encode(in);
+  }
+  const std::string file = base + MakeChunk(uint16_t(RecordKind::kThread), 0, n, payload) +
+                           good.substr(format::kSegmentHeaderSize);
+  Loaded o = Decode(file);
+  REQUIRE(o.status.ok());
+  CHECK(o.report.chunks_lost == 1);
+  CHECK(o.data.threads.size() == 1);
+  REQUIRE(!o.report.problems.empty());
+  CHECK_THAT(o.report.problems[0], Catch::Contains("column 1"));
 }
