@@ -52,7 +52,7 @@ TEST_CASE("nesting: NVTX ranges by depth, driver calls below runtime calls", "[b
   CHECK(m->Kind({s7.first_lane, 0}) == EventKind::kKernel);
   CHECK(m->Kind({s7.first_lane, 1}) == EventKind::kMemcpy);
   CHECK(m->Str(l.name[1]) == "Memcpy HtoD");
-  CHECK(l.aux == std::vector<uint32_t>{1, 2});
+  CHECK(l.aux == Column<uint32_t>{1, 2});
   CHECK(m->launch_configs.size() == 2);
 }
 
@@ -97,7 +97,7 @@ TEST_CASE("sparse attributes follow their event through sorting", "[builder]") {
   REQUIRE(m->lanes.size() == 2);  // the 10 s call encloses the 5000..6000 call
   const Lane& l0 = m->lanes[0];
   REQUIRE(l0.size() == 3);
-  CHECK(l0.ref == std::vector<uint32_t>{1, 2, 4});
+  CHECK(l0.ref == Column<uint32_t>{1, 2, 4});
   CHECK(l0.ReturnCode(0) == 2);
   CHECK(l0.ReturnCode(1) == 0);
   CHECK(l0.ReturnCode(2) == 719);

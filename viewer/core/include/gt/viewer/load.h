@@ -22,10 +22,14 @@ DetectedFormat DetectFormat(std::span<const uint8_t> bytes);
 struct LoadOptions {
   uint64_t max_inflated_bytes = 4ull << 30;  // gzip bomb guard
   uint32_t chunks_per_step = 16;             // .gtrace chunks decoded per Step()
-  // Threads decoding .gtrace chunks (TraceReader::SetThreads): 1 = the calling thread only, 0 = one per
-  // hardware thread. Records still reach the builder in file order on the calling thread, so the model is
-  // the same for any value. Always 1 in builds without threads (wasm).
+  // Threads that load (decode .gtrace chunks and route their records, then build lanes in Finish): 1 = the
+  // calling thread only, 0 = one per hardware thread. The model is the same for any value. Always 1 in
+  // builds without threads (wasm without pthreads).
   uint32_t threads = 1;
+  // With more than one thread, how events wait for Finish: per chunk (one copy in Finish; at the peak about
+  // twice the model's memory) or appended to one array per track after every Step (more copying, less memory
+  // at the peak). Compact by default where memory is scarce (wasm32: 4 GiB in all). Same model either way.
+  bool compact_staging = sizeof(void*) < 8;
 };
 
 // Incremental loading so the UI can draw a progress bar:

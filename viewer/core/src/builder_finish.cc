@@ -1,0 +1,1121 @@
+// ModelBuilder::Finish: each track's pieces become lanes (in parallel over tracks, and over the pieces of a
+// long track), then track order, counters, flows and the per-device summaries.
+//
+// [SECTION] Copying events
+// [SECTION] Sorting a piece
+// [SECTION] Merging a track's pieces, nesting depth
+// [SECTION] Lanes
+// [SECTION] Track order
+// [SECTION] Counters, flows, summaries
+// [SECTION] Finish
+//
+// The lanes are a function of each track's events in arrival order only: ordered by (start, longer first,
+// arrival), then one lane when consecutive events do not overlap, else the lowest free depth per event. How
+// the events were split into pieces (one per chunk, or one per track) does not change them.
+#include <algorithm>
+#include <numeric>
+#include <queue>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "builder_internal.h"
+#include "gt/viewer/lod.h"
+
+namespace gt::viewer::detail {
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Copying events
+// -----------------------------------------------------------------------------------------------------------------
+
+namespace {
+
+// How a piece's ids become the model's: payloads through its chunk's maps, synthetic names to
+// `synthetic_base` + their builder-wide index (kSyntheticBase while loading, the final string ids at Finish).
+struct Remap {
+  const ChunkMaps* maps = nullptr;
+  bool ref = false, name = false;
+  StringId synthetic_base = kSyntheticBase;
+
+  Remap(const Piece& p, TrackKind kind, StringId base) : maps(p.maps.get()), synthetic_base(base) {
+    if (maps && kind != TrackKind::kThreadApi)  // API rows: ref is the correlation id, never a payload
+      for (const auto& m : maps->ref) ref |= !m.empty();
+    name = p.synthetic_names && (base != kSyntheticBase || (maps && !maps->synthetic.empty()));
+  }
+  StringId Name(StringId n) const {
+    if (n < kSyntheticBase) return n;
+    uint32_t i = n - kSyntheticBase;
+    if (maps && !maps->synthetic.empty()) i = maps->synthetic[i];
+    return synthetic_base + i;
+  }
+  uint32_t Ref(uint32_t r) const {
+    const auto& map = maps->ref[r >> kRefKindShift];
+    return map.empty() ? r : (r & ~kRefPayloadMask) | map[r & kRefPayloadMask];
+  }
+};
+
+// Events [from, from + count) of `p` to `out` (a Lane or a Piece) at `at`; columns already sized.
+template <typename Out>
+void CopyEvents(const Piece& p, uint32_t from, uint32_t count, Out& out, uint32_t at, const Remap& rm,
+                bool out_aux) {
+  std::copy_n(p.start.data() + from, count, out.start.data() + at);
+  std::copy_n(p.dur.data() + from, count, out.dur.data() + at);
+  if (rm.name) {
+    for (uint32_t k = 0; k < count; ++k) out.name[at + k] = rm.Name(p.name[from + k]);
+  } else {
+    std::copy_n(p.name.data() + from, count, out.name.data() + at);
+  }
+  if (rm.ref) {
+    for (uint32_t k = 0; k < count; ++k) out.ref[at + k] = rm.Ref(p.ref[from + k]);
+  } else {
+    std::copy_n(p.ref.data() + from, count, out.ref.data() + at);
+  }
+  if (out_aux) {
+    if (p.has_aux)
+      std::copy_n(p.aux.data() + from, count, out.aux.data() + at);
+    else
+      std::fill_n(out.aux.data() + at, count, 0u);
+  }
+}
+
+// Order summary of q following p's (p non-empty).
+void ChainSummary(Piece* p, const Piece& q) {
+  p->sorted =
+      p->sorted && q.sorted &&
+      !(q.first_start < p->last_start || (q.first_start == p->last_start && q.first_end > p->last_end));
+  p->disjoint = p->disjoint && q.disjoint && p->last_end <= q.first_start;
+  p->corr_sorted = p->corr_sorted && q.corr_sorted && p->last_corr <= q.first_corr;
+  p->last_start = q.last_start, p->last_end = q.last_end, p->last_corr = q.last_corr;
+}
+
+bool Chains(const Piece& p, const Piece& q) {  // q's first event may follow p's last in a sorted lane
+  return !(q.first_start < p.last_start || (q.first_start == p.last_start && q.first_end > p.last_end));
+}
+
+}  // namespace
+
+void AppendPiece(const Piece& src, TrackKind kind, Piece* dst) {
+  if (src.n == 0) return;
+  const Remap rm(src, kind, kSyntheticBase);
+  const uint32_t at = dst->n, need = at + src.n;
+  if (src.has_aux && !dst->has_aux) {
+    dst->has_aux = true;
+    dst->aux.resize(dst->start.size());
+    std::fill_n(dst->aux.data(), at, 0u);
+  }
+  if (need > dst->start.size()) dst->Reserve(std::max<uint32_t>(need, uint32_t(dst->start.size() * 3 / 2)));
+  CopyEvents(src, 0, src.n, *dst, at, rm, dst->has_aux);
+  for (const auto& [i, v] : src.long_dur) dst->long_dur.emplace_back(at + i, v);
+  for (const auto& [i, v] : src.ret) dst->ret.emplace_back(at + i, v);
+  for (const auto& [i, v] : src.args) dst->args.emplace_back(at + i, v);
+  if (at == 0) {
+    dst->sorted = src.sorted, dst->disjoint = src.disjoint, dst->corr_sorted = src.corr_sorted;
+    dst->first_start = src.first_start, dst->first_end = src.first_end, dst->first_corr = src.first_corr;
+    dst->last_start = src.last_start, dst->last_end = src.last_end, dst->last_corr = src.last_corr;
+  } else {
+    ChainSummary(dst, src);
+  }
+  dst->synthetic_names |= src.synthetic_names;
+  dst->n = need;
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Sorting a piece
+// -----------------------------------------------------------------------------------------------------------------
+
+namespace {
+
+// Correlation id of event i as the lane keeps it: API rows in ref, GPU rows in aux, others none.
+uint32_t CorrOf(const Piece& p, TrackKind kind, uint32_t i) {
+  return kind == TrackKind::kThreadApi ? p.ref[i] : p.has_aux ? p.aux[i] : 0;
+}
+
+// Reorders a piece by (start, longer first, arrival), which Push found unsorted (events that nest arrive in
+// order of their ends). Records arrive in per-kind batches, so the piece is a few long sorted runs: merge
+// them (sequential reads) rather than sort indices (random reads); sort when the runs are many.
+void SortPiece(Piece& p, TrackKind kind) {
+  const uint32_t n = p.n;
+  std::vector<int64_t> end(n);
+  for (uint32_t i = 0; i < n; ++i) end[i] = p.End(i);
+  auto before = [&](uint32_t a, uint32_t b) {
+    if (p.start[a] != p.start[b]) return p.start[a] < p.start[b];
+    if (end[a] != end[b]) return end[a] > end[b];
+    return a < b;
+  };
+  std::vector<uint32_t> perm;
+  std::vector<uint32_t> run_start{0};
+  for (uint32_t i = 1; i < n && run_start.size() <= 256; ++i)
+    if (before(i, i - 1)) run_start.push_back(i);
+  if (run_start.size() <= 256) {
+    run_start.push_back(n);
+    perm.reserve(n);
+    using Head = std::pair<uint32_t, uint32_t>;  // (next index, run end)
+    auto later = [&before](const Head& x, const Head& y) { return before(y.first, x.first); };
+    std::priority_queue<Head, std::vector<Head>, decltype(later)> heads(later);
+    for (size_t r = 0; r + 1 < run_start.size(); ++r) heads.push({run_start[r], run_start[r + 1]});
+    while (!heads.empty()) {
+      Head h = heads.top();
+      heads.pop();
+      const bool alone = heads.empty();  // take from this run while it stays ahead of the next run's head
+      do {
+        perm.push_back(h.first++);
+      } while (h.first < h.second && (alone || before(h.first, heads.top().first)));
+      if (h.first < h.second) heads.push(h);
+    }
+  } else {
+    perm.resize(n);
+    std::iota(perm.begin(), perm.end(), 0u);
+    std::sort(perm.begin(), perm.end(), before);
+  }
+  Piece q;
+  q.n = n;
+  q.has_aux = p.has_aux;
+  q.synthetic_names = p.synthetic_names;
+  q.maps = p.maps;
+  q.Reserve(n);
+  std::vector<uint32_t> new_index(n);
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t i = perm[k];
+    new_index[i] = k;
+    q.start[k] = p.start[i];
+    q.dur[k] = p.dur[i];
+    if (p.dur[i] == kDurOverflow) q.long_dur.emplace_back(k, end[i] - p.start[i]);
+    q.name[k] = p.name[i];
+    q.ref[k] = p.ref[i];
+    if (p.has_aux) q.aux[k] = p.aux[i];
+  }
+  auto by_index = [](const auto& a, const auto& b) { return a.first < b.first; };
+  for (const auto& [i, v] : p.ret) q.ret.emplace_back(new_index[i], v);
+  for (const auto& [i, v] : p.args) q.args.emplace_back(new_index[i], v);
+  std::sort(q.ret.begin(), q.ret.end(), by_index);
+  std::sort(q.args.begin(), q.args.end(), by_index);
+  for (uint32_t k = 0; k < n; ++k) {
+    const int64_t s = q.start[k], e = end[perm[k]];
+    const uint32_t corr = CorrOf(q, kind, k);
+    if (k == 0) {
+      q.first_start = s, q.first_end = e, q.first_corr = corr;
+    } else {
+      q.disjoint &= q.last_end <= s;
+      q.corr_sorted &= q.last_corr <= corr;
+    }
+    q.last_start = s, q.last_end = e, q.last_corr = corr;
+  }
+  p = std::move(q);
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Merging a track's pieces, nesting depth
+// -----------------------------------------------------------------------------------------------------------------
+
+struct TrackOut {
+  std::vector<Lane> lanes;
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  uint64_t too_deep = 0;
+};
+
+void AuxSorted(Lane& l, TrackKind kind) {
+  // Correlation ids ascending (GPU lanes: aux; API lanes: ref) lets FlowPartner binary-search.
+  const auto& corr = kind == TrackKind::kThreadApi ? l.ref : l.aux;
+  l.aux_sorted = std::is_sorted(corr.begin(), corr.end());
+}
+
+// Depth lanes from one sorted sequence whose events overlap. Depth: the lowest lane free at the event's start
+// (first fit). For properly nested input this is the nesting depth (every ancestor's lane is still busy,
+// every deeper lane is free); partially overlapping input packs compactly instead of stacking ever deeper.
+// Lanes never overlap by construction.
+void Nest(const Lane& seq, TrackKind kind, TrackOut* out) {
+  const uint32_t n = seq.size();
+  std::vector<int64_t> end(n);
+  {
+    size_t ld = 0;  // long_dur is sorted by index: walk it alongside
+    for (uint32_t i = 0; i < n; ++i) {
+      if (seq.dur[i] != kDurOverflow) {
+        end[i] = seq.start[i] + seq.dur[i];
+      } else {
+        while (ld < seq.long_dur.size() && seq.long_dur[ld].first < i) ++ld;
+        end[i] =
+            seq.start[i] + (ld < seq.long_dur.size() && seq.long_dur[ld].first == i ? seq.long_dur[ld].second
+                                                                                    : int64_t{kDurOverflow});
+      }
+    }
+  }
+  std::vector<uint32_t> depth(n, 0);
+  uint32_t max_depth = 0;
+  {
+    using Busy = std::pair<int64_t, uint32_t>;  // (end, lane)
+    std::priority_queue<Busy, std::vector<Busy>, std::greater<Busy>> busy;
+    std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> free_lanes;
+    uint32_t lanes_used = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      while (!busy.empty() && busy.top().first <= seq.start[i])
+        free_lanes.push(busy.top().second), busy.pop();
+      uint32_t d;
+      if (!free_lanes.empty()) {
+        d = free_lanes.top();
+        free_lanes.pop();
+      } else if (lanes_used < kMaxDepth) {
+        d = lanes_used++;
+      } else {
+        depth[i] = kNone;
+        ++out->too_deep;
+        continue;
+      }
+      depth[i] = d;
+      max_depth = std::max(max_depth, d);
+      busy.push({end[i], d});
+    }
+  }
+  const uint32_t lanes = max_depth + 1;
+  std::vector<uint32_t> counts(lanes, 0);
+  for (uint32_t i = 0; i < n; ++i)
+    if (depth[i] != kNone) ++counts[depth[i]];
+  out->lanes.resize(lanes);
+  for (uint32_t d = 0; d < lanes; ++d) {
+    Lane& l = out->lanes[d];
+    l.depth = d;
+    l.start.reserve(counts[d]);
+    l.dur.reserve(counts[d]);
+    l.name.reserve(counts[d]);
+    l.ref.reserve(counts[d]);
+    if (!seq.aux.empty()) l.aux.reserve(counts[d]);
+  }
+  // Sparse attributes follow their event: sequence index -> (lane, index).
+  std::vector<uint32_t> new_index(n, kNone);
+  out->first = INT64_MAX, out->last = INT64_MIN;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (depth[i] == kNone) continue;
+    Lane& l = out->lanes[depth[i]];
+    const uint32_t idx = l.size();
+    new_index[i] = idx;
+    l.start.push_back(seq.start[i]);
+    const int64_t d = end[i] - seq.start[i];
+    if (d >= int64_t{kDurOverflow}) {
+      l.dur.push_back(kDurOverflow);
+      l.long_dur.emplace_back(idx, d);
+    } else {
+      l.dur.push_back(static_cast<uint32_t>(d));
+    }
+    l.name.push_back(seq.name[i]);
+    l.ref.push_back(seq.ref[i]);
+    if (!seq.aux.empty()) l.aux.push_back(seq.aux[i]);
+    out->first = std::min(out->first, seq.start[i]);
+    out->last = std::max(out->last, end[i]);
+  }
+  for (const auto& [i, v] : seq.return_code)
+    if (depth[i] != kNone) out->lanes[depth[i]].return_code.emplace_back(new_index[i], v);
+  for (const auto& [i, v] : seq.args)
+    if (depth[i] != kNone) out->lanes[depth[i]].args.emplace_back(new_index[i], v);
+  for (Lane& l : out->lanes) AuxSorted(l, kind);
+}
+
+// Merges a track's pieces (each sorted) into one sequence ordered by (start, longer first, arrival): pieces
+// that follow each other form runs (a stream's kernel chunks), and the runs (kernels, then the copies of the
+// same span, ...) are merged taking from one run while it stays ahead of the others. One lane when the
+// merged events do not overlap, depth lanes otherwise.
+void MergeTrack(std::vector<Piece>& pieces, TrackKind kind, StringId synthetic_base, TrackOut* out) {
+  struct Run {
+    uint32_t piece, end_piece;  // [piece, end_piece) of `pieces`
+    uint32_t pos = 0;           // next event in pieces[piece]
+    int64_t s = 0, e = 0;       // its start and end
+  };
+  std::vector<Run> runs;
+  uint64_t total = 0;
+  bool has_aux = false;
+  for (uint32_t i = 0; i < pieces.size(); ++i) {
+    total += pieces[i].n;
+    has_aux |= pieces[i].has_aux;
+    if (i == 0 || !Chains(pieces[i - 1], pieces[i]))
+      runs.push_back({i, i + 1});
+    else
+      runs.back().end_piece = i + 1;
+  }
+  GT_ASSERT(total < kNone);
+  const uint32_t n = uint32_t(total);
+  Lane seq;
+  seq.start.resize(n), seq.dur.resize(n), seq.name.resize(n), seq.ref.resize(n);
+  if (has_aux) seq.aux.resize(n);
+  struct Cursor {
+    size_t ld = 0, rt = 0, ar = 0;  // next long_dur / ret / args entry
+  };
+  std::vector<Cursor> cursors(pieces.size());
+  std::vector<Remap> remaps;
+  remaps.reserve(pieces.size());
+  for (const Piece& p : pieces) remaps.emplace_back(p, kind, synthetic_base);
+  auto head = [&](Run& r) {
+    const Piece& p = pieces[r.piece];
+    r.s = p.start[r.pos];
+    r.e = p.dur[r.pos] == kDurOverflow ? p.End(r.pos) : r.s + p.dur[r.pos];
+  };
+  // x before y: (start, longer first, run); runs are in arrival order.
+  auto before = [](int64_t xs, int64_t xe, uint32_t xr, const Run& y, uint32_t yr) {
+    if (xs != y.s) return xs < y.s;
+    if (xe != y.e) return xe > y.e;
+    return xr < yr;
+  };
+  auto later = [&](uint32_t x, uint32_t y) { return before(runs[y].s, runs[y].e, y, runs[x], x); };
+  std::vector<uint32_t> heap;
+  for (uint32_t r = 0; r < runs.size(); ++r) {
+    head(runs[r]);
+    heap.push_back(r);
+  }
+  std::make_heap(heap.begin(), heap.end(), later);
+  uint32_t o = 0;
+  int64_t prev_end = INT64_MIN;
+  bool disjoint = true;
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const uint32_t ri = heap.back();
+    heap.pop_back();
+    Run& r = runs[ri];
+    const Piece& p = pieces[r.piece];
+    // The streak: this run's events that come before the best other head.
+    const Run* next = heap.empty() ? nullptr : &runs[heap.front()];
+    const uint32_t next_index = heap.empty() ? 0 : heap.front();
+    const uint32_t from = r.pos;
+    uint32_t k = from;
+    do {
+      const int64_t s = p.start[k], e = p.dur[k] == kDurOverflow ? p.End(k) : s + p.dur[k];
+      if (k > from && next && !before(s, e, ri, *next, next_index)) break;
+      disjoint &= prev_end <= s;
+      prev_end = e;
+      out->last = std::max(out->last, e);
+      ++k;
+    } while (k < p.n);
+    const uint32_t count = k - from;
+    CopyEvents(p, from, count, seq, o, remaps[r.piece], has_aux);
+    Cursor& c = cursors[r.piece];
+    for (; c.ld < p.long_dur.size() && p.long_dur[c.ld].first < k; ++c.ld)
+      seq.long_dur.emplace_back(o + (p.long_dur[c.ld].first - from), p.long_dur[c.ld].second);
+    for (; c.rt < p.ret.size() && p.ret[c.rt].first < k; ++c.rt)
+      seq.return_code.emplace_back(o + (p.ret[c.rt].first - from), p.ret[c.rt].second);
+    for (; c.ar < p.args.size() && p.args[c.ar].first < k; ++c.ar)
+      seq.args.emplace_back(o + (p.args[c.ar].first - from), p.args[c.ar].second);
+    o += count;
+    r.pos = k;
+    if (r.pos == p.n) {
+      pieces[r.piece].Free();
+      ++r.piece, r.pos = 0;
+      if (r.piece == r.end_piece) continue;
+    }
+    head(r);
+    heap.push_back(ri);
+    std::push_heap(heap.begin(), heap.end(), later);
+  }
+  GT_ASSERT(o == n);
+  out->first = n ? seq.start[0] : INT64_MAX;
+  if (disjoint) {
+    AuxSorted(seq, kind);
+    out->lanes.push_back(std::move(seq));
+  } else {
+    Nest(seq, kind, out);
+  }
+}
+
+}  // namespace
+}  // namespace gt::viewer::detail
+
+namespace gt::viewer {
+
+using detail::MemoryDelta;
+using detail::Piece;
+using detail::StageKey;
+using detail::ThreadPool;
+using detail::TrackOut;
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Lanes
+// -----------------------------------------------------------------------------------------------------------------
+
+// Tracks' lanes in three parallel passes: pieces that arrived out of order are sorted; each track's pieces
+// are concatenated (a task per piece, into a lane sized once) or merged (a task per track); then every lane
+// gets its LOD pyramid and name counts (tasks over ranges of long lanes). Tasks run largest first.
+void ModelBuilder::Impl::BuildLanes(ThreadPool& pool, const std::vector<uint32_t>& order) {
+  TraceModel& M = *m;
+  const StringId base = synthetic_final_base_;
+  {
+    std::vector<std::pair<uint32_t, uint32_t>> unsorted;  // (stage, piece)
+    for (uint32_t si : order)
+      for (uint32_t p = 0; p < stages[si].pieces.size(); ++p)
+        if (!stages[si].pieces[p].sorted) unsorted.push_back({si, p});
+    pool.For(unsorted.size(), [&](size_t i, unsigned) {
+      auto [si, p] = unsorted[i];
+      detail::SortPiece(stages[si].pieces[p], stages[si].key.kind);
+    });
+  }
+
+  struct Job {
+    uint32_t stage = 0;
+    TrackOut out;
+    std::vector<uint32_t> at;                 // concatenation: each piece's first index in the lane
+    std::vector<size_t> ld_at, rt_at, ar_at;  // ... and in its sparse lists
+  };
+  struct Task {
+    uint32_t job, piece;  // piece kNone: the whole track (a merge, or a single piece moved)
+    uint64_t size;
+  };
+  std::vector<Job> jobs(order.size());
+  std::vector<Task> tasks;
+  for (uint32_t j = 0; j < order.size(); ++j) {
+    Job& job = jobs[j];
+    job.stage = order[j];
+    std::vector<Piece>& pieces = stages[job.stage].pieces;
+    uint64_t n = 0;
+    bool concat = true, has_aux = false, corr_sorted = true;
+    for (size_t i = 0; i < pieces.size(); ++i) {
+      const Piece& p = pieces[i];
+      n += p.n;
+      has_aux |= p.has_aux;
+      concat &= p.sorted && p.disjoint;
+      corr_sorted &= p.corr_sorted;
+      if (i > 0) {
+        const Piece& q = pieces[i - 1];
+        concat &= detail::Chains(q, p) && q.last_end <= p.first_start;
+        corr_sorted &= q.last_corr <= p.first_corr;
+      }
+    }
+    if (n == 0) continue;
+    GT_ASSERT(n < kNone);
+    if (!concat || pieces.size() == 1) {
+      tasks.push_back({j, kNone, n});
+      continue;
+    }
+    // Concatenation: the lane is sized here, the pieces copy themselves into it in parallel.
+    Lane& lane = job.out.lanes.emplace_back();
+    lane.start.resize(n), lane.dur.resize(n), lane.name.resize(n), lane.ref.resize(n);
+    if (has_aux) lane.aux.resize(n);
+    lane.aux_sorted = corr_sorted;
+    size_t ld = 0, rt = 0, ar = 0;
+    uint32_t at = 0;
+    for (uint32_t i = 0; i < pieces.size(); ++i) {
+      job.at.push_back(at), job.ld_at.push_back(ld), job.rt_at.push_back(rt), job.ar_at.push_back(ar);
+      at += pieces[i].n, ld += pieces[i].long_dur.size(), rt += pieces[i].ret.size(),
+          ar += pieces[i].args.size();
+      tasks.push_back({j, i, pieces[i].n});
+    }
+    lane.long_dur.resize(ld), lane.return_code.resize(rt), lane.args.resize(ar);
+    job.out.first = pieces.front().first_start;
+    job.out.last = pieces.back().last_end;
+  }
+  std::stable_sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.size > b.size; });
+  pool.For(tasks.size(), [&](size_t t, unsigned) {
+    Job& job = jobs[tasks[t].job];
+    const TrackKind kind = stages[job.stage].key.kind;
+    std::vector<Piece>& pieces = stages[job.stage].pieces;
+    if (tasks[t].piece != kNone) {
+      const uint32_t i = tasks[t].piece;
+      Piece& p = pieces[i];
+      Lane& lane = job.out.lanes[0];
+      const uint32_t at = job.at[i];
+      detail::CopyEvents(p, 0, p.n, lane, at, detail::Remap(p, kind, base), !lane.aux.empty());
+      for (size_t k = 0; k < p.long_dur.size(); ++k)
+        lane.long_dur[job.ld_at[i] + k] = {at + p.long_dur[k].first, p.long_dur[k].second};
+      for (size_t k = 0; k < p.ret.size(); ++k)
+        lane.return_code[job.rt_at[i] + k] = {at + p.ret[k].first, p.ret[k].second};
+      for (size_t k = 0; k < p.args.size(); ++k)
+        lane.args[job.ar_at[i] + k] = {at + p.args[k].first, p.args[k].second};
+      p.Free();
+      return;
+    }
+    if (pieces.size() == 1 && pieces[0].sorted && pieces[0].disjoint) {
+      // One piece in order (a track fed directly, or consolidated): its columns become the lane.
+      Piece& p = pieces[0];
+      const detail::Remap rm(p, kind, base);
+      if (rm.name)
+        for (uint32_t k = 0; k < p.n; ++k) p.name[k] = rm.Name(p.name[k]);
+      if (rm.ref)
+        for (uint32_t k = 0; k < p.n; ++k) p.ref[k] = rm.Ref(p.ref[k]);
+      Lane& lane = job.out.lanes.emplace_back();
+      // Pieces grew by doubling: give the slack back, the model lives as long as the view.
+      auto take = [n = p.n](auto& from, auto& to) {
+        from.resize(n);
+        from.shrink_to_fit();
+        to = std::move(from);
+      };
+      take(p.start, lane.start), take(p.dur, lane.dur), take(p.name, lane.name), take(p.ref, lane.ref);
+      if (p.has_aux) take(p.aux, lane.aux);
+      lane.long_dur = std::move(p.long_dur), lane.return_code = std::move(p.ret),
+      lane.args = std::move(p.args);
+      lane.aux_sorted = p.corr_sorted;
+      job.out.first = p.first_start;
+      job.out.last = p.last_end;
+      p.Free();
+      return;
+    }
+    detail::MergeTrack(pieces, kind, base, &job.out);
+  });
+
+  // LOD pyramids and name counts, over ranges of at most kRange events.
+  constexpr uint32_t F = kLaneLodFanout, kRange = 1u << 16;
+  struct LaneRef {
+    uint32_t job, lane;
+  };
+  struct Range {
+    uint32_t lane;  // into `all`
+    uint32_t first, last;
+  };
+  std::vector<LaneRef> all;
+  std::vector<Range> ranges;
+  for (uint32_t j = 0; j < jobs.size(); ++j)
+    for (uint32_t d = 0; d < jobs[j].out.lanes.size(); ++d) {
+      const uint32_t n = jobs[j].out.lanes[d].size(), li = uint32_t(all.size());
+      all.push_back({j, d});
+      for (uint32_t a = 0; a < n; a += kRange) ranges.push_back({li, a, std::min(n, a + kRange)});
+    }
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> level0(all.size());
+  for (size_t li = 0; li < all.size(); ++li) {
+    const uint32_t n = jobs[all[li].job].out.lanes[all[li].lane].size();
+    if (n > F) level0[li].resize((n + F - 1) / F);
+  }
+  const size_t nstrings = M.strings.size();
+  std::vector<std::vector<uint32_t>> hist(pool.size());
+  pool.For(ranges.size(), [&](size_t r, unsigned slot) {
+    const Range& g = ranges[r];
+    const Lane& lane = jobs[all[g.lane].job].out.lanes[all[g.lane].lane];
+    if (!level0[g.lane].empty())
+      detail::BuildLaneLodLevel0(lane, &level0[g.lane], g.first / F, (g.last + F - 1) / F);
+    std::vector<uint32_t>& h = hist[slot];
+    if (h.empty()) h.assign(nstrings, 0);
+    for (uint32_t i = g.first; i < g.last; ++i) {
+      const StringId n = lane.name[i];
+      if (n < nstrings) ++h[n];
+    }
+  });
+  pool.For(all.size(), [&](size_t li, unsigned) {
+    Lane& lane = jobs[all[li].job].out.lanes[all[li].lane];
+    if (!level0[li].empty()) detail::BuildLaneLodUpper(lane, std::move(level0[li]));
+  });
+  M.name_counts.assign(nstrings, 0);
+  for (const auto& h : hist)
+    for (size_t i = 0; i < h.size(); ++i) M.name_counts[i] += h[i];
+
+  // Lanes in track order (tracks of stages are the first ones, in `order`).
+  for (uint32_t j = 0; j < jobs.size(); ++j) {
+    Track& t = M.tracks[j];
+    TrackOut& out = jobs[j].out;
+    t.first_lane = static_cast<LaneId>(M.lanes.size());
+    t.lane_count = uint32_t(out.lanes.size());
+    uint64_t count = 0;
+    for (uint32_t d = 0; d < out.lanes.size(); ++d) {
+      Lane& l = out.lanes[d];
+      l.track = j;
+      l.depth = d;
+      l.long_dur.shrink_to_fit(), l.return_code.shrink_to_fit(), l.args.shrink_to_fit();
+      count += l.size();
+      M.lanes.push_back(std::move(l));
+    }
+    t.event_count = count;
+    t.first_ns = out.first == INT64_MAX || count == 0 ? 0 : out.first;
+    t.last_ns = out.last == INT64_MIN || count == 0 ? 0 : out.last;
+    too_deep += out.too_deep;
+  }
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Track order
+// -----------------------------------------------------------------------------------------------------------------
+
+static std::string ThreadLabel(const std::string& name, uint32_t tid) {
+  if (name.empty()) return "Thread " + std::to_string(tid);
+  return name + " (" + std::to_string(tid) + ")";
+}
+void ModelBuilder::Impl::BuildTracks(ThreadPool& pool) {
+  TraceModel& M = *m;
+  // Names from records, then importer metadata (which wins: it is what the user's tool showed).
+  std::map<uint32_t, std::string> pname;
+  for (const auto& p : M.processes)
+    if (p.name != 0) pname[p.pid] = M.Str(p.name);
+  for (const auto& [pid, n] : process_names) pname[pid] = n;
+  std::map<std::pair<uint32_t, uint32_t>, std::string> tname;
+  for (const auto& t : M.threads)
+    if (t.name != 0) tname[{t.pid, t.tid}] = M.Str(t.name);
+  for (const auto& [k, n] : thread_names) tname[k] = n;
+  std::map<uint32_t, std::string> dname;
+  for (const auto& d : M.devices)
+    if (d.name != 0 && !dname.count(d.device_id)) dname[d.device_id] = M.Str(d.name);
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, const StreamRecord*> srec;
+  for (const auto& s : M.streams) srec[{s.pid, s.device_id, s.context_id, s.stream_id}] = &s;
+
+  // Sort order: host processes (sort index, pid) -> threads (sort index, main thread first, tid) -> ranges,
+  // API, sync; then GPUs (device) -> streams (pid, context, stream) each followed by its annotations;
+  // counters last.
+  struct Order {
+    int section;  // 0 host, 1 gpu, 2 counters
+    int64_t s0;
+    uint32_t g, s1;
+    int64_t s2;
+    uint32_t s3, s4, s5;
+    int sub;
+    auto tie() const { return std::tie(section, s0, g, s1, s2, s3, s4, s5, sub); }
+  };
+  std::vector<std::pair<Order, uint32_t>> order;
+  std::map<uint32_t, std::set<uint32_t>> pids_per_device;
+  for (const auto& s : stages)
+    if (s.key.kind == TrackKind::kGpuStream || s.key.kind == TrackKind::kGpuAnnotations)
+      pids_per_device[s.key.a].insert(s.key.pid);
+  for (uint32_t i = 0; i < stages.size(); ++i) {
+    const StageKey& k = stages[i].key;
+    Order o{};
+    switch (k.kind) {
+      case TrackKind::kThreadRanges:
+      case TrackKind::kThreadApi:
+      case TrackKind::kThreadSync: {
+        auto ps = process_sort.find(k.pid);
+        auto ts = thread_sort.find({k.pid, k.a});
+        int sub = k.kind == TrackKind::kThreadRanges ? 0 : k.kind == TrackKind::kThreadApi ? 1 : 2;
+        o = {0,
+             ps != process_sort.end() ? ps->second : 0,
+             k.pid,
+             0,
+             ts != thread_sort.end() ? ts->second : 0,
+             k.a == k.pid ? 0u : 1u,
+             k.a,
+             0,
+             sub};
+        break;
+      }
+      case TrackKind::kGpuStream:
+      case TrackKind::kGpuAnnotations:
+        o = {1, 0, k.a, 0, 0, k.pid, k.b, k.c, k.kind == TrackKind::kGpuStream ? 0 : 1};
+        break;
+      case TrackKind::kCounter:
+        break;
+    }
+    order.push_back({o, i});
+  }
+  std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
+    if (x.first.tie() != y.first.tie()) return x.first.tie() < y.first.tie();
+    return x.second < y.second;
+  });
+
+  std::map<std::string, GroupId> group_by_key;
+  auto group = [&](GroupKind kind, const std::string& key, const std::string& name, uint32_t pid,
+                   uint32_t dev) -> GroupId {
+    auto [it, inserted] = group_by_key.try_emplace(key, static_cast<GroupId>(M.groups.size()));
+    if (inserted) {
+      TrackGroup g;
+      g.kind = kind;
+      g.key = key;
+      g.name = name;
+      g.pid = pid;
+      g.device_id = dev;
+      M.groups.push_back(std::move(g));
+    }
+    return it->second;
+  };
+  auto process_group = [&](uint32_t pid) {
+    auto it = pname.find(pid);
+    std::string name = it != pname.end() && !it->second.empty()
+                           ? it->second + " (pid " + std::to_string(pid) + ")"
+                           : "Process " + std::to_string(pid);
+    return group(GroupKind::kProcess, "p" + std::to_string(pid), name, pid, kNone);
+  };
+  auto gpu_group = [&](uint32_t dev) {
+    auto it = dname.find(dev);
+    std::string name = "GPU " + std::to_string(dev) + (it != dname.end() ? ": " + it->second : "");
+    return group(GroupKind::kGpu, "g" + std::to_string(dev), name, 0, dev);
+  };
+
+  for (const auto& [o, si] : order) {
+    const detail::Stage& s = stages[si];
+    const StageKey& k = s.key;
+    Track t;
+    t.kind = k.kind;
+    t.pid = k.pid;
+    if (k.kind == TrackKind::kGpuStream || k.kind == TrackKind::kGpuAnnotations) {
+      t.device_id = k.a;
+      t.context_id = k.b;
+      t.stream_id = k.c;
+      t.group = gpu_group(k.a);
+      std::string sname = "Stream " + std::to_string(k.c);
+      auto sr = srec.find({k.pid, k.a, k.b, k.c});
+      if (sr != srec.end()) {
+        if (sr->second->is_default) sname += " (default)";
+        if (sr->second->name != 0) sname += " " + M.Str(sr->second->name);
+      }
+      if (pids_per_device[k.a].size() > 1) sname += " · pid " + std::to_string(k.pid);
+      if (k.kind == TrackKind::kGpuAnnotations) sname += " · annotations";
+      t.name = sname;
+      t.key = "g" + std::to_string(k.a) + "/p" + std::to_string(k.pid) + "/c" + std::to_string(k.b) + "/s" +
+              std::to_string(k.c) + (k.kind == TrackKind::kGpuAnnotations ? "/ann" : "");
+    } else {
+      t.tid = k.a;
+      t.group = process_group(k.pid);
+      auto tn = tname.find({k.pid, k.a});
+      std::string label = ThreadLabel(tn != tname.end() ? tn->second : std::string(), k.a);
+      const char* what = k.kind == TrackKind::kThreadApi    ? "CUDA API"
+                         : k.kind == TrackKind::kThreadSync ? "Sync & overhead"
+                                                            : "Ranges";
+      t.name = label + " · " + what;
+      t.key = "p" + std::to_string(k.pid) + "/t" + std::to_string(k.a) + "/" +
+              (k.kind == TrackKind::kThreadApi    ? "api"
+               : k.kind == TrackKind::kThreadSync ? "sync"
+                                                  : "ranges");
+      t.default_collapsed = k.kind == TrackKind::kThreadSync;
+    }
+    TrackId id = static_cast<TrackId>(M.tracks.size());
+    M.groups[t.group].tracks.push_back(id);
+    track_lookup[{int(k.kind), k.pid, k.a, k.b, k.c}] = id;
+    M.tracks.push_back(std::move(t));
+  }
+
+  std::vector<uint32_t> stage_order;
+  for (const auto& [o, si] : order) stage_order.push_back(si);
+  BuildLanes(pool, stage_order);
+
+  // Counters: device-bound ones join their GPU group, process-bound ones their process, the rest "Counters".
+  std::vector<uint32_t> corder(M.counters.size());
+  std::iota(corder.begin(), corder.end(), 0u);
+  std::stable_sort(corder.begin(), corder.end(), [&](uint32_t x, uint32_t y) {
+    const CounterTrack &a = M.counters[x], &b = M.counters[y];
+    auto ka = std::make_tuple(a.device_id != kNone ? 0 : a.pid != 0 ? 1 : 2, a.device_id, a.pid, a.source_id);
+    auto kb = std::make_tuple(b.device_id != kNone ? 0 : b.pid != 0 ? 1 : 2, b.device_id, b.pid, b.source_id);
+    return ka < kb;
+  });
+  for (uint32_t ci : corder) {
+    CounterTrack& c = M.counters[ci];
+    Track t;
+    t.kind = TrackKind::kCounter;
+    t.pid = c.pid;
+    t.device_id = c.device_id;
+    t.counter = ci;
+    if (c.device_id != kNone)
+      t.group = gpu_group(c.device_id);
+    else if (c.pid != 0)
+      t.group = process_group(c.pid);
+    else
+      t.group = group(GroupKind::kCounters, "c", "Counters", 0, kNone);
+    t.name = S(c.name);
+    if (t.name.empty()) t.name = "Counter " + std::to_string(c.source_id);
+    if (c.unit != 0 && !S(c.unit).empty()) t.name += " (" + S(c.unit) + ")";
+    t.key = ci < is_memory_counter.size() && is_memory_counter[ci]
+                ? "m/p" + std::to_string(c.pid) + "/g" + std::to_string(c.device_id)
+                : "c/" + std::to_string(c.source_id);
+    t.event_count = 0;
+    if (!c.time.empty()) {
+      t.first_ns = c.time.front();
+      t.last_ns = c.time.back();
+    }
+    c.track = static_cast<TrackId>(M.tracks.size());
+    M.groups[t.group].tracks.push_back(c.track);
+    M.tracks.push_back(std::move(t));
+  }
+  // Groups in display order: processes, GPUs, counters (creation order above follows the track order, except
+  // for groups first created by counters).
+  std::vector<GroupId> gorder(M.groups.size());
+  std::iota(gorder.begin(), gorder.end(), 0u);
+  std::stable_sort(gorder.begin(), gorder.end(), [&](GroupId x, GroupId y) {
+    const TrackGroup &a = M.groups[x], &b = M.groups[y];
+    auto ka = std::make_tuple(int(a.kind), a.kind == GroupKind::kProcess ? SortIndex(a.pid) : 0, a.pid,
+                              a.device_id);
+    auto kb = std::make_tuple(int(b.kind), b.kind == GroupKind::kProcess ? SortIndex(b.pid) : 0, b.pid,
+                              b.device_id);
+    return ka < kb;
+  });
+  std::vector<GroupId> remap(M.groups.size());
+  std::vector<TrackGroup> sorted;
+  for (GroupId i = 0; i < gorder.size(); ++i) {
+    remap[gorder[i]] = i;
+    sorted.push_back(std::move(M.groups[gorder[i]]));
+  }
+  M.groups = std::move(sorted);
+  for (auto& t : M.tracks) t.group = remap[t.group];
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Counters, flows, summaries
+// -----------------------------------------------------------------------------------------------------------------
+
+// Alloc/free records become a "Device memory" counter per (process, device): the running sum of live bytes.
+void ModelBuilder::Impl::BuildMemoryCounters() {
+  for (auto& [key, deltas] : memory) {
+    std::stable_sort(deltas.begin(), deltas.end(),
+                     [](const MemoryDelta& a, const MemoryDelta& b) { return a.t < b.t; });
+    CounterTrack c;
+    c.pid = key.first;
+    c.device_id = key.second;
+    c.name = tables.Synthetic(m->processes.size() > 1 || memory.size() > 1
+                                  ? "Device memory · pid " + std::to_string(key.first)
+                                  : std::string("Device memory"));
+    c.unit = tables.Synthetic("bytes");
+    int64_t live = 0;
+    for (const auto& d : deltas) {
+      live += d.delta;
+      if (!c.time.empty() && c.time.back() == d.t) {
+        c.value.back() = double(live);
+      } else {
+        c.time.push_back(d.t);
+        c.value.push_back(double(live));
+      }
+    }
+    is_memory_counter.resize(m->counters.size() + 1, false);
+    is_memory_counter[m->counters.size()] = true;
+    m->counters.push_back(std::move(c));
+  }
+  memory.clear();
+}
+
+static void BuildPyramid(CounterTrack& c) {
+  // Samples arrive in time order per counter almost always; sort (stably, keeping the last value of a tie
+  // last) only when they don't.
+  if (!std::is_sorted(c.time.begin(), c.time.end())) {
+    std::vector<uint32_t> perm(c.time.size());
+    std::iota(perm.begin(), perm.end(), 0u);
+    std::stable_sort(perm.begin(), perm.end(), [&](uint32_t a, uint32_t b) { return c.time[a] < c.time[b]; });
+    std::vector<int64_t> t(perm.size());
+    std::vector<double> v(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) t[i] = c.time[perm[i]], v[i] = c.value[perm[i]];
+    c.time = std::move(t);
+    c.value = std::move(v);
+  }
+  c.levels.clear();
+  if (c.value.empty()) return;
+  c.min = c.max = c.value[0];
+  for (double v : c.value) c.min = std::min(c.min, v), c.max = std::max(c.max, v);
+  std::vector<std::pair<double, double>> level;
+  const size_t n = c.value.size();
+  for (size_t j = 0; j < n; j += kCounterFanout) {
+    double lo = c.value[j], hi = c.value[j];
+    for (size_t i = j; i < std::min(n, j + kCounterFanout); ++i)
+      lo = std::min(lo, c.value[i]), hi = std::max(hi, c.value[i]);
+    level.emplace_back(lo, hi);
+  }
+  while (level.size() > 1) {
+    std::vector<std::pair<double, double>> up;
+    for (size_t j = 0; j < level.size(); j += kCounterFanout) {
+      auto mm = level[j];
+      for (size_t i = j; i < std::min(level.size(), j + kCounterFanout); ++i)
+        mm.first = std::min(mm.first, level[i].first), mm.second = std::max(mm.second, level[i].second);
+      up.push_back(mm);
+    }
+    c.levels.push_back(std::move(level));
+    level = std::move(up);
+  }
+  c.levels.push_back(std::move(level));
+}
+
+TrackId ModelBuilder::Impl::FindTrack(TrackKind kind, uint32_t pid, uint32_t a, uint32_t b,
+                                      uint32_t c) const {
+  auto it = track_lookup.find({int(kind), pid, a, b, c});
+  return it == track_lookup.end() ? kNone : it->second;
+}
+
+// The deepest event of track t that contains ts (start <= ts <= end).
+EventId ModelBuilder::Impl::EnclosingEvent(TrackId t, Timestamp ts) const {
+  if (t == kNone) return {};
+  const Track& tr = m->tracks[t];
+  EventId best;
+  for (uint32_t d = 0; d < tr.lane_count; ++d) {
+    const Lane& l = m->lanes[tr.first_lane + d];
+    auto it = std::upper_bound(l.start.begin(), l.start.end(), ts);
+    if (it == l.start.begin()) continue;
+    uint32_t i = static_cast<uint32_t>(it - l.start.begin() - 1);
+    if (l.End(i) >= ts) best = {tr.first_lane + d, i};
+  }
+  return best;
+}
+
+void ModelBuilder::Impl::ResolveFlows() {
+  TraceModel& M = *m;
+  uint64_t unresolved = 0;
+  for (const auto& f : flow_endpoints) {
+    EventId from =
+        EnclosingEvent(FindTrack(TrackKind::kThreadRanges, f.from_pid, f.from_tid, 0, 0), f.from_ts);
+    if (!from.valid())
+      from = EnclosingEvent(FindTrack(TrackKind::kThreadApi, f.from_pid, f.from_tid, 0, 0), f.from_ts);
+    EventId to;
+    if (f.to_gpu) {
+      for (const auto& [key, id] : track_lookup)
+        if (std::get<0>(key) == int(TrackKind::kGpuStream) && std::get<1>(key) == f.to_pid &&
+            std::get<2>(key) == f.to_device && std::get<4>(key) == f.to_tid) {
+          to = EnclosingEvent(id, f.to_ts);
+          if (to.valid()) break;
+        }
+    } else {
+      to = EnclosingEvent(FindTrack(TrackKind::kThreadRanges, f.to_pid, f.to_tid, 0, 0), f.to_ts);
+      if (!to.valid())
+        to = EnclosingEvent(FindTrack(TrackKind::kThreadApi, f.to_pid, f.to_tid, 0, 0), f.to_ts);
+    }
+    if (from.valid() && to.valid())
+      M.flows.push_back({from, to});
+    else
+      ++unresolved;
+  }
+  flow_endpoints.clear();
+  // FlowRecords between correlation-carrying kinds are implied by correlation ids (FlowPartner); others refer
+  // to external ids the viewer does not index yet: counted, not silently dropped.
+  for (const auto& f : flow_records) {
+    auto corr_kind = [](uint16_t k) {
+      return k == uint16_t(RecordKind::kApiCall) || k == uint16_t(RecordKind::kKernel) ||
+             k == uint16_t(RecordKind::kMemcpy) || k == uint16_t(RecordKind::kMemset);
+    };
+    if (!(corr_kind(f.src_kind) && corr_kind(f.dst_kind))) ++unresolved;
+  }
+  flow_records.clear();
+  std::sort(M.flows.begin(), M.flows.end(),
+            [](const Flow& a, const Flow& b) { return std::tie(a.from, a.to) < std::tie(b.from, b.to); });
+  if (unresolved)
+    builder_losses["flows_unresolved"] = {"flows_unresolved", uint8_t(Severity::kInfo), 0, unresolved,
+                                          "flow arrows whose endpoints match no event"};
+}
+
+// Union of a device's GPU activity over its stream lanes (k-way merge by start) and the gaps between. False
+// when it has none.
+static bool SummarizeDevice(const TraceModel& M, uint32_t dev, GroupId group,
+                            const std::vector<LaneId>& lanes, DeviceSummary* out) {
+  DeviceSummary s;
+  s.device_id = dev;
+  s.group = group;
+  s.name = M.groups[s.group].name;
+  // K-way merge by start over the device's lanes. Streams take turns every few events, so the next head is
+  // found by a linear scan (a GPU has a handful of busy streams; no heap churn per event).
+  std::vector<uint32_t> pos(lanes.size(), 0);
+  std::vector<int64_t> head(lanes.size(), INT64_MAX);
+  for (uint32_t i = 0; i < lanes.size(); ++i)
+    if (M.lanes[lanes[i]].size()) head[i] = M.lanes[lanes[i]].start[0];
+  bool any = false;
+  int64_t cur_s = 0, cur_e = 0;
+  using Gap = std::pair<int64_t, int64_t>;                            // (length, start)
+  std::priority_queue<Gap, std::vector<Gap>, std::greater<Gap>> top;  // smallest of the kept on top
+  auto close_gap = [&](int64_t gs, int64_t ge) {
+    if (ge <= gs) return;
+    if (top.size() < 256)
+      top.push({ge - gs, gs});
+    else if (ge - gs > top.top().first)
+      top.pop(), top.push({ge - gs, gs});
+  };
+  while (true) {
+    // One scan for the smallest head (first lane on ties) and the second-smallest: consume lane li up to
+    // it.
+    uint32_t li = 0;
+    int64_t limit = INT64_MAX;
+    for (uint32_t i = 1; i < head.size(); ++i) {
+      if (head[i] < head[li]) {
+        limit = head[li];
+        li = i;
+      } else {
+        limit = std::min(limit, head[i]);
+      }
+    }
+    if (head[li] == INT64_MAX) break;
+    const Lane& l = M.lanes[lanes[li]];
+    uint32_t& p = pos[li];
+    do {
+      const uint32_t k = l.ref[p] >> kRefKindShift;
+      if (k == uint32_t(EventKind::kKernel))
+        ++s.kernel_count;
+      else if (k == uint32_t(EventKind::kMemcpy))
+        ++s.memcpy_count;
+      else if (k == uint32_t(EventKind::kMemset))
+        ++s.memset_count;
+      int64_t es = l.start[p], ee = l.End(p);
+      if (!any) {
+        any = true;
+        cur_s = es, cur_e = ee;
+        s.first_ns = es;
+      } else if (es > cur_e) {
+        s.busy_ns += cur_e - cur_s;
+        close_gap(cur_e, es);
+        cur_s = es, cur_e = ee;
+      } else {
+        cur_e = std::max(cur_e, ee);
+      }
+      ++p;
+    } while (p < l.size() && l.start[p] <= limit);
+    head[li] = p < l.size() ? l.start[p] : INT64_MAX;
+  }
+  if (!any) return false;
+  s.busy_ns += cur_e - cur_s;
+  s.last_ns = cur_e;
+  while (!top.empty()) {
+    s.largest_gaps.push_back({top.top().second, top.top().second + top.top().first});
+    top.pop();
+  }
+  std::reverse(s.largest_gaps.begin(), s.largest_gaps.end());
+  *out = std::move(s);
+  return true;
+}
+
+void ModelBuilder::Impl::Summarize(ThreadPool& pool) {
+  TraceModel& M = *m;
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  uint64_t events_total = 0;
+  for (const Lane& l : M.lanes) events_total += l.size();
+  for (const Track& t : M.tracks) {
+    bool has = t.kind == TrackKind::kCounter ? M.counters[t.counter].time.size() > 0 : t.event_count > 0;
+    if (!has) continue;
+    first = std::min(first, t.first_ns);
+    last = std::max(last, t.last_ns);
+  }
+  M.event_count = events_total;
+  M.sample_count = 0;
+  for (const auto& c : M.counters) M.sample_count += c.time.size();
+  M.first_ns = first == INT64_MAX ? 0 : first;
+  M.last_ns = last == INT64_MIN ? 0 : last;
+
+  // Per device, in parallel over devices.
+  std::map<uint32_t, std::vector<LaneId>> dev_lanes;
+  std::map<uint32_t, GroupId> dev_group;
+  for (TrackId ti = 0; ti < M.tracks.size(); ++ti) {
+    const Track& t = M.tracks[ti];
+    if (t.kind != TrackKind::kGpuStream) continue;
+    dev_group[t.device_id] = t.group;
+    for (uint32_t d = 0; d < t.lane_count; ++d) dev_lanes[t.device_id].push_back(t.first_lane + d);
+  }
+  std::vector<std::pair<uint32_t, const std::vector<LaneId>*>> devs;
+  for (const auto& [dev, lanes] : dev_lanes) devs.push_back({dev, &lanes});
+  std::vector<DeviceSummary> sums(devs.size());
+  std::vector<char> have(devs.size(), 0);
+  pool.For(devs.size(), [&](size_t i, unsigned) {
+    have[i] = SummarizeDevice(M, devs[i].first, dev_group[devs[i].first], *devs[i].second, &sums[i]);
+  });
+  for (size_t i = 0; i < devs.size(); ++i)
+    if (have[i]) M.device_summaries.push_back(std::move(sums[i]));
+}
+
+void ModelBuilder::Impl::AppendSyntheticStrings() {
+  synthetic_final_base_ = static_cast<StringId>(m->strings.size());
+  auto remap = [&](StringId& id) {
+    if (id >= detail::kSyntheticBase && id - detail::kSyntheticBase < tables.synthetic.size())
+      id = synthetic_final_base_ + (id - detail::kSyntheticBase);
+  };
+  for (const std::string& s : tables.synthetic) m->strings.push_back(s);
+  for (CounterTrack& c : m->counters) remap(c.name), remap(c.unit);
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Finish
+// -----------------------------------------------------------------------------------------------------------------
+
+std::unique_ptr<TraceModel> ModelBuilder::Impl::Finish(ThreadPool* pool_or_null) {
+  std::unique_ptr<ThreadPool> own;
+  if (!pool_or_null) own = std::make_unique<ThreadPool>(1);
+  ThreadPool& pool = pool_or_null ? *pool_or_null : *own;
+  FlushDirect();
+  BuildMemoryCounters();     // before the synthetic names get their final ids: it names counters
+  AppendSyntheticStrings();  // lanes are written with the final ids
+  m->launch_configs = std::move(tables.configs);
+  m->memcpys = std::move(tables.memcpys);
+  m->memsets = std::move(tables.memsets);
+  m->nvtx = std::move(tables.nvtx);
+  m->syncs = std::move(tables.syncs);
+  BuildTracks(pool);
+  stages.clear();
+  stage_index.clear();
+  pool.For(m->counters.size(), [&](size_t i, unsigned) { BuildPyramid(m->counters[i]); });
+  ResolveFlows();
+  Summarize(pool);
+  if (negative_durations)
+    builder_losses["negative_duration"] = {"negative_duration", uint8_t(Severity::kWarning), 0,
+                                           negative_durations,
+                                           "events ending before they start; shown with zero duration"};
+  if (too_deep)
+    builder_losses["nesting_too_deep"] = {
+        "nesting_too_deep", uint8_t(Severity::kDataLoss), 0, too_deep,
+        "events nested deeper than 1024 levels were not placed on the timeline"};
+  for (auto& [name, l] : builder_losses) m->losses.push_back(std::move(l));
+  builder_losses.clear();
+  interned.clear();
+  return std::move(m);
+}
+
+}  // namespace gt::viewer
