@@ -99,53 +99,68 @@ void Router::ClearStages() {
 }
 
 // Out of line: keeps the hit path small enough to inline into every record loop.
-Piece& Router::StageMiss(const StageKey& k, size_t slot_index) {
+Router::Stage& Router::StageMiss(const StageKey& k, size_t slot_index) {
   CacheSlot& slot = cache_[slot_index];
   auto [it, inserted] = index_.try_emplace(k, static_cast<uint32_t>(stages.size()));
-  if (inserted) stages.push_back({k, Piece()});
+  if (inserted) stages.push_back({k, Piece(), {}});
   slot.key = k;
   slot.stage = it->second;
-  return stages[slot.stage].piece;
+  return stages[slot.stage];
+}
+
+void Router::Room(Stage& s, bool in_order) {
+  Piece& p = s.piece;
+  const bool full = max_piece_ != 0 && p.n >= max_piece_;
+  if (p.n > 0 && (full || (!in_order && p.sorted && max_piece_ != 0 && p.n >= kSplitMin))) {
+    const bool aux = p.has_aux;
+    s.earlier.push_back(std::move(p));
+    p = Piece();
+    p.has_aux = aux;
+  }
+  if (p.n == p.start.size()) {
+    p.Grow(hint_, growth_);
+    if (max_piece_ != 0 && p.start.size() > max_piece_) p.Reserve(max_piece_);
+  }
 }
 
 void Router::Kernel(const KernelRecord& r, StringId args) {
-  Piece& p = StageFor(TrackKind::kGpuStream, r.pid, r.device_id, r.context_id, r.stream_id);
+  Stage& p = StageFor(TrackKind::kGpuStream, r.pid, r.device_id, r.context_id, r.stream_id);
   PushGpu(p, r.start, r.end, r.name, MakeRef(EventKind::kKernel, tables->Config(r)), r.correlation_id);
-  PushArgs(p, args);
+  PushArgs(p.piece, args);
 }
 void Router::Memcpy(const MemcpyRecord& r, StringId args) {
   const StringId name = tables->MemcpyName(r.copy_kind);
   const uint32_t id = tables->Memcpy(
       {r.bytes, r.peer_device_id, r.graph_id, r.copy_kind, r.src_kind, r.dst_kind, r.is_async});
-  Piece& p = StageFor(TrackKind::kGpuStream, r.pid, r.device_id, r.context_id, r.stream_id);
+  Stage& p = StageFor(TrackKind::kGpuStream, r.pid, r.device_id, r.context_id, r.stream_id);
   PushGpu(p, r.start, r.end, name, MakeRef(EventKind::kMemcpy, id), r.correlation_id);
-  p.synthetic_names = true;
-  PushArgs(p, args);
+  p.piece.synthetic_names = true;
+  PushArgs(p.piece, args);
 }
 void Router::Memset(const MemsetRecord& r, StringId args) {
   const StringId name = tables->MemsetName();
   const uint32_t id = tables->Memset({r.bytes, r.value, r.graph_id, r.memory_kind, r.is_async});
-  Piece& p = StageFor(TrackKind::kGpuStream, r.pid, r.device_id, r.context_id, r.stream_id);
+  Stage& p = StageFor(TrackKind::kGpuStream, r.pid, r.device_id, r.context_id, r.stream_id);
   PushGpu(p, r.start, r.end, name, MakeRef(EventKind::kMemset, id), r.correlation_id);
-  p.synthetic_names = true;
-  PushArgs(p, args);
+  p.piece.synthetic_names = true;
+  PushArgs(p.piece, args);
 }
 void Router::Api(const ApiCallRecord& r, StringId args) {
-  Piece& p = StageFor(TrackKind::kThreadApi, r.pid, r.tid);
+  Stage& p = StageFor(TrackKind::kThreadApi, r.pid, r.tid);
   Push(p, r.start, r.end, r.name, r.correlation_id, r.correlation_id);
-  if (r.return_code != 0) p.ret.emplace_back(p.n - 1, r.return_code);
-  PushArgs(p, args);
+  if (r.return_code != 0) p.piece.ret.emplace_back(p.piece.n - 1, r.return_code);
+  PushArgs(p.piece, args);
 }
 void Router::HostSlice(const HostSliceRecord& r) {
   const EventKind kind = r.kind == EventKind::kInstant ? EventKind::kInstant : EventKind::kHostOp;
-  Piece& p = StageFor(TrackKind::kThreadRanges, r.pid, r.tid);
+  Stage& p = StageFor(TrackKind::kThreadRanges, r.pid, r.tid);
   Push(p, r.start, kind == EventKind::kInstant ? r.start : r.end, r.name, MakeRef(kind, r.category), 0);
-  PushArgs(p, r.args);
+  PushArgs(p.piece, r.args);
 }
 void Router::GpuAnnotation(const GpuAnnotationRecord& r) {
-  Piece& p = StageFor(TrackKind::kGpuAnnotations, r.pid, r.device_id, 0, r.stream_id);
+  Stage& p = StageFor(TrackKind::kGpuAnnotations, r.pid, r.device_id, 0, r.stream_id);
   Push(p, r.start, r.end, r.name, MakeRef(EventKind::kAnnotation, 0), 0);
-  PushArgs(p, r.args);
+  PushArgs(p.piece, r.args);
 }
 
 void Router::OnKernels(std::span<const KernelRecord> r) {
@@ -163,7 +178,7 @@ void Router::OnApiCalls(std::span<const ApiCallRecord> r) {
 void Router::OnNvtx(std::span<const NvtxRecord> r) {
   for (const auto& n : r) {
     const uint32_t id = tables->Nvtx({n.domain, n.category, n.color, n.payload, n.payload_kind, n.flags});
-    Piece& p = StageFor(TrackKind::kThreadRanges, n.pid, n.tid);
+    Stage& p = StageFor(TrackKind::kThreadRanges, n.pid, n.tid);
     Push(p, n.start, (n.flags & kNvtxMark) ? n.start : n.end, n.message, MakeRef(EventKind::kNvtx, id), 0);
   }
 }
@@ -171,14 +186,14 @@ void Router::OnSyncs(std::span<const SyncRecord> r) {
   for (const auto& y : r) {
     const uint32_t id =
         tables->Sync({y.device_id, y.context_id, y.stream_id, y.correlation_id, y.event_id, y.sync_kind});
-    Piece& p = StageFor(TrackKind::kThreadSync, y.pid, y.tid);
+    Stage& p = StageFor(TrackKind::kThreadSync, y.pid, y.tid);
     Push(p, y.start, y.end, tables->SyncName(y.sync_kind), MakeRef(EventKind::kSync, id), 0);
-    p.synthetic_names = true;
+    p.piece.synthetic_names = true;
   }
 }
 void Router::OnOverheads(std::span<const OverheadRecord> r) {
   for (const auto& o : r) {
-    Piece& p = StageFor(TrackKind::kThreadSync, o.pid, o.tid);
+    Stage& p = StageFor(TrackKind::kThreadSync, o.pid, o.tid);
     Push(p, o.start, o.end, o.kind, MakeRef(EventKind::kOverhead, 0), 0);
   }
 }
@@ -264,7 +279,11 @@ detail::Stage& ModelBuilder::Impl::StageOf(const StageKey& k) {
 }
 
 void ModelBuilder::Impl::FlushDirect() {
-  for (Router::Stage& s : direct.stages) StageOf(s.key).pieces.push_back(std::move(s.piece));
+  for (Router::Stage& s : direct.stages) {
+    std::vector<Piece>& to = StageOf(s.key).pieces;
+    for (Piece& p : s.earlier) to.push_back(std::move(p));
+    if (s.piece.n > 0) to.push_back(std::move(s.piece));
+  }
   merged_events += direct.events;
   negative_durations += direct.negative_durations;
   direct.events = direct.negative_durations = 0;
@@ -299,8 +318,13 @@ void ModelBuilder::Impl::MergeChunk(Router&& chunk) {
   else
     remapped = true;
   for (Router::Stage& s : chunk.stages) {
+    std::vector<Piece>& to = StageOf(s.key).pieces;
+    for (Piece& p : s.earlier) {
+      if (remapped) p.maps = maps;
+      to.push_back(std::move(p));
+    }
     if (remapped) s.piece.maps = maps;
-    StageOf(s.key).pieces.push_back(std::move(s.piece));
+    if (s.piece.n > 0) to.push_back(std::move(s.piece));
   }
   merged_events += chunk.events;
   negative_durations += chunk.negative_durations;

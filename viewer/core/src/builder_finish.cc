@@ -432,6 +432,7 @@ using detail::TrackOut;
 void ModelBuilder::Impl::BuildLanes(ThreadPool& pool, const std::vector<uint32_t>& order) {
   TraceModel& M = *m;
   const StringId base = synthetic_final_base_;
+  auto lanes_time = std::make_unique<detail::ScopedTime>(timings ? &timings->lanes : nullptr);
   {
     std::vector<std::pair<uint32_t, uint32_t>> unsorted;  // (stage, piece)
     for (uint32_t si : order)
@@ -544,6 +545,8 @@ void ModelBuilder::Impl::BuildLanes(ThreadPool& pool, const std::vector<uint32_t
     detail::MergeTrack(pieces, kind, base, &job.out);
   });
 
+  lanes_time.reset();
+  detail::ScopedTime lod_time(timings ? &timings->lod : nullptr);
   // LOD pyramids and name counts, over ranges of at most kRange events.
   constexpr uint32_t F = kLaneLodFanout, kRange = 1u << 16;
   struct LaneRef {
@@ -958,34 +961,56 @@ void ModelBuilder::Impl::ResolveFlows() {
                                           "flow arrows whose endpoints match no event"};
 }
 
-// Union of a device's GPU activity over its stream lanes (k-way merge by start) and the gaps between. False
-// when it has none.
-static bool SummarizeDevice(const TraceModel& M, uint32_t dev, GroupId group,
-                            const std::vector<LaneId>& lanes, DeviceSummary* out) {
-  DeviceSummary s;
-  s.device_id = dev;
-  s.group = group;
-  s.name = M.groups[s.group].name;
-  // K-way merge by start over the device's lanes. Streams take turns every few events, so the next head is
-  // found by a linear scan (a GPU has a handful of busy streams; no heap churn per event).
-  std::vector<uint32_t> pos(lanes.size(), 0);
+// Per device: the union of GPU activity over its stream lanes and the gaps between, in time slices of about
+// kSliceEvents events that run in parallel. A slice starts from the latest end of all earlier events (lanes
+// are sorted and disjoint, so that is one End() per lane): busy time is what its events cover beyond that,
+// and a gap opens only after it. Slices are a function of the data, not of the threads.
+namespace {
+
+constexpr size_t kMaxGaps = 256;
+using Gap = std::pair<int64_t, int64_t>;  // (length, start)
+// Longer first; of equal ones, the earlier.
+bool BetterGap(const Gap& a, const Gap& b) {
+  return a.first > b.first || (a.first == b.first && a.second < b.second);
+}
+struct GapCmp {
+  bool operator()(const Gap& a, const Gap& b) const { return BetterGap(a, b); }
+};
+// The kMaxGaps best gaps seen (worst on top).
+struct TopGaps {
+  std::priority_queue<Gap, std::vector<Gap>, GapCmp> heap;
+  void Add(const Gap& g) {
+    if (heap.size() < kMaxGaps) {
+      heap.push(g);
+    } else if (BetterGap(g, heap.top())) {
+      heap.pop();
+      heap.push(g);
+    }
+  }
+};
+
+struct DeviceSlice {
+  uint32_t device = 0;             // into the device list
+  std::vector<uint32_t> from, to;  // per lane: events [from, to) start in this slice
+  int64_t carry = INT64_MIN;       // latest end of the device's events before the slice (INT64_MIN: none)
+  // results
+  bool any = false;
+  int64_t first = 0, busy = 0, end = INT64_MIN;
+  uint64_t kernels = 0, memcpys = 0, memsets = 0;
+  TopGaps gaps;
+};
+
+void RunSlice(const TraceModel& M, const std::vector<LaneId>& lanes, DeviceSlice& s) {
+  std::vector<uint32_t> pos = s.from;
   std::vector<int64_t> head(lanes.size(), INT64_MAX);
   for (uint32_t i = 0; i < lanes.size(); ++i)
-    if (M.lanes[lanes[i]].size()) head[i] = M.lanes[lanes[i]].start[0];
-  bool any = false;
-  int64_t cur_s = 0, cur_e = 0;
-  using Gap = std::pair<int64_t, int64_t>;                            // (length, start)
-  std::priority_queue<Gap, std::vector<Gap>, std::greater<Gap>> top;  // smallest of the kept on top
-  auto close_gap = [&](int64_t gs, int64_t ge) {
-    if (ge <= gs) return;
-    if (top.size() < 256)
-      top.push({ge - gs, gs});
-    else if (ge - gs > top.top().first)
-      top.pop(), top.push({ge - gs, gs});
-  };
+    if (pos[i] < s.to[i]) head[i] = M.lanes[lanes[i]].start[pos[i]];
+  const bool carried = s.carry != INT64_MIN;
+  bool open = carried;  // an interval is open: [cur_s, cur_e]
+  int64_t cur_s = s.carry, cur_e = s.carry;
   while (true) {
-    // One scan for the smallest head (first lane on ties) and the second-smallest: consume lane li up to
-    // it.
+    // K-way merge by start: streams take turns every few events, so one scan finds the smallest head and the
+    // second-smallest (no heap churn per event); consume lane li up to the latter.
     uint32_t li = 0;
     int64_t limit = INT64_MAX;
     for (uint32_t i = 1; i < head.size(); ++i) {
@@ -1001,39 +1026,31 @@ static bool SummarizeDevice(const TraceModel& M, uint32_t dev, GroupId group,
     uint32_t& p = pos[li];
     do {
       const uint32_t k = l.ref[p] >> kRefKindShift;
-      if (k == uint32_t(EventKind::kKernel))
-        ++s.kernel_count;
-      else if (k == uint32_t(EventKind::kMemcpy))
-        ++s.memcpy_count;
-      else if (k == uint32_t(EventKind::kMemset))
-        ++s.memset_count;
-      int64_t es = l.start[p], ee = l.End(p);
-      if (!any) {
-        any = true;
+      s.kernels += k == uint32_t(EventKind::kKernel);
+      s.memcpys += k == uint32_t(EventKind::kMemcpy);
+      s.memsets += k == uint32_t(EventKind::kMemset);
+      const uint32_t dd = l.dur[p];
+      const int64_t es = l.start[p], ee = dd != kDurOverflow ? es + dd : l.End(p);
+      if (!s.any) s.any = true, s.first = es;
+      if (!open) {
+        open = true;
         cur_s = es, cur_e = ee;
-        s.first_ns = es;
       } else if (es > cur_e) {
-        s.busy_ns += cur_e - cur_s;
-        close_gap(cur_e, es);
+        s.busy += cur_e - cur_s;
+        s.gaps.Add({es - cur_e, cur_e});
         cur_s = es, cur_e = ee;
       } else {
         cur_e = std::max(cur_e, ee);
       }
       ++p;
-    } while (p < l.size() && l.start[p] <= limit);
-    head[li] = p < l.size() ? l.start[p] : INT64_MAX;
+    } while (p < s.to[li] && l.start[p] <= limit);
+    head[li] = p < s.to[li] ? l.start[p] : INT64_MAX;
   }
-  if (!any) return false;
-  s.busy_ns += cur_e - cur_s;
-  s.last_ns = cur_e;
-  while (!top.empty()) {
-    s.largest_gaps.push_back({top.top().second, top.top().second + top.top().first});
-    top.pop();
-  }
-  std::reverse(s.largest_gaps.begin(), s.largest_gaps.end());
-  *out = std::move(s);
-  return true;
+  if (open) s.busy += cur_e - cur_s;
+  s.end = open ? cur_e : s.carry;
 }
+
+}  // namespace
 
 void ModelBuilder::Impl::Summarize(ThreadPool& pool) {
   TraceModel& M = *m;
@@ -1052,7 +1069,6 @@ void ModelBuilder::Impl::Summarize(ThreadPool& pool) {
   M.first_ns = first == INT64_MAX ? 0 : first;
   M.last_ns = last == INT64_MIN ? 0 : last;
 
-  // Per device, in parallel over devices.
   std::map<uint32_t, std::vector<LaneId>> dev_lanes;
   std::map<uint32_t, GroupId> dev_group;
   for (TrackId ti = 0; ti < M.tracks.size(); ++ti) {
@@ -1063,13 +1079,68 @@ void ModelBuilder::Impl::Summarize(ThreadPool& pool) {
   }
   std::vector<std::pair<uint32_t, const std::vector<LaneId>*>> devs;
   for (const auto& [dev, lanes] : dev_lanes) devs.push_back({dev, &lanes});
-  std::vector<DeviceSummary> sums(devs.size());
-  std::vector<char> have(devs.size(), 0);
-  pool.For(devs.size(), [&](size_t i, unsigned) {
-    have[i] = SummarizeDevice(M, devs[i].first, dev_group[devs[i].first], *devs[i].second, &sums[i]);
-  });
-  for (size_t i = 0; i < devs.size(); ++i)
-    if (have[i]) M.device_summaries.push_back(std::move(sums[i]));
+  // Slice boundaries: quantiles of the starts of each device's longest lane.
+  constexpr uint64_t kSliceEvents = 1u << 16;
+  std::vector<DeviceSlice> slices;
+  for (uint32_t d = 0; d < devs.size(); ++d) {
+    const std::vector<LaneId>& lanes = *devs[d].second;
+    uint64_t total = 0;
+    LaneId longest = lanes[0];
+    for (LaneId l : lanes) {
+      total += M.lanes[l].size();
+      if (M.lanes[l].size() > M.lanes[longest].size()) longest = l;
+    }
+    const uint64_t count = std::max<uint64_t>(1, total / kSliceEvents);
+    std::vector<int64_t> bounds{INT64_MIN};
+    const Lane& ll = M.lanes[longest];
+    for (uint64_t j = 1; j < count; ++j) {
+      const int64_t t = ll.start[size_t(ll.size() * j / count)];
+      if (t > bounds.back()) bounds.push_back(t);
+    }
+    for (size_t j = 0; j < bounds.size(); ++j) {
+      DeviceSlice& s = slices.emplace_back();
+      s.device = d;
+      for (LaneId l : lanes) {
+        const Lane& lane = M.lanes[l];
+        auto at = [&](int64_t t) {
+          return t == INT64_MIN ? 0u
+                                : uint32_t(std::lower_bound(lane.start.begin(), lane.start.end(), t) -
+                                           lane.start.begin());
+        };
+        const uint32_t from = at(bounds[j]), to = j + 1 < bounds.size() ? at(bounds[j + 1]) : lane.size();
+        s.from.push_back(from), s.to.push_back(to);
+        if (from > 0) s.carry = std::max(s.carry, lane.End(from - 1));
+      }
+    }
+  }
+  pool.For(slices.size(),
+           [&](size_t i, unsigned) { RunSlice(M, *devs[slices[i].device].second, slices[i]); });
+  for (uint32_t d = 0, i = 0; d < devs.size(); ++d) {
+    DeviceSummary s;
+    s.device_id = devs[d].first;
+    s.group = dev_group[s.device_id];
+    s.name = M.groups[s.group].name;
+    bool any = false;
+    int64_t last = INT64_MIN;
+    TopGaps gaps;
+    for (; i < slices.size() && slices[i].device == d; ++i) {
+      DeviceSlice& x = slices[i];
+      if (!x.any) continue;
+      if (!any) s.first_ns = x.first;
+      any = true;
+      s.busy_ns += x.busy;
+      last = std::max(last, x.end);
+      s.kernel_count += x.kernels, s.memcpy_count += x.memcpys, s.memset_count += x.memsets;
+      for (; !x.gaps.heap.empty(); x.gaps.heap.pop()) gaps.Add(x.gaps.heap.top());
+    }
+    if (!any) continue;
+    s.last_ns = last;
+    std::vector<Gap> best;
+    for (; !gaps.heap.empty(); gaps.heap.pop()) best.push_back(gaps.heap.top());
+    std::sort(best.begin(), best.end(), BetterGap);
+    for (const Gap& g : best) s.largest_gaps.push_back({g.second, g.second + g.first});
+    M.device_summaries.push_back(std::move(s));
+  }
 }
 
 void ModelBuilder::Impl::AppendSyntheticStrings() {
@@ -1090,6 +1161,8 @@ std::unique_ptr<TraceModel> ModelBuilder::Impl::Finish(ThreadPool* pool_or_null)
   std::unique_ptr<ThreadPool> own;
   if (!pool_or_null) own = std::make_unique<ThreadPool>(1);
   ThreadPool& pool = pool_or_null ? *pool_or_null : *own;
+  detail::ScopedTime total(timings ? &timings->other : nullptr);
+  const double nested_before = timings ? timings->lanes + timings->lod + timings->devices : 0;
   FlushDirect();
   BuildMemoryCounters();     // before the synthetic names get their final ids: it names counters
   AppendSyntheticStrings();  // lanes are written with the final ids
@@ -1103,7 +1176,10 @@ std::unique_ptr<TraceModel> ModelBuilder::Impl::Finish(ThreadPool* pool_or_null)
   stage_index.clear();
   pool.For(m->counters.size(), [&](size_t i, unsigned) { BuildPyramid(m->counters[i]); });
   ResolveFlows();
-  Summarize(pool);
+  {
+    detail::ScopedTime t(timings ? &timings->devices : nullptr);
+    Summarize(pool);
+  }
   if (negative_durations)
     builder_losses["negative_duration"] = {"negative_duration", uint8_t(Severity::kWarning), 0,
                                            negative_durations,
@@ -1115,6 +1191,7 @@ std::unique_ptr<TraceModel> ModelBuilder::Impl::Finish(ThreadPool* pool_or_null)
   for (auto& [name, l] : builder_losses) m->losses.push_back(std::move(l));
   builder_losses.clear();
   interned.clear();
+  if (timings) timings->other -= timings->lanes + timings->lod + timings->devices - nested_before;
   return std::move(m);
 }
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "gt/viewer/builder.h"
+#include "gt/viewer/load.h"
 #include "parallel.h"
 
 namespace gt::viewer::detail {
@@ -86,7 +88,10 @@ struct Piece {
     start.resize(cap), dur.resize(cap), name.resize(cap), ref.resize(cap);
     if (has_aux) aux.resize(cap);
   }
-  void Grow(uint32_t hint) { Reserve(std::max<uint32_t>(std::max(hint, 64u), n * 2)); }
+  void Grow(uint32_t hint, uint32_t growth) {
+    Reserve(uint32_t(
+        std::min<uint64_t>(std::max<uint64_t>(std::max(hint, 64u), uint64_t{n} * growth), kNone - 1)));
+  }
   void Free() { *this = Piece(); }
 };
 
@@ -243,9 +248,13 @@ class Router final : public TraceSink {
   void HostSlice(const HostSliceRecord& r);
   void GpuAnnotation(const GpuAnnotationRecord& r);
 
+  // A track's events so far: `piece` takes new events; `earlier` pieces came before it, closed when they
+  // reached the piece size limit or when arrival order broke (so pieces stay sorted and Finish merges them
+  // instead of sorting).
   struct Stage {
     StageKey key;
     Piece piece;
+    std::vector<Piece> earlier;
   };
   std::vector<Stage> stages;  // first-use order
   Tables* tables = nullptr;
@@ -254,9 +263,12 @@ class Router final : public TraceSink {
   uint64_t negative_durations = 0;
   bool empty() const { return stages.empty() && cold_.empty(); }
   void ClearStages();
+  // Piece sizes: at most `max_events` (0: unbounded; then pieces also never split on disorder, so that a
+  // track is one array that grows by `growth`: the least memory) and grown `growth` times at a time.
+  void SetPieceLimits(uint32_t max_events, uint32_t growth) { max_piece_ = max_events, growth_ = growth; }
 
  private:
-  Piece& StageFor(TrackKind kind, uint32_t pid, uint32_t a, uint32_t b = 0, uint32_t c = 0) {
+  Stage& StageFor(TrackKind kind, uint32_t pid, uint32_t a, uint32_t b = 0, uint32_t c = 0) {
     uint64_t h = (uint64_t{pid} * 0x9E3779B97F4A7C15ull) ^ (uint64_t{a} * 0xC2B2AE3D27D4EB4Full) ^
                  (uint64_t{b} * 0x165667B19E3779F9ull) ^ (uint64_t{c} * 0xFF51AFD7ED558CCDull) ^
                  uint64_t(kind);
@@ -264,18 +276,23 @@ class Router final : public TraceSink {
     const CacheSlot& slot = cache_[h & (kCacheSize - 1)];
     if (slot.stage != kNone && slot.key.pid == pid && slot.key.a == a && slot.key.b == b && slot.key.c == c &&
         slot.key.kind == kind) [[likely]]
-      return stages[slot.stage].piece;
+      return stages[slot.stage];
     return StageMiss(StageKey{kind, pid, a, b, c}, h & (kCacheSize - 1));
   }
-  Piece& StageMiss(const StageKey& k, size_t slot_index);
+  Stage& StageMiss(const StageKey& k, size_t slot_index);
+  // Out of line: room for one more event in s.piece, closing it first when full or when the event would
+  // break its order.
+  void Room(Stage& s, bool in_order);
 
-  void Push(Piece& p, Timestamp start, Timestamp end, StringId name, uint32_t ref, uint32_t corr) {
+  void Push(Stage& s, Timestamp start, Timestamp end, StringId name, uint32_t ref, uint32_t corr) {
     if (end < start) [[unlikely]] {
       ++negative_durations;
       end = start;
     }
-    if (p.n == p.start.size()) [[unlikely]]
-      p.Grow(hint_);
+    Piece& p = s.piece;
+    const bool in_order = !(start < p.last_start || (start == p.last_start && end > p.last_end));
+    if (p.n == p.start.size() || (!in_order && p.sorted && max_piece_ && p.n >= kSplitMin)) [[unlikely]]
+      Room(s, in_order || p.n == 0);
     const uint32_t i = p.n++;
     p.start[i] = start;
     const int64_t d = end - start;
@@ -291,20 +308,21 @@ class Router final : public TraceSink {
       p.first_start = start, p.first_end = end, p.first_corr = corr;
     } else {
       // Branch-free: these hold for almost every event of a real trace.
-      p.sorted &= !(start < p.last_start || (start == p.last_start && end > p.last_end));
+      p.sorted &= in_order;
       p.disjoint &= p.last_end <= start;
       p.corr_sorted &= p.last_corr <= corr;
     }
     p.last_start = start, p.last_end = end, p.last_corr = corr;
     ++events;
   }
-  void PushGpu(Piece& p, Timestamp start, Timestamp end, StringId name, uint32_t ref, uint32_t corr) {
+  void PushGpu(Stage& s, Timestamp start, Timestamp end, StringId name, uint32_t ref, uint32_t corr) {
+    Piece& p = s.piece;
     if (!p.has_aux) [[unlikely]] {  // tolerate a mix (annotations never set aux): earlier events get 0
       p.has_aux = true;
       p.aux.resize(p.start.size());
       std::fill(p.aux.begin(), p.aux.begin() + p.n, 0u);
     }
-    Push(p, start, end, name, ref, corr);
+    Push(s, start, end, name, ref, corr);
     p.aux[p.n - 1] = corr;
   }
   static void PushArgs(Piece& p, StringId args) {
@@ -320,7 +338,9 @@ class Router final : public TraceSink {
   static constexpr size_t kCacheSize = 64;
   std::array<CacheSlot, kCacheSize> cache_;
   std::unordered_map<StageKey, uint32_t, StageKeyHash> index_;
+  static constexpr uint32_t kSplitMin = 4096;  // smaller pieces are sorted at Finish rather than split
   uint32_t hint_ = 256;
+  uint32_t max_piece_ = 1u << 20, growth_ = 2;
   uint16_t cold_type_ = 0;
   std::vector<uint8_t> cold_;
   uint64_t cold_count_ = 0;
@@ -341,13 +361,34 @@ struct Stage {
   std::vector<Piece> pieces;
 };
 
+// Adds the wall time of a scope to a LoadTimings field (when there is one).
+class ScopedTime {
+ public:
+  explicit ScopedTime(double* into) : into_(into), t0_(std::chrono::steady_clock::now()) {}
+  ~ScopedTime() {
+    if (into_) *into_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  }
+
+ private:
+  double* into_;
+  std::chrono::steady_clock::time_point t0_;
+};
+
 }  // namespace gt::viewer::detail
 
 namespace gt::viewer {
 
 class ModelBuilder::Impl {
  public:
-  explicit Impl(ModelBuilder* self) : self(self) {}
+  explicit Impl(ModelBuilder* self) : self(self) { SetCompact(sizeof(void*) < 8); }
+  // Compact: one array per track, grown as events arrive (the least memory, wasm32's 4 GiB); otherwise
+  // pieces of at most 1 M events, so that nothing is copied twice (no reallocation of long arrays, no shrink:
+  // Finish copies each piece once into a lane sized once).
+  void SetCompact(bool compact) {
+    compact_ = compact;
+    direct.SetPieceLimits(compact ? 0 : 1u << 20, compact ? 2 : 4);
+  }
+  bool compact() const { return compact_; }
 
   ModelBuilder* self;
   std::unique_ptr<TraceModel> m = std::make_unique<TraceModel>();
@@ -381,6 +422,7 @@ class ModelBuilder::Impl {
 
   // ---- Finish (builder_finish.cc) ----
   std::unique_ptr<TraceModel> Finish(detail::ThreadPool* pool);
+  LoadTimings* timings = nullptr;  // Finish's phases are added here when set
 
  private:
   void FlushDirect();
@@ -407,6 +449,7 @@ class ModelBuilder::Impl {
   std::map<std::tuple<int, uint32_t, uint32_t, uint32_t, uint32_t>, TrackId> track_lookup;
   std::vector<bool> is_memory_counter;
   StringId synthetic_final_base_ = 0;  // final id of synthetic index 0 (after AppendSyntheticStrings)
+  bool compact_ = false;
   friend class ModelBuilder;
 };
 

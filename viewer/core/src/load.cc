@@ -53,25 +53,34 @@ class TraceLoader::Impl {
   std::vector<TraceReader::Decoder> decoders;  // one per pool thread
   std::vector<detail::Router> routers;
   std::vector<Status> decoded;
+  LoadTimings timings;
 
   void StepGtrace();
 };
 
 void TraceLoader::Impl::StepGtrace() {
   pending.clear();
-  reader.Walk(builder, std::max<uint32_t>(1, options.chunks_per_step), &pending);
+  {
+    detail::ScopedTime t(&timings.walk);
+    reader.Walk(builder, std::max<uint32_t>(1, options.chunks_per_step), &pending);
+  }
   const size_t n = pending.size();
   if (pool->size() == 1) {
+    detail::ScopedTime t(&timings.route);
     for (const PendingChunk& c : pending)
       reader.Settle(c, TraceReader::Decode(c, builder, decoders[0]), builder);
   } else {
     routers.clear();
     routers.resize(n);
     decoded.assign(n, Status::Ok());
-    pool->For(n, [&](size_t i, unsigned slot) {
-      routers[i].SetHint(pending[i].record_count);
-      decoded[i] = TraceReader::Decode(pending[i], routers[i], decoders[slot]);
-    });
+    {
+      detail::ScopedTime t(&timings.route);
+      pool->For(n, [&](size_t i, unsigned slot) {
+        routers[i].SetHint(pending[i].record_count);
+        decoded[i] = TraceReader::Decode(pending[i], routers[i], decoders[slot]);
+      });
+    }
+    detail::ScopedTime t(&timings.merge);
     for (size_t i = 0; i < n; ++i) {
       // A chunk that failed while decoding keeps the records it delivered, as on one thread.
       builder.impl_->MergeChunk(std::move(routers[i]));
@@ -106,6 +115,7 @@ Status TraceLoader::Open(std::span<const uint8_t> bytes, LoadOptions options) {
     I.builder.AddLoss("gzip_truncated", Severity::kDataLoss, 1,
                       "the gzip stream ends early or is damaged; only the part before that was read");
   I.pool = std::make_unique<detail::ThreadPool>(options.threads);
+  I.builder.impl_->SetCompact(options.compact_staging);
   switch (f) {
     case DetectedFormat::kGtrace: {
       GT_RETURN_IF_ERROR(I.reader.Open(I.bytes));
@@ -164,7 +174,12 @@ StatusOr<std::unique_ptr<TraceModel>> TraceLoader::Finish() {
   LoadReport report = I.is_gtrace ? I.reader.report() : LoadReport{};
   report.bytes_total = std::max<uint64_t>(report.bytes_total, I.bytes.size());
   I.builder.SetReport(report);
+  I.builder.impl_->timings = &I.timings;
   return I.builder.impl_->Finish(I.pool.get());
+}
+
+const LoadTimings& TraceLoader::timings() const {
+  return impl_->timings;
 }
 
 StatusOr<std::unique_ptr<TraceModel>> LoadTrace(std::span<const uint8_t> bytes, LoadOptions options) {

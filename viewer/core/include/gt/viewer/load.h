@@ -26,10 +26,22 @@ struct LoadOptions {
   // calling thread only, 0 = one per hardware thread. The model is the same for any value. Always 1 in
   // builds without threads (wasm without pthreads).
   uint32_t threads = 1;
-  // With more than one thread, how events wait for Finish: per chunk (one copy in Finish; at the peak about
-  // twice the model's memory) or appended to one array per track after every Step (more copying, less memory
-  // at the peak). Compact by default where memory is scarce (wasm32: 4 GiB in all). Same model either way.
+  // How events wait for Finish: in pieces of bounded size (per chunk with threads), each copied once into
+  // its lane (at the peak about twice the model's memory), or in one growing array per track (more copying,
+  // less memory at the peak). Compact by default where memory is scarce (wasm32: 4 GiB in all). The model is
+  // the same either way.
   bool compact_staging = sizeof(void*) < 8;
+};
+
+// Where a load's wall time went, in seconds (benchmarks; the phases are described in docs/architecture.md).
+struct LoadTimings {
+  double walk = 0;     // Steps: chunk headers, checksums, strings (calling thread)
+  double route = 0;    // Steps: decoding chunks and routing their records (on the threads)
+  double merge = 0;    // Steps: routed chunks merged in file order (calling thread)
+  double lanes = 0;    // Finish: pieces -> lanes (threads)
+  double lod = 0;      // Finish: LOD pyramids and name counts (threads)
+  double devices = 0;  // Finish: per-device summaries (threads)
+  double other = 0;    // Finish: the rest (track order, counters, flows; mostly the calling thread)
 };
 
 // Incremental loading so the UI can draw a progress bar:
@@ -48,6 +60,7 @@ class TraceLoader {
   double progress() const;  // 0..1
   // Builds the model. Fails only when nothing at all could be read (e.g. JSON that is not a trace).
   StatusOr<std::unique_ptr<TraceModel>> Finish();
+  const LoadTimings& timings() const;
 
   class Impl;
 
