@@ -2,7 +2,8 @@
 // levels, for synthetic traces of 1 M / 10 M / 100 M events. Runs natively and as wasm under node.
 //
 //   bench_viewer [--sizes 1,10,100] [--frames N] [--width PX] [--no-gtrace] [--threads N] [--repeat R]
-//                [--peak-memory] [--compact-staging] [--no-build] [--save-gtrace DIR] [--gtrace-dir DIR]
+//                [--peak-memory] [--staging auto|pieces|compact] [--chunks-per-step N] [--no-build]
+//                [--save-gtrace DIR] [--gtrace-dir DIR]
 //
 // Baselines measured in the same run: "TraceData" (the format library's keep-every-record sink: plain
 // vectors, no model) for the builder path, and ReadTrace into a no-op sink (decode only) for the .gtrace
@@ -10,8 +11,10 @@
 // hardware thread; native, or wasm built with GT_WASM_THREADS), with N loading threads in wall-clock time,
 // next to a wall-clock one-thread load of the same bytes (best of R runs each), with the parallel load's
 // phases; the run fails if the parallel model differs from the one-thread model in any field.
-// --peak-memory samples the resident set (native) or the heap size (wasm) during one more load. The wasm
-// build has no writer: generate the files natively with --save-gtrace DIR, then run the wasm build with
+// --staging and --chunks-per-step set those LoadOptions for every load. --peak-memory samples the resident
+// set (native) or the heap size (wasm) during one more load. The wasm build has no writer: generate the files
+// natively with
+// --save-gtrace DIR, then run the wasm build with
 // --gtrace-dir DIR (the files are bench_viewer_<N>M.gtrace, the same synthetic trace as the in-memory one).
 #include <algorithm>
 #include <atomic>
@@ -185,13 +188,15 @@ struct TimedLoad {
   std::unique_ptr<TraceModel> model;
   LoadTimings phases;
 };
-bool g_compact = false;  // --compact-staging: LoadOptions::compact_staging for every load
+LoadOptions::Staging g_staging = LoadOptions::Staging::kAuto;  // --staging, for every load
+uint32_t g_chunks_per_step = LoadOptions{}.chunks_per_step;    // --chunks-per-step, for every load
 
 TimedLoad LoadOnce(std::span<const uint8_t> bytes, unsigned threads) {
   TimedLoad r;
   LoadOptions o;
   o.threads = threads;
-  o.compact_staging |= g_compact;
+  o.staging = g_staging;
+  o.chunks_per_step = g_chunks_per_step;
   TraceLoader loader;
   const double t0 = WallNow();
   if (!loader.Open(bytes, o).ok()) return r;
@@ -212,7 +217,7 @@ int main(int argc, char** argv) {
   bool gtrace = true;
   unsigned threads = 1;
   int repeat = 1;
-  bool peak_memory = false, compact = false, build = true;
+  bool peak_memory = false, build = true;
   std::string save_dir, gtrace_dir;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -240,8 +245,13 @@ int main(int argc, char** argv) {
       peak_memory = true;
     } else if (a == "--no-build") {
       build = false;
-    } else if (a == "--compact-staging") {
-      compact = true;
+    } else if (a == "--chunks-per-step" && i + 1 < argc) {
+      g_chunks_per_step = uint32_t(std::max(1, std::atoi(argv[++i])));
+    } else if (a == "--staging" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      g_staging = v == "compact"  ? LoadOptions::Staging::kCompact
+                  : v == "pieces" ? LoadOptions::Staging::kPieces
+                                  : LoadOptions::Staging::kAuto;
     } else if (a == "--save-gtrace" && i + 1 < argc) {
       save_dir = argv[++i];
     } else if (a == "--gtrace-dir" && i + 1 < argc) {
@@ -250,12 +260,12 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: bench_viewer [--sizes 1,10,100] [--frames N] [--width PX] [--no-gtrace] [--threads N]\n"
-          "                    [--repeat R] [--peak-memory] [--compact-staging] [--save-gtrace DIR]\n"
-          "                    [--no-build] [--gtrace-dir DIR]\n");
+          "                    [--repeat R] [--peak-memory] [--staging auto|pieces|compact] "
+          "[--chunks-per-step N]\n"
+          "                    [--no-build] [--save-gtrace DIR] [--gtrace-dir DIR]\n");
       return 2;
     }
   }
-  g_compact = compact;
 #ifdef __EMSCRIPTEN__
   const char* platform = "wasm (node)";
 #else
@@ -374,7 +384,10 @@ int main(int argc, char** argv) {
       double decode_s = Now() - r0;
       if (!rep.ok()) return 1;
       double l0 = Now();
-      auto lm = LoadTrace(bytes);
+      LoadOptions one_thread;
+      one_thread.staging = g_staging;
+      one_thread.chunks_per_step = g_chunks_per_step;
+      auto lm = LoadTrace(bytes, one_thread);
       double load_s = Now() - l0;
       if (!lm.ok()) return 1;
       const double ev = double(lm.value()->event_count);

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "builder_internal.h"
 #include "gt/viewer/load.h"
 #include "gt/writer.h"
 #include "model_diff.h"
@@ -188,7 +189,7 @@ std::unique_ptr<TraceModel> Load(const std::string& bytes, uint32_t threads, boo
                                  uint32_t step = 16) {
   LoadOptions o;
   o.threads = threads;
-  o.compact_staging = compact;
+  o.staging = compact ? LoadOptions::Staging::kCompact : LoadOptions::Staging::kPieces;
   o.chunks_per_step = step;
   auto m = LoadTrace(Bytes(bytes), o);
   REQUIRE(m.ok());
@@ -300,4 +301,60 @@ TEST_CASE("parallel load: real traces, identical model for any thread count", "[
   CheckSameForAnyThreads(Gzip(R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":5},)"
                               R"({"ph":"X","name":"b","pid":1,"tid":1,"ts":2,"dur":1},)"
                               R"({"ph":"X","name":"c","pid":1,"tid":2,"ts":3,"dur":2}]})"));
+}
+
+TEST_CASE("parallel load: long work split into many small tasks builds the same model", "[load][threads]") {
+  using gt::viewer::detail::Tuning;
+  const std::string messy = MessyGtrace(5, 97), synth = SynthGtrace(200000);
+  for (const std::string* file : {&messy, &synth}) {
+    auto whole = Load(*file, 1, false);
+    const uint64_t partition = Tuning::merge_partition_events, slice = Tuning::device_slice_events;
+    for (uint64_t small : {1u, 50u, 3000u}) {
+      INFO("split into tasks of " << small << " events");
+      Tuning::merge_partition_events = small;
+      Tuning::device_slice_events = small;
+      for (uint32_t threads : {1u, 4u})
+        for (bool compact : {false, true})
+          CHECK(test::ModelDiff(*whole, *Load(*file, threads, compact)) == "");
+    }
+    Tuning::merge_partition_events = partition;
+    Tuning::device_slice_events = slice;
+  }
+}
+
+TEST_CASE("parallel load: an overlap exactly at a merge partition boundary still nests", "[load][threads]") {
+  using gt::viewer::detail::Tuning;
+  // One stream: copies every 10 ns (one long run, so partitions start at copies), then kernels between them
+  // (a second run), one of which runs into the next copy.
+  std::string out;
+  WriterOptions wo;
+  wo.max_records_per_chunk = 2;
+  auto w = TraceWriter::Create(MakeStringSink(&out), wo);
+  REQUIRE(w.ok());
+  const StringId k = (*w)->Intern("kernel");
+  for (int i = 0; i < 200; ++i) {
+    MemcpyRecord m;
+    m.start = 10 * i, m.end = 10 * i + 3, m.stream_id = 7, m.correlation_id = uint32_t(1 + i);
+    (*w)->Add(m);
+  }
+  for (int i = 0; i < 200; ++i) {
+    if (i % 4 == 0) {
+      KernelRecord r;
+      r.start = 10 * i + 5, r.end = 10 * i + (i == 100 ? 12 : 8), r.stream_id = 7, r.name = k;
+      r.correlation_id = uint32_t(1000 + i);
+      (*w)->Add(r);
+    }
+  }
+  REQUIRE((*w)->Finish().ok());
+  auto whole = Load(out, 1, false);
+  REQUIRE(whole->tracks.size() == 1);
+  CHECK(whole->tracks[0].lane_count == 2);
+  const uint64_t partition = Tuning::merge_partition_events;
+  Tuning::merge_partition_events = 1;
+  for (uint32_t threads : {1u, 3u}) {
+    auto m = Load(out, threads, false);
+    CHECK(m->tracks[0].lane_count == 2);
+    CHECK(test::ModelDiff(*whole, *m) == "");
+  }
+  Tuning::merge_partition_events = partition;
 }

@@ -310,106 +310,219 @@ void Nest(const Lane& seq, TrackKind kind, TrackOut* out) {
 
 // Merges a track's pieces (each sorted) into one sequence ordered by (start, longer first, arrival): pieces
 // that follow each other form runs (a stream's kernel chunks), and the runs (kernels, then the copies of the
-// same span, ...) are merged taking from one run while it stays ahead of the others. One lane when the
-// merged events do not overlap, depth lanes otherwise.
-void MergeTrack(std::vector<Piece>& pieces, TrackKind kind, StringId synthetic_base, TrackOut* out) {
-  struct Run {
-    uint32_t piece, end_piece;  // [piece, end_piece) of `pieces`
-    uint32_t pos = 0;           // next event in pieces[piece]
-    int64_t s = 0, e = 0;       // its start and end
-  };
-  std::vector<Run> runs;
-  uint64_t total = 0;
-  bool has_aux = false;
-  for (uint32_t i = 0; i < pieces.size(); ++i) {
-    total += pieces[i].n;
-    has_aux |= pieces[i].has_aux;
-    if (i == 0 || !Chains(pieces[i - 1], pieces[i]))
-      runs.push_back({i, i + 1});
-    else
-      runs.back().end_piece = i + 1;
+// same span, ...) are merged taking from one run while it stays ahead of the others. A long track is merged
+// in time partitions (events by start; each partition's output range is known from binary searches in the
+// runs) that run on several threads. One lane when the merged events do not overlap, depth lanes otherwise.
+class TrackMerge {
+ public:
+  TrackMerge(std::vector<Piece>& pieces, TrackKind kind, StringId synthetic_base)
+      : pieces_(pieces), kind_(kind) {
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < pieces.size(); ++i) {
+      total += pieces[i].n;
+      has_aux_ |= pieces[i].has_aux;
+      if (i == 0 || !Chains(pieces[i - 1], pieces[i]))
+        runs_.push_back({i, i + 1});
+      else
+        runs_.back().end_piece = i + 1;
+      remaps_.emplace_back(pieces[i], kind, synthetic_base);
+    }
+    GT_ASSERT(total < kNone);
+    n_ = uint32_t(total);
+    seq_.start.resize(n_), seq_.dur.resize(n_), seq_.name.resize(n_), seq_.ref.resize(n_);
+    if (has_aux_) seq_.aux.resize(n_);
+    // Partition bounds: starts at quantiles of the longest run; every event with a start in [T(j-1), T(j))
+    // is in partition j, so partitions concatenate into the whole merge.
+    const uint64_t kPartitionEvents = std::max<uint64_t>(1, Tuning::merge_partition_events);
+    std::vector<int64_t> bounds;
+    if (n_ > kPartitionEvents && runs_.size() > 1) {
+      const RunSpan* longest = &runs_[0];
+      uint64_t most = 0;
+      for (const RunSpan& r : runs_) {
+        uint64_t c = 0;
+        for (uint32_t i = r.piece; i < r.end_piece; ++i) c += pieces[i].n;
+        if (c > most) most = c, longest = &r;
+      }
+      const uint64_t parts = std::min<uint64_t>(256, n_ / kPartitionEvents + 1);
+      for (uint64_t j = 1; j < parts; ++j) {
+        uint64_t at = most * j / parts;
+        uint32_t i = longest->piece;
+        while (at >= pieces[i].n) at -= pieces[i++].n;
+        const int64_t t = pieces[i].start[at];
+        if (bounds.empty() || t > bounds.back()) bounds.push_back(t);
+      }
+    }
+    parts_.resize(bounds.size() + 1);
+    uint32_t offset = 0;
+    for (size_t j = 0; j < parts_.size(); ++j) {
+      Part& part = parts_[j];
+      part.offset = offset;
+      for (const RunSpan& r : runs_) {
+        const Pos from = j == 0 ? Pos{r.piece, 0} : parts_[j - 1].to[&r - runs_.data()];
+        const Pos to = j + 1 < parts_.size() ? Find(r, bounds[j]) : Pos{r.end_piece, 0};
+        part.from.push_back(from);
+        part.to.push_back(to);
+        part.count += Count(from, to);
+      }
+      offset += part.count;
+    }
+    GT_ASSERT(offset == n_);
   }
-  GT_ASSERT(total < kNone);
-  const uint32_t n = uint32_t(total);
-  Lane seq;
-  seq.start.resize(n), seq.dur.resize(n), seq.name.resize(n), seq.ref.resize(n);
-  if (has_aux) seq.aux.resize(n);
+
+  size_t partitions() const { return parts_.size(); }
+  uint64_t partition_size(size_t j) const { return parts_[j].count; }
+
+  void Run(size_t j) {
+    Part& part = parts_[j];
+    struct Head {
+      Pos pos, end;
+      int64_t s = 0, e = 0;
+    };
+    std::vector<Head> heads(runs_.size());
+    std::vector<uint32_t> heap;
+    auto load = [&](Head& h) {  // h.pos at a valid event: its start and end
+      const Piece& p = pieces_[h.pos.piece];
+      h.s = p.start[h.pos.at];
+      h.e = p.dur[h.pos.at] == kDurOverflow ? p.End(h.pos.at) : h.s + p.dur[h.pos.at];
+    };
+    auto normalize = [&](Head& h) {  // past the end of a piece: the next one of the run; false when done
+      while (h.pos.piece < h.end.piece && h.pos.at >= pieces_[h.pos.piece].n) h.pos = {h.pos.piece + 1, 0};
+      return h.pos.piece < h.end.piece || (h.pos.piece == h.end.piece && h.pos.at < h.end.at);
+    };
+    // x before y: (start, longer first, run); runs are in arrival order.
+    auto before = [](int64_t xs, int64_t xe, uint32_t xr, const Head& y, uint32_t yr) {
+      if (xs != y.s) return xs < y.s;
+      if (xe != y.e) return xe > y.e;
+      return xr < yr;
+    };
+    auto later = [&](uint32_t x, uint32_t y) { return before(heads[y].s, heads[y].e, y, heads[x], x); };
+    for (uint32_t r = 0; r < runs_.size(); ++r) {
+      heads[r] = {part.from[r], part.to[r]};
+      if (!normalize(heads[r])) continue;
+      load(heads[r]);
+      heap.push_back(r);
+    }
+    std::make_heap(heap.begin(), heap.end(), later);
+    std::vector<uint8_t> started(pieces_.size(), 0);  // this partition's sparse cursors, set on first use
+    std::vector<Cursor> cursors(pieces_.size());
+    uint32_t o = part.offset;
+    int64_t prev_end = INT64_MIN;
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      const uint32_t ri = heap.back();
+      heap.pop_back();
+      Head& h = heads[ri];
+      const Piece& p = pieces_[h.pos.piece];
+      const uint32_t limit = h.pos.piece == h.end.piece ? h.end.at : p.n;
+      // The streak: this run's events that come before the best other head.
+      const Head* next = heap.empty() ? nullptr : &heads[heap.front()];
+      const uint32_t next_index = heap.empty() ? 0 : heap.front();
+      const uint32_t from = h.pos.at;
+      uint32_t k = from;
+      do {
+        const int64_t s = p.start[k], e = p.dur[k] == kDurOverflow ? p.End(k) : s + p.dur[k];
+        if (k > from && next && !before(s, e, ri, *next, next_index)) break;
+        if (o == part.offset) part.first_start = s;
+        part.disjoint &= prev_end <= s;
+        prev_end = e;
+        part.max_end = std::max(part.max_end, e);
+        ++k;
+      } while (k < limit);
+      const uint32_t count = k - from;
+      CopyEvents(p, from, count, seq_, o, remaps_[h.pos.piece], has_aux_);
+      Cursor& c = cursors[h.pos.piece];
+      if (!started[h.pos.piece]) {
+        started[h.pos.piece] = 1;
+        auto first = [from](const auto& v) {
+          return size_t(std::lower_bound(v.begin(), v.end(), from,
+                                         [](const auto& x, uint32_t i) { return x.first < i; }) -
+                        v.begin());
+        };
+        c = {first(p.long_dur), first(p.ret), first(p.args)};
+      }
+      for (; c.ld < p.long_dur.size() && p.long_dur[c.ld].first < k; ++c.ld)
+        part.long_dur.emplace_back(o + (p.long_dur[c.ld].first - from), p.long_dur[c.ld].second);
+      for (; c.rt < p.ret.size() && p.ret[c.rt].first < k; ++c.rt)
+        part.ret.emplace_back(o + (p.ret[c.rt].first - from), p.ret[c.rt].second);
+      for (; c.ar < p.args.size() && p.args[c.ar].first < k; ++c.ar)
+        part.args.emplace_back(o + (p.args[c.ar].first - from), p.args[c.ar].second);
+      o += count;
+      h.pos.at = k;
+      if (!normalize(h)) continue;
+      load(h);
+      heap.push_back(ri);
+      std::push_heap(heap.begin(), heap.end(), later);
+    }
+    GT_ASSERT(o == part.offset + part.count);
+    part.last_end = prev_end;
+  }
+
+  // Joins the partitions (one thread): one lane, or depth lanes when events overlap.
+  void Finish(TrackOut* out) {
+    bool disjoint = true;
+    int64_t prev_end = INT64_MIN;
+    for (Part& part : parts_) {
+      if (part.count == 0) continue;
+      disjoint &= part.disjoint && prev_end <= part.first_start;
+      prev_end = part.last_end;
+      out->last = std::max(out->last, part.max_end);
+      seq_.long_dur.insert(seq_.long_dur.end(), part.long_dur.begin(), part.long_dur.end());
+      seq_.return_code.insert(seq_.return_code.end(), part.ret.begin(), part.ret.end());
+      seq_.args.insert(seq_.args.end(), part.args.begin(), part.args.end());
+    }
+    parts_.clear();
+    for (Piece& p : pieces_) p.Free();
+    out->first = n_ ? seq_.start[0] : INT64_MAX;
+    if (disjoint) {
+      AuxSorted(seq_, kind_);
+      out->lanes.push_back(std::move(seq_));
+    } else {
+      Nest(seq_, kind_, out);
+    }
+  }
+
+ private:
+  struct RunSpan {
+    uint32_t piece, end_piece;  // [piece, end_piece) of the pieces
+  };
+  struct Pos {
+    uint32_t piece = 0, at = 0;  // event `at` of pieces[piece]; {end_piece, 0} = the run's end
+  };
   struct Cursor {
     size_t ld = 0, rt = 0, ar = 0;  // next long_dur / ret / args entry
   };
-  std::vector<Cursor> cursors(pieces.size());
-  std::vector<Remap> remaps;
-  remaps.reserve(pieces.size());
-  for (const Piece& p : pieces) remaps.emplace_back(p, kind, synthetic_base);
-  auto head = [&](Run& r) {
-    const Piece& p = pieces[r.piece];
-    r.s = p.start[r.pos];
-    r.e = p.dur[r.pos] == kDurOverflow ? p.End(r.pos) : r.s + p.dur[r.pos];
+  struct Part {
+    std::vector<Pos> from, to;  // per run
+    uint32_t offset = 0, count = 0;
+    bool disjoint = true;
+    int64_t first_start = 0, last_end = INT64_MIN, max_end = INT64_MIN;
+    std::vector<std::pair<uint32_t, int64_t>> long_dur;
+    std::vector<std::pair<uint32_t, int32_t>> ret;
+    std::vector<std::pair<uint32_t, StringId>> args;
   };
-  // x before y: (start, longer first, run); runs are in arrival order.
-  auto before = [](int64_t xs, int64_t xe, uint32_t xr, const Run& y, uint32_t yr) {
-    if (xs != y.s) return xs < y.s;
-    if (xe != y.e) return xe > y.e;
-    return xr < yr;
-  };
-  auto later = [&](uint32_t x, uint32_t y) { return before(runs[y].s, runs[y].e, y, runs[x], x); };
-  std::vector<uint32_t> heap;
-  for (uint32_t r = 0; r < runs.size(); ++r) {
-    head(runs[r]);
-    heap.push_back(r);
+  // The first event of run r with start >= t (pieces of a run follow each other, so starts ascend).
+  Pos Find(const RunSpan& r, int64_t t) const {
+    uint32_t i = r.piece;
+    while (i < r.end_piece && pieces_[i].last_start < t) ++i;
+    if (i == r.end_piece) return {r.end_piece, 0};
+    const Piece& p = pieces_[i];
+    return {i, uint32_t(std::lower_bound(p.start.begin(), p.start.begin() + p.n, t) - p.start.begin())};
   }
-  std::make_heap(heap.begin(), heap.end(), later);
-  uint32_t o = 0;
-  int64_t prev_end = INT64_MIN;
-  bool disjoint = true;
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), later);
-    const uint32_t ri = heap.back();
-    heap.pop_back();
-    Run& r = runs[ri];
-    const Piece& p = pieces[r.piece];
-    // The streak: this run's events that come before the best other head.
-    const Run* next = heap.empty() ? nullptr : &runs[heap.front()];
-    const uint32_t next_index = heap.empty() ? 0 : heap.front();
-    const uint32_t from = r.pos;
-    uint32_t k = from;
-    do {
-      const int64_t s = p.start[k], e = p.dur[k] == kDurOverflow ? p.End(k) : s + p.dur[k];
-      if (k > from && next && !before(s, e, ri, *next, next_index)) break;
-      disjoint &= prev_end <= s;
-      prev_end = e;
-      out->last = std::max(out->last, e);
-      ++k;
-    } while (k < p.n);
-    const uint32_t count = k - from;
-    CopyEvents(p, from, count, seq, o, remaps[r.piece], has_aux);
-    Cursor& c = cursors[r.piece];
-    for (; c.ld < p.long_dur.size() && p.long_dur[c.ld].first < k; ++c.ld)
-      seq.long_dur.emplace_back(o + (p.long_dur[c.ld].first - from), p.long_dur[c.ld].second);
-    for (; c.rt < p.ret.size() && p.ret[c.rt].first < k; ++c.rt)
-      seq.return_code.emplace_back(o + (p.ret[c.rt].first - from), p.ret[c.rt].second);
-    for (; c.ar < p.args.size() && p.args[c.ar].first < k; ++c.ar)
-      seq.args.emplace_back(o + (p.args[c.ar].first - from), p.args[c.ar].second);
-    o += count;
-    r.pos = k;
-    if (r.pos == p.n) {
-      pieces[r.piece].Free();
-      ++r.piece, r.pos = 0;
-      if (r.piece == r.end_piece) continue;
-    }
-    head(r);
-    heap.push_back(ri);
-    std::push_heap(heap.begin(), heap.end(), later);
+  uint32_t Count(Pos from, Pos to) const {
+    uint64_t c = 0;
+    for (uint32_t i = from.piece; i < to.piece; ++i) c += pieces_[i].n;
+    return uint32_t(c - from.at + (to.piece < pieces_.size() ? to.at : 0));
   }
-  GT_ASSERT(o == n);
-  out->first = n ? seq.start[0] : INT64_MAX;
-  if (disjoint) {
-    AuxSorted(seq, kind);
-    out->lanes.push_back(std::move(seq));
-  } else {
-    Nest(seq, kind, out);
-  }
-}
+
+  std::vector<Piece>& pieces_;
+  TrackKind kind_;
+  bool has_aux_ = false;
+  uint32_t n_ = 0;
+  std::vector<RunSpan> runs_;
+  std::vector<Remap> remaps_;
+  std::vector<Part> parts_;
+  Lane seq_;
+};
 
 }  // namespace
 }  // namespace gt::viewer::detail
@@ -447,11 +560,12 @@ void ModelBuilder::Impl::BuildLanes(ThreadPool& pool, const std::vector<uint32_t
   struct Job {
     uint32_t stage = 0;
     TrackOut out;
-    std::vector<uint32_t> at;                 // concatenation: each piece's first index in the lane
-    std::vector<size_t> ld_at, rt_at, ar_at;  // ... and in its sparse lists
+    std::unique_ptr<detail::TrackMerge> merge;  // when the pieces need merging
+    std::vector<uint32_t> at;                   // concatenation: each piece's first index in the lane
+    std::vector<size_t> ld_at, rt_at, ar_at;    // ... and in its sparse lists
   };
   struct Task {
-    uint32_t job, piece;  // piece kNone: the whole track (a merge, or a single piece moved)
+    uint32_t job, piece;  // a piece to copy, a partition to merge, or kNone: the one piece moved
     uint64_t size;
   };
   std::vector<Job> jobs(order.size());
@@ -476,8 +590,14 @@ void ModelBuilder::Impl::BuildLanes(ThreadPool& pool, const std::vector<uint32_t
     }
     if (n == 0) continue;
     GT_ASSERT(n < kNone);
-    if (!concat || pieces.size() == 1) {
+    if (concat && pieces.size() == 1) {
       tasks.push_back({j, kNone, n});
+      continue;
+    }
+    if (!concat) {
+      job.merge = std::make_unique<detail::TrackMerge>(pieces, stages[job.stage].key.kind, base);
+      for (uint32_t part = 0; part < job.merge->partitions(); ++part)
+        tasks.push_back({j, part, job.merge->partition_size(part)});
       continue;
     }
     // Concatenation: the lane is sized here, the pieces copy themselves into it in parallel.
@@ -502,6 +622,7 @@ void ModelBuilder::Impl::BuildLanes(ThreadPool& pool, const std::vector<uint32_t
     Job& job = jobs[tasks[t].job];
     const TrackKind kind = stages[job.stage].key.kind;
     std::vector<Piece>& pieces = stages[job.stage].pieces;
+    if (job.merge) return job.merge->Run(tasks[t].piece);
     if (tasks[t].piece != kNone) {
       const uint32_t i = tasks[t].piece;
       Piece& p = pieces[i];
@@ -517,7 +638,7 @@ void ModelBuilder::Impl::BuildLanes(ThreadPool& pool, const std::vector<uint32_t
       p.Free();
       return;
     }
-    if (pieces.size() == 1 && pieces[0].sorted && pieces[0].disjoint) {
+    {
       // One piece in order (a track fed directly, or consolidated): its columns become the lane.
       Piece& p = pieces[0];
       const detail::Remap rm(p, kind, base);
@@ -540,9 +661,15 @@ void ModelBuilder::Impl::BuildLanes(ThreadPool& pool, const std::vector<uint32_t
       job.out.first = p.first_start;
       job.out.last = p.last_end;
       p.Free();
-      return;
     }
-    detail::MergeTrack(pieces, kind, base, &job.out);
+  });
+  std::vector<uint32_t> merged;
+  for (uint32_t j = 0; j < jobs.size(); ++j)
+    if (jobs[j].merge) merged.push_back(j);
+  pool.For(merged.size(), [&](size_t i, unsigned) {
+    Job& job = jobs[merged[i]];
+    job.merge->Finish(&job.out);
+    job.merge.reset();
   });
 
   lanes_time.reset();
@@ -962,9 +1089,9 @@ void ModelBuilder::Impl::ResolveFlows() {
 }
 
 // Per device: the union of GPU activity over its stream lanes and the gaps between, in time slices of about
-// kSliceEvents events that run in parallel. A slice starts from the latest end of all earlier events (lanes
-// are sorted and disjoint, so that is one End() per lane): busy time is what its events cover beyond that,
-// and a gap opens only after it. Slices are a function of the data, not of the threads.
+// Tuning::device_slice_events events that run in parallel. A slice starts from the latest end of all earlier
+// events (lanes are sorted and disjoint, so that is one End() per lane): busy time is what its events cover
+// beyond that, and a gap opens only after it. Slices are a function of the data, not of the threads.
 namespace {
 
 constexpr size_t kMaxGaps = 256;
@@ -1080,7 +1207,7 @@ void ModelBuilder::Impl::Summarize(ThreadPool& pool) {
   std::vector<std::pair<uint32_t, const std::vector<LaneId>*>> devs;
   for (const auto& [dev, lanes] : dev_lanes) devs.push_back({dev, &lanes});
   // Slice boundaries: quantiles of the starts of each device's longest lane.
-  constexpr uint64_t kSliceEvents = 1u << 16;
+  const uint64_t kSliceEvents = std::max<uint64_t>(1, detail::Tuning::device_slice_events);
   std::vector<DeviceSlice> slices;
   for (uint32_t d = 0; d < devs.size(); ++d) {
     const std::vector<LaneId>& lanes = *devs[d].second;

@@ -51,6 +51,12 @@ struct StageKeyHash {
   }
 };
 
+// How finely Finish splits long work into tasks (tests set them small to exercise the splits).
+struct Tuning {
+  static inline uint64_t merge_partition_events = 1u << 19;  // a track's merge: events per time partition
+  static inline uint64_t device_slice_events = 1u << 16;     // a device summary: events per time slice
+};
+
 // Names for activity without a name string of its own ("Memcpy HtoD", "Memset") live in their own id space
 // while building (.gtrace string chunks may still arrive for any id) and are appended to the string table at
 // Finish.

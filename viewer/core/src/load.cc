@@ -87,7 +87,7 @@ void TraceLoader::Impl::StepGtrace() {
       reader.Settle(pending[i], decoded[i], builder);
     }
     routers.clear();
-    if (options.compact_staging) builder.impl_->Consolidate(*pool);
+    if (builder.impl_->compact()) builder.impl_->Consolidate(*pool);
   }
   if (reader.done()) mode = Mode::kDone;
 }
@@ -115,7 +115,10 @@ Status TraceLoader::Open(std::span<const uint8_t> bytes, LoadOptions options) {
     I.builder.AddLoss("gzip_truncated", Severity::kDataLoss, 1,
                       "the gzip stream ends early or is damaged; only the part before that was read");
   I.pool = std::make_unique<detail::ThreadPool>(options.threads);
-  I.builder.impl_->SetCompact(options.compact_staging);
+  const bool compact = options.staging == LoadOptions::Staging::kCompact ||
+                       (options.staging == LoadOptions::Staging::kAuto && sizeof(void*) < 8 &&
+                        bytes.size() > (uint64_t{256} << 20));
+  I.builder.impl_->SetCompact(compact);
   switch (f) {
     case DetectedFormat::kGtrace: {
       GT_RETURN_IF_ERROR(I.reader.Open(I.bytes));

@@ -27,10 +27,11 @@ struct LoadOptions {
   // builds without threads (wasm without pthreads).
   uint32_t threads = 1;
   // How events wait for Finish: in pieces of bounded size (per chunk with threads), each copied once into
-  // its lane (at the peak about twice the model's memory), or in one growing array per track (more copying,
-  // less memory at the peak). Compact by default where memory is scarce (wasm32: 4 GiB in all). The model is
-  // the same either way.
-  bool compact_staging = sizeof(void*) < 8;
+  // its lane (at the peak about twice the model's memory), or compact: one growing array per track (more
+  // copying, less memory at the peak). Auto: pieces, except compact for inputs over 256 MB in a 32-bit build
+  // (wasm32 has 4 GiB in all). The model is the same either way.
+  enum class Staging : uint8_t { kAuto, kPieces, kCompact };
+  Staging staging = Staging::kAuto;
 };
 
 // Where a load's wall time went, in seconds (benchmarks; the phases are described in docs/architecture.md).
