@@ -181,3 +181,55 @@ inline std::string ModelDiff(const gt::viewer::TraceModel& a, const gt::viewer::
 }
 
 }  // namespace gt::test
+
+namespace gt::test {
+
+// A 64-bit digest of the fields ModelDiff compares, for comparing models that do not fit in memory together
+// (wasm32, 100 M events).
+inline uint64_t ModelFingerprint(const gt::viewer::TraceModel& m) {
+  using namespace gt::viewer;
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto bytes = [&h](const void* p, size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+  };
+  auto pod = [&](const auto& v) { bytes(&v, sizeof v); };
+  auto str = [&](const std::string& s) { pod(s.size()), bytes(s.data(), s.size()); };
+  auto column = [&](const auto& v) { pod(v.size()), bytes(v.data(), v.size() * sizeof(v[0])); };
+  auto pairs = [&](const auto& v) {
+    pod(v.size());
+    for (const auto& [a, b] : v) pod(a), pod(b);
+  };
+  pod(m.format);
+  for (const auto& [k, v] : m.metadata.entries) str(k), str(v);
+  pod(m.report.chunks_ok), pod(m.report.chunks_lost), pod(m.report.records), pod(m.report.bytes_lost);
+  for (const auto& p : m.report.problems) str(p);
+  for (const auto& l : m.losses) str(l.name), pod(l.severity), pod(l.pid), pod(l.count), str(l.detail);
+  for (const auto& s : m.strings) str(s);
+  column(m.name_counts);
+  for (const auto& g : m.groups) pod(g.kind), str(g.name), str(g.key), column(g.tracks);
+  for (const auto& t : m.tracks) {
+    pod(t.kind), pod(t.group), str(t.name), str(t.key), pod(t.first_lane), pod(t.lane_count);
+    pod(t.event_count), pod(t.first_ns), pod(t.last_ns), pod(t.counter);
+  }
+  for (const auto& l : m.lanes) {
+    pod(l.track), pod(l.depth), column(l.start), column(l.dur), column(l.name), column(l.ref), column(l.aux);
+    pairs(l.long_dur), pairs(l.return_code), pairs(l.args), pod(l.aux_sorted);
+    for (const auto& level : l.lod) pairs(level);
+  }
+  for (const auto& c : m.counters) {
+    pod(c.name), pod(c.unit), pod(c.track), column(c.time), column(c.value), pod(c.min), pod(c.max);
+    for (const auto& level : c.levels) pairs(level);
+  }
+  for (const auto& f : m.flows) pod(f.from), pod(f.to);
+  for (const auto& c : m.launch_configs) pod(c.name), pod(c.grid), pod(c.block), pod(c.registers_per_thread);
+  pod(m.memcpys.size()), pod(m.memsets.size()), pod(m.nvtx.size()), pod(m.syncs.size());
+  for (const auto& d : m.device_summaries) {
+    pod(d.device_id), pod(d.first_ns), pod(d.last_ns), pod(d.busy_ns), pod(d.kernel_count);
+    pairs(d.largest_gaps);
+  }
+  pod(m.first_ns), pod(m.last_ns), pod(m.event_count), pod(m.sample_count);
+  return h;
+}
+
+}  // namespace gt::test

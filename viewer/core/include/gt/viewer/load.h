@@ -28,8 +28,8 @@ struct LoadOptions {
   uint32_t threads = 1;
   // How events wait for Finish: in pieces of bounded size (per chunk with threads), each copied once into
   // its lane (at the peak about twice the model's memory), or compact: one growing array per track (more
-  // copying, less memory at the peak). Auto: pieces, except compact for inputs over 256 MB in a 32-bit build
-  // (wasm32 has 4 GiB in all). The model is the same either way.
+  // copying, less memory at the peak). Auto: compact on one thread, pieces on more, except compact for
+  // inputs over 256 MB in a 32-bit build (wasm32 has 4 GiB in all). The model is the same either way.
   enum class Staging : uint8_t { kAuto, kPieces, kCompact };
   Staging staging = Staging::kAuto;
 };
