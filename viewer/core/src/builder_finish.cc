@@ -173,10 +173,11 @@ void SortPiece(Piece& p, TrackKind kind) {
   q.synthetic_names = p.synthetic_names;
   q.maps = p.maps;
   q.Reserve(n);
-  std::vector<uint32_t> new_index(n);
+  const bool sparse = !p.ret.empty() || !p.args.empty();
+  std::vector<uint32_t> new_index(sparse ? n : 0);
   for (uint32_t k = 0; k < n; ++k) {
     const uint32_t i = perm[k];
-    new_index[i] = k;
+    if (sparse) new_index[i] = k;
     q.start[k] = p.start[i];
     q.dur[k] = p.dur[i];
     if (p.dur[i] == kDurOverflow) q.long_dur.emplace_back(k, end[i] - p.start[i]);

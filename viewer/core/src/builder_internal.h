@@ -94,9 +94,10 @@ struct Piece {
     start.resize(cap), dur.resize(cap), name.resize(cap), ref.resize(cap);
     if (has_aux) aux.resize(cap);
   }
-  void Grow(uint32_t hint, uint32_t growth) {
-    Reserve(uint32_t(
-        std::min<uint64_t>(std::max<uint64_t>(std::max(hint, 64u), uint64_t{n} * growth), kNone - 1)));
+  // Capacity for at least one more event: `growth_halves` / 2 times the events, at least `hint`.
+  void Grow(uint32_t hint, uint32_t growth_halves) {
+    const uint64_t grown = std::max<uint64_t>(uint64_t{n} * growth_halves / 2, uint64_t{n} + 1);
+    Reserve(uint32_t(std::min<uint64_t>(std::max<uint64_t>(std::max(hint, 64u), grown), kNone - 1)));
   }
   void Free() { *this = Piece(); }
 };
@@ -270,8 +271,10 @@ class Router final : public TraceSink {
   bool empty() const { return stages.empty() && cold_.empty(); }
   void ClearStages();
   // Piece sizes: at most `max_events` (0: unbounded; then pieces also never split on disorder, so that a
-  // track is one array that grows by `growth`: the least memory) and grown `growth` times at a time.
-  void SetPieceLimits(uint32_t max_events, uint32_t growth) { max_piece_ = max_events, growth_ = growth; }
+  // track is one array: the least memory) and grown by `growth_halves` / 2 times at a time.
+  void SetPieceLimits(uint32_t max_events, uint32_t growth_halves) {
+    max_piece_ = max_events, growth_halves_ = growth_halves;
+  }
 
  private:
   Stage& StageFor(TrackKind kind, uint32_t pid, uint32_t a, uint32_t b = 0, uint32_t c = 0) {
@@ -346,7 +349,7 @@ class Router final : public TraceSink {
   std::unordered_map<StageKey, uint32_t, StageKeyHash> index_;
   static constexpr uint32_t kSplitMin = 4096;  // smaller pieces are sorted at Finish rather than split
   uint32_t hint_ = 256;
-  uint32_t max_piece_ = 1u << 20, growth_ = 2;
+  uint32_t max_piece_ = 1u << 20, growth_halves_ = 4;
   uint16_t cold_type_ = 0;
   std::vector<uint8_t> cold_;
   uint64_t cold_count_ = 0;
@@ -392,7 +395,8 @@ class ModelBuilder::Impl {
   // Finish copies each piece once into a lane sized once).
   void SetCompact(bool compact) {
     compact_ = compact;
-    direct.SetPieceLimits(compact ? 0 : 1u << 20, compact ? 2 : 4);
+    // Compact grows by 1.5x: less slack, and smaller blocks to find in a fragmented 32-bit heap.
+    direct.SetPieceLimits(compact ? 0 : 1u << 20, compact ? 3 : 8);
   }
   bool compact() const { return compact_; }
 

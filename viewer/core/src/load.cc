@@ -114,13 +114,14 @@ Status TraceLoader::Open(std::span<const uint8_t> bytes, LoadOptions options) {
   if (I.gzip_truncated)
     I.builder.AddLoss("gzip_truncated", Severity::kDataLoss, 1,
                       "the gzip stream ends early or is damaged; only the part before that was read");
-  I.pool = std::make_unique<detail::ThreadPool>(options.threads);
+  // In a 32-bit address space a large input leaves no room for routing chunks on threads (their pieces and
+  // the per-track arrays fragment wasm32's 4 GiB until a long array finds no room): it loads on one thread.
+  const bool scarce = sizeof(void*) < 8 && I.bytes.size() > (uint64_t{256} << 20);
+  I.pool = std::make_unique<detail::ThreadPool>(scarce ? 1 : options.threads);
   // Auto: one thread appends to one array per track anyway (compact costs it no extra pass and saves a
-  // copy of every event in memory); threads keep per-chunk pieces unless the address space is small.
-  const bool compact =
-      options.staging == LoadOptions::Staging::kCompact ||
-      (options.staging == LoadOptions::Staging::kAuto &&
-       (I.pool->size() == 1 || (sizeof(void*) < 8 && bytes.size() > (uint64_t{256} << 20))));
+  // copy of every event in memory); threads keep per-chunk pieces.
+  const bool compact = options.staging == LoadOptions::Staging::kCompact ||
+                       (options.staging == LoadOptions::Staging::kAuto && I.pool->size() == 1);
   I.builder.impl_->SetCompact(compact);
   switch (f) {
     case DetectedFormat::kGtrace: {

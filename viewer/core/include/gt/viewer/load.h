@@ -24,12 +24,13 @@ struct LoadOptions {
   uint32_t chunks_per_step = 16;             // .gtrace chunks decoded per Step()
   // Threads that load (decode .gtrace chunks and route their records, then build lanes in Finish): 1 = the
   // calling thread only, 0 = one per hardware thread. The model is the same for any value. Always 1 in
-  // builds without threads (wasm without pthreads).
+  // builds without threads (wasm without pthreads), and for inputs over 256 MB in 32-bit builds (wasm32's
+  // 4 GiB hold one such load only as compact staging on one thread).
   uint32_t threads = 1;
   // How events wait for Finish: in pieces of bounded size (per chunk with threads), each copied once into
   // its lane (at the peak about twice the model's memory), or compact: one growing array per track (more
-  // copying, less memory at the peak). Auto: compact on one thread, pieces on more, except compact for
-  // inputs over 256 MB in a 32-bit build (wasm32 has 4 GiB in all). The model is the same either way.
+  // copying, less memory at the peak). Auto: compact on one thread, pieces on more. The model is the same
+  // either way.
   enum class Staging : uint8_t { kAuto, kPieces, kCompact };
   Staging staging = Staging::kAuto;
 };
