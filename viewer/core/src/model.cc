@@ -4,44 +4,7 @@
 #include <algorithm>
 #include <charconv>
 
-#if defined(__linux__) && !defined(GT_NO_HUGE_COLUMNS)
-#include <sys/mman.h>
-
-#include <cstdlib>
-#endif
-#include <new>
-
 namespace gt::viewer {
-
-namespace detail {
-
-#if defined(__linux__) && !defined(GT_NO_HUGE_COLUMNS)
-constexpr size_t kHugePage = size_t{2} << 20;
-constexpr size_t kHugeColumn = size_t{4} << 20;  // smaller columns: the ordinary allocator
-
-void* AllocateColumn(size_t bytes) {
-  if (bytes < kHugeColumn) return ::operator new(bytes);
-  void* p = nullptr;
-  if (posix_memalign(&p, kHugePage, bytes) != 0) throw std::bad_alloc();
-  madvise(p, bytes & ~(kHugePage - 1), MADV_HUGEPAGE);  // a hint: fine where it is refused
-  return p;
-}
-void FreeColumn(void* p, size_t bytes) noexcept {
-  if (bytes < kHugeColumn)
-    ::operator delete(p);
-  else
-    std::free(p);
-}
-#else
-void* AllocateColumn(size_t bytes) {
-  return ::operator new(bytes);
-}
-void FreeColumn(void* p, size_t) noexcept {
-  ::operator delete(p);
-}
-#endif
-
-}  // namespace detail
 
 const char* EventKindName(EventKind k) {
   switch (k) {

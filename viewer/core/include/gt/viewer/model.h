@@ -136,22 +136,12 @@ struct SyncInfo {
 // [SECTION] Lanes: the hot event storage
 // ---------------------------------------------------------------------------------------------------------------
 
-namespace detail {
-// Column storage: long columns are asked for in huge pages where the OS has them (Linux transparent huge
-// pages on request), since faulting in 4 KiB pages of fresh memory costs more than the load's own work on
-// some hosts.
-void* AllocateColumn(size_t bytes);
-void FreeColumn(void* p, size_t bytes) noexcept;
-}  // namespace detail
-
 // A lane column: a std::vector whose resize() leaves new elements uninitialized (they are written right
 // after), so the builder sizes a column once and threads fill disjoint parts of it; zero-filling hundreds of
 // MB on one thread first would serialize the parallel load. Otherwise an ordinary vector.
 template <typename T>
 struct DefaultInitAllocator : std::allocator<T> {
   using std::allocator<T>::allocator;
-  T* allocate(size_t n) { return static_cast<T*>(detail::AllocateColumn(n * sizeof(T))); }
-  void deallocate(T* p, size_t n) noexcept { detail::FreeColumn(p, n * sizeof(T)); }
   template <typename U>
   struct rebind {
     using other = DefaultInitAllocator<U>;
