@@ -395,8 +395,8 @@ class ModelBuilder::Impl {
   // Finish copies each piece once into a lane sized once).
   void SetCompact(bool compact) {
     compact_ = compact;
-    // Compact grows by 1.5x: less slack, and smaller blocks to find in a fragmented 32-bit heap.
-    direct.SetPieceLimits(compact ? 0 : 1u << 20, compact ? 3 : 8);
+    // Compact grows by 2x, in 32-bit builds by 1.5x: less slack, smaller blocks to find in a fragmented heap.
+    direct.SetPieceLimits(compact ? 0 : 1u << 20, compact ? (sizeof(void*) < 8 ? 3 : 4) : 8);
   }
   bool compact() const { return compact_; }
 
