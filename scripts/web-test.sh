@@ -24,6 +24,9 @@ if [ "$BUILD" = 1 ]; then
   echo "web-test: building the wasm viewer (build/wasm)"
   cmake --preset wasm >/dev/null
   cmake --build build/wasm -j "$JOBS" --target gtrace_web
+  echo "web-test: building the threaded wasm viewer (build/wasm-mt -> build/wasm/web/gtrace-mt.*)"
+  cmake --preset wasm-mt >/dev/null
+  cmake --build build/wasm-mt -j "$JOBS" --target gtrace_web
 fi
 # The deterministic sample .gtrace (tests/web/make_sample_trace.cc) comes from the native build: build/native in
 # CI (scripts/test.sh builds it first), or the folder named by GT_NATIVE_BUILD.
@@ -33,7 +36,7 @@ if [ ! -f "$NATIVE/build.ninja" ]; then
   cmake --preset native >/dev/null
 fi
 cmake --build "$NATIVE" -j "$JOBS" --target gt_sample_trace gtrace
-for f in index.html app.js style.css gtrace.js gtrace.wasm; do
+for f in index.html app.js style.css gtrace.js gtrace.wasm gtrace-mt.js gtrace-mt.wasm gtrace-mt.worker.js; do
   [ -f "build/wasm/web/$f" ] || { echo "web-test: build/wasm/web/$f missing" >&2; exit 1; }
 done
 rm -rf test-output/web

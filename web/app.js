@@ -52,6 +52,26 @@
     onAbort: (what) => showError('The viewer stopped: ' + what + '. Reload the page to continue.'),
   };
 
+  // Threads need SharedArrayBuffer, which only a cross-origin isolated page has (`gtrace serve` sends the
+  // COOP/COEP headers for it): there the threaded build loads traces on up to 16 threads, anywhere else (or
+  // with ?threads=0, or when the page was built without it) the one-thread build runs. The worker count is
+  // fixed before the runtime starts: the viewer never waits for a worker to spin up.
+  const threaded = window.crossOriginIsolated === true && typeof SharedArrayBuffer === 'function' &&
+                   params.get('threads') !== '0';
+  function loadViewer(name) {
+    const script = document.createElement('script');
+    script.src = name;
+    script.async = true;
+    script.onerror = () => {
+      if (name === 'gtrace-mt.js') { delete Module.gtPoolSize; loadViewer('gtrace.js'); return; }
+      showError('Cannot load the viewer (' + name + '). Reload the page to try again.');
+    };
+    document.body.appendChild(script);
+  }
+  if (threaded) Module.gtPoolSize = Math.max(2, Math.min(navigator.hardwareConcurrency || 4, 16));
+  loadViewer(threaded ? 'gtrace-mt.js' : 'gtrace.js');
+  window.gtThreads = () => (ready && Module.gtPoolSize) || 1;
+
   // The canvas backing store follows the window at the screen's pixel density (devicePixelRatio: 2 on a
   // Retina/hi-DPI screen, and it changes with browser zoom), so nothing is upscaled and blurred. The CSS size
   // stays the window (style.css); the wasm works in CSS pixels and renders at the ratio
@@ -96,7 +116,9 @@
     // Copy straight into the wasm heap: the viewer takes ownership of the buffer (no MEMFS copy).
     const ptr = Module._malloc(Math.max(1, bytes.length));
     if (!ptr) { showError(`Cannot open ${name}: not enough memory for ${mb(bytes.length)}.`); hideProgress(); return; }
-    Module.HEAPU8.set(bytes, ptr);
+    // Other threads may have grown the memory since this thread's views were made: view it afresh.
+    const heap = Module.wasmMemory ? new Uint8Array(Module.wasmMemory.buffer) : Module.HEAPU8;
+    heap.set(bytes, ptr);
     const rc = api.num('gt_open_buffer', name, ptr, bytes.length);
     if (rc !== 0) { hideProgress(); showError(api.str('gt_last_error') || `Cannot open ${name}.`); return; }
     pollParse(name);

@@ -1,16 +1,24 @@
 // Viewer core benchmark: load throughput, memory per event, CPU time to prepare one frame at three zoom
 // levels, for synthetic traces of 1 M / 10 M / 100 M events. Runs natively and as wasm under node.
 //
-//   bench_viewer [--sizes 1,10,100] [--frames N] [--width PX] [--no-gtrace] [--threads N]
-//                [--save-gtrace DIR] [--gtrace-dir DIR]
+//   bench_viewer [--sizes 1,10,100] [--frames N] [--width PX] [--no-gtrace] [--threads N] [--repeat R]
+//                [--peak-memory] [--staging auto|pieces|compact] [--chunks-per-step N] [--no-build]
+//                [--parallel-only] [--save-gtrace DIR] [--gtrace-dir DIR]
 //
 // Baselines measured in the same run: "TraceData" (the format library's keep-every-record sink: plain
 // vectors, no model) for the builder path, and ReadTrace into a no-op sink (decode only) for the .gtrace
 // path. .gtrace loading is timed on one thread (thread CPU time) and, with --threads N (N > 1, 0 = one per
-// hardware thread; native only), with N decoding threads in wall-clock time. The wasm build has no writer:
-// generate the files natively with --save-gtrace DIR, then run the wasm build with --gtrace-dir DIR (the
-// files are bench_viewer_<N>M.gtrace, the same synthetic trace as the in-memory one).
+// hardware thread; native, or wasm built with GT_WASM_THREADS), with N loading threads in wall-clock time,
+// next to a wall-clock one-thread load of the same bytes (best of R runs each), with the parallel load's
+// phases; the run fails if the parallel model differs from the one-thread model in any field.
+// --staging and --chunks-per-step set those LoadOptions for every load; --parallel-only times only the
+// threaded load. --peak-memory samples the resident
+// set (native) or the heap size (wasm) during one more load. The wasm build has no writer: generate the files
+// natively with
+// --save-gtrace DIR, then run the wasm build with
+// --gtrace-dir DIR (the files are bench_viewer_<N>M.gtrace, the same synthetic trace as the in-memory one).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -22,12 +30,16 @@
 #include <vector>
 
 #include "gt/trace_data.h"
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #ifdef __EMSCRIPTEN__
 #include <emscripten.h>
 #endif
 #include "gt/viewer/builder.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/lod.h"
+#include "model_diff.h"
 #include "synth_trace.h"
 #if GT_HAVE_ZSTD_COMPRESS
 #include "gt/writer.h"
@@ -128,6 +140,84 @@ FrameStats Frames(const TraceModel& m, int64_t span, int frames, double width, u
 
 class NullSink : public TraceSink {};
 
+// Memory the process holds now: resident set natively, the wasm heap (it only grows) in wasm.
+uint64_t MemoryNow() {
+#if defined(__EMSCRIPTEN__)
+  return uint64_t(EM_ASM_DOUBLE({ return HEAP8.length; }));
+#else
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long long size = 0, resident = 0;
+  const int n = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  return n == 2 ? uint64_t(resident) * 4096 : 0;
+#endif
+}
+
+// Peak of MemoryNow() while `load` runs (a sampling thread every millisecond natively; the heap after the
+// load in wasm, whose memory never shrinks).
+template <typename F>
+uint64_t PeakMemoryDuring(F&& load) {
+#if defined(__EMSCRIPTEN__)
+  load();
+  return MemoryNow();
+#else
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> peak{MemoryNow()};
+  std::thread sampler([&] {
+    while (!done.load()) {
+      peak.store(std::max(peak.load(), MemoryNow()));
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  load();
+  done.store(true);
+  sampler.join();
+  return std::max(peak.load(), MemoryNow());
+#endif
+}
+
+void PrintPhases(const char* label, const char* name, const LoadTimings& t) {
+  std::printf(
+      "%-6s %-28s %s: walk %.3f, route %.3f, merge %.3f, lanes %.3f, lod %.3f, devices %.3f, other %.3f s\n",
+      label, "", name, t.walk, t.route, t.merge, t.lanes, t.lod, t.devices, t.other);
+}
+
+// One load of `bytes` with `threads`: wall seconds, the model, where the time went.
+// The model is kept (to tell where a parallel model differs) where memory allows two at once; wasm32
+// compares fingerprints only.
+constexpr bool kKeepModels = sizeof(void*) == 8;
+struct TimedLoad {
+  double seconds = -1;  // < 0: failed
+  std::unique_ptr<TraceModel> model;
+  uint64_t fingerprint = 0;
+  uint64_t events = 0;
+  LoadTimings phases;
+};
+LoadOptions::Staging g_staging = LoadOptions::Staging::kAuto;  // --staging, for every load
+uint32_t g_chunks_per_step = LoadOptions{}.chunks_per_step;    // --chunks-per-step, for every load
+
+TimedLoad LoadOnce(std::span<const uint8_t> bytes, unsigned threads) {
+  TimedLoad r;
+  LoadOptions o;
+  o.threads = threads;
+  o.staging = g_staging;
+  o.chunks_per_step = g_chunks_per_step;
+  TraceLoader loader;
+  const double t0 = WallNow();
+  if (!loader.Open(bytes, o).ok()) return r;
+  while (!loader.done()) loader.Step();
+  auto m = loader.Finish();
+  const double seconds = WallNow() - t0;
+  if (!m.ok()) return r;
+  r.seconds = seconds;
+  r.fingerprint = gt::test::ModelFingerprint(*m.value());
+  r.events = m.value()->event_count;
+  if (kKeepModels) r.model = std::move(m.value());
+  r.phases = loader.timings();
+  return r;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -136,6 +226,8 @@ int main(int argc, char** argv) {
   double width = 2000;
   bool gtrace = true;
   unsigned threads = 1;
+  int repeat = 1;
+  bool peak_memory = false, build = true, parallel_only = false;
   std::string save_dir, gtrace_dir;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -157,6 +249,21 @@ int main(int argc, char** argv) {
       gtrace = false;
     } else if (a == "--threads" && i + 1 < argc) {
       threads = unsigned(std::atoi(argv[++i]));
+    } else if (a == "--repeat" && i + 1 < argc) {
+      repeat = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--peak-memory") {
+      peak_memory = true;
+    } else if (a == "--no-build") {
+      build = false;
+    } else if (a == "--parallel-only") {
+      parallel_only = true;
+    } else if (a == "--chunks-per-step" && i + 1 < argc) {
+      g_chunks_per_step = uint32_t(std::max(1, std::atoi(argv[++i])));
+    } else if (a == "--staging" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      g_staging = v == "compact"  ? LoadOptions::Staging::kCompact
+                  : v == "pieces" ? LoadOptions::Staging::kPieces
+                                  : LoadOptions::Staging::kAuto;
     } else if (a == "--save-gtrace" && i + 1 < argc) {
       save_dir = argv[++i];
     } else if (a == "--gtrace-dir" && i + 1 < argc) {
@@ -165,7 +272,9 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: bench_viewer [--sizes 1,10,100] [--frames N] [--width PX] [--no-gtrace] [--threads N]\n"
-          "                    [--save-gtrace DIR] [--gtrace-dir DIR]\n");
+          "                    [--repeat R] [--peak-memory] [--staging auto|pieces|compact] "
+          "[--chunks-per-step N]\n"
+          "                    [--no-build] [--parallel-only] [--save-gtrace DIR] [--gtrace-dir DIR]\n");
       return 2;
     }
   }
@@ -182,12 +291,12 @@ int main(int argc, char** argv) {
               "thread CPU time"
 #endif
   );
-#if !defined(__EMSCRIPTEN__)
+#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   std::printf("load threads: %u (--threads; this machine reports %u hardware threads)\n", threads,
               std::thread::hardware_concurrency());
 #else
-  threads = 1;  // no threads in the wasm build
+  threads = 1;  // no threads in this wasm build (GT_WASM_THREADS=OFF)
 #endif
   std::printf("%-6s %-28s %12s %10s %14s\n", "events", "measure", "value", "unit", "vs baseline");
   for (uint64_t millions : sizes) {
@@ -196,56 +305,58 @@ int main(int argc, char** argv) {
     char label[16];
     std::snprintf(label, sizeof label, "%" PRIu64 "M", millions);
 
-    // Baseline: the same records into TraceData (vectors of plain records, no model).
-    double base_rate = 0;
-    if (millions <= 10) {
-      TraceData td;
+    if (build) {  // records -> model, memory, frames (--no-build: .gtrace loading only)
+      // Baseline: the same records into TraceData (vectors of plain records, no model).
+      double base_rate = 0;
+      if (millions <= 10) {
+        TraceData td;
+        double a = Now();
+        auto c = gt::synth::GenerateSynthTrace(td, o);
+        base_rate = double(c.events()) / (Now() - a);
+      }
+      // Generator alone (its cost is inside both numbers above and below).
+      double gen_rate;
+      {
+        NullSink null;
+        double a = Now();
+        auto c = gt::synth::GenerateSynthTrace(null, o);
+        gen_rate = double(c.events()) / (Now() - a);
+      }
+      ModelBuilder b;
       double a = Now();
-      auto c = gt::synth::GenerateSynthTrace(td, o);
-      base_rate = double(c.events()) / (Now() - a);
-    }
-    // Generator alone (its cost is inside both numbers above and below).
-    double gen_rate;
-    {
-      NullSink null;
-      double a = Now();
-      auto c = gt::synth::GenerateSynthTrace(null, o);
-      gen_rate = double(c.events()) / (Now() - a);
-    }
-    ModelBuilder b;
-    double a = Now();
-    auto counts = gt::synth::GenerateSynthTrace(b, o);
-    double fed = Now();
-    auto m = b.Finish();
-    double done = Now();
-    const double build_s = done - a;
-    const double gen_s = double(counts.events()) / gen_rate;
-    const double rate = double(counts.events()) / build_s;
-    const double rate_net = double(counts.events()) / std::max(1e-9, build_s - gen_s);
-    std::printf(
-        "%-6s %-28s %12.1f %10s %14s\n", label, "build (records->model)", rate / 1e6, "M ev/s",
-        base_rate > 0 ? (std::to_string(rate / base_rate).substr(0, 5) + "x TraceData").c_str() : "-");
-    std::printf("%-6s %-28s %12.1f %10s %14s\n", label, "  excluding generator", rate_net / 1e6, "M ev/s",
-                "");
-    std::printf("%-6s %-28s %12.3f %10s %14s\n", label, "  of which Finish()", done - fed, "s", "");
-    const double bytes_per_event = double(m->MemoryBytes()) / double(m->event_count);
-    std::printf("%-6s %-28s %12.2f %10s %14s\n", label, "memory per event", bytes_per_event, "B/event",
-                (std::to_string(bytes_per_event / 24.0).substr(0, 5) + "x target").c_str());
+      auto counts = gt::synth::GenerateSynthTrace(b, o);
+      double fed = Now();
+      auto m = b.Finish();
+      double done = Now();
+      const double build_s = done - a;
+      const double gen_s = double(counts.events()) / gen_rate;
+      const double rate = double(counts.events()) / build_s;
+      const double rate_net = double(counts.events()) / std::max(1e-9, build_s - gen_s);
+      std::printf(
+          "%-6s %-28s %12.1f %10s %14s\n", label, "build (records->model)", rate / 1e6, "M ev/s",
+          base_rate > 0 ? (std::to_string(rate / base_rate).substr(0, 5) + "x TraceData").c_str() : "-");
+      std::printf("%-6s %-28s %12.1f %10s %14s\n", label, "  excluding generator", rate_net / 1e6, "M ev/s",
+                  "");
+      std::printf("%-6s %-28s %12.3f %10s %14s\n", label, "  of which Finish()", done - fed, "s", "");
+      const double bytes_per_event = double(m->MemoryBytes()) / double(m->event_count);
+      std::printf("%-6s %-28s %12.2f %10s %14s\n", label, "memory per event", bytes_per_event, "B/event",
+                  (std::to_string(bytes_per_event / 24.0).substr(0, 5) + "x target").c_str());
 
-    const int64_t full = m->last_ns - m->first_ns;
-    struct Zoom {
-      const char* name;
-      int64_t span;
-    } zooms[] = {{"frame: full zoom-out", full},
-                 {"frame: mid zoom (1/1000)", std::max<int64_t>(full / 1000, 1000)},
-                 {"frame: deep zoom (50 us)", 50'000}};
-    for (const auto& z : zooms) {
-      FrameStats fs = Frames(*m, z.span, frames, width, 77);
-      char extra[64];
-      std::snprintf(extra, sizeof extra, "max %.2f, %" PRIu64 " it", fs.ms_max, fs.items);
-      std::printf("%-6s %-28s %12.3f %10s %14s\n", label, z.name, fs.ms_avg, "ms", extra);
+      const int64_t full = m->last_ns - m->first_ns;
+      struct Zoom {
+        const char* name;
+        int64_t span;
+      } zooms[] = {{"frame: full zoom-out", full},
+                   {"frame: mid zoom (1/1000)", std::max<int64_t>(full / 1000, 1000)},
+                   {"frame: deep zoom (50 us)", 50'000}};
+      for (const auto& z : zooms) {
+        FrameStats fs = Frames(*m, z.span, frames, width, 77);
+        char extra[64];
+        std::snprintf(extra, sizeof extra, "max %.2f, %" PRIu64 " it", fs.ms_max, fs.items);
+        std::printf("%-6s %-28s %12.3f %10s %14s\n", label, z.name, fs.ms_avg, "ms", extra);
+      }
+      m.reset();
     }
-    m.reset();
 
     if (gtrace && millions <= 100) {
       std::string file;
@@ -279,17 +390,35 @@ int main(int argc, char** argv) {
 #endif
       }
       std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(file.data()), file.size());
+      if (parallel_only) {
+        TimedLoad par;
+        for (int r = 0; r < repeat; ++r) {
+          TimedLoad x = LoadOnce(bytes, threads);
+          if (x.seconds < 0) return 1;
+          if (par.seconds < 0 || x.seconds < par.seconds) par = std::move(x);
+        }
+        char name[64];
+        std::snprintf(name, sizeof name, "load, %u threads (wall)", threads);
+        std::printf("%-6s %-28s %12.1f %10s %14s\n", label, name, double(par.events) / par.seconds / 1e6,
+                    "M ev/s", "");
+        PrintPhases(label, "phases", par.phases);
+        std::fflush(stdout);
+        continue;
+      }
       NullSink null;
       double r0 = Now();
       auto rep = ReadTrace(bytes, null);
       double decode_s = Now() - r0;
       if (!rep.ok()) return 1;
       double l0 = Now();
-      auto lm = LoadTrace(bytes);
+      LoadOptions one_thread;
+      one_thread.staging = g_staging;
+      one_thread.chunks_per_step = g_chunks_per_step;
+      auto lm = LoadTrace(bytes, one_thread);
       double load_s = Now() - l0;
       if (!lm.ok()) return 1;
       const double ev = double(lm.value()->event_count);
-      const uint64_t memory = lm.value()->MemoryBytes();
+      const double loaded_bytes = double(lm.value()->MemoryBytes()) / ev;
       lm.value().reset();
       std::printf("%-6s %-28s %12.1f %10s %14s\n", label, "load .gtrace (end to end)", ev / load_s / 1e6,
                   "M ev/s", (std::to_string(decode_s / load_s).substr(0, 5) + "x decode").c_str());
@@ -297,27 +426,64 @@ int main(int argc, char** argv) {
                   "M ev/s", "");
       std::printf("%-6s %-28s %12.2f %10s %14s\n", label, "  file size", double(file.size()) / ev, "B/event",
                   "");
-      if (threads != 1) {
-        // Wall clock for both, one thread first (the ratio is the parallel speed-up on this machine now).
-        LoadOptions par;
-        par.threads = threads;
-        double w0 = WallNow();
-        auto one = LoadTrace(bytes);
-        double one_s = WallNow() - w0;
-        if (!one.ok()) return 1;
-        one.value().reset();
-        double p0 = WallNow();
-        auto pm = LoadTrace(bytes, par);
-        double par_s = WallNow() - p0;
-        if (!pm.ok()) return 1;
-        const bool same = pm.value()->event_count == uint64_t(ev) && pm.value()->MemoryBytes() == memory;
+      std::printf("%-6s %-28s %12.2f %10s %14s\n", label, "  model memory", loaded_bytes, "B/event", "");
+      // In wasm32, inputs over 256 MB load on one thread (LoadOptions::threads), and a heap that held one
+      // model of this size has no room for a second one (its memory never shrinks, frees leave holes).
+      const bool one_load_only = sizeof(void*) < 8 && file.size() > (size_t{256} << 20);
+      if (threads != 1 && one_load_only)
+        std::printf("%-6s %-28s (wasm32: inputs over 256 MB load on one thread, once per process)\n", label,
+                    "load, threads");
+      if (threads != 1 && !one_load_only) {
+        // Wall clock for both, one thread first, best of `repeat` (the ratio is the parallel speed-up on this
+        // machine now).
+        TimedLoad one, par;
+        for (int r = 0; r < repeat; ++r) {
+          TimedLoad x = LoadOnce(bytes, 1);
+          if (x.seconds < 0) return 1;
+          if (one.seconds < 0 || x.seconds < one.seconds) one = std::move(x);
+        }
+        for (int r = 0; r < repeat; ++r) {
+          TimedLoad x = LoadOnce(bytes, threads);
+          if (x.seconds < 0) return 1;
+          if (par.seconds < 0 || x.seconds < par.seconds) par = std::move(x);
+        }
+        std::string diff = one.fingerprint == par.fingerprint ? "" : "fingerprints differ";
+        if (one.model && par.model) diff = gt::test::ModelDiff(*one.model, *par.model);
         char name[64], extra[64];
         std::snprintf(name, sizeof name, "load, %u threads (wall)", threads);
-        std::snprintf(extra, sizeof extra, "%.2fx 1 thread%s", one_s / par_s, same ? "" : " MODEL DIFFERS");
-        std::printf("%-6s %-28s %12.1f %10s %14s\n", label, name, ev / par_s / 1e6, "M ev/s", extra);
-        std::printf("%-6s %-28s %12.1f %10s %14s\n", label, "load, 1 thread (wall)", ev / one_s / 1e6,
+        std::snprintf(extra, sizeof extra, "%.2fx 1 thread%s", one.seconds / par.seconds,
+                      diff.empty() ? "" : " MODEL DIFFERS");
+        std::printf("%-6s %-28s %12.1f %10s %14s\n", label, name, ev / par.seconds / 1e6, "M ev/s", extra);
+        PrintPhases(label, "phases", par.phases);
+        std::printf("%-6s %-28s %12.1f %10s %14s\n", label, "load, 1 thread (wall)", ev / one.seconds / 1e6,
                     "M ev/s", "");
-        if (!same) return 1;
+        PrintPhases(label, "phases", one.phases);
+        if (!diff.empty()) {
+          std::fprintf(stderr, "parallel model differs: %s\n", diff.c_str());
+          return 1;
+        }
+      }
+      if (peak_memory) {
+#if defined(__GLIBC__)
+        malloc_trim(0);  // earlier loads' freed memory would count as "before"
+#endif
+        const uint64_t before = MemoryNow();
+        std::unique_ptr<TraceModel> kept;
+        const uint64_t peak = PeakMemoryDuring([&] {
+          LoadOptions o;
+          o.threads = threads;
+          o.staging = g_staging;
+          o.chunks_per_step = g_chunks_per_step;
+          auto m = LoadTrace(bytes, o);
+          if (m.ok()) kept = std::move(m.value());
+        });
+        if (!kept) return 1;
+        const double model_b = double(kept->MemoryBytes()) / ev;
+        char name[64], extra[64];
+        std::snprintf(name, sizeof name, "peak memory, %u thread%s", threads, threads == 1 ? "" : "s");
+        std::snprintf(extra, sizeof extra, "model %.2f B/ev", model_b);
+        std::printf("%-6s %-28s %12.2f %10s %14s\n", label, name, double(peak - std::min(peak, before)) / ev,
+                    "B/event", extra);
       }
     }
     std::fflush(stdout);

@@ -647,6 +647,12 @@ class TraceReader::Impl {
       j.loss = r;
       return;
     }
+    if (walk_out_) {  // a Walk: delivered by Settle, between the chunks around it
+      PendingChunk& c = walk_out_->emplace_back();
+      c.is_loss = true;
+      c.loss = r;
+      return;
+    }
     sink.OnLoss(std::span<const LossRecord>(&r, 1));
   }
 
@@ -770,6 +776,22 @@ class TraceReader::Impl {
       j.ctx = Context();  // smap_ may grow later in this Step; the job sees only the ids defined before it
       return;
     }
+    if (walk_out_ && h.type != uint16_t(RecordKind::kMetadata) && h.type != uint16_t(RecordKind::kStrings)) {
+      PendingChunk& c = walk_out_->emplace_back();
+      c.type = h.type;
+      c.flags = h.flags;
+      c.record_count = h.record_count;
+      c.raw_size = h.raw_size;
+      c.stored_size = h.stored_size;
+      c.payload = at(payload);
+      c.offset = chunk_start;
+      c.end = end;
+      c.version_major = version_.major;
+      c.version_minor = version_.minor;
+      c.string_map_size = smap_.size();  // ids defined later in the walk read as 0, as in Step()
+      c.file_end = bytes_.data() + bytes_.size();
+      return;
+    }
     Status s = DecodeChunk(sink, h, at(payload));
     if (!s.ok()) {
       // pos_ stays at the chunk end: the header checksum held, so its size is trustworthy.
@@ -854,6 +876,40 @@ class TraceReader::Impl {
   }
 #endif
 
+  // Split reading (TraceReader::Walk/Decode/Settle): the walk of Step() with record chunks queued, not
+  // decoded.
+ public:
+  void Walk(TraceSink& sink, uint32_t max_chunks, std::vector<PendingChunk>* pending) {
+    if (!opened_) {
+      done_ = true;
+      return;
+    }
+    const size_t first = pending->size();
+    walk_out_ = pending;
+    for (uint32_t i = 0; i < max_chunks && !done_; ++i) {
+      if (pending->size() > first && remaining() >= sizeof kSegmentMagic &&
+          std::memcmp(at(pos_), kSegmentMagic, sizeof kSegmentMagic) == 0)
+        break;
+      StepOne(sink);
+    }
+    walk_out_ = nullptr;
+    for (size_t i = first; i < pending->size(); ++i)
+      (*pending)[i].string_map = smap_.data();  // final address
+  }
+
+  void Settle(const PendingChunk& c, const Status& decoded, TraceSink& sink) {
+    if (c.is_loss) return sink.OnLoss(std::span<const LossRecord>(&c.loss, 1));
+    if (decoded.ok()) {
+      report_.records += c.record_count;
+      ++report_.chunks_ok;
+      return;
+    }
+    const std::string label = KindLabel(c.type) + " chunk at " + Offset(c.offset) +
+                              (c.record_count ? " (" + std::to_string(c.record_count) + " records)" : "");
+    LoseChunk(sink, c.offset, c.end, label + ": " + decoded.message());
+  }
+
+ private:
   void Resync(TraceSink& sink, const char* why) {
     size_t from = pos_;
     size_t next = ScanForHeader(pos_ + 1, bytes_.size(), /*segments_only=*/false);
@@ -968,6 +1024,11 @@ class TraceReader::Impl {
   std::vector<Job> jobs_;
   std::vector<std::unique_ptr<ChunkDecoder>> worker_dec_;
   bool collecting_ = false;
+  std::vector<PendingChunk>* walk_out_ = nullptr;  // set during Walk(): record chunks are queued here
+};
+
+struct TraceReader::Decoder::State {
+  ChunkDecoder decoder;
 };
 
 // ================================================================================================================
@@ -992,6 +1053,30 @@ double TraceReader::progress() const {
 }
 const LoadReport& TraceReader::report() const {
   return impl_->report();
+}
+
+TraceReader::Decoder::Decoder() : state_(std::make_unique<State>()) {}
+TraceReader::Decoder::~Decoder() = default;
+TraceReader::Decoder::Decoder(Decoder&&) noexcept = default;
+TraceReader::Decoder& TraceReader::Decoder::operator=(Decoder&&) noexcept = default;
+
+void TraceReader::Walk(TraceSink& sink, uint32_t max_chunks, std::vector<PendingChunk>* pending) {
+  impl_->Walk(sink, max_chunks, pending);
+}
+Status TraceReader::Decode(const PendingChunk& c, TraceSink& sink, Decoder& decoder) {
+  if (c.is_loss) return Status::Ok();
+  ChunkHeader h;
+  h.type = c.type;
+  h.flags = c.flags;
+  h.record_count = c.record_count;
+  h.raw_size = c.raw_size;
+  h.stored_size = c.stored_size;
+  DecodeContext ctx{SegmentVersion{c.version_major, c.version_minor}, c.string_map, c.string_map_size,
+                    c.file_end};
+  return decoder.state_->decoder.DecodeRecordChunk(sink, h, c.payload, ctx);
+}
+void TraceReader::Settle(const PendingChunk& chunk, const Status& decoded, TraceSink& sink) {
+  impl_->Settle(chunk, decoded, sink);
 }
 
 StatusOr<LoadReport> ReadTrace(std::span<const uint8_t> bytes, TraceSink& sink) {

@@ -52,7 +52,7 @@ TEST_CASE("nesting: NVTX ranges by depth, driver calls below runtime calls", "[b
   CHECK(m->Kind({s7.first_lane, 0}) == EventKind::kKernel);
   CHECK(m->Kind({s7.first_lane, 1}) == EventKind::kMemcpy);
   CHECK(m->Str(l.name[1]) == "Memcpy HtoD");
-  CHECK(l.aux == std::vector<uint32_t>{1, 2});
+  CHECK(l.aux == Column<uint32_t>{1, 2});
   CHECK(m->launch_configs.size() == 2);
 }
 
@@ -97,7 +97,7 @@ TEST_CASE("sparse attributes follow their event through sorting", "[builder]") {
   REQUIRE(m->lanes.size() == 2);  // the 10 s call encloses the 5000..6000 call
   const Lane& l0 = m->lanes[0];
   REQUIRE(l0.size() == 3);
-  CHECK(l0.ref == std::vector<uint32_t>{1, 2, 4});
+  CHECK(l0.ref == Column<uint32_t>{1, 2, 4});
   CHECK(l0.ReturnCode(0) == 2);
   CHECK(l0.ReturnCode(1) == 0);
   CHECK(l0.ReturnCode(2) == 719);
@@ -188,4 +188,72 @@ TEST_CASE("memory alloc/free records become a live-bytes counter", "[builder]") 
   CHECK(m->counters[0].value == std::vector<double>{100, 150, 50});
   CHECK(m->tracks[m->counters[0].track].name == "Device memory (bytes)");
   CHECK(m->groups[m->tracks[m->counters[0].track].group].name == "GPU 1");
+}
+
+// Brute force: the union of a device's GPU intervals, its gaps, the 256 longest (longer first, then earlier).
+static DeviceSummary BruteForceSummary(const TraceModel& m, uint32_t device) {
+  std::vector<std::pair<int64_t, int64_t>> iv;
+  DeviceSummary s;
+  for (const Track& t : m.tracks) {
+    if (t.kind != TrackKind::kGpuStream || t.device_id != device) continue;
+    for (uint32_t d = 0; d < t.lane_count; ++d) {
+      const Lane& l = m.lanes[t.first_lane + d];
+      for (uint32_t i = 0; i < l.size(); ++i) {
+        iv.push_back({l.start[i], l.End(i)});
+        const EventKind k = m.Kind({t.first_lane + d, i});
+        s.kernel_count += k == EventKind::kKernel, s.memcpy_count += k == EventKind::kMemcpy;
+        s.memset_count += k == EventKind::kMemset;
+      }
+    }
+  }
+  std::sort(iv.begin(), iv.end());
+  std::vector<std::pair<int64_t, int64_t>> gaps;  // (-length, start)
+  int64_t cs = iv[0].first, ce = iv[0].second;
+  s.first_ns = cs;
+  for (const auto& [a, b] : iv) {
+    if (a > ce) {
+      s.busy_ns += ce - cs;
+      gaps.push_back({-(a - ce), ce});
+      cs = a, ce = b;
+    } else {
+      ce = std::max(ce, b);
+    }
+  }
+  s.busy_ns += ce - cs;
+  s.last_ns = ce;
+  std::sort(gaps.begin(), gaps.end());
+  for (size_t i = 0; i < gaps.size() && i < 256; ++i)
+    s.largest_gaps.push_back({gaps[i].second, gaps[i].second - gaps[i].first});
+  return s;
+}
+
+TEST_CASE("device summary over many time slices equals the brute-force union", "[builder]") {
+  gt::synth::SynthOptions o;
+  o.events = 1'500'000;  // ~370 K GPU events per device: several slices each
+  o.streams_per_device = 3;
+  ModelBuilder b;
+  gt::synth::GenerateSynthTrace(b, o);
+  // Overlapping copies on one stream, so a device has depth lanes and a stream's events overlap.
+  std::vector<MemcpyRecord> extra;
+  for (int i = 0; i < 3000; ++i) {
+    MemcpyRecord c;
+    c.start = 1'000'000 + int64_t(i) * 7'919'000, c.end = c.start + 3'000'000 + (i % 7) * 1000;
+    c.pid = 4242, c.device_id = 1, c.context_id = 1, c.stream_id = 7;
+    extra.push_back(c);
+  }
+  b.OnMemcpys(extra);
+  auto m = b.Finish();
+  REQUIRE(m->device_summaries.size() == 2);
+  for (const DeviceSummary& d : m->device_summaries) {
+    INFO("device " << d.device_id);
+    DeviceSummary want = BruteForceSummary(*m, d.device_id);
+    CHECK(d.first_ns == want.first_ns);
+    CHECK(d.last_ns == want.last_ns);
+    CHECK(d.busy_ns == want.busy_ns);
+    CHECK(d.kernel_count == want.kernel_count);
+    CHECK(d.memcpy_count == want.memcpy_count);
+    CHECK(d.largest_gaps == want.largest_gaps);
+    CHECK(d.largest_gaps.size() == 256);
+  }
+  CHECK(m->tracks[m->FindTrackByKey("g1/p4242/c1/s7")].lane_count > 1);
 }

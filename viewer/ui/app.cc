@@ -92,7 +92,15 @@ void App::OpenBuffer(std::string name, uint8_t* data, size_t size) {
   last_error_.clear();
   load_warning_.clear();
   loader_ = std::make_unique<viewer::TraceLoader>();
-  Status st = loader_->Open(std::span<const uint8_t>(load_bytes_, load_size_));
+  viewer::LoadOptions options;
+#if !defined(__EMSCRIPTEN__)
+  options.threads = 0;  // one per hardware thread
+#elif defined(__EMSCRIPTEN_PTHREADS__)
+  // The page started this many workers before main() (web/app.js): a thread must never wait for a worker
+  // to start, since that needs the page's event loop, which a load blocks.
+  options.threads = uint32_t(std::max(1, EM_ASM_INT({ return Module.gtPoolSize | 0; })));
+#endif
+  Status st = loader_->Open(std::span<const uint8_t>(load_bytes_, load_size_), options);
   if (!st.ok()) {
     Fail("Cannot open " + loading_name_ + ": " + st.ToString());
     return;

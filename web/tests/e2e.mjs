@@ -62,7 +62,7 @@ const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/cs
                 '.json': 'application/json', '.png': 'image/png' };
 const server = http.createServer((req, res) => {
   const url = new URL(req.url, 'http://x');
-  let body = null, type = 'application/octet-stream';
+  let body = null, type = 'application/octet-stream', isolated = false;
   if (url.pathname.startsWith('/fixtures/')) {
     const f = served.get(decodeURIComponent(url.pathname.slice('/fixtures/'.length)));
     if (f) body = f.bytes;
@@ -70,6 +70,12 @@ const server = http.createServer((req, res) => {
     const f = served.get(decodeURIComponent(url.pathname.slice('/api/traces/'.length)));
     if (f) body = f.bytes;
   } else {
+    // /iso/...: the page with the headers that make it cross-origin isolated (as `gtrace serve` sends them),
+    // so it runs the threaded build.
+    if (url.pathname.startsWith('/iso/') || url.pathname === '/iso') {
+      isolated = true;
+      url.pathname = url.pathname.slice(4) || '/';
+    }
     const rel = url.pathname === '/' ? 'index.html' : decodeURIComponent(url.pathname).replace(/^\/+/, '');
     const file = path.join(webRoot, path.normalize(rel));
     if (file.startsWith(webRoot) && fs.existsSync(file) && fs.statSync(file).isFile()) {
@@ -78,7 +84,12 @@ const server = http.createServer((req, res) => {
     }
   }
   if (!body) { res.writeHead(404, { 'Content-Type': 'text/plain' }); res.end('not found'); return; }
-  res.writeHead(200, { 'Content-Type': type, 'Content-Length': body.length, 'Cache-Control': 'no-store' });
+  const headers = { 'Content-Type': type, 'Content-Length': body.length, 'Cache-Control': 'no-store' };
+  if (isolated) {
+    headers['Cross-Origin-Opener-Policy'] = 'same-origin';
+    headers['Cross-Origin-Embedder-Policy'] = 'require-corp';
+  }
+  res.writeHead(200, headers);
   res.end(body);
 });
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
@@ -97,7 +108,7 @@ class Failure extends Error {}
 function check(cond, message) { if (!cond) throw new Failure(message); }
 function near(a, b, tol, message) { check(Math.abs(a - b) <= tol, `${message}: ${a} vs ${b} (tolerance ${tol})`); }
 
-async function openPage(name, query = '', contextOptions = {}) {
+async function openPage(name, query = '', contextOptions = {}, prefix = '') {
   const context = await browser.newContext({ viewport: { width: 1400, height: 800 }, ...contextOptions });
   const page = await context.newPage();
   const log = [];
@@ -106,7 +117,7 @@ async function openPage(name, query = '', contextOptions = {}) {
   page.gtPageErrors = [];
   page.gtLog = log;
   page.gtName = name;
-  await page.goto(`${base}/${query}`);
+  await page.goto(`${base}${prefix}/${query}`);
   await page.waitForFunction(() => window.gtReady && window.gtReady(), null, { timeout: 30000 });
   await frames(page, 3);
   return page;
@@ -513,6 +524,36 @@ for (const trace of gtraces) {
     return page;
   });
 }
+
+// Threads (issue 4): a cross-origin isolated page runs the threaded build (gtrace-mt.js) and loads on several
+// threads; every trace shows the same tracks and counts as on the one-thread page, also when truncated.
+test('isolated page loads on threads: same tracks and counts as one thread', async () => {
+  const iso = await openPage('threads-iso', '', {}, '/iso');
+  check(await iso.evaluate(() => window.crossOriginIsolated), 'the /iso/ page is cross-origin isolated');
+  const threads = await iso.evaluate(() => window.gtThreads());
+  check(threads >= 2, `the threaded build runs with workers: gtThreads() = ${threads}`);
+  check(await iso.evaluate(() => !!document.querySelector('script[src="gtrace-mt.js"]')), 'gtrace-mt.js loaded');
+  const one = await openPage('threads-one', '?threads=0', {}, '/iso');
+  check(await one.evaluate(() => window.gtThreads()) === 1, '?threads=0 runs the one-thread build');
+  const kinds = ['all', 'kernel', 'memcpy', 'memset', 'api', 'nvtx', 'counter_samples'];
+  const summary = async (page) => {
+    const out = { tracks: (await apiJson(page, 'gt_tracks')).map((t) => t.name), losses: await apiJson(page, 'gt_losses') };
+    for (const k of kinds) out[k] = await api(page, 'gt_event_count', k);
+    return JSON.stringify(out);
+  };
+  const names = gtraces.map((t) => t.name);
+  for (const name of [...names, ...names.map((n) => 'truncated-' + n)]) {
+    await drop(iso, name);
+    check(await settled(iso) === 2, `${name} loads on threads: ` + await apiStr(iso, 'gt_last_error'));
+    await drop(one, name);
+    check(await settled(one) === 2, `${name} loads on one thread`);
+    const a = await summary(iso), b = await summary(one);
+    check(a === b, `${name}: threads ${a} vs one thread ${b}`);
+  }
+  check(iso.gtPageErrors.length === 0, 'no page errors: ' + iso.gtPageErrors.join('; '));
+  await shot(iso, '14-threads.png');
+  return iso;
+});
 
 // Kernel counters (issue 5) on the real H200 counters trace: select a profiled kernel, its counters section
 // (speed of light, stalls, verdict) and the roofline appear, through the C API and in screenshots.

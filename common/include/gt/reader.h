@@ -59,6 +59,25 @@ struct LoadReport {
   bool clean() const { return chunks_lost == 0 && !truncated; }
 };
 
+// A record chunk that TraceReader::Walk found but did not decode, or a loss the walk found between chunks
+// (kept in its place so that Settle delivers losses and records in file order). The fields are the reader's
+// (where the chunk is and how to decode it); consumers read `type` and `record_count`. Valid until the next
+// Walk() or Step().
+struct PendingChunk {
+  bool is_loss = false;  // not a chunk: `loss`, delivered by Settle
+  LossRecord loss;
+  uint16_t type = 0;  // RecordKind of its records
+  uint16_t flags = 0;
+  uint32_t record_count = 0;
+  uint32_t raw_size = 0, stored_size = 0;
+  const uint8_t* payload = nullptr;
+  uint64_t offset = 0, end = 0;  // the chunk's bytes in the file
+  uint16_t version_major = 0, version_minor = 0;
+  const StringId* string_map = nullptr;  // the segment's string ids defined before the chunk
+  uint64_t string_map_size = 0;
+  const uint8_t* file_end = nullptr;
+};
+
 // Incremental reading, so a UI can show progress: Open(), then Step() until done().
 class TraceReader {
  public:
@@ -76,6 +95,34 @@ class TraceReader {
   bool done() const;
   double progress() const;  // 0..1 by bytes
   const LoadReport& report() const;
+
+  // Split reading, for consumers that decode record chunks on threads of their own (the viewer routes each
+  // chunk's records into per-chunk structures in parallel). Walk() visits up to `max_chunks` chunks like
+  // Step(): metadata, strings and losses go to `sink` in file order, record chunks are appended to *pending
+  // undecoded. It stops before a segment header once *pending is not empty (a segment's chunks share one
+  // string map). Decode every pending chunk with Decode() (any thread; one Decoder per thread at a time),
+  // then Settle() each one in file order, before the next Walk() or Step(). The same sequence of Walk() calls
+  // gives the same sink calls whatever the threads, so a consumer's result does not depend on them.
+  class Decoder {
+   public:
+    Decoder();
+    ~Decoder();
+    Decoder(Decoder&&) noexcept;
+    Decoder& operator=(Decoder&&) noexcept;
+
+   private:
+    friend class TraceReader;
+    struct State;
+    std::unique_ptr<State> state_;
+  };
+  void Walk(TraceSink& sink, uint32_t max_chunks, std::vector<PendingChunk>* pending);
+  // Decodes one pending chunk's records into `sink` (nothing for a loss entry). A chunk whose columns turn
+  // out malformed while decoding (only a broken writer produces one) may have delivered some of its records
+  // before the error.
+  static Status Decode(const PendingChunk& chunk, TraceSink& sink, Decoder& decoder);
+  // Counts a decoded chunk in the report, or, when `decoded` failed, reports it lost (a "chunk_lost" loss
+  // record through `sink`, as Step() does). A loss entry is delivered to `sink`.
+  void Settle(const PendingChunk& chunk, const Status& decoded, TraceSink& sink);
 
   class Impl;
 

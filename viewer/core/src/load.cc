@@ -1,6 +1,12 @@
 // Format sniffing and incremental loading (.gtrace chunk by chunk; JSON in one step).
+//
+// A .gtrace Step walks a window of chunks (TraceReader::Walk) and routes each record chunk into a router of
+// its own on the pool's threads (records -> per-track pieces, local interning); the routers are merged in
+// file order on the calling thread. With one thread the chunks are routed straight into the builder. Either
+// way the builder sees the same records in the same order, so the model does not depend on the threads.
 #include <fstream>
 
+#include "builder_internal.h"
 #include "gt/viewer/load.h"
 
 namespace gt::viewer {
@@ -42,7 +48,49 @@ class TraceLoader::Impl {
   Status json_status;
   bool finished = false;
   bool is_gtrace = false;
+  std::unique_ptr<detail::ThreadPool> pool;
+  std::vector<PendingChunk> pending;
+  std::vector<TraceReader::Decoder> decoders;  // one per pool thread
+  std::vector<detail::Router> routers;
+  std::vector<Status> decoded;
+  LoadTimings timings;
+
+  void StepGtrace();
 };
+
+void TraceLoader::Impl::StepGtrace() {
+  pending.clear();
+  {
+    detail::ScopedTime t(&timings.walk);
+    reader.Walk(builder, std::max<uint32_t>(1, options.chunks_per_step), &pending);
+  }
+  const size_t n = pending.size();
+  if (pool->size() == 1) {
+    detail::ScopedTime t(&timings.route);
+    for (const PendingChunk& c : pending)
+      reader.Settle(c, TraceReader::Decode(c, builder, decoders[0]), builder);
+  } else {
+    routers.clear();
+    routers.resize(n);
+    decoded.assign(n, Status::Ok());
+    {
+      detail::ScopedTime t(&timings.route);
+      pool->For(n, [&](size_t i, unsigned slot) {
+        routers[i].SetHint(pending[i].record_count);
+        decoded[i] = TraceReader::Decode(pending[i], routers[i], decoders[slot]);
+      });
+    }
+    detail::ScopedTime t(&timings.merge);
+    for (size_t i = 0; i < n; ++i) {
+      // A chunk that failed while decoding keeps the records it delivered, as on one thread.
+      builder.impl_->MergeChunk(std::move(routers[i]));
+      reader.Settle(pending[i], decoded[i], builder);
+    }
+    routers.clear();
+    if (builder.impl_->compact()) builder.impl_->Consolidate(*pool);
+  }
+  if (reader.done()) mode = Mode::kDone;
+}
 
 TraceLoader::TraceLoader() : impl_(std::make_unique<Impl>()) {}
 TraceLoader::~TraceLoader() = default;
@@ -66,10 +114,19 @@ Status TraceLoader::Open(std::span<const uint8_t> bytes, LoadOptions options) {
   if (I.gzip_truncated)
     I.builder.AddLoss("gzip_truncated", Severity::kDataLoss, 1,
                       "the gzip stream ends early or is damaged; only the part before that was read");
+  // In a 32-bit address space a large input leaves no room for routing chunks on threads (their pieces and
+  // the per-track arrays fragment wasm32's 4 GiB until a long array finds no room): it loads on one thread.
+  const bool scarce = sizeof(void*) < 8 && I.bytes.size() > (uint64_t{256} << 20);
+  I.pool = std::make_unique<detail::ThreadPool>(scarce ? 1 : options.threads);
+  // Auto: one thread appends to one array per track anyway (compact costs it no extra pass and saves a
+  // copy of every event in memory); threads keep per-chunk pieces.
+  const bool compact = options.staging == LoadOptions::Staging::kCompact ||
+                       (options.staging == LoadOptions::Staging::kAuto && I.pool->size() == 1);
+  I.builder.impl_->SetCompact(compact);
   switch (f) {
     case DetectedFormat::kGtrace: {
-      I.reader.SetThreads(options.threads);
       GT_RETURN_IF_ERROR(I.reader.Open(I.bytes));
+      I.decoders.resize(I.pool->size());
       I.mode = Impl::Mode::kGtrace;
       I.is_gtrace = true;
       return Status::Ok();
@@ -86,8 +143,7 @@ void TraceLoader::Step() {
   Impl& I = *impl_;
   switch (I.mode) {
     case Impl::Mode::kGtrace:
-      I.reader.Step(I.builder, std::max<uint32_t>(1, I.options.chunks_per_step));
-      if (I.reader.done()) I.mode = Impl::Mode::kDone;
+      I.StepGtrace();
       break;
     case Impl::Mode::kJson: {
       std::string_view text(reinterpret_cast<const char*>(I.bytes.data()), I.bytes.size());
@@ -125,7 +181,12 @@ StatusOr<std::unique_ptr<TraceModel>> TraceLoader::Finish() {
   LoadReport report = I.is_gtrace ? I.reader.report() : LoadReport{};
   report.bytes_total = std::max<uint64_t>(report.bytes_total, I.bytes.size());
   I.builder.SetReport(report);
-  return I.builder.Finish();
+  I.builder.impl_->timings = &I.timings;
+  return I.builder.impl_->Finish(I.pool.get());
+}
+
+const LoadTimings& TraceLoader::timings() const {
+  return impl_->timings;
 }
 
 StatusOr<std::unique_ptr<TraceModel>> LoadTrace(std::span<const uint8_t> bytes, LoadOptions options) {

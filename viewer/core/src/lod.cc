@@ -2,6 +2,8 @@
 // with binary searches over the (sorted) event ends, never walked event by event.
 #include "gt/viewer/lod.h"
 
+#include "builder_internal.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -52,10 +54,22 @@ void BuildLaneLod(Lane& lane) {
   constexpr uint32_t F = kLaneLodFanout;
   if (n <= F) return;
   std::vector<std::pair<uint32_t, uint32_t>> level((n + F - 1) / F);
-  int64_t prev_end = lane.start[0];
-  for (uint32_t b = 0; b < level.size(); ++b) {
+  detail::BuildLaneLodLevel0(lane, &level, 0, level.size());
+  detail::BuildLaneLodUpper(lane, std::move(level));
+}
+
+namespace detail {
+
+void BuildLaneLodLevel0(const Lane& lane, std::vector<std::pair<uint32_t, uint32_t>>* level,
+                        size_t first_block, size_t last_block) {
+  const uint32_t n = lane.size();
+  constexpr uint32_t F = kLaneLodFanout;
+  last_block = std::min(last_block, level->size());
+  if (first_block >= last_block) return;
+  int64_t prev_end = first_block == 0 ? lane.start[0] : lane.End(uint32_t(first_block * F - 1));
+  for (size_t b = first_block; b < last_block; ++b) {
     uint32_t md = 0, mg = 0;
-    for (uint32_t x = b * F; x < std::min(n, (b + 1) * F); ++x) {
+    for (uint32_t x = uint32_t(b * F); x < std::min<uint64_t>(n, (b + 1) * F); ++x) {
       const uint32_t d = lane.dur[x];
       // Inline end for the common short event; Duration() (out of line, searches long_dur) only for overflow.
       const int64_t e = d == kDurOverflow ? lane.End(x) : lane.start[x] + int64_t{d};
@@ -63,8 +77,13 @@ void BuildLaneLod(Lane& lane) {
       mg = std::max(mg, Saturate(lane.start[x] - prev_end));
       prev_end = e;
     }
-    level[b] = {md, mg};
+    (*level)[b] = {md, mg};
   }
+}
+
+void BuildLaneLodUpper(Lane& lane, std::vector<std::pair<uint32_t, uint32_t>> level) {
+  constexpr uint32_t F = kLaneLodFanout;
+  lane.lod.clear();
   while (true) {
     const size_t m = level.size();
     lane.lod.push_back(std::move(level));
@@ -79,6 +98,8 @@ void BuildLaneLod(Lane& lane) {
   }
   lane.lod.shrink_to_fit();
 }
+
+}  // namespace detail
 
 namespace {
 

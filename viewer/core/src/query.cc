@@ -62,7 +62,7 @@ Search Search::ExactName(const TraceModel& model, StringId name) {
   s.lane_hits_.resize(model.lanes.size());
   uint64_t found = 0;
   for (LaneId l = 0; l < model.lanes.size() && found < n; ++l) {
-    const std::vector<StringId>& names = model.lanes[l].name;
+    const Column<StringId>& names = model.lanes[l].name;
     for (uint32_t i = 0; i < names.size(); ++i)
       if (names[i] == name) s.lane_hits_[l].push_back(i), ++found;
   }
@@ -78,7 +78,7 @@ bool Search::AnyMatchIn(const TraceModel& model, LaneId lane, uint32_t first, ui
     auto it = std::lower_bound(hits.begin(), hits.end(), first);
     return it != hits.end() && uint64_t{*it} < uint64_t{first} + count;
   }
-  const std::vector<StringId>& names = model.lanes[lane].name;
+  const Column<StringId>& names = model.lanes[lane].name;
   const uint64_t end = std::min<uint64_t>({uint64_t{first} + count, uint64_t{first} + probe, names.size()});
   for (uint64_t i = first; i < end; ++i)
     if (Matches(names[i])) return true;
@@ -278,7 +278,7 @@ std::vector<EventId> KernelInstances(const TraceModel& model, StringId name, uin
 // [SECTION] Flows
 // -----------------------------------------------------------------------------------------------------------------
 
-static uint32_t FindCorrelation(const Lane& lane, const std::vector<uint32_t>& corr, uint32_t id) {
+static uint32_t FindCorrelation(const Lane& lane, const Column<uint32_t>& corr, uint32_t id) {
   if (lane.aux_sorted) {
     auto it = std::lower_bound(corr.begin(), corr.end(), id);
     return it != corr.end() && *it == id ? static_cast<uint32_t>(it - corr.begin()) : kNone;

@@ -504,6 +504,8 @@ class ShareServer::Impl {
       res.set_header("Referrer-Policy", "no-referrer");  // trace ids live in URLs: never leak them onward
       res.set_header("X-Frame-Options", "DENY");
       res.set_header("Cross-Origin-Opener-Policy", "same-origin");
+      // With COOP, makes the page cross-origin isolated: SharedArrayBuffer, so the viewer loads on threads.
+      res.set_header("Cross-Origin-Embedder-Policy", "require-corp");
       res.set_header("Cross-Origin-Resource-Policy", "same-origin");
       if (!res.has_header("Content-Security-Policy"))
         res.set_header("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'; sandbox");

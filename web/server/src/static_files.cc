@@ -17,7 +17,7 @@ namespace gt::server {
 struct StaticSite::File {
   std::string mime;
   std::string cache_control;
-  std::string csp;  // HTML only
+  std::string csp;  // pages and scripts
   std::string etag;
   int64_t mtime_ns = 0;
   uint64_t size = 0;
@@ -255,6 +255,9 @@ std::shared_ptr<const StaticSite::File> StaticSite::Load(const std::string& rel,
   } else {
     file->cache_control = "no-cache";  // revalidated by ETag: a rebuilt gtrace.wasm is picked up at once
   }
+  // A worker runs under the policy of its own script, not the page's: the threaded viewer's workers
+  // (gtrace-mt.worker.js) import gtrace-mt.js and compile the wasm like the page does.
+  if (ext == "js" || ext == "mjs") file->csp = PageCsp("");
   file->etag = "\"" + Sha256Hex(*body).substr(0, 32) + "\"";
   file->mtime_ns = mtime_ns;
   file->size = body->size();

@@ -104,6 +104,7 @@ class ModelBuilder : public TraceSink {
   class Impl;
 
  private:
+  friend class TraceLoader;  // the parallel load merges chunks routed on its threads
   std::unique_ptr<Impl> impl_;
 };
 

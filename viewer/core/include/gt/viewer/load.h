@@ -22,10 +22,28 @@ DetectedFormat DetectFormat(std::span<const uint8_t> bytes);
 struct LoadOptions {
   uint64_t max_inflated_bytes = 4ull << 30;  // gzip bomb guard
   uint32_t chunks_per_step = 16;             // .gtrace chunks decoded per Step()
-  // Threads decoding .gtrace chunks (TraceReader::SetThreads): 1 = the calling thread only, 0 = one per
-  // hardware thread. Records still reach the builder in file order on the calling thread, so the model is
-  // the same for any value. Always 1 in builds without threads (wasm).
+  // Threads that load (decode .gtrace chunks and route their records, then build lanes in Finish): 1 = the
+  // calling thread only, 0 = one per hardware thread. The model is the same for any value. Always 1 in
+  // builds without threads (wasm without pthreads), and for inputs over 256 MB in 32-bit builds (wasm32's
+  // 4 GiB hold one such load only as compact staging on one thread).
   uint32_t threads = 1;
+  // How events wait for Finish: in pieces of bounded size (per chunk with threads), each copied once into
+  // its lane (at the peak about twice the model's memory), or compact: one growing array per track (more
+  // copying, less memory at the peak). Auto: compact on one thread, pieces on more. The model is the same
+  // either way.
+  enum class Staging : uint8_t { kAuto, kPieces, kCompact };
+  Staging staging = Staging::kAuto;
+};
+
+// Where a load's wall time went, in seconds (benchmarks; the phases are described in docs/architecture.md).
+struct LoadTimings {
+  double walk = 0;     // Steps: chunk headers, checksums, strings (calling thread)
+  double route = 0;    // Steps: decoding chunks and routing their records (on the threads)
+  double merge = 0;    // Steps: routed chunks merged in file order (calling thread)
+  double lanes = 0;    // Finish: pieces -> lanes (threads)
+  double lod = 0;      // Finish: LOD pyramids and name counts (threads)
+  double devices = 0;  // Finish: per-device summaries (threads)
+  double other = 0;    // Finish: the rest (track order, counters, flows; mostly the calling thread)
 };
 
 // Incremental loading so the UI can draw a progress bar:
@@ -44,6 +62,7 @@ class TraceLoader {
   double progress() const;  // 0..1
   // Builds the model. Fails only when nothing at all could be read (e.g. JSON that is not a trace).
   StatusOr<std::unique_ptr<TraceModel>> Finish();
+  const LoadTimings& timings() const;
 
   class Impl;
 

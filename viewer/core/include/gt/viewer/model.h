@@ -24,6 +24,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -135,6 +136,28 @@ struct SyncInfo {
 // [SECTION] Lanes: the hot event storage
 // ---------------------------------------------------------------------------------------------------------------
 
+// A lane column: a std::vector whose resize() leaves new elements uninitialized (they are written right
+// after), so the builder sizes a column once and threads fill disjoint parts of it; zero-filling hundreds of
+// MB on one thread first would serialize the parallel load. Otherwise an ordinary vector.
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  using std::allocator<T>::allocator;
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+template <typename T>
+using Column = std::vector<T, DefaultInitAllocator<T>>;
+
 // Per-event bytes in a lane: start 8 + dur 4 + name 4 + ref 4 (+ aux 4 on GPU lanes). Rarely-set attributes
 // (durations >= 2^32-1 ns, nonzero API return codes, imported args) live in sparse sorted side tables.
 inline constexpr uint32_t kDurOverflow = UINT32_MAX;
@@ -143,11 +166,11 @@ inline constexpr uint32_t kLaneLodFanout = 16;
 struct Lane {
   TrackId track = kNone;
   uint32_t depth = 0;
-  std::vector<int64_t> start;  // ns, ascending; events in a lane never overlap
-  std::vector<uint32_t> dur;   // ns; kDurOverflow -> see long_dur
-  std::vector<StringId> name;
-  std::vector<uint32_t> ref;  // MakeRef(kind, payload), or the correlation id on kThreadApi tracks
-  std::vector<uint32_t> aux;  // GPU lanes: correlation id per event; empty elsewhere
+  Column<int64_t> start;  // ns, ascending; events in a lane never overlap
+  Column<uint32_t> dur;   // ns; kDurOverflow -> see long_dur
+  Column<StringId> name;
+  Column<uint32_t> ref;  // MakeRef(kind, payload), or the correlation id on kThreadApi tracks
+  Column<uint32_t> aux;  // GPU lanes: correlation id per event; empty elsewhere
   std::vector<std::pair<uint32_t, int64_t>> long_dur;     // (index, duration) sorted by index
   std::vector<std::pair<uint32_t, int32_t>> return_code;  // (index, code) nonzero API results, sorted
   std::vector<std::pair<uint32_t, StringId>> args;        // (index, "key: value\n..." text) imported fields
