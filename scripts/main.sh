@@ -23,6 +23,11 @@ bash scripts/setup.sh
 echo "main: building the wasm viewer (build/wasm)"
 cmake --preset wasm >/dev/null
 cmake --build build/wasm -j "$JOBS" --target gtrace_web
+# The threaded build (gtrace-mt.*, same folder): gtrace serve's pages are cross-origin isolated, so they load
+# traces on several threads; the page falls back to the one-thread build where it is not.
+echo "main: building the threaded wasm viewer (build/wasm-mt)"
+cmake --preset wasm-mt >/dev/null
+cmake --build build/wasm-mt -j "$JOBS" --target gtrace_web
 
 NATIVE=${GT_NATIVE_BUILD:-build/native}
 echo "main: building the gtrace CLI ($NATIVE)"
