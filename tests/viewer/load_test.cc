@@ -1,12 +1,11 @@
 // Loading: format sniffing, .gtrace streamed into the builder, gzip, damaged files, real fixtures
 // (tests/data).
-#include <zlib.h>
-
 #include <catch2/catch.hpp>
 
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
 #include "gt/writer.h"
+#include "gzip_util.h"
 #include "synth_trace.h"
 #include "test_util.h"
 #include "writer_sink.h"
@@ -30,20 +29,6 @@ static std::string SynthGtrace(uint64_t events, gt::synth::SynthCounts* counts) 
   *counts = gt::synth::GenerateSynthTrace(sink, o);
   REQUIRE(sink.ok());
   REQUIRE(w.value()->Finish().ok());
-  return out;
-}
-
-static std::string Gzip(const std::string& in) {
-  z_stream zs{};
-  REQUIRE(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
-  std::string out(deflateBound(&zs, in.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  REQUIRE(deflate(&zs, Z_FINISH) == Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
   return out;
 }
 
@@ -99,19 +84,19 @@ TEST_CASE(".gtrace streams chunk by chunk into the model, with progress", "[load
 TEST_CASE("gzip: .gtrace.gz and .json.gz load the same as plain", "[load][gzip]") {
   gt::synth::SynthCounts counts;
   std::string file = SynthGtrace(20000, &counts);
-  auto m = LoadTrace(Bytes(Gzip(file)));
+  auto m = LoadTrace(Bytes(test::Gzip(file)));
   REQUIRE(m.ok());
   CHECK(m.value()->event_count == counts.events());
   std::string json = R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]})";
-  auto j = LoadTrace(Bytes(Gzip(json)));
+  auto j = LoadTrace(Bytes(test::Gzip(json)));
   REQUIRE(j.ok());
   CHECK(j.value()->event_count == 1);
   // Concatenated members are one stream.
-  auto two = LoadTrace(Bytes(Gzip(json.substr(0, 20)) + Gzip(json.substr(20))));
+  auto two = LoadTrace(Bytes(test::Gzip(json.substr(0, 20)) + test::Gzip(json.substr(20))));
   REQUIRE(two.ok());
   CHECK(two.value()->event_count == 1);
   // Truncated gzip: what was inflated loads, flagged as loss.
-  std::string gz = Gzip(file);
+  std::string gz = test::Gzip(file);
   auto cut = LoadTrace(Bytes(gz.substr(0, gz.size() / 2)));
   REQUIRE(cut.ok());
   CHECK(cut.value()->event_count > 0);

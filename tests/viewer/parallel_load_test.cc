@@ -1,12 +1,11 @@
 // The parallel load builds the identical model for any thread count: synthetic, messy (nested, unsorted,
 // overlapping, every record kind, many small chunks), damaged and real traces, compared field by field.
-#include <zlib.h>
-
 #include <catch2/catch.hpp>
 
 #include "builder_internal.h"
 #include "gt/viewer/load.h"
 #include "gt/writer.h"
+#include "gzip_util.h"
 #include "model_diff.h"
 #include "synth_trace.h"
 #include "writer_sink.h"
@@ -209,20 +208,6 @@ void CheckSameForAnyThreads(const std::string& bytes, uint32_t step = 16) {
     }
 }
 
-std::string Gzip(const std::string& in) {
-  z_stream zs{};
-  REQUIRE(deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK);
-  std::string out(deflateBound(&zs, in.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  REQUIRE(deflate(&zs, Z_FINISH) == Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("parallel load: synthetic trace, identical model for any thread count", "[load][threads]") {
@@ -298,9 +283,9 @@ TEST_CASE("parallel load: real traces, identical model for any thread count", "[
   }
   CHECK(n > 0);
   // JSON builds its model on the pool too (lanes, summaries).
-  CheckSameForAnyThreads(Gzip(R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":5},)"
-                              R"({"ph":"X","name":"b","pid":1,"tid":1,"ts":2,"dur":1},)"
-                              R"({"ph":"X","name":"c","pid":1,"tid":2,"ts":3,"dur":2}]})"));
+  CheckSameForAnyThreads(test::Gzip(R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":5},)"
+                                    R"({"ph":"X","name":"b","pid":1,"tid":1,"ts":2,"dur":1},)"
+                                    R"({"ph":"X","name":"c","pid":1,"tid":2,"ts":3,"dur":2}]})"));
 }
 
 TEST_CASE("parallel load: long work split into many small tasks builds the same model", "[load][threads]") {
