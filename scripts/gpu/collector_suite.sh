@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The collector's GPU suite (issue 3), run on the H200 through the device tool:
-#   bash scripts/gpu/collector_suite.sh [all|traces|bench|apimodes|kinds|final|spin]
+#   bash scripts/gpu/collector_suite.sh [all|traces|bench|apimodes|kinds|final|spin|quick]
 # Expects the binaries in .device-carry/ (scripts/gpu/collector_carry.sh puts them there) and writes
 # $OUT/suite.tar.gz (traces + logs) and $OUT/bench.txt. Each step is bounded by `timeout`.
 set -u
@@ -243,6 +243,21 @@ if [ "$PHASE" = spin ]; then
     done
   done
   echo "total $(( $(date +%s) - t_start )) s" | tee -a "$B"
+fi
+
+if [ "$PHASE" = quick ]; then
+  # The two C++ overhead figures alone: launch-bound loop and 20 us kernels, plain / kernels only / default,
+  # ROUNDS alternating rounds (about 45 s for 7).
+  B=$OUT/quick.txt
+  : >"$B"
+  for rep in $(seq 1 ${ROUNDS:-7}); do
+    for cfg in plain kernel default; do
+      pre=("$G" -q -f -o /tmp/gb/q_$cfg.gtrace --)
+      case $cfg in plain) pre=() ;; kernel) pre=("$G" -q -f -o /tmp/gb/q_$cfg.gtrace --trace=kernel --) ;; esac
+      echo "launch cfg=$cfg rep=$rep $(timeout 60 "${pre[@]}" "$C/gt_bench_launch" --launches=50000 --reps=5 2>&1 | grep launch_bench)" | tee -a "$B"
+      echo "spin20 cfg=$cfg rep=$rep $(timeout 60 "${pre[@]}" "$C/gt_bench_launch" --launches=5000 --reps=3 --spin_us=20 2>&1 | grep launch_bench)" | tee -a "$B"
+    done
+  done
 fi
 
 tar czf "$OUT/suite.tar.gz" -C "$OUT" t && ls -la "$OUT"
