@@ -215,7 +215,9 @@
       if (token) headers.Authorization = 'Bearer ' + token;
       let response;
       try {
-        response = await fetch('/api/traces', { method: 'POST', headers, body: source.file });
+        // The server keeps the file name, so whoever opens the link sees the trace under it.
+        response = await fetch('/api/traces?name=' + encodeURIComponent(source.file.name),
+                               { method: 'POST', headers, body: source.file });
       } finally {
         hideProgress();
       }

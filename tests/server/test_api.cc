@@ -302,3 +302,55 @@ TEST_CASE("delete needs the uploader's token", "[server]") {
     CHECK(c.Get(url)->body == trace);
   }
 }
+
+TEST_CASE("SanitizeTraceName keeps a plain file name and defuses everything else", "[server]") {
+  CHECK(SanitizeTraceName("train step 3.gtrace") == "train step 3.gtrace");
+  CHECK(SanitizeTraceName("/home/me/runs/a+b_c-d.gtrace") == "a+b_c-d.gtrace");
+  CHECK(SanitizeTraceName("C:\\Users\\me\\x.gtrace") == "x.gtrace");
+  CHECK(SanitizeTraceName("evil\"\r\nSet-Cookie: a=b.gtrace") == "evil___Set-Cookie_ a_b.gtrace");
+  CHECK(SanitizeTraceName("..") == "");
+  CHECK(SanitizeTraceName("../../etc/passwd") == "passwd");
+  CHECK(SanitizeTraceName(".hidden") == "hidden");
+  CHECK(SanitizeTraceName("___") == "");
+  CHECK(SanitizeTraceName("") == "");
+  CHECK(SanitizeTraceName("ü.gtrace") == "__.gtrace");  // UTF-8 bytes become '_' each: the header stays ASCII
+  CHECK(SanitizeTraceName(std::string(300, 'a')).size() == 100);
+}
+
+TEST_CASE("a trace keeps the first uploader's file name, safely, across restarts", "[server]") {
+  TestServer ts;
+  ts.Start();
+  auto c = ts.Client();
+  const std::string trace = MakeTrace(7);
+  auto first = c.Post("/api/traces?name=" + httplib::detail::encode_query_param("my run \"1\".gtrace"), trace,
+                      "application/octet-stream");
+  REQUIRE(first);
+  REQUIRE(first->status == 201);
+  const std::string id = Body(first)["id"];
+  auto second = c.Post("/api/traces?name=other.gtrace", trace, "application/octet-stream");
+  REQUIRE(second);
+  REQUIRE(second->status == 200);  // deduplicated: the name stays the first one
+  CHECK(Body(second)["id"] == id);
+
+  auto down = c.Get("/api/traces/" + id);
+  REQUIRE(down);
+  CHECK(down->get_header_value("Content-Disposition") == "attachment; filename=\"my run _1_.gtrace\"");
+
+  // A hostile name can neither split the header nor leave the quotes.
+  auto hostile = c.Post("/api/traces?name=" + httplib::detail::encode_query_param("x\r\nX-Evil: 1\"; a=\"b"),
+                        MakeTrace(8), "application/octet-stream");
+  REQUIRE(hostile);
+  REQUIRE(hostile->status == 201);
+  auto hostile_down = c.Get("/api/traces/" + Body(hostile)["id"].get<std::string>());
+  REQUIRE(hostile_down);
+  CHECK(!hostile_down->has_header("X-Evil"));
+  CHECK(hostile_down->get_header_value("Content-Disposition") ==
+        "attachment; filename=\"x__X-Evil_ 1__ a__b\"");
+
+  ts.Stop();
+  ts.Start();
+  auto c2 = ts.Client();
+  auto again = c2.Get("/api/traces/" + id);
+  REQUIRE(again);
+  CHECK(again->get_header_value("Content-Disposition") == "attachment; filename=\"my run _1_.gtrace\"");
+}

@@ -194,6 +194,11 @@ TEST_CASE("upload client and IngestFile", "[server][client]") {
   CHECK(ok->http_status == 201);
   CHECK(ok->link == url + "/?trace=" + ok->id);
   CHECK(ok->bytes == trace.size());
+  // The file name goes with the upload, so whoever opens the link downloads "a.gtrace", not "<id>.gtrace".
+  auto c = ts.Client();
+  auto down = c.Get("/api/traces/" + ok->id);
+  REQUIRE(down);
+  CHECK(down->get_header_value("Content-Disposition") == "attachment; filename=\"a.gtrace\"");
 
   auto denied = UploadTraceFile(url, path, "nope");
   REQUIRE(!denied.ok());

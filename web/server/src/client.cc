@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 namespace gt::server {
@@ -81,9 +83,14 @@ StatusOr<UploadOutcome> UploadTraceFile(const std::string& server_url, const std
                                std::to_string(h["max_upload"].get<uint64_t>()) + " bytes (--max-upload)");
     }
   }
+  // The server keeps the file name so whoever opens the link sees (and downloads) it under that name.
+  const std::string file_name = std::filesystem::path(path).filename().string();
+  const std::string upload_path =
+      url->prefix + "/api/traces" +
+      (file_name.empty() ? "" : "?name=" + httplib::detail::encode_query_param(file_name));
   bool read_failed = false;
   auto result = client.Post(
-      url->prefix + "/api/traces", headers, size,
+      upload_path, headers, size,
       [&](size_t offset, size_t length, httplib::DataSink& sink) {
         char buf[1 << 16];
         size_t n = std::min(length, sizeof(buf));
@@ -100,7 +107,7 @@ StatusOr<UploadOutcome> UploadTraceFile(const std::string& server_url, const std
   if (!result) {
     // The server may have refused early and closed while we were still sending: an empty upload with the same
     // credentials gets the refusal as an answer (401/403), without streaming anything.
-    auto probe = client.Post(url->prefix + "/api/traces", headers, "", "application/octet-stream");
+    auto probe = client.Post(upload_path, headers, "", "application/octet-stream");
     if (probe && (probe->status == 401 || probe->status == 403)) result = std::move(probe);
     if (!result)
       return IoError("upload to " + server_url + " failed: " + httplib::to_string(result.error()) +

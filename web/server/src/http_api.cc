@@ -213,7 +213,8 @@ class ShareServer::Impl {
   // ---------------------------------------------------------------------------------------------------------------
 
   // Validates, names and publishes a finished staging object. The HTTP handler and IngestFile share it.
-  StatusOr<IngestResult> Publish(UploadStaging& staging, TraceIdHasher& hasher) {
+  // `file_name`: what the uploader called the file (sanitized here), shown to whoever opens the link.
+  StatusOr<IngestResult> Publish(UploadStaging& staging, TraceIdHasher& hasher, std::string_view file_name) {
     auto bytes = staging.Finish();
     if (!bytes.ok()) return bytes.status();
     if (bytes->empty()) return InvalidArgument("empty upload: expected the bytes of a .gtrace file");
@@ -225,7 +226,7 @@ class ShareServer::Impl {
     if (!token.ok()) return token.status();
     result.delete_token = *token;
     auto commit = store_->Commit(staging, result.id, Sha256Hex(result.delete_token), validation->format,
-                                 options_.clock());
+                                 SanitizeTraceName(file_name), options_.clock());
     if (!commit.ok()) return commit.status();
     result.bytes = commit->meta.bytes;
     result.created = commit->created;
@@ -265,7 +266,7 @@ class ShareServer::Impl {
       }
     }
     close(fd);
-    return Publish(**staging, hasher);
+    return Publish(**staging, hasher, path);
   }
 
   // 401 without a token, 403 with a wrong one; nothing of the body is read either way.
@@ -320,7 +321,8 @@ class ShareServer::Impl {
       return SendErrorAndClose(res, 400, "upload incomplete: the connection ended inside the body");
     if (declared != 0 && (*staging)->size() != declared)
       return SendErrorAndClose(res, 400, "upload incomplete: body shorter than Content-Length");
-    auto result = Publish(**staging, hasher);
+    // The name travels in the query (?name=...): a header could not carry a browser's non-ASCII file name.
+    auto result = Publish(**staging, hasher, req.get_param_value("name"));
     if (!result.ok()) {
       const int status = HttpStatusFor(result.status());
       return SendError(
@@ -361,11 +363,15 @@ class ShareServer::Impl {
     res.set_header("ETag", etag);
     res.set_header("Accept-Ranges", "bytes");
     res.set_header("Cache-Control", "private, no-cache");
-    res.set_header("Content-Disposition", "attachment; filename=\"" + id + ".gtrace\"");
     if (req.get_header_value("If-None-Match") == etag) {
       res.status = 304;
       return;
     }
+    // The uploader's file name when there is one (SanitizeTraceName: no quote, no CR/LF can reach the
+    // header).
+    auto meta = store_->Head(id);
+    const std::string name = meta.ok() && !meta->name.empty() ? meta->name : id + ".gtrace";
+    res.set_header("Content-Disposition", "attachment; filename=\"" + name + "\"");
     const std::shared_ptr<const TraceBlob> data = *blob;
     const uint64_t size = data->size();
     if (!RangeSatisfiable(req.get_header_value("Range"), size)) {

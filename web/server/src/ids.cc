@@ -36,6 +36,21 @@ std::string HexLower(std::span<const uint8_t> bytes) {
   return out;
 }
 
+std::string SanitizeTraceName(std::string_view name) {
+  if (size_t slash = name.find_last_of("/\\"); slash != std::string_view::npos) name.remove_prefix(slash + 1);
+  std::string out;
+  for (char c : name) {
+    if (out.size() >= 100) break;
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-' || c == '+' || c == ' ';
+    out.push_back(ok ? c : '_');
+  }
+  while (!out.empty() && (out.front() == '.' || out.front() == ' ')) out.erase(out.begin());
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  if (out.find_first_not_of("._ -") == std::string::npos) out.clear();
+  return out;
+}
+
 bool IsValidTraceId(std::string_view id) {
   if (id.size() != kTraceIdChars) return false;
   for (char c : id)

@@ -229,6 +229,7 @@ std::string EncodeMeta(const TraceMeta& m) {
   j["accessed"] = m.accessed_unix;
   j["owners"] = m.owner_hashes;
   j["format"] = m.format;
+  if (!m.name.empty()) j["name"] = m.name;
   return j.dump();
 }
 
@@ -247,6 +248,10 @@ StatusOr<TraceMeta> DecodeMeta(const std::string& text) {
     for (const auto& o : *it)
       if (o.is_string()) m.owner_hashes.push_back(o.get<std::string>());
   if (auto it = j.find("format"); it != j.end() && it->is_string()) m.format = it->get<std::string>();
+  // Sanitized again on the way out: the metadata file is ours, but a name must never carry a quote or CR/LF
+  // into a header whatever is on disk.
+  if (auto it = j.find("name"); it != j.end() && it->is_string())
+    m.name = SanitizeTraceName(it->get<std::string>());
   return m;
 }
 
@@ -302,7 +307,8 @@ class LocalDirStore final : public TraceStore {
   }
 
   StatusOr<CommitResult> Commit(UploadStaging& staging, const std::string& id, const std::string& owner_hash,
-                                const std::string& format, int64_t now_unix) override {
+                                const std::string& format, const std::string& name,
+                                int64_t now_unix) override {
     GT_ASSERT(IsValidTraceId(id));
     auto& local = static_cast<LocalStaging&>(staging);
     GT_ASSERT_MSG(local.finished(), "Commit before Finish");
@@ -316,6 +322,7 @@ class LocalDirStore final : public TraceStore {
       result.meta = std::move(*meta);
       AddOwner(result.meta, owner_hash);
       result.meta.accessed_unix = now_unix;
+      if (result.meta.name.empty()) result.meta.name = name;
       GT_RETURN_IF_ERROR(WriteMetaLocked(id, result.meta));
       return result;  // the staging object's destructor drops the duplicate bytes
     }
@@ -324,6 +331,7 @@ class LocalDirStore final : public TraceStore {
     result.meta.uploaded_unix = now_unix;
     result.meta.accessed_unix = now_unix;
     result.meta.format = format;
+    result.meta.name = name;
     AddOwner(result.meta, owner_hash);
     // Metadata first: a crash between the two renames leaves an orphan .json (harmless, overwritten by the
     // next upload of that content) rather than a trace without owners.

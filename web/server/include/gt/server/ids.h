@@ -22,6 +22,10 @@ std::string HexLower(std::span<const uint8_t> bytes);
 // True only for exactly kTraceIdChars characters of [a-z2-7]: everything else is answered 404 before any
 // store access, so odd names ("..", "%2f", absolute paths) never reach the file system.
 bool IsValidTraceId(std::string_view id);
+// The file name an uploader gave a trace, made safe to store and to send back in Content-Disposition: the
+// last path component, only [A-Za-z0-9._+-] and spaces kept (others become '_'), at most 100 bytes, never a
+// dot first. "" when nothing usable is left (the id names the trace then).
+std::string SanitizeTraceName(std::string_view name);
 
 StatusOr<std::string> RandomBytes(size_t n);
 // 128 random bits, base32 (26 characters).

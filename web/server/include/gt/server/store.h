@@ -24,6 +24,7 @@ struct TraceMeta {
   int64_t accessed_unix = 0;              // last download or re-upload (throttled, see ShareServer)
   std::vector<std::string> owner_hashes;  // SHA-256 (hex) of each uploader's delete token
   std::string format;                     // "gtrace"
+  std::string name;  // the first uploader's file name (SanitizeTraceName), "" when none was given
 };
 
 // The bytes of one stored trace, readable in ranges. Stays valid after the trace is deleted (a download in
@@ -63,9 +64,10 @@ class TraceStore {
   virtual StatusOr<std::unique_ptr<UploadStaging>> BeginUpload() = 0;
   // Atomically publishes the staged bytes under `id` (after Finish()). When `id` exists already the staged
   // bytes are dropped and `owner_hash` is added to the existing trace's owners. Safe from many threads.
+  // `name`: the uploader's file name, already sanitized ("" = none); a trace keeps the first one it got.
   virtual StatusOr<CommitResult> Commit(UploadStaging& staging, const std::string& id,
                                         const std::string& owner_hash, const std::string& format,
-                                        int64_t now_unix) = 0;
+                                        const std::string& name, int64_t now_unix) = 0;
 
   virtual StatusOr<TraceMeta> Head(const std::string& id) = 0;  // kNotFound when absent
   virtual StatusOr<std::shared_ptr<const TraceBlob>> Open(const std::string& id) = 0;
