@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <string_view>
 
 #include "decode/clock.h"
 #include "inject/injection.h"
@@ -575,6 +576,14 @@ void EnableTraceKinds(Injection& inj, bool enable) {
     if (m.bit == kTraceNvtx && inj.config.capture != CaptureMode::kNone && !enable) continue;
     for (CUpti_ActivityKind k : m.kinds) {
       if (k == CUPTI_ACTIVITY_KIND_INVALID) continue;
+      // GTRACE_KERNEL_ACTIVITY=serial: CUPTI's serialized KERNEL kind instead of CONCURRENT_KERNEL, an
+      // overhead experiment (docs/collector.md): it times kernels without instrumenting their code, at the
+      // price of serializing kernels of different streams.
+      static const bool serial_kernels = [] {
+        const char* v = std::getenv("GTRACE_KERNEL_ACTIVITY");
+        return v && std::string_view(v) == "serial";
+      }();
+      if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && serial_kernels) k = CUPTI_ACTIVITY_KIND_KERNEL;
       CUptiResult r = enable ? cuptiActivityEnable(k) : cuptiActivityDisable(k);
       if (r != CUPTI_SUCCESS && enable) {
         Warn("%s", CuptiError("cuptiActivityEnable", r).c_str());

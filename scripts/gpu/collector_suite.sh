@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The collector's GPU suite (issue 3), run on the H200 through the device tool:
-#   bash scripts/gpu/collector_suite.sh [all|traces|bench|apimodes|kinds|final|spin|quick]
+#   bash scripts/gpu/collector_suite.sh [all|traces|bench|apimodes|kinds|final|spin|quick|serial]
 # Expects the binaries in .device-carry/ (scripts/gpu/collector_carry.sh puts them there) and writes
 # $OUT/suite.tar.gz (traces + logs) and $OUT/bench.txt. Each step is bounded by `timeout`.
 set -u
@@ -258,6 +258,29 @@ if [ "$PHASE" = quick ]; then
       echo "spin20 cfg=$cfg rep=$rep $(timeout 60 "${pre[@]}" "$C/gt_bench_launch" --launches=5000 --reps=3 --spin_us=20 2>&1 | grep launch_bench)" | tee -a "$B"
     done
   done
+fi
+
+if [ "$PHASE" = serial ]; then
+  # 20 us kernels, narrow (1 thread) and wide (132 blocks x 256 threads): plain, kernels only, the default
+  # trace, and the default trace with CUPTI's serialized KERNEL kind (GTRACE_KERNEL_ACTIVITY=serial), which
+  # times kernels without instrumenting them. ROUNDS alternating rounds.
+  B=$OUT/serial.txt
+  : >"$B"
+  for rep in $(seq 1 ${ROUNDS:-7}); do
+    for cfg in plain kernel default serial; do
+      envs=(); pre=("$G" -q -f -o /tmp/gb/k_$cfg.gtrace --)
+      case $cfg in
+        plain) pre=() ;;
+        kernel) pre=("$G" -q -f -o /tmp/gb/k_$cfg.gtrace --trace=kernel --) ;;
+        serial) envs=(GTRACE_KERNEL_ACTIVITY=serial) ;;
+      esac
+      for shape in "1 1" "132 256"; do
+        set -- $shape
+        echo "spin20 cfg=$cfg rep=$rep $(env "${envs[@]}" timeout 60 "${pre[@]}" "$C/gt_bench_launch" --launches=5000 --reps=3 --spin_us=20 --blocks=$1 --threads=$2 2>&1 | grep -E 'launch_bench|GTRACE' | tr '\n' ' ')" | tee -a "$B"
+      done
+    done
+  done
+  "$C/gtrace_check" /tmp/gb/k_serial.gtrace --dump 2>&1 | grep -v '^thread' | head -30 | tee -a "$B"
 fi
 
 tar czf "$OUT/suite.tar.gz" -C "$OUT" t && ls -la "$OUT"

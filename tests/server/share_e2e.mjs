@@ -130,6 +130,8 @@ try {
   check(collapsedOf(JSON.parse(await str(b, 'gt_tracks'))) === collapsedOf(JSON.parse(await str(a, 'gt_tracks'))),
         'B: the same tracks expanded and collapsed');
   check(await num(b, 'gt_event_count') === await num(a, 'gt_event_count'), 'B: same event count');
+  check(await str(b, 'gt_trace_name') === path.basename(traceFile),
+        `B: the trace keeps the sender's file name (${await str(b, 'gt_trace_name')})`);
   await b.screenshot({ path: path.join(outDir, 'share-b-receiver.png') });
   for (const p of [a, b]) check(cspViolations(p).length === 0, 'no CSP violations: ' + cspViolations(p).join(' | '));
 } catch (e) {
