@@ -311,6 +311,18 @@ TEST_CASE("a malformed column rejects its whole chunk even one larger than a del
   }
 }
 
+// Two ways of reading the same bytes must agree on the status, the loss report and every record.
+static void CheckSameLoad(const Loaded& a, const Loaded& b) {
+  CHECK(a.status.ok() == b.status.ok());
+  CHECK(a.report.records == b.report.records);
+  CHECK(a.report.chunks_ok == b.report.chunks_ok);
+  CHECK(a.report.chunks_lost == b.report.chunks_lost);
+  CHECK(a.report.bytes_lost == b.report.bytes_lost);
+  CHECK(a.report.truncated == b.report.truncated);
+  CHECK(a.report.problems == b.report.problems);
+  CHECK(DiffTraces(a.data, b.data) == "");
+}
+
 TEST_CASE("parallel decoding reads what one thread reads - intact damaged and truncated files",
           "[format][threads]") {
   auto read = [](const std::string& bytes, unsigned threads) {
@@ -322,16 +334,6 @@ TEST_CASE("parallel decoding reads what one thread reads - intact damaged and tr
       l.status = r.status();
     return l;
   };
-  auto same = [](const Loaded& a, const Loaded& b) {
-    CHECK(a.status.ok() == b.status.ok());
-    CHECK(a.report.records == b.report.records);
-    CHECK(a.report.chunks_ok == b.report.chunks_ok);
-    CHECK(a.report.chunks_lost == b.report.chunks_lost);
-    CHECK(a.report.bytes_lost == b.report.bytes_lost);
-    CHECK(a.report.truncated == b.report.truncated);
-    CHECK(a.report.problems == b.report.problems);
-    CHECK(DiffTraces(a.data, b.data) == "");
-  };
   // Many small chunks (3 records), two segments: Steps cover several chunks and stop at the segment header.
   TraceData in = RandomTrace(11, 40);
   std::string one = Encode(in, 3);
@@ -341,19 +343,19 @@ TEST_CASE("parallel decoding reads what one thread reads - intact damaged and tr
     Loaded serial = read(bytes, 1), parallel = read(bytes, threads);
     REQUIRE(serial.status.ok());
     CHECK(serial.report.clean());
-    same(serial, parallel);
+    CheckSameLoad(serial, parallel);
   }
   // Damage: every 29th byte flipped, and cuts at every 23rd byte, of the first segment.
   for (size_t i = format::kSegmentHeaderSize; i < one.size(); i += 29) {
     std::string damaged = one;
     damaged[i] = char(uint8_t(damaged[i]) ^ 0xff);
     INFO("flipped byte " << i);
-    same(read(damaged, 1), read(damaged, 4));
+    CheckSameLoad(read(damaged, 1), read(damaged, 4));
   }
   for (size_t cut = format::kSegmentHeaderSize; cut < one.size(); cut += 23) {
     std::string part = one.substr(0, cut);
     INFO("cut at " << cut);
-    same(read(part, 1), read(part, 3));
+    CheckSameLoad(read(part, 1), read(part, 3));
   }
 }
 
@@ -387,16 +389,6 @@ TEST_CASE("split reading (Walk, Decode, Settle) reads what Step reads - intact d
     l.report = reader.report();
     return l;
   };
-  auto same = [](const Loaded& a, const Loaded& b) {
-    CHECK(a.status.ok() == b.status.ok());
-    CHECK(a.report.records == b.report.records);
-    CHECK(a.report.chunks_ok == b.report.chunks_ok);
-    CHECK(a.report.chunks_lost == b.report.chunks_lost);
-    CHECK(a.report.bytes_lost == b.report.bytes_lost);
-    CHECK(a.report.truncated == b.report.truncated);
-    CHECK(a.report.problems == b.report.problems);
-    CHECK(DiffTraces(a.data, b.data) == "");
-  };
   TraceData in = RandomTrace(21, 40);
   std::string one = Encode(in, 3);
   std::string bytes = one + Encode(RandomTrace(22, 40), 5);
@@ -405,18 +397,18 @@ TEST_CASE("split reading (Walk, Decode, Settle) reads what Step reads - intact d
     Loaded serial = Decode(bytes), s = split(bytes, window);
     REQUIRE(serial.status.ok());
     CHECK(serial.report.clean());
-    same(serial, s);
+    CheckSameLoad(serial, s);
   }
   for (size_t i = format::kSegmentHeaderSize; i < one.size(); i += 31) {
     std::string damaged = one;
     damaged[i] = char(uint8_t(damaged[i]) ^ 0xff);
     INFO("flipped byte " << i);
-    same(Decode(damaged), split(damaged, 7));
+    CheckSameLoad(Decode(damaged), split(damaged, 7));
   }
   for (size_t cut = format::kSegmentHeaderSize; cut < one.size(); cut += 37) {
     std::string part = one.substr(0, cut);
     INFO("cut at " << cut);
-    same(Decode(part), split(part, 5));
+    CheckSameLoad(Decode(part), split(part, 5));
   }
   // A chunk whose checksum holds but whose columns do not (found while decoding): lost, and reported.
   std::string base;
