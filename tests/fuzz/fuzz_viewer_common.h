@@ -5,6 +5,7 @@
 
 #include "gt/viewer/lod.h"
 #include "gt/viewer/query.h"
+#include "gt/viewer/summary.h"
 #include "gt/viewer/view_state.h"
 
 namespace gt::fuzz {

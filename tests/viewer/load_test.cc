@@ -4,6 +4,7 @@
 
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
+#include "gt/viewer/summary.h"
 #include "gt/writer.h"
 #include "gzip_util.h"
 #include "synth_trace.h"

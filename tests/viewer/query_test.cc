@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "gt/viewer/query.h"
+#include "gt/viewer/summary.h"
 #include "synth_trace.h"
 #include "test_util.h"
 

@@ -1,5 +1,6 @@
-// gtrace stats FILE [--top N] [--device D]: kernel summary and GPU idle share as text tables. Reads everything
-// the viewer reads (.gtrace, Chrome/Kineto JSON, gzipped or not) through the viewer core.
+// gtrace stats FILE [--top N]: GPU idle share and per-name summaries (kernels, copies, API, NVTX) as text
+// tables. Reads everything the viewer reads (.gtrace, Chrome/Kineto JSON, gzipped or not) through the viewer
+// core.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -7,17 +8,20 @@
 #include "cli.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
+#include "gt/viewer/summary.h"
 
 namespace gt::cli {
 
 int CmdStats(int argc, char** argv) {
   const char* kUsage =
       "Usage: gtrace stats [--top N] FILE\n\n"
-      "Prints the trace's GPU activity per device (active span, busy and idle time, idle share, largest idle\n"
-      "gap) and the kernel summary (count, total, average, min, max, share of GPU time), plus any data loss.\n"
+      "Prints the trace's GPU activity per device (active span, busy and idle time, idle share, largest "
+      "idle\n"
+      "gap), then per name: kernels (count, total, average, min, max, share of GPU time), memory copies and\n"
+      "sets (also bytes and bandwidth), CUDA API calls and NVTX ranges; plus any data loss.\n"
       "FILE may be .gtrace, Chrome trace JSON or PyTorch profiler (Kineto) JSON, plain or gzipped.\n\n"
       "Options:\n"
-      "  --top N     kernel rows to print (default 30, 0 = all)\n"
+      "  --top N     rows per table (default 30, 0 = all)\n"
       "  -h, --help  this help\n\n";
   std::string path;
   size_t top = 30;
@@ -43,7 +47,8 @@ int CmdStats(int argc, char** argv) {
   }
   if (path.empty()) return UsageError("stats", "missing FILE");
   auto model = viewer::LoadTraceFile(path);
-  if (!model.ok()) return Fail("stats", Status(model.status().code(), path + ": " + model.status().message()));
+  if (!model.ok())
+    return Fail("stats", Status(model.status().code(), path + ": " + model.status().message()));
   std::string out = viewer::StatsReport(*model.value(), top);
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (viewer::HasDataLoss(*model.value())) {

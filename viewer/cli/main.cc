@@ -10,12 +10,14 @@
 
 #include "cli.h"
 
-#define GT_COMMANDS(X)                                                                    \
-  X(info, Info, "summarize a trace: metadata, processes, devices, record counts, losses") \
-  X(export, Export, "convert a trace to another format (--chrome: Chrome/Perfetto trace JSON)") \
+#define GT_COMMANDS(X)                                                                           \
+  X(info, Info, "summarize a trace: metadata, processes, devices, record counts, losses")        \
+  X(export, Export, "convert a trace to another format (--chrome: Chrome/Perfetto trace JSON)")  \
   X(serve, Serve, "serve the viewer and a trace store for share links (docs/server.md)")         \
   X(upload, Upload, "upload a trace to a gtrace server and print its link")                      \
-  X(stats, Stats, "kernel summary and GPU idle share (.gtrace, Chrome/Kineto JSON)")
+  X(stats, Stats,                                                                                \
+    "summaries: GPU idle share, kernels, copies, API calls, NVTX (.gtrace, Chrome/Kineto JSON)") \
+  X(diff, Diff, "compare two traces: what got faster or slower, by kernel, copy and API call")
 
 namespace gt::cli {
 #define GT_DECLARE(name, Fn, summary) int Cmd##Fn(int argc, char** argv);

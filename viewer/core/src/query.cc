@@ -1,4 +1,4 @@
-// Search, kernel summary, flows, hit-testing, loss summary, formatting and the `gtrace stats` report.
+// Search, kernel summary, flows, hit-testing, loss summary and formatting (the text reports: summary.cc).
 //
 // [SECTION] Search
 // [SECTION] Kernel summary
@@ -6,7 +6,6 @@
 // [SECTION] Hit-testing
 // [SECTION] Loss
 // [SECTION] Formatting
-// [SECTION] Stats report
 #include <algorithm>
 #include <cctype>
 #include <cinttypes>
@@ -432,71 +431,6 @@ std::string FormatTimestamp(const TraceModel& model, int64_t ns) {
   std::snprintf(buf, sizeof buf, "%s%" PRId64 ".%09" PRId64 " s", rel < 0 ? "-" : "+",
                 (rel < 0 ? -rel : rel) / 1000000000, (rel < 0 ? -rel : rel) % 1000000000);
   return buf;
-}
-
-// -----------------------------------------------------------------------------------------------------------------
-// [SECTION] Stats report
-// -----------------------------------------------------------------------------------------------------------------
-
-static std::string Pad(std::string s, size_t w, bool right) {
-  // Width in code points, so "µs" aligns.
-  size_t cps = 0;
-  for (unsigned char c : s) cps += (c & 0xC0) != 0x80;
-  if (cps >= w) return s;
-  return right ? std::string(w - cps, ' ') + s : s + std::string(w - cps, ' ');
-}
-
-std::string StatsReport(const TraceModel& model, size_t top_n) {
-  std::string o;
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "Format: %s\nEvents: %" PRIu64 " on %zu tracks, %" PRIu64 " counter samples\n",
-                SourceFormatName(model.format), model.event_count, model.tracks.size(), model.sample_count);
-  o += buf;
-  o += "Duration: " + FormatDuration(model.last_ns - model.first_ns) + "\n";
-  auto losses = LossSummary(model);
-  if (!losses.empty()) {
-    o += "\nData loss and warnings:\n";
-    for (const auto& l : losses) {
-      std::snprintf(buf, sizeof buf, "  %-10s %-28s %10" PRIu64 "  ", SeverityName(l.severity),
-                    l.name.c_str(), l.count);
-      o += buf + l.detail + "\n";
-    }
-  }
-  if (!model.device_summaries.empty()) {
-    o += "\nGPU activity:\n";
-    o += "  " + Pad("Device", 28, false) + Pad("Active span", 14, true) + Pad("Busy", 14, true) +
-         Pad("Idle", 14, true) + Pad("Idle %", 9, true) + Pad("Kernels", 11, true) + Pad("Memcpy", 9, true) +
-         Pad("Memset", 9, true) + "\n";
-    for (const auto& d : model.device_summaries) {
-      std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * d.idle_share());
-      o += "  " + Pad(d.name, 28, false) + Pad(FormatDuration(d.last_ns - d.first_ns), 14, true) +
-           Pad(FormatDuration(d.busy_ns), 14, true) + Pad(FormatDuration(d.idle_ns()), 14, true) +
-           Pad(buf, 9, true) + Pad(std::to_string(d.kernel_count), 11, true) +
-           Pad(std::to_string(d.memcpy_count), 9, true) + Pad(std::to_string(d.memset_count), 9, true) + "\n";
-      if (!d.largest_gaps.empty())
-        o += "    largest idle gap: " + FormatDuration(d.largest_gaps[0].second - d.largest_gaps[0].first) +
-             " at " + FormatTimestamp(model, d.largest_gaps[0].first) + "\n";
-    }
-  }
-  auto rows = KernelSummary(model);
-  if (!rows.empty()) {
-    o += "\nKernels (by total GPU time):\n";
-    o += "  " + Pad("Share", 7, true) + Pad("Total", 12, true) + Pad("Count", 9, true) +
-         Pad("Avg", 12, true) + Pad("Min", 12, true) + Pad("Max", 12, true) + "  Name\n";
-    for (size_t i = 0; i < rows.size() && i < top_n; ++i) {
-      const auto& r = rows[i];
-      std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * r.share);
-      std::string name = model.Str(r.name);
-      if (name.size() > 100) name = name.substr(0, 97) + "...";
-      o += "  " + Pad(buf, 7, true) + Pad(FormatDuration(r.total_ns), 12, true) +
-           Pad(std::to_string(r.count), 9, true) + Pad(FormatDuration(int64_t(r.avg_ns + 0.5)), 12, true) +
-           Pad(FormatDuration(r.min_ns), 12, true) + Pad(FormatDuration(r.max_ns), 12, true) + "  " + name +
-           "\n";
-    }
-    if (rows.size() > top_n) o += "  ... " + std::to_string(rows.size() - top_n) + " more kernels\n";
-  }
-  return o;
 }
 
 }  // namespace gt::viewer

@@ -137,7 +137,6 @@ std::string FormatDuration(int64_t ns);   // "812 ns", "12.4 µs", "3.21 ms", "1
 std::string FormatBytes(uint64_t bytes);  // "512 B", "4.0 KiB", "1.25 GiB"
 std::string FormatTimestamp(const TraceModel& model, int64_t ns);  // relative to first_ns: "+1.234567 s"
 
-// The `gtrace stats` report: trace summary, loss, per-device idle share, kernel summary (top_n rows).
-std::string StatsReport(const TraceModel& model, size_t top_n = 30);
+// The text reports of `gtrace stats` and `gtrace diff` live in gt/viewer/summary.h.
 
 }  // namespace gt::viewer

@@ -1,0 +1,152 @@
+// Per-name summaries (gtrace stats) and the comparison of two traces (gtrace diff): golden tables over traces
+// built in code.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "gt/viewer/query.h"
+#include "gt/viewer/summary.h"
+#include "test_util.h"
+
+using namespace gt;
+using namespace gt::viewer;
+
+namespace {
+
+struct Row {
+  std::string name;
+  uint64_t count;
+  int64_t total, min, max;
+  uint64_t bytes;
+};
+
+std::vector<Row> Rows(const std::vector<NameSummary>& s) {
+  std::vector<Row> out;
+  for (const auto& r : s) out.push_back({r.name, r.count, r.total_ns, r.min_ns, r.max_ns, r.bytes});
+  return out;
+}
+
+bool operator==(const Row& a, const Row& b) {
+  return a.name == b.name && a.count == b.count && a.total == b.total && a.min == b.min && a.max == b.max &&
+         a.bytes == b.bytes;
+}
+
+std::ostream& operator<<(std::ostream& os, const Row& r) {
+  return os << "{" << r.name << " n=" << r.count << " total=" << r.total << " min=" << r.min
+            << " max=" << r.max << " bytes=" << r.bytes << "}";
+}
+
+// One process, one stream: kernels (name, start, end), a HtoD copy of `copy_bytes` over [copy_start,
+// copy_end], and one cudaLaunchKernel per kernel lasting `launch_ns`.
+struct KernelSpec {
+  std::string name;
+  int64_t start, end;
+};
+std::unique_ptr<TraceModel> Build(const std::vector<KernelSpec>& kernels, uint64_t copy_bytes,
+                                  int64_t copy_start, int64_t copy_end, int64_t launch_ns) {
+  ModelBuilder b;
+  std::vector<std::string> strings{"", "app", "NVIDIA H200", "cudaLaunchKernel"};
+  for (const auto& k : kernels) strings.push_back(k.name);
+  test::FeedStrings(b, strings);
+  ProcessRecord p;
+  p.pid = 1, p.name = 1;
+  b.OnProcesses({&p, 1});
+  DeviceRecord d;
+  d.device_id = 0, d.pid = 1, d.name = 2;
+  b.OnDevices({&d, 1});
+  std::vector<KernelRecord> ks(kernels.size());
+  std::vector<ApiCallRecord> api(kernels.size());
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    ks[i].start = kernels[i].start, ks[i].end = kernels[i].end, ks[i].name = uint32_t(4 + i);
+    ks[i].pid = 1, ks[i].device_id = 0, ks[i].context_id = 1, ks[i].stream_id = 7;
+    ks[i].correlation_id = uint32_t(i + 1);
+    api[i] = {kernels[i].start - launch_ns - 10, kernels[i].start - 10, 1, 1, uint32_t(i + 1), 211, 3, 0,
+              uint8_t(ApiDomain::kRuntime)};
+  }
+  b.OnApiCalls(api);
+  b.OnKernels(ks);
+  if (copy_bytes) {
+    MemcpyRecord m;
+    m.start = copy_start, m.end = copy_end, m.pid = 1, m.device_id = 0, m.context_id = 1, m.stream_id = 7;
+    m.correlation_id = 1000, m.bytes = copy_bytes, m.copy_kind = uint8_t(CopyKind::kHtoD);
+    b.OnMemcpys({&m, 1});
+  }
+  return b.Finish();
+}
+
+}  // namespace
+
+TEST_CASE("summaries by name: kernels, copies, top-level API calls, NVTX", "[summary]") {
+  auto m = test::SmallTrace();
+  CHECK(Rows(SummarizeByName(*m, SummaryOf::kKernels)) ==
+        std::vector<Row>{{"gemm", 1, 1000, 1000, 1000, 0}, {"relu", 1, 200, 200, 200, 0}});
+  auto kernels = SummarizeByName(*m, SummaryOf::kKernels);
+  CHECK(kernels[0].share == Approx(1000.0 / 1200));
+  CHECK(Rows(SummarizeByName(*m, SummaryOf::kCopies)) ==
+        std::vector<Row>{{"Memcpy HtoD", 1, 200, 200, 200, 1u << 20}});
+  // cuLaunchKernel runs inside the first cudaLaunchKernel: its time is part of that call, not a row.
+  CHECK(Rows(SummarizeByName(*m, SummaryOf::kApi)) ==
+        std::vector<Row>{{"cudaLaunchKernel", 2, 170, 70, 100, 0}, {"cudaMemcpyAsync", 1, 100, 100, 100, 0}});
+  CHECK(Rows(SummarizeByName(*m, SummaryOf::kNvtx)) == std::vector<Row>{{"epoch", 1, 1950, 1950, 1950, 0},
+                                                                        {"fwd", 1, 440, 440, 440, 0},
+                                                                        {"inner", 1, 20, 20, 20, 0}});
+}
+
+TEST_CASE("summaries add up instances and break ties by name", "[summary]") {
+  auto m = Build({{"b", 100, 200}, {"a", 300, 400}, {"b", 500, 530}, {"c", 600, 730}}, 4096, 800, 1800, 50);
+  // b (2 instances) and c tie at 130 ns: by name.
+  CHECK(Rows(SummarizeByName(*m, SummaryOf::kKernels)) ==
+        std::vector<Row>{{"b", 2, 130, 30, 100, 0}, {"c", 1, 130, 130, 130, 0}, {"a", 1, 100, 100, 100, 0}});
+  auto copies = SummarizeByName(*m, SummaryOf::kCopies);
+  REQUIRE(copies.size() == 1);
+  CHECK(copies[0].bytes == 4096);
+  CHECK(copies[0].avg_ns == 1000);
+}
+
+TEST_CASE("two traces compared by name: changes, new and vanished names", "[summary][diff]") {
+  auto before =
+      Build({{"gemm", 100, 1100}, {"relu", 1200, 1300}, {"old_kernel", 1400, 1450}}, 1 << 20, 2000, 2500, 40);
+  auto after =
+      Build({{"gemm", 100, 700}, {"relu", 800, 910}, {"fused", 1000, 1020}}, 1 << 20, 2000, 2100, 40);
+  auto changes = CompareSummaries(SummarizeByName(*before, SummaryOf::kKernels),
+                                  SummarizeByName(*after, SummaryOf::kKernels));
+  REQUIRE(changes.size() == 4);
+  CHECK(changes[0].name == "gemm");  // -400: the largest change first
+  CHECK(changes[0].delta_ns() == -400);
+  CHECK(changes[1].name == "old_kernel");  // -50 (gone)
+  CHECK(changes[1].only_before());
+  CHECK(changes[2].name == "fused");  // +20 (new)
+  CHECK(changes[2].only_after());
+  CHECK(changes[3].name == "relu");  // +10
+  CHECK(changes[3].delta_ns() == 10);
+  CHECK(PercentChange(1000, 600) == Approx(-40));
+  CHECK(PercentChange(0, 0) == 0);
+  CHECK(std::isinf(PercentChange(0, 5)));
+
+  const std::string r = DiffReport(*before, "before.gtrace", *after, "after.gtrace");
+  INFO(r);
+  CHECK(r.find("Before: before.gtrace (gtrace, ") != std::string::npos);
+  CHECK(r.find("Total kernel time: 1.15 µs -> 730 ns (-36.5%), kernels 3 -> 3") != std::string::npos);
+  CHECK(r.find("   1 µs      600 ns     -400 ns     -40.0%         1 -> 1        1 µs      600 ns  gemm\n") !=
+        std::string::npos);
+  CHECK(r.find("old_kernel  (only before)") != std::string::npos);
+  CHECK(r.find("fused  (only after)") != std::string::npos);
+  CHECK(r.find("new") != std::string::npos);
+  CHECK(r.find("Memcpy HtoD") != std::string::npos);  // 500 -> 100 ns
+  CHECK(r.find("-80.0%") != std::string::npos);
+  CHECK(r.find("GPU 0: NVIDIA H200") != std::string::npos);
+}
+
+TEST_CASE("stats report: every table with bytes and bandwidth of copies", "[summary][stats]") {
+  auto m = test::SmallTrace();
+  const std::string r = StatsReport(*m);
+  INFO(r);
+  CHECK(r.find("Kernels (by total GPU time):") != std::string::npos);
+  CHECK(r.find("83.3%") != std::string::npos);  // gemm share
+  CHECK(r.find("3.7%") != std::string::npos);   // idle 50 / 1350
+  // 1 MiB in 200 ns = 5243 GB/s (a synthetic copy; the arithmetic is what is checked).
+  CHECK(r.find("100.0%      200 ns        1      200 ns      200 ns      200 ns    1.00 MiB   5243 GB/s  "
+               "Memcpy HtoD") != std::string::npos);
+  CHECK(r.find("cudaMemcpyAsync") != std::string::npos);
+  CHECK(r.find("cuLaunchKernel") == std::string::npos);
+  CHECK(r.find("1.95 µs        1     1.95 µs     1.95 µs     1.95 µs  epoch") != std::string::npos);
+}

@@ -1,0 +1,102 @@
+// gtrace diff [--top N] [--fail-above PCT] BEFORE AFTER: what changed between two traces of the same program
+// (an optimization, a library upgrade, a regression hunt): GPU busy time per device, total kernel time, and
+// the kernels, copies and API calls whose total time changed most. --fail-above makes it a CI gate.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "cli.h"
+#include "gt/viewer/load.h"
+#include "gt/viewer/query.h"
+#include "gt/viewer/summary.h"
+
+namespace gt::cli {
+
+namespace {
+constexpr int kExitRegression = 3;  // --fail-above: total kernel time grew by more than the threshold
+}
+
+int CmdDiff(int argc, char** argv) {
+  const char* kUsage =
+      "Usage: gtrace diff [--top N] [--fail-above PCT] BEFORE AFTER\n\n"
+      "Compares two traces of the same program: GPU busy time per device, total kernel time, then the\n"
+      "kernels, memory copies and CUDA API calls whose total time changed most, matched by name (names "
+      "found\n"
+      "in one trace only are marked). Either file may be .gtrace, Chrome or Kineto JSON, plain or "
+      "gzipped.\n\n"
+      "Options:\n"
+      "  --top N           rows per table (default 20, 0 = all)\n"
+      "  --fail-above PCT  exit 3 when the total kernel time of AFTER exceeds BEFORE's by more than PCT "
+      "percent\n"
+      "                    (a regression gate for CI; the report is printed either way)\n"
+      "  -h, --help        this help\n\n";
+  std::string paths[2];
+  int npaths = 0;
+  size_t top = 20;
+  double fail_above = NAN;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (IsHelp(a)) {
+      std::printf("%s%s            3 with --fail-above: kernel time grew by more than PCT.\n", kUsage,
+                  kExitCodesHelp);
+      return kExitOk;
+    }
+    if (a == "--top" || a == "--fail-above") {
+      if (i + 1 >= argc) return UsageError("diff", a + " needs a number");
+      char* end = nullptr;
+      const char* v = argv[++i];
+      if (a == "--top") {
+        long n = std::strtol(v, &end, 10);
+        if (*end != '\0' || end == v || n < 0)
+          return UsageError("diff", std::string("bad --top value '") + v + "'");
+        top = n == 0 ? SIZE_MAX : size_t(n);
+      } else {
+        fail_above = std::strtod(v, &end);
+        if (*end != '\0' || end == v || !std::isfinite(fail_above) || fail_above < 0)
+          return UsageError("diff", std::string("bad --fail-above value '") + v + "' (a percentage >= 0)");
+      }
+    } else if (a.size() > 1 && a[0] == '-') {
+      return UsageError("diff", "unknown option '" + a + "'");
+    } else if (npaths < 2) {
+      paths[npaths++] = a;
+    } else {
+      return UsageError("diff", "more than two files given");
+    }
+  }
+  if (npaths < 2) return UsageError("diff", "needs two files: BEFORE AFTER");
+  std::unique_ptr<viewer::TraceModel> models[2];
+  for (int k = 0; k < 2; ++k) {
+    auto m = viewer::LoadTraceFile(paths[k]);
+    if (!m.ok()) return Fail("diff", Status(m.status().code(), paths[k] + ": " + m.status().message()));
+    models[k] = std::move(m).value();
+  }
+  std::string out = viewer::DiffReport(*models[0], paths[0], *models[1], paths[1], top);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  if (!std::isnan(fail_above)) {
+    int64_t total[2] = {0, 0};
+    for (int k = 0; k < 2; ++k)
+      for (const auto& r : viewer::SummarizeByName(*models[k], viewer::SummaryOf::kKernels))
+        total[k] += r.total_ns;
+    const double change = viewer::PercentChange(double(total[0]), double(total[1]));
+    if (change > fail_above) {
+      char grew[64];
+      if (std::isinf(change))
+        std::snprintf(grew, sizeof grew, "from nothing");
+      else
+        std::snprintf(grew, sizeof grew, "by %.1f%%", change);
+      std::fprintf(stderr, "gtrace diff: total kernel time grew %s (more than --fail-above %g%%)\n", grew,
+                   fail_above);
+      return kExitRegression;
+    }
+  }
+  for (int k = 0; k < 2; ++k)
+    if (viewer::HasDataLoss(*models[k])) {
+      std::fprintf(stderr, "gtrace diff: %s loaded with losses: its totals miss what was lost\n",
+                   paths[k].c_str());
+      return kExitPartial;
+    }
+  return kExitOk;
+}
+
+}  // namespace gt::cli

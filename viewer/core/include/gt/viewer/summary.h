@@ -1,0 +1,77 @@
+// Per-name summaries of a trace's timed events and the comparison of two traces: what `nsys stats` users know
+// as cuda_gpu_kern_sum, cuda_api_sum, cuda_gpu_mem_time_sum and nvtx_sum, and what a before/after check of an
+// optimization needs (`gtrace stats`, `gtrace diff`). Headless and deterministic.
+//
+// [SECTION] Summaries by name
+// [SECTION] Two traces compared
+// [SECTION] Text reports
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gt/viewer/model.h"
+
+namespace gt::viewer {
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Summaries by name
+// ---------------------------------------------------------------------------------------------------------------
+
+enum class SummaryOf : uint8_t {
+  kKernels = 0,  // GPU kernels, every stream of every device
+  kCopies,       // memcpy ("Memcpy HtoD", ...) and memset ("Memset"), named by direction
+  kApi,   // CUDA API calls a thread made itself (depth 0: the driver calls under a runtime call are its cost)
+  kNvtx,  // NVTX ranges and imported host ops, every nesting depth
+};
+const char* SummaryOfName(SummaryOf what);  // "kernels", "copies", "api", "nvtx"
+
+struct NameSummary {
+  std::string name;  // text, not a StringId: summaries of two traces are compared by name
+  uint64_t count = 0;
+  int64_t total_ns = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+  double avg_ns = 0;
+  double share = 0;    // total_ns / the sum of total_ns over all rows (ranges nest: for kNvtx it is not time)
+  uint64_t bytes = 0;  // kCopies: bytes moved or set
+};
+
+// One row per name, by total time (descending; ties by name).
+std::vector<NameSummary> SummarizeByName(const TraceModel& model, SummaryOf what);
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Two traces compared
+// ---------------------------------------------------------------------------------------------------------------
+
+struct NameChange {
+  std::string name;
+  NameSummary before, after;  // count 0 on the side where the name does not occur
+  int64_t delta_ns() const { return after.total_ns - before.total_ns; }
+  bool only_before() const { return after.count == 0; }
+  bool only_after() const { return before.count == 0; }
+};
+
+// Rows of both summaries matched by name, by |change of total time| (descending; ties by name).
+std::vector<NameChange> CompareSummaries(const std::vector<NameSummary>& before,
+                                         const std::vector<NameSummary>& after);
+
+// Relative change of b against a in percent; 0 when both are 0, +inf when only b is non-zero.
+double PercentChange(double a, double b);
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Text reports
+// ---------------------------------------------------------------------------------------------------------------
+
+// The `gtrace stats` report: trace summary, loss, per-device idle share, then kernels, CUDA API calls, memory
+// copies/sets and NVTX ranges by total time (top_n rows each).
+std::string StatsReport(const TraceModel& model, size_t top_n = 30);
+
+// The `gtrace diff` report: both traces' spans and GPU busy time per device, the change of total kernel time,
+// then the kernels, API calls and copies whose total time changed most (top_n rows each), names found in one
+// trace only marked as such.
+std::string DiffReport(const TraceModel& before, const std::string& before_label, const TraceModel& after,
+                       const std::string& after_label, size_t top_n = 20);
+
+}  // namespace gt::viewer

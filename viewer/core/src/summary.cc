@@ -1,0 +1,370 @@
+// Per-name summaries, the comparison of two traces, and the text reports of `gtrace stats` and `gtrace diff`.
+//
+// [SECTION] Summaries by name
+// [SECTION] Two traces compared
+// [SECTION] Text helpers
+// [SECTION] Stats report
+// [SECTION] Diff report
+#include "gt/viewer/summary.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+
+#include "gt/viewer/query.h"
+
+namespace gt::viewer {
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Summaries by name
+// -----------------------------------------------------------------------------------------------------------------
+
+const char* SummaryOfName(SummaryOf what) {
+  switch (what) {
+    case SummaryOf::kKernels:
+      return "kernels";
+    case SummaryOf::kCopies:
+      return "copies";
+    case SummaryOf::kApi:
+      return "api";
+    case SummaryOf::kNvtx:
+      return "nvtx";
+  }
+  return "?";
+}
+
+namespace {
+
+// Which events of which lanes a summary counts; bytes of copies come from the kind tables.
+template <typename F>
+void ForEachSummarized(const TraceModel& model, SummaryOf what, F&& f) {
+  for (const Track& t : model.tracks) {
+    const bool gpu = t.kind == TrackKind::kGpuStream;
+    if ((what == SummaryOf::kKernels || what == SummaryOf::kCopies) && !gpu) continue;
+    if (what == SummaryOf::kApi && t.kind != TrackKind::kThreadApi) continue;
+    if (what == SummaryOf::kNvtx && t.kind != TrackKind::kThreadRanges) continue;
+    const uint32_t depths = what == SummaryOf::kApi ? std::min<uint32_t>(t.lane_count, 1) : t.lane_count;
+    for (uint32_t d = 0; d < depths; ++d) {
+      const Lane& lane = model.lanes[t.first_lane + d];
+      for (uint32_t i = 0; i < lane.size(); ++i) {
+        uint64_t bytes = 0;
+        if (what != SummaryOf::kApi) {
+          const auto kind = static_cast<EventKind>(lane.ref[i] >> kRefKindShift);
+          const uint32_t payload = lane.ref[i] & kRefPayloadMask;
+          if (what == SummaryOf::kKernels && kind != EventKind::kKernel) continue;
+          if (what == SummaryOf::kNvtx && kind != EventKind::kNvtx && kind != EventKind::kHostOp) continue;
+          if (what == SummaryOf::kCopies) {
+            if (kind == EventKind::kMemcpy && payload < model.memcpys.size())
+              bytes = model.memcpys[payload].bytes;
+            else if (kind == EventKind::kMemset && payload < model.memsets.size())
+              bytes = model.memsets[payload].bytes;
+            else if (kind != EventKind::kMemcpy && kind != EventKind::kMemset)
+              continue;
+          }
+        }
+        f(lane.name[i], lane.Duration(i), bytes);
+      }
+    }
+  }
+}
+
+void SortByTotal(std::vector<NameSummary>* rows) {
+  std::sort(rows->begin(), rows->end(), [](const NameSummary& a, const NameSummary& b) {
+    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+    return a.name < b.name;
+  });
+}
+
+}  // namespace
+
+std::vector<NameSummary> SummarizeByName(const TraceModel& model, SummaryOf what) {
+  std::vector<uint32_t> row_of(model.strings.size(), kNone);
+  std::vector<NameSummary> rows;
+  int64_t all = 0;
+  ForEachSummarized(model, what, [&](StringId name, int64_t d, uint64_t bytes) {
+    if (name >= row_of.size()) row_of.resize(name + 1, kNone);
+    if (row_of[name] == kNone) {
+      row_of[name] = static_cast<uint32_t>(rows.size());
+      NameSummary r;
+      r.name = model.Str(name);
+      r.min_ns = std::numeric_limits<int64_t>::max();
+      rows.push_back(std::move(r));
+    }
+    NameSummary& r = rows[row_of[name]];
+    ++r.count;
+    r.total_ns += d;
+    r.min_ns = std::min(r.min_ns, d);
+    r.max_ns = std::max(r.max_ns, d);
+    r.bytes += bytes;
+    all += d;
+  });
+  // Distinct StringIds may carry the same text (imports intern per source); one row per text.
+  std::map<std::string, NameSummary> merged;
+  for (auto& r : rows) {
+    auto [it, fresh] = merged.try_emplace(r.name, r);
+    if (fresh) continue;
+    NameSummary& m = it->second;
+    m.count += r.count;
+    m.total_ns += r.total_ns;
+    m.min_ns = std::min(m.min_ns, r.min_ns);
+    m.max_ns = std::max(m.max_ns, r.max_ns);
+    m.bytes += r.bytes;
+  }
+  rows.clear();
+  for (auto& [name, r] : merged) {
+    r.avg_ns = r.count ? double(r.total_ns) / double(r.count) : 0;
+    r.share = all > 0 ? double(r.total_ns) / double(all) : 0;
+    rows.push_back(std::move(r));
+  }
+  SortByTotal(&rows);
+  return rows;
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Two traces compared
+// -----------------------------------------------------------------------------------------------------------------
+
+std::vector<NameChange> CompareSummaries(const std::vector<NameSummary>& before,
+                                         const std::vector<NameSummary>& after) {
+  std::map<std::string, NameChange> by_name;
+  for (const auto& r : before) {
+    NameChange& c = by_name[r.name];
+    c.name = r.name;
+    c.before = r;
+  }
+  for (const auto& r : after) {
+    NameChange& c = by_name[r.name];
+    c.name = r.name;
+    c.after = r;
+  }
+  std::vector<NameChange> out;
+  out.reserve(by_name.size());
+  for (auto& [name, c] : by_name) out.push_back(std::move(c));
+  std::sort(out.begin(), out.end(), [](const NameChange& a, const NameChange& b) {
+    const int64_t da = std::llabs(a.delta_ns()), db = std::llabs(b.delta_ns());
+    if (da != db) return da > db;
+    return a.name < b.name;
+  });
+  return out;
+}
+
+double PercentChange(double a, double b) {
+  if (a == 0) return b == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  return (b - a) / a * 100.0;
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Text helpers
+// -----------------------------------------------------------------------------------------------------------------
+
+namespace {
+
+std::string Pad(std::string s, size_t w, bool right) {
+  // Width in code points, so "µs" aligns.
+  size_t cps = 0;
+  for (unsigned char c : s) cps += (c & 0xC0) != 0x80;
+  if (cps >= w) return s;
+  return right ? std::string(w - cps, ' ') + s : s + std::string(w - cps, ' ');
+}
+
+std::string Percent(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * share);
+  return buf;
+}
+
+std::string SignedPercent(double a, double b) {
+  const double p = PercentChange(a, b);
+  if (std::isinf(p)) return "new";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", p);
+  return buf;
+}
+
+std::string SignedDuration(int64_t ns) {
+  return (ns > 0 ? "+" : "") + FormatDuration(ns);
+}
+
+std::string Clip(std::string name, size_t max = 100) {
+  if (name.size() > max) name = name.substr(0, max - 3) + "...";
+  return name;
+}
+
+// Bytes per second over the copies' own time ("812 GB/s", "21.9 MB/s"); "-" without time or bytes.
+std::string Bandwidth(uint64_t bytes, int64_t ns) {
+  if (bytes == 0 || ns <= 0) return "-";
+  char buf[32];
+  double v = double(bytes) / double(ns);  // bytes per ns = GB/s
+  const char* unit = "GB/s";
+  if (v < 1) v *= 1e3, unit = "MB/s";
+  if (v < 1) v *= 1e3, unit = "kB/s";
+  std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f %s" : "%.1f %s", v, unit);
+  return buf;
+}
+
+void AppendSummaryTable(std::string& o, const char* title, const std::vector<NameSummary>& rows, size_t top_n,
+                        SummaryOf what) {
+  if (rows.empty()) return;
+  const bool copies = what == SummaryOf::kCopies, nested = what == SummaryOf::kNvtx;
+  o += std::string("\n") + title + "\n  ";
+  if (!nested) o += Pad("Share", 7, true);
+  o += Pad("Total", 12, true) + Pad("Count", 9, true) + Pad("Avg", 12, true) + Pad("Min", 12, true) +
+       Pad("Max", 12, true);
+  if (copies) o += Pad("Bytes", 12, true) + Pad("Bandwidth", 12, true);
+  o += "  Name\n";
+  for (size_t i = 0; i < rows.size() && i < top_n; ++i) {
+    const auto& r = rows[i];
+    o += "  ";
+    if (!nested) o += Pad(Percent(r.share), 7, true);
+    o += Pad(FormatDuration(r.total_ns), 12, true) + Pad(std::to_string(r.count), 9, true) +
+         Pad(FormatDuration(int64_t(r.avg_ns + 0.5)), 12, true) + Pad(FormatDuration(r.min_ns), 12, true) +
+         Pad(FormatDuration(r.max_ns), 12, true);
+    if (copies) o += Pad(FormatBytes(r.bytes), 12, true) + Pad(Bandwidth(r.bytes, r.total_ns), 12, true);
+    o += "  " + Clip(r.name) + "\n";
+  }
+  if (rows.size() > top_n) o += "  ... " + std::to_string(rows.size() - top_n) + " more\n";
+}
+
+void AppendChangeTable(std::string& o, const char* title, const std::vector<NameChange>& rows, size_t top_n) {
+  if (rows.empty()) return;
+  o += std::string("\n") + title + "\n  " + Pad("Before", 12, true) + Pad("After", 12, true) +
+       Pad("Change", 12, true) + Pad("", 11, true) + Pad("Count", 15, true) + Pad("Avg before", 12, true) +
+       Pad("Avg after", 12, true) + "  Name\n";
+  size_t shown = 0;
+  for (const auto& c : rows) {
+    if (shown == top_n) break;
+    ++shown;
+    const std::string count = std::to_string(c.before.count) + " -> " + std::to_string(c.after.count);
+    const std::string note = c.only_before() ? "  (only before)" : c.only_after() ? "  (only after)" : "";
+    o += "  " + Pad(c.before.count ? FormatDuration(c.before.total_ns) : "-", 12, true) +
+         Pad(c.after.count ? FormatDuration(c.after.total_ns) : "-", 12, true) +
+         Pad(SignedDuration(c.delta_ns()), 12, true) +
+         Pad(SignedPercent(double(c.before.total_ns), double(c.after.total_ns)), 11, true) +
+         Pad(count, 15, true) +
+         Pad(c.before.count ? FormatDuration(int64_t(c.before.avg_ns + 0.5)) : "-", 12, true) +
+         Pad(c.after.count ? FormatDuration(int64_t(c.after.avg_ns + 0.5)) : "-", 12, true) + "  " +
+         Clip(c.name) + note + "\n";
+  }
+  if (rows.size() > shown) o += "  ... " + std::to_string(rows.size() - shown) + " more\n";
+}
+
+int64_t TotalOf(const std::vector<NameSummary>& rows) {
+  int64_t t = 0;
+  for (const auto& r : rows) t += r.total_ns;
+  return t;
+}
+
+uint64_t CountOf(const std::vector<NameSummary>& rows) {
+  uint64_t n = 0;
+  for (const auto& r : rows) n += r.count;
+  return n;
+}
+
+}  // namespace
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Stats report
+// -----------------------------------------------------------------------------------------------------------------
+
+std::string StatsReport(const TraceModel& model, size_t top_n) {
+  std::string o;
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "Format: %s\nEvents: %" PRIu64 " on %zu tracks, %" PRIu64 " counter samples\n",
+                SourceFormatName(model.format), model.event_count, model.tracks.size(), model.sample_count);
+  o += buf;
+  o += "Duration: " + FormatDuration(model.last_ns - model.first_ns) + "\n";
+  auto losses = LossSummary(model);
+  if (!losses.empty()) {
+    o += "\nData loss and warnings:\n";
+    for (const auto& l : losses) {
+      std::snprintf(buf, sizeof buf, "  %-10s %-28s %10" PRIu64 "  ", SeverityName(l.severity),
+                    l.name.c_str(), l.count);
+      o += buf + l.detail + "\n";
+    }
+  }
+  if (!model.device_summaries.empty()) {
+    o += "\nGPU activity:\n";
+    o += "  " + Pad("Device", 28, false) + Pad("Active span", 14, true) + Pad("Busy", 14, true) +
+         Pad("Idle", 14, true) + Pad("Idle %", 9, true) + Pad("Kernels", 11, true) + Pad("Memcpy", 9, true) +
+         Pad("Memset", 9, true) + "\n";
+    for (const auto& d : model.device_summaries) {
+      o += "  " + Pad(d.name, 28, false) + Pad(FormatDuration(d.last_ns - d.first_ns), 14, true) +
+           Pad(FormatDuration(d.busy_ns), 14, true) + Pad(FormatDuration(d.idle_ns()), 14, true) +
+           Pad(Percent(d.idle_share()), 9, true) + Pad(std::to_string(d.kernel_count), 11, true) +
+           Pad(std::to_string(d.memcpy_count), 9, true) + Pad(std::to_string(d.memset_count), 9, true) + "\n";
+      if (!d.largest_gaps.empty())
+        o += "    largest idle gap: " + FormatDuration(d.largest_gaps[0].second - d.largest_gaps[0].first) +
+             " at " + FormatTimestamp(model, d.largest_gaps[0].first) + "\n";
+    }
+  }
+  AppendSummaryTable(o, "Kernels (by total GPU time):", SummarizeByName(model, SummaryOf::kKernels), top_n,
+                     SummaryOf::kKernels);
+  AppendSummaryTable(o, "Memory copies and sets (by total GPU time):",
+                     SummarizeByName(model, SummaryOf::kCopies), top_n, SummaryOf::kCopies);
+  AppendSummaryTable(o, "CUDA API calls (by total CPU time; calls made inside other calls not counted):",
+                     SummarizeByName(model, SummaryOf::kApi), top_n, SummaryOf::kApi);
+  AppendSummaryTable(o, "NVTX ranges and host ops (by total time; nested ranges overlap):",
+                     SummarizeByName(model, SummaryOf::kNvtx), top_n, SummaryOf::kNvtx);
+  return o;
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Diff report
+// -----------------------------------------------------------------------------------------------------------------
+
+std::string DiffReport(const TraceModel& before, const std::string& before_label, const TraceModel& after,
+                       const std::string& after_label, size_t top_n) {
+  std::string o;
+  auto header = [&](const char* which, const TraceModel& m, const std::string& label) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, " (%s, %" PRIu64 " events, %s)", SourceFormatName(m.format), m.event_count,
+                  FormatDuration(m.last_ns - m.first_ns).c_str());
+    o += std::string(which) + label + buf + (HasDataLoss(m) ? "  [loaded with losses]" : "") + "\n";
+  };
+  header("Before: ", before, before_label);
+  header("After:  ", after, after_label);
+
+  // Devices pair by device id: the same program on the same machine numbers them the same way.
+  std::map<uint32_t, std::pair<const DeviceSummary*, const DeviceSummary*>> devices;
+  for (const auto& d : before.device_summaries) devices[d.device_id].first = &d;
+  for (const auto& d : after.device_summaries) devices[d.device_id].second = &d;
+  if (!devices.empty()) {
+    o += "\nGPU busy time:\n  " + Pad("Device", 28, false) + Pad("Before", 12, true) +
+         Pad("After", 12, true) + Pad("Change", 12, true) + Pad("", 11, true) + Pad("Idle before", 13, true) +
+         Pad("Idle after", 12, true) + "\n";
+    for (const auto& [id, pair] : devices) {
+      const auto* a = pair.first;
+      const auto* b = pair.second;
+      const int64_t busy_a = a ? a->busy_ns : 0, busy_b = b ? b->busy_ns : 0;
+      o += "  " + Pad((b ? b : a)->name, 28, false) + Pad(a ? FormatDuration(busy_a) : "-", 12, true) +
+           Pad(b ? FormatDuration(busy_b) : "-", 12, true) + Pad(SignedDuration(busy_b - busy_a), 12, true) +
+           Pad(SignedPercent(double(busy_a), double(busy_b)), 11, true) +
+           Pad(a ? Percent(a->idle_share()) : "-", 13, true) +
+           Pad(b ? Percent(b->idle_share()) : "-", 12, true) + "\n";
+    }
+  }
+
+  const auto kernels_a = SummarizeByName(before, SummaryOf::kKernels);
+  const auto kernels_b = SummarizeByName(after, SummaryOf::kKernels);
+  const int64_t total_a = TotalOf(kernels_a), total_b = TotalOf(kernels_b);
+  o += "\nTotal kernel time: " + FormatDuration(total_a) + " -> " + FormatDuration(total_b) + " (" +
+       SignedPercent(double(total_a), double(total_b)) + "), kernels " + std::to_string(CountOf(kernels_a)) +
+       " -> " + std::to_string(CountOf(kernels_b)) + "\n";
+  AppendChangeTable(
+      o, "Kernels (largest changes of total GPU time first):", CompareSummaries(kernels_a, kernels_b), top_n);
+  AppendChangeTable(o, "Memory copies and sets:",
+                    CompareSummaries(SummarizeByName(before, SummaryOf::kCopies),
+                                     SummarizeByName(after, SummaryOf::kCopies)),
+                    top_n);
+  AppendChangeTable(
+      o, "CUDA API calls (CPU time):",
+      CompareSummaries(SummarizeByName(before, SummaryOf::kApi), SummarizeByName(after, SummaryOf::kApi)),
+      top_n);
+  return o;
+}
+
+}  // namespace gt::viewer
