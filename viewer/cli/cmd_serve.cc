@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "gt/server/client.h"
 #include "gt/server/server.h"
+#include "serve_validate.h"
 
 namespace gt::cli {
 namespace {
@@ -20,7 +21,9 @@ namespace {
 const char* kServeUsage =
     "Usage: gtrace serve [options]\n\n"
     "Serves the viewer page and a trace store, so that a link opens the same trace at the same view for a\n"
-    "teammate. API and deployment: docs/server.md.\n\n"
+    "teammate. It stores what the page opens: .gtrace, and Chrome or PyTorch profiler (Kineto) JSON, plain "
+    "or\n"
+    "gzipped. API and deployment: docs/server.md.\n\n"
     "Options:\n"
     "  --store DIR         where uploaded traces live (default: $GTRACE_STORE, else "
     "~/.local/share/gtrace/store)\n"
@@ -168,6 +171,12 @@ int CmdServe(int argc, char** argv) {
 
   auto store = server::OpenLocalDirStore(store_dir);
   if (!store.ok()) return Fail("serve", store.status());
+  // Everything the page opens can be shared; a gzipped JSON may expand to 8x the upload limit (at most 4
+  // GiB).
+  const uint64_t max_inflated = std::min<uint64_t>(options.max_upload * 8, 4ull << 30);
+  options.validator = [max_inflated](std::span<const uint8_t> bytes) {
+    return ValidateViewerTrace(bytes, max_inflated);
+  };
   auto srv = server::ShareServer::Create(std::move(*store), options);
   if (!srv.ok()) return Fail("serve", srv.status());
 
