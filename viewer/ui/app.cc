@@ -49,13 +49,16 @@ const char* PanelName(Panel p) {
       return "loss";
     case Panel::kRoofline:
       return "roofline";
+    case Panel::kSummary:
+      return "summary";
     default:
       return "";
   }
 }
 
 Panel PanelFromName(std::string_view name) {
-  for (Panel p : {Panel::kDetails, Panel::kKernels, Panel::kSearch, Panel::kLoss, Panel::kRoofline})
+  for (Panel p :
+       {Panel::kDetails, Panel::kKernels, Panel::kSearch, Panel::kLoss, Panel::kRoofline, Panel::kSummary})
     if (name == PanelName(p)) return p;
   return Panel::kNone;
 }
@@ -177,6 +180,7 @@ void App::ResetView() {
   view_ = View{};
   search_ = SearchState{};
   kernels_ = KernelTableState{};
+  summary_ = SummaryPanelState{};
   if (!model_) return;
   view_.group_collapsed.assign(model_->groups.size(), 0);
   view_.track_collapsed.resize(model_->tracks.size());
@@ -431,6 +435,7 @@ void App::DrawMenuBar(float* height) {
     ImGui::Separator();
     if (ImGui::MenuItem("Details", nullptr, panel_ == Panel::kDetails)) ShowPanel(Panel::kDetails);
     if (ImGui::MenuItem("Kernels", nullptr, panel_ == Panel::kKernels)) ShowPanel(Panel::kKernels);
+    if (ImGui::MenuItem("Summary", nullptr, panel_ == Panel::kSummary)) ShowPanel(Panel::kSummary);
     if (ImGui::MenuItem("Search results", nullptr, panel_ == Panel::kSearch)) ShowPanel(Panel::kSearch);
     if (ImGui::MenuItem("Data loss", nullptr, panel_ == Panel::kLoss)) ShowPanel(Panel::kLoss);
     if (ImGui::MenuItem("Roofline", nullptr, panel_ == Panel::kRoofline)) ShowPanel(Panel::kRoofline);
@@ -605,6 +610,7 @@ void App::Frame() {
       };
       static constexpr Tab kTabs[] = {{Panel::kDetails, "Details", DrawDetailsPanel},
                                       {Panel::kKernels, "Kernels", DrawKernelTable},
+                                      {Panel::kSummary, "Summary", DrawSummaryPanel},
                                       {Panel::kSearch, "Search results", DrawSearchResults},
                                       {Panel::kLoss, "Data loss", DrawLossPanel},
                                       {Panel::kRoofline, "Roofline", DrawRooflineTab}};

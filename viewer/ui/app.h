@@ -18,6 +18,7 @@
 #include "gt/viewer/load.h"
 #include "gt/viewer/model.h"
 #include "gt/viewer/query.h"
+#include "gt/viewer/summary.h"
 #include "gt/viewer/view_state.h"
 #include "imgui.h"
 
@@ -59,8 +60,9 @@ struct View {
 // [SECTION] Panel state
 // ---------------------------------------------------------------------------------------------------------------
 
-enum class Panel : uint8_t { kNone = 0, kDetails, kKernels, kSearch, kLoss, kRoofline };
-const char* PanelName(Panel p);  // view-state names: "details", "kernels", "search", "loss", "roofline"
+enum class Panel : uint8_t { kNone = 0, kDetails, kKernels, kSearch, kLoss, kRoofline, kSummary };
+// View-state names: "details", "kernels", "search", "loss", "roofline", "summary".
+const char* PanelName(Panel p);
 Panel PanelFromName(std::string_view name);
 
 struct SearchState {
@@ -73,6 +75,13 @@ struct SearchState {
 struct KernelTableState {
   std::vector<viewer::KernelSummaryRow> rows;
   bool built = false;
+  int selected_row = -1;
+};
+
+struct SummaryPanelState {
+  std::vector<viewer::NameSummary> api, copies, nvtx;  // built on first show
+  bool built = false;
+  viewer::SummaryOf selected_table = viewer::SummaryOf::kApi;
   int selected_row = -1;
 };
 
@@ -110,6 +119,7 @@ class App {
   const View& view() const { return view_; }
   SearchState& search() { return search_; }
   KernelTableState& kernel_table() { return kernels_; }
+  SummaryPanelState& summary_panel() { return summary_; }
   Panel panel() const { return panel_; }
   void ShowPanel(Panel p) { panel_ = p, panel_requested_ = true; }
 
@@ -166,6 +176,7 @@ class App {
   View view_;
   SearchState search_;
   KernelTableState kernels_;
+  SummaryPanelState summary_;
   Panel panel_ = Panel::kDetails;
   bool panel_requested_ = false;  // select panel_'s tab on the next frame
   float bottom_height_ = 0;       // bottom panel height; 0 = default share of the window
@@ -183,6 +194,7 @@ App* GlobalApp();
 void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size);
 void DrawDetailsPanel(App& app);
 void DrawKernelTable(App& app);
+void DrawSummaryPanel(App& app);
 void DrawSearchBar(App& app);
 void DrawSearchResults(App& app);
 void DrawLossPanel(App& app);

@@ -472,7 +472,7 @@ GT_EXPORT const char* gt_counters() {
   return Keep(&s, gt::ui::CountersJson(*GlobalApp()));
 }
 
-// The open bottom panel: "details", "kernels", "search", "loss", "roofline".
+// The open bottom panel: "details", "kernels", "summary", "search", "loss", "roofline".
 GT_EXPORT const char* gt_panel() {
   return GlobalApp() ? gt::ui::PanelName(GlobalApp()->panel()) : "";
 }
@@ -482,6 +482,30 @@ GT_EXPORT int gt_show_panel(const char* name) {
   if (p == gt::ui::Panel::kNone) return 0;
   GlobalApp()->ShowPanel(p);
   return 1;
+}
+
+// The Summary tab's table `what` ("api", "copies", "nvtx"; also "kernels"), at most 100 rows by total time:
+// [{"name","count","total_ns","bytes"}]. "[]" with no trace or an unknown table.
+GT_EXPORT const char* gt_summary(const char* what) {
+  static std::string s;
+  const viewer::TraceModel* m = Model();
+  if (!m || !what) return "[]";
+  for (auto kind : {viewer::SummaryOf::kKernels, viewer::SummaryOf::kCopies, viewer::SummaryOf::kApi,
+                    viewer::SummaryOf::kNvtx}) {
+    if (std::string_view(what) != viewer::SummaryOfName(kind)) continue;
+    const auto rows = viewer::SummarizeByName(*m, kind);
+    std::string out = "[";
+    for (size_t i = 0; i < rows.size() && i < 100; ++i) {
+      if (i) out += ",";
+      out += "{\"name\":";
+      AppendJsonString(&out, rows[i].name);
+      out += ",\"count\":" + JsonNumber(double(rows[i].count)) +
+             ",\"total_ns\":" + JsonNumber(double(rows[i].total_ns)) +
+             ",\"bytes\":" + JsonNumber(double(rows[i].bytes)) + "}";
+    }
+    return Keep(&s, out + "]");
+  }
+  return "[]";
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -341,6 +341,28 @@ test('share hooks: ?trace=<id>&view=<state> restores the view', async () => {
   return page2;
 });
 
+test('Summary tab: the Kineto trace\'s API calls, copies and host ops by name', async () => {
+  const page = await openPage('summary');
+  await drop(page, kineto.name);
+  check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
+  check(await api(page, 'gt_show_panel', 'summary') === 1, 'the Summary tab opens');
+  await frames(page, 3);
+  check(await apiStr(page, 'gt_panel') === 'summary', 'and stays open');
+  const calls = await apiJson(page, 'gt_summary', 'api');
+  const launches = calls.find((r) => r.name === 'cudaLaunchKernel');
+  check(launches && launches.count === kineto.expect.kernels, 'one cudaLaunchKernel row per kernel: ' +
+        JSON.stringify(launches));
+  check(calls.reduce((n, r) => n + r.count, 0) === kineto.expect.api, 'every API call counted once');
+  const copies = await apiJson(page, 'gt_summary', 'copies');
+  check(copies.reduce((n, r) => n + r.count, 0) === kineto.expect.memcpys && copies.every((r) => r.bytes > 0),
+        'the copies with their bytes: ' + JSON.stringify(copies));
+  const ops = await apiJson(page, 'gt_summary', 'nvtx');
+  check(ops.some((r) => r.name === 'aten::linear'), 'host ops by name');
+  check((await apiJson(page, 'gt_summary', 'nonsense')).length === 0, 'an unknown table is empty');
+  await shot(page, '09d-summary.png');
+  return page;
+});
+
 test('Kineto trace: counts, launch -> kernel flow and jump', async () => {
   const page = await openPage('kineto');
   await drop(page, kineto.name);

@@ -156,6 +156,18 @@ double PercentChange(double a, double b) {
   return (b - a) / a * 100.0;
 }
 
+// Bytes per second over the copies' own time ("812 GB/s", "21.9 MB/s"); "-" without time or bytes.
+std::string FormatBandwidth(uint64_t bytes, int64_t ns) {
+  if (bytes == 0 || ns <= 0) return "-";
+  char buf[32];
+  double v = double(bytes) / double(ns);  // bytes per ns = GB/s
+  const char* unit = "GB/s";
+  if (v < 1) v *= 1e3, unit = "MB/s";
+  if (v < 1) v *= 1e3, unit = "kB/s";
+  std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f %s" : "%.1f %s", v, unit);
+  return buf;
+}
+
 // -----------------------------------------------------------------------------------------------------------------
 // [SECTION] Text helpers
 // -----------------------------------------------------------------------------------------------------------------
@@ -193,18 +205,6 @@ std::string Clip(std::string name, size_t max = 100) {
   return name;
 }
 
-// Bytes per second over the copies' own time ("812 GB/s", "21.9 MB/s"); "-" without time or bytes.
-std::string Bandwidth(uint64_t bytes, int64_t ns) {
-  if (bytes == 0 || ns <= 0) return "-";
-  char buf[32];
-  double v = double(bytes) / double(ns);  // bytes per ns = GB/s
-  const char* unit = "GB/s";
-  if (v < 1) v *= 1e3, unit = "MB/s";
-  if (v < 1) v *= 1e3, unit = "kB/s";
-  std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f %s" : "%.1f %s", v, unit);
-  return buf;
-}
-
 void AppendSummaryTable(std::string& o, const char* title, const std::vector<NameSummary>& rows, size_t top_n,
                         SummaryOf what) {
   if (rows.empty()) return;
@@ -222,7 +222,8 @@ void AppendSummaryTable(std::string& o, const char* title, const std::vector<Nam
     o += Pad(FormatDuration(r.total_ns), 12, true) + Pad(std::to_string(r.count), 9, true) +
          Pad(FormatDuration(int64_t(r.avg_ns + 0.5)), 12, true) + Pad(FormatDuration(r.min_ns), 12, true) +
          Pad(FormatDuration(r.max_ns), 12, true);
-    if (copies) o += Pad(FormatBytes(r.bytes), 12, true) + Pad(Bandwidth(r.bytes, r.total_ns), 12, true);
+    if (copies)
+      o += Pad(FormatBytes(r.bytes), 12, true) + Pad(FormatBandwidth(r.bytes, r.total_ns), 12, true);
     o += "  " + Clip(r.name) + "\n";
   }
   if (rows.size() > top_n) o += "  ... " + std::to_string(rows.size() - top_n) + " more\n";
