@@ -27,7 +27,7 @@ void DrawTable(App& app, const char* id, const std::vector<viewer::NameSummary>&
                                 ImGuiTableFlags_ScrollY;
   // At most ~12 rows tall, so the three tables fit in the panel one below the other.
   const float height =
-      ImGui::GetTextLineHeightWithSpacing() * float(std::min<size_t>(rows.size(), 12) + 1.5f);
+      ImGui::GetTextLineHeightWithSpacing() * (float(std::min<size_t>(rows.size(), 12)) + 2.2f);
   if (!ImGui::BeginTable(id, columns, flags, ImVec2(0, height))) return;
   ImGui::TableSetupScrollFreeze(1, 1);
   ImGui::TableSetupColumn("Name", ImGuiTableColumnFlags_WidthStretch);
@@ -108,8 +108,8 @@ void DrawSummaryPanel(App& app) {
   };
   for (const Section& s : sections) {
     char header[160];
-    std::snprintf(header, sizeof header, "%s: %zu names###%s", s.title, s.rows->size(),
-                  viewer::SummaryOfName(s.what));
+    std::snprintf(header, sizeof header, "%s: %zu name%s###%s", s.title, s.rows->size(),
+                  s.rows->size() == 1 ? "" : "s", viewer::SummaryOfName(s.what));
     if (!ImGui::CollapsingHeader(header, ImGuiTreeNodeFlags_DefaultOpen)) continue;
     if (s.rows->empty())
       ImGui::TextDisabled("%s", s.empty);
