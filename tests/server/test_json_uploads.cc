@@ -1,8 +1,10 @@
 // `gtrace serve` shares what the page opens: Chrome and Kineto JSON, plain or gzipped, validated by the
 // viewer core's importer (cli::ValidateViewerTrace), next to .gtrace.
+#include <atomic>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "gzip_util.h"
 #include "serve_validate.h"
@@ -98,4 +100,25 @@ TEST_CASE("a truncated Chrome JSON is kept and reported as damaged", "[server][j
   CHECK(j["format"] == "chrome");
   REQUIRE(j.contains("damaged"));
   CHECK(j["damaged"]["truncated"] == true);
+}
+
+TEST_CASE("concurrent JSON uploads all finish (imports take turns)", "[server][json]") {
+  TestServer ts;
+  UseViewerValidator(ts);
+  ts.Start();
+  std::vector<std::thread> threads;
+  std::atomic<int> created{0};
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      auto c = ts.Client();
+      std::string chrome = "{\"traceEvents\": [";
+      for (int i = 0; i < 2000; ++i)
+        chrome += std::string(i ? "," : "") + "{\"ph\":\"X\",\"name\":\"op" + std::to_string(t) +
+                  "\",\"pid\":1," + "\"tid\":1,\"ts\":" + std::to_string(i * 10) + ",\"dur\":5}";
+      auto up = c.Post("/api/traces", chrome + "]}", "application/octet-stream");
+      if (up && up->status == 201) ++created;
+    });
+  for (auto& th : threads) th.join();
+  CHECK(created == 8);
+  CHECK(ts.StoredTraces() == 8);
 }

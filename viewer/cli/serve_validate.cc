@@ -1,5 +1,9 @@
 #include "serve_validate.h"
 
+#include <algorithm>
+#include <semaphore>
+#include <thread>
+
 #include "gt/reader.h"
 #include "gt/viewer/load.h"
 
@@ -9,7 +13,14 @@ StatusOr<server::Validation> ValidateViewerTrace(std::span<const uint8_t> bytes,
                                                  uint64_t max_inflated_bytes) {
   if (LooksLikeGtrace(bytes)) return server::ValidateGtrace(bytes);
   // The import builds the whole model once, on this upload's thread: the same work the receiver's page will
-  // do, and the only proof that it can.
+  // do, and the only proof that it can. A model takes several times the JSON's size in memory, so only a few
+  // imports run at once (the others wait their turn); .gtrace validation streams and needs no such limit.
+  static std::counting_semaphore<64> slots(
+      std::clamp<std::ptrdiff_t>(std::ptrdiff_t(std::thread::hardware_concurrency()) / 4, 1, 4));
+  slots.acquire();
+  struct Release {
+    ~Release() { slots.release(); }
+  } release;
   viewer::LoadOptions options;
   options.threads = 1;
   options.max_inflated_bytes = max_inflated_bytes;
