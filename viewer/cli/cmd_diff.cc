@@ -10,6 +10,7 @@
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
+#include "summary_json.h"
 
 namespace gt::cli {
 
@@ -19,7 +20,7 @@ constexpr int kExitRegression = 3;  // --fail-above: total kernel time grew by m
 
 int CmdDiff(int argc, char** argv) {
   const char* kUsage =
-      "Usage: gtrace diff [--top N] [--fail-above PCT] BEFORE AFTER\n\n"
+      "Usage: gtrace diff [--top N] [--fail-above PCT] [--json] BEFORE AFTER\n\n"
       "Compares two traces of the same program: GPU busy time per device, total kernel time, then the\n"
       "kernels, memory copies and CUDA API calls whose total time changed most, matched by name (names "
       "found\n"
@@ -30,11 +31,13 @@ int CmdDiff(int argc, char** argv) {
       "  --fail-above PCT  exit 3 when the total kernel time of AFTER exceeds BEFORE's by more than PCT "
       "percent\n"
       "                    (a regression gate for CI; the report is printed either way)\n"
+      "  --json            machine-readable output (every row; times in ns, change_pct null for new names)\n"
       "  -h, --help        this help\n\n";
   std::string paths[2];
   int npaths = 0;
   size_t top = 20;
   double fail_above = NAN;
+  bool json = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (IsHelp(a)) {
@@ -42,7 +45,9 @@ int CmdDiff(int argc, char** argv) {
                   kExitCodesHelp);
       return kExitOk;
     }
-    if (a == "--top" || a == "--fail-above") {
+    if (a == "--json") {
+      json = true;
+    } else if (a == "--top" || a == "--fail-above") {
       if (i + 1 >= argc) return UsageError("diff", a + " needs a number");
       char* end = nullptr;
       const char* v = argv[++i];
@@ -71,7 +76,8 @@ int CmdDiff(int argc, char** argv) {
     if (!m.ok()) return Fail("diff", Status(m.status().code(), paths[k] + ": " + m.status().message()));
     models[k] = std::move(m).value();
   }
-  std::string out = viewer::DiffReport(*models[0], paths[0], *models[1], paths[1], top);
+  std::string out = json ? DiffJson(*models[0], paths[0], *models[1], paths[1])
+                         : viewer::DiffReport(*models[0], paths[0], *models[1], paths[1], top);
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (!std::isnan(fail_above)) {
     int64_t total[2] = {0, 0};

@@ -9,29 +9,34 @@
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
+#include "summary_json.h"
 
 namespace gt::cli {
 
 int CmdStats(int argc, char** argv) {
   const char* kUsage =
-      "Usage: gtrace stats [--top N] FILE\n\n"
+      "Usage: gtrace stats [--top N] [--json] FILE\n\n"
       "Prints the trace's GPU activity per device (active span, busy and idle time, idle share, largest "
       "idle\n"
       "gap), then per name: kernels (count, total, average, min, max, share of GPU time), memory copies and\n"
       "sets (also bytes and bandwidth), CUDA API calls and NVTX ranges; plus any data loss.\n"
       "FILE may be .gtrace, Chrome trace JSON or PyTorch profiler (Kineto) JSON, plain or gzipped.\n\n"
       "Options:\n"
-      "  --top N     rows per table (default 30, 0 = all)\n"
+      "  --top N     rows per table (default 30, 0 = all; --json has every row)\n"
+      "  --json      machine-readable output (times in ns)\n"
       "  -h, --help  this help\n\n";
   std::string path;
   size_t top = 30;
+  bool json = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (IsHelp(a)) {
       std::printf("%s%s", kUsage, kExitCodesHelp);
       return kExitOk;
     }
-    if (a == "--top") {
+    if (a == "--json") {
+      json = true;
+    } else if (a == "--top") {
       if (i + 1 >= argc) return UsageError("stats", "--top needs a number");
       char* end = nullptr;
       long v = std::strtol(argv[++i], &end, 10);
@@ -49,7 +54,7 @@ int CmdStats(int argc, char** argv) {
   auto model = viewer::LoadTraceFile(path);
   if (!model.ok())
     return Fail("stats", Status(model.status().code(), path + ": " + model.status().message()));
-  std::string out = viewer::StatsReport(*model.value(), top);
+  std::string out = json ? StatsJson(*model.value()) : viewer::StatsReport(*model.value(), top);
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (viewer::HasDataLoss(*model.value())) {
     std::fprintf(stderr, "gtrace stats: %s loaded with losses (see above)\n", path.c_str());
