@@ -26,6 +26,9 @@ assert s["devices"] and s["losses"] == []
 # The PyTorch training trace from the H200: 802 kernels, and the same total in the diff against itself.
 t = run("stats", "--json", f"{data}/h200_torch_train.gtrace")
 assert sum(r["count"] for r in t["kernels"]) == 802
+gaps = t["idle_gaps"]
+assert gaps and gaps == sorted(gaps, key=lambda g: -g["duration_ns"]) and all(g["diagnosis"] for g in gaps), gaps
+assert any(a["name"] == "step 0" and a["kind"] == "range" for g in gaps for a in g["cpu_activity"]), gaps
 d = run("diff", "--json", "--fail-above", "0", f"{data}/h200_torch_train.gtrace", f"{data}/h200_torch_train.gtrace")
 total = sum(r["total_ns"] for r in t["kernels"])
 assert d["total_kernel_ns"] == {"before": total, "after": total, "change_pct": 0.0}, d["total_kernel_ns"]

@@ -150,3 +150,73 @@ TEST_CASE("stats report: every table with bytes and bandwidth of copies", "[summ
   CHECK(r.find("cuLaunchKernel") == std::string::npos);
   CHECK(r.find("1.95 µs        1     1.95 µs     1.95 µs     1.95 µs  epoch") != std::string::npos);
 }
+
+TEST_CASE("idle gaps: what the CPU did while the GPU waited, and the likely cause", "[summary][gaps]") {
+  // One process, one stream. Kernels at [0,100], [1000,1100], [3000,3100], [6000,6100], [10000,10100] (µs
+  // scale, in ns x 1000), so the gaps are 0.9, 1.9, 2.9 and 3.9 ms long. During them, the thread was:
+  //   gap 1 (0.9 ms): in cudaStreamSynchronize for 0.6 ms;
+  //   gap 2 (1.9 ms): in cudaMalloc for 1.0 ms;
+  //   gap 3 (2.9 ms): inside NVTX "load batch" for all of it, and nothing else;
+  //   gap 4 (3.9 ms): nothing recorded.
+  using test::FeedStrings;
+  ModelBuilder b;
+  FeedStrings(b, {"", "train.py", "H200", "gemm", "cudaStreamSynchronize", "cudaMalloc", "load batch",
+                  "cudaLaunchKernel"});
+  ProcessRecord p;
+  p.pid = 1, p.name = 1;
+  b.OnProcesses({&p, 1});
+  DeviceRecord d;
+  d.device_id = 0, d.pid = 1, d.name = 2;
+  b.OnDevices({&d, 1});
+  const int64_t us = 1000;
+  std::vector<KernelRecord> k(5);
+  const int64_t starts[] = {0, 1000, 3000, 6000, 10000};
+  for (int i = 0; i < 5; ++i) {
+    k[i].start = starts[i] * us, k[i].end = (starts[i] + 100) * us, k[i].name = 3;
+    k[i].pid = 1, k[i].device_id = 0, k[i].context_id = 1, k[i].stream_id = 7,
+    k[i].correlation_id = uint32_t(i + 1);
+  }
+  b.OnKernels(k);
+  std::vector<ApiCallRecord> api = {
+      {200 * us, 800 * us, 1, 1, 100, 131, 4, 0, uint8_t(ApiDomain::kRuntime)},   // sync in gap 1
+      {1500 * us, 2500 * us, 1, 1, 101, 20, 5, 0, uint8_t(ApiDomain::kRuntime)},  // malloc in gap 2
+      {2990 * us, 2995 * us, 1, 1, 3, 211, 7, 0, uint8_t(ApiDomain::kRuntime)},   // a launch: 0.2% of gap 2
+  };
+  b.OnApiCalls(api);
+  NvtxRecord r;
+  r.start = 3100 * us, r.end = 6000 * us, r.message = 6, r.pid = 1, r.tid = 1;
+  b.OnNvtx({&r, 1});
+  auto m = b.Finish();
+
+  auto gaps = ExplainIdleGaps(*m, 10);
+  REQUIRE(gaps.size() == 4);
+  CHECK(gaps[0].end_ns - gaps[0].start_ns == 3900 * us);  // longest first
+  CHECK(gaps[0].activity.empty());
+  CHECK(gaps[0].diagnosis.find("no CUDA call or annotated range") != std::string::npos);
+
+  CHECK(gaps[1].start_ns == 3100 * us);
+  REQUIRE(gaps[1].activity.size() == 1);
+  CHECK(gaps[1].activity[0].name == "load batch");
+  CHECK_FALSE(gaps[1].activity[0].api);
+  CHECK(gaps[1].activity[0].overlap_ns == 2900 * us);
+  CHECK(gaps[1].diagnosis.find("host work inside 'load batch'") != std::string::npos);
+
+  CHECK(gaps[2].start_ns == 1100 * us);
+  REQUIRE(gaps[2].activity.size() == 1);  // the 5 µs launch is under 1% of the gap: left out
+  CHECK(gaps[2].activity[0].name == "cudaMalloc");
+  CHECK(gaps[2].activity[0].overlap_ns == 1000 * us);
+  CHECK(gaps[2].diagnosis.find("memory allocation in the hot path") != std::string::npos);
+
+  CHECK(gaps[3].start_ns == 100 * us);
+  CHECK(gaps[3].activity[0].name == "cudaStreamSynchronize");
+  CHECK(gaps[3].diagnosis.find("waited in cudaStreamSynchronize") != std::string::npos);
+
+  CHECK(ExplainIdleGaps(*m, 2).size() == 2);
+  CHECK(ExplainIdleGaps(*m, 10, 2000 * us).size() == 2);  // gaps of at least 2 ms: 3.9 and 2.9
+
+  const std::string report = StatsReport(*m);
+  INFO(report);
+  CHECK(report.find("3.9 ms idle on GPU 0") != std::string::npos);
+  CHECK(report.find("100.0%  range load batch") != std::string::npos);
+  CHECK(report.find("52.6%  API  cudaMalloc") != std::string::npos);  // 1.0 of 1.9 ms
+}

@@ -73,6 +73,18 @@ json Trace(const viewer::TraceModel& m) {
 
 std::string StatsJson(const viewer::TraceModel& model) {
   json j = Trace(model);
+  json gaps = json::array();
+  for (const auto& g : viewer::ExplainIdleGaps(model, 10)) {
+    json activity = json::array();
+    for (const auto& a : g.activity)
+      activity.push_back({{"name", a.name}, {"kind", a.api ? "api" : "range"}, {"overlap_ns", a.overlap_ns}});
+    gaps.push_back({{"device_id", g.device_id},
+                    {"start_ns", g.start_ns},
+                    {"duration_ns", g.end_ns - g.start_ns},
+                    {"cpu_activity", activity},
+                    {"diagnosis", g.diagnosis}});
+  }
+  j["idle_gaps"] = gaps;
   for (SummaryOf what : {SummaryOf::kKernels, SummaryOf::kCopies, SummaryOf::kApi, SummaryOf::kNvtx})
     j[viewer::SummaryOfName(what)] = Rows(viewer::SummarizeByName(model, what));
   return j.dump(2) + "\n";

@@ -79,6 +79,7 @@ struct KernelTableState {
 };
 
 struct SummaryPanelState {
+  std::vector<viewer::IdleGap> gaps;                   // built on first show
   std::vector<viewer::NameSummary> api, copies, nvtx;  // built on first show
   bool built = false;
   viewer::SummaryOf selected_table = viewer::SummaryOf::kApi;

@@ -485,11 +485,29 @@ GT_EXPORT int gt_show_panel(const char* name) {
 }
 
 // The Summary tab's table `what` ("api", "copies", "nvtx"; also "kernels"), at most 100 rows by total time:
-// [{"name","count","total_ns","bytes"}]. "[]" with no trace or an unknown table.
+// [{"name","count","total_ns","bytes"}]; "gaps": its idle gaps
+// [{"start_ns","duration_ns","activity","diagnosis"}].
+// "[]" with no trace or an unknown table.
 GT_EXPORT const char* gt_summary(const char* what) {
   static std::string s;
   const viewer::TraceModel* m = Model();
   if (!m || !what) return "[]";
+  if (std::string_view(what) == "gaps") {
+    std::string out = "[";
+    for (const auto& g : viewer::ExplainIdleGaps(*m, 5)) {
+      if (out.size() > 1) out += ",";
+      out += "{\"start_ns\":" + JsonNumber(double(g.start_ns)) +
+             ",\"duration_ns\":" + JsonNumber(double(g.end_ns - g.start_ns)) + ",\"activity\":[";
+      for (size_t a = 0; a < g.activity.size(); ++a) {
+        if (a) out += ",";
+        AppendJsonString(&out, g.activity[a].name);
+      }
+      out += "],\"diagnosis\":";
+      AppendJsonString(&out, g.diagnosis);
+      out += "}";
+    }
+    return Keep(&s, out + "]");
+  }
   for (auto kind : {viewer::SummaryOf::kKernels, viewer::SummaryOf::kCopies, viewer::SummaryOf::kApi,
                     viewer::SummaryOf::kNvtx}) {
     if (std::string_view(what) != viewer::SummaryOfName(kind)) continue;

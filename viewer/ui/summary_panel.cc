@@ -79,6 +79,43 @@ void DrawTable(App& app, const char* id, const std::vector<viewer::NameSummary>&
   ImGui::EndTable();
 }
 
+void DrawGaps(App& app, const std::vector<viewer::IdleGap>& gaps) {
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
+  if (!ImGui::BeginTable("##gaps", 4, flags)) return;
+  ImGui::TableSetupColumn("Idle");
+  ImGui::TableSetupColumn("At");
+  ImGui::TableSetupColumn("The CPU meanwhile");
+  ImGui::TableSetupColumn("Likely cause", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableHeadersRow();
+  const viewer::TraceModel& m = *app.model();
+  for (size_t i = 0; i < gaps.size(); ++i) {
+    const viewer::IdleGap& g = gaps[i];
+    const double gap = double(g.end_ns - g.start_ns);
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::PushID(static_cast<int>(i));
+    if (ImGui::Selectable(FormatDuration(gap).c_str(), false, ImGuiSelectableFlags_SpanAllColumns))
+      app.FitRange(double(g.start_ns), double(g.end_ns), 0.1);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s\n%s", g.device.c_str(), g.diagnosis.c_str());
+    ImGui::PopID();
+    ImGui::TableNextColumn();
+    ImGui::Text("%s", viewer::FormatTimestamp(m, g.start_ns).c_str());
+    ImGui::TableNextColumn();
+    if (g.activity.empty()) ImGui::TextDisabled("nothing recorded");
+    std::string what;
+    for (size_t a = 0; a < g.activity.size() && a < 2; ++a) {
+      char pct[16];
+      std::snprintf(pct, sizeof pct, "%.0f%% ", 100.0 * double(g.activity[a].overlap_ns) / gap);
+      what += (a ? ", " : "") + std::string(pct) + g.activity[a].name;
+    }
+    if (!what.empty()) ImGui::Text("%s", what.c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextWrapped("%s", g.diagnosis.c_str());
+  }
+  ImGui::EndTable();
+}
+
 }  // namespace
 
 void DrawSummaryPanel(App& app) {
@@ -86,6 +123,7 @@ void DrawSummaryPanel(App& app) {
   if (!m) return;
   SummaryPanelState& st = app.summary_panel();
   if (!st.built) {
+    st.gaps = viewer::ExplainIdleGaps(*m, 5);
     st.api = viewer::SummarizeByName(*m, viewer::SummaryOf::kApi);
     st.copies = viewer::SummarizeByName(*m, viewer::SummaryOf::kCopies);
     st.nvtx = viewer::SummarizeByName(*m, viewer::SummaryOf::kNvtx);
@@ -106,6 +144,14 @@ void DrawSummaryPanel(App& app) {
       {"NVTX ranges and host ops (nested ranges overlap)", "No NVTX ranges or host ops.", &st.nvtx,
        viewer::SummaryOf::kNvtx},
   };
+  char gap_header[96];
+  std::snprintf(gap_header, sizeof gap_header, "Largest GPU idle gaps: %zu###gaps", st.gaps.size());
+  if (ImGui::CollapsingHeader(gap_header, ImGuiTreeNodeFlags_DefaultOpen)) {
+    if (st.gaps.empty())
+      ImGui::TextDisabled("No idle gap of 10 µs or more between GPU work.");
+    else
+      DrawGaps(app, st.gaps);
+  }
   for (const Section& s : sections) {
     char header[160];
     std::snprintf(header, sizeof header, "%s: %zu name%s###%s", s.title, s.rows->size(),

@@ -359,6 +359,10 @@ test('Summary tab: the Kineto trace\'s API calls, copies and host ops by name', 
   const ops = await apiJson(page, 'gt_summary', 'nvtx');
   check(ops.some((r) => r.name === 'aten::linear'), 'host ops by name');
   check((await apiJson(page, 'gt_summary', 'nonsense')).length === 0, 'an unknown table is empty');
+  const gaps = await apiJson(page, 'gt_summary', 'gaps');
+  check(gaps.length > 0 && gaps.every((g) => g.duration_ns >= 10000 && g.diagnosis.length > 0) &&
+        gaps.every((g, i) => i === 0 || gaps[i - 1].duration_ns >= g.duration_ns),
+        'idle gaps, longest first, each with a likely cause: ' + JSON.stringify(gaps[0]));
   await shot(page, '09d-summary.png');
   return page;
 });

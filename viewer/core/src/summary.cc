@@ -1,6 +1,7 @@
 // Per-name summaries, the comparison of two traces, and the text reports of `gtrace stats` and `gtrace diff`.
 //
 // [SECTION] Summaries by name
+// [SECTION] What the CPU did while the GPU was idle
 // [SECTION] Two traces compared
 // [SECTION] Text helpers
 // [SECTION] Stats report
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include "gt/viewer/query.h"
 
@@ -121,6 +123,112 @@ std::vector<NameSummary> SummarizeByName(const TraceModel& model, SummaryOf what
   }
   SortByTotal(&rows);
   return rows;
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] What the CPU did while the GPU was idle
+// -----------------------------------------------------------------------------------------------------------------
+
+namespace {
+
+// Adds, per name, how much of [a, b) the events of `lane` cover. Events of a lane never overlap and are
+// sorted by start, so their ends are sorted too: a binary search finds the first that can reach into the gap.
+void AddOverlaps(const TraceModel& model, const Lane& lane, int64_t a, int64_t b,
+                 std::map<StringId, int64_t>* by_name) {
+  uint32_t lo = 0, hi = lane.size();
+  while (lo < hi) {  // first event ending after a
+    const uint32_t mid = (lo + hi) / 2;
+    if (lane.End(mid) <= a)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (uint32_t i = lo; i < lane.size() && lane.start[i] < b; ++i) {
+    const int64_t overlap = std::min(lane.End(i), b) - std::max(lane.start[i], a);
+    if (overlap > 0) (*by_name)[lane.name[i]] += overlap;
+  }
+}
+
+bool Contains(std::string_view hay, std::string_view needle) {
+  return hay.find(needle) != std::string_view::npos;
+}
+
+// The rows of the timeline-pattern table in docs/user-guide.md, applied to one gap.
+std::string Diagnose(const IdleGap& g) {
+  const double gap = double(g.end_ns - g.start_ns);
+  const GapActivity* top_api = nullptr;
+  const GapActivity* top_range = nullptr;
+  for (const auto& a : g.activity) {
+    if (a.api && !top_api) top_api = &a;
+    if (!a.api && !top_range) top_range = &a;
+  }
+  auto share = [&](const GapActivity* a) { return a ? double(a->overlap_ns) / gap : 0.0; };
+  if (top_api && share(top_api) >= 0.3) {
+    const std::string& n = top_api->name;
+    if (Contains(n, "Synchronize") || n == "cudaStreamWaitEvent")
+      return "the CPU waited in " + n +
+             " while the GPU had nothing queued: launch the next work before "
+             "synchronizing, or remove the sync from the loop";
+    if (Contains(n, "Malloc") || Contains(n, "Free") || Contains(n, "HostAlloc") ||
+        Contains(n, "HostRegister"))
+      return "memory allocation in the hot path (" + n +
+             "): allocate once up front or use a caching allocator";
+    if ((Contains(n, "Memcpy") || Contains(n, "Memset")) && !Contains(n, "Async"))
+      return "a synchronous copy (" + n + ") blocks the CPU: pinned memory with cudaMemcpyAsync on a stream";
+    if (Contains(n, "Launch"))
+      return "launch overhead: the CPU issues kernels slower than the GPU runs them (fuse kernels, CUDA "
+             "Graphs, "
+             "torch.compile)";
+    return "the CPU was inside " + n;
+  }
+  if (top_range && share(top_range) >= 0.5)
+    return "host work inside '" + top_range->name +
+           "' without GPU work queued: overlap it with the GPU (more DataLoader workers, prefetching, a copy "
+           "stream)";
+  return "no CUDA call or annotated range covers it: host-side work (Python, data loading) that is not "
+         "recorded; NVTX ranges around the loop's phases would name it";
+}
+
+}  // namespace
+
+std::vector<IdleGap> ExplainIdleGaps(const TraceModel& model, size_t top_n, int64_t min_gap_ns) {
+  std::vector<IdleGap> gaps;
+  for (const auto& d : model.device_summaries)
+    for (const auto& [a, b] : d.largest_gaps)
+      if (b - a >= min_gap_ns) gaps.push_back({d.device_id, d.name, a, b, {}, {}});
+  std::sort(gaps.begin(), gaps.end(), [](const IdleGap& x, const IdleGap& y) {
+    const int64_t dx = x.end_ns - x.start_ns, dy = y.end_ns - y.start_ns;
+    if (dx != dy) return dx > dy;
+    return std::tie(x.start_ns, x.device_id) < std::tie(y.start_ns, y.device_id);
+  });
+  if (gaps.size() > top_n) gaps.resize(top_n);
+  for (IdleGap& g : gaps) {
+    // The processes that put work on this device: their threads are the ones that failed to feed it.
+    std::vector<uint32_t> pids;
+    for (const Track& t : model.tracks)
+      if (t.kind == TrackKind::kGpuStream && t.device_id == g.device_id) pids.push_back(t.pid);
+    std::map<StringId, int64_t> api, ranges;
+    for (const Track& t : model.tracks) {
+      if (std::find(pids.begin(), pids.end(), t.pid) == pids.end()) continue;
+      if (t.kind == TrackKind::kThreadApi && t.lane_count > 0)
+        AddOverlaps(model, model.lanes[t.first_lane], g.start_ns, g.end_ns, &api);  // top-level calls only
+      else if (t.kind == TrackKind::kThreadRanges)
+        for (uint32_t d = 0; d < t.lane_count; ++d)
+          AddOverlaps(model, model.lanes[t.first_lane + d], g.start_ns, g.end_ns, &ranges);
+    }
+    for (const auto& [from, is_api] : {std::pair{&api, true}, std::pair{&ranges, false}}) {
+      std::vector<std::pair<int64_t, StringId>> order;
+      for (const auto& [name, ns] : *from) order.push_back({-ns, name});
+      std::sort(order.begin(), order.end());
+      // Under 1% of the gap is noise next to what the gap is about.
+      for (size_t i = 0; i < order.size() && i < 3 && -order[i].first * 100 >= g.end_ns - g.start_ns; ++i)
+        g.activity.push_back({model.Str(order[i].second), is_api, -order[i].first});
+    }
+    std::stable_sort(g.activity.begin(), g.activity.end(),
+                     [](const GapActivity& x, const GapActivity& y) { return x.overlap_ns > y.overlap_ns; });
+    g.diagnosis = Diagnose(g);
+  }
+  return gaps;
 }
 
 // -----------------------------------------------------------------------------------------------------------------
@@ -300,6 +408,18 @@ std::string StatsReport(const TraceModel& model, size_t top_n) {
       if (!d.largest_gaps.empty())
         o += "    largest idle gap: " + FormatDuration(d.largest_gaps[0].second - d.largest_gaps[0].first) +
              " at " + FormatTimestamp(model, d.largest_gaps[0].first) + "\n";
+    }
+  }
+  const auto gaps = ExplainIdleGaps(model, std::min<size_t>(top_n, 5));
+  if (!gaps.empty()) {
+    o += "\nLargest GPU idle gaps, and what the CPU did meanwhile:\n";
+    for (const auto& g : gaps) {
+      o += "  " + FormatDuration(g.end_ns - g.start_ns) + " idle on " + g.device + " at " +
+           FormatTimestamp(model, g.start_ns) + "\n";
+      for (const auto& a : g.activity)
+        o += "      " + Pad(Percent(double(a.overlap_ns) / double(g.end_ns - g.start_ns)), 7, true) + "  " +
+             (a.api ? "API  " : "range ") + Clip(a.name, 90) + "\n";
+      o += "      -> " + g.diagnosis + "\n";
     }
   }
   AppendSummaryTable(o, "Kernels (by total GPU time):", SummarizeByName(model, SummaryOf::kKernels), top_n,

@@ -3,6 +3,7 @@
 // optimization needs (`gtrace stats`, `gtrace diff`). Headless and deterministic.
 //
 // [SECTION] Summaries by name
+// [SECTION] What the CPU did while the GPU was idle
 // [SECTION] Two traces compared
 // [SECTION] Text reports
 #pragma once
@@ -42,6 +43,27 @@ struct NameSummary {
 std::vector<NameSummary> SummarizeByName(const TraceModel& model, SummaryOf what);
 
 // ---------------------------------------------------------------------------------------------------------------
+// [SECTION] What the CPU did while the GPU was idle
+// ---------------------------------------------------------------------------------------------------------------
+
+// The first question of every timeline ("is the GPU starved, and by what?") answered per gap: the host
+// activity recorded during one of a device's largest idle gaps, by the processes that use that device.
+struct GapActivity {
+  std::string name;    // "cudaMalloc", "step 3"
+  bool api = false;    // a CUDA API call (else an NVTX range or host op)
+  int64_t overlap_ns;  // time of the gap it covers (the instances of one name added up)
+};
+struct IdleGap {
+  uint32_t device_id = 0;
+  std::string device;  // "GPU 0: NVIDIA H200"
+  int64_t start_ns = 0, end_ns = 0;
+  std::vector<GapActivity> activity;  // most overlap first, at most 3 API calls and 3 ranges
+  std::string diagnosis;  // the likely cause and what to try, from the table in docs/user-guide.md
+};
+// The top_n longest idle gaps over all devices (longest first), gaps shorter than min_gap_ns left out.
+std::vector<IdleGap> ExplainIdleGaps(const TraceModel& model, size_t top_n, int64_t min_gap_ns = 10'000);
+
+// ---------------------------------------------------------------------------------------------------------------
 // [SECTION] Two traces compared
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -67,8 +89,9 @@ double PercentChange(double a, double b);
 // [SECTION] Text reports
 // ---------------------------------------------------------------------------------------------------------------
 
-// The `gtrace stats` report: trace summary, loss, per-device idle share, then kernels, CUDA API calls, memory
-// copies/sets and NVTX ranges by total time (top_n rows each).
+// The `gtrace stats` report: trace summary, loss, per-device idle share, the largest idle gaps with what the
+// CPU did during them, then kernels, CUDA API calls, memory copies/sets and NVTX ranges by total time (top_n
+// rows each).
 std::string StatsReport(const TraceModel& model, size_t top_n = 30);
 
 // The `gtrace diff` report: both traces' spans and GPU busy time per device, the change of total kernel time,
