@@ -220,3 +220,29 @@ TEST_CASE("idle gaps: what the CPU did while the GPU waited, and the likely caus
   CHECK(report.find("100.0%  range load batch") != std::string::npos);
   CHECK(report.find("52.6%  API  cudaMalloc") != std::string::npos);  // 1.0 of 1.9 ms
 }
+
+TEST_CASE("idle gaps: partly covered by recorded activity, no single cause", "[summary][gaps]") {
+  ModelBuilder b;
+  test::FeedStrings(b, {"", "app", "H200", "k", "prepare", "cudaMemcpyAsync"});
+  ProcessRecord p;
+  p.pid = 1, p.name = 1;
+  b.OnProcesses({&p, 1});
+  std::vector<KernelRecord> k(2);
+  for (int i = 0; i < 2; ++i) {
+    k[i].start = i * 1'100'000, k[i].end = i * 1'100'000 + 100'000, k[i].name = 3;
+    k[i].pid = 1, k[i].device_id = 0, k[i].context_id = 1, k[i].stream_id = 7,
+    k[i].correlation_id = uint32_t(i + 1);
+  }
+  b.OnKernels(k);
+  NvtxRecord r;  // 40% of the 1 ms gap
+  r.start = 300'000, r.end = 700'000, r.message = 4, r.pid = 1, r.tid = 1;
+  b.OnNvtx({&r, 1});
+  ApiCallRecord a{800'000, 900'000, 1, 1, 9, 41, 5, 0, uint8_t(ApiDomain::kRuntime)};  // 10%
+  b.OnApiCalls({&a, 1});
+  auto m = b.Finish();
+  auto gaps = ExplainIdleGaps(*m, 5);
+  REQUIRE(gaps.size() == 1);
+  REQUIRE(gaps[0].activity.size() == 2);
+  CHECK(gaps[0].activity[0].name == "prepare");
+  CHECK(gaps[0].diagnosis.find("no single cause: the CPU spent 40% in prepare") == 0);
+}

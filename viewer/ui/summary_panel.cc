@@ -130,7 +130,8 @@ void DrawSummaryPanel(App& app) {
     st.built = true;
   }
   ImGui::TextDisabled(
-      "By total time (kernels: the Kernels tab). Click a row to highlight every event of that name.");
+      "Click a gap to zoom to it, a name to highlight its events. Tables by total time (kernels: the Kernels "
+      "tab).");
   struct Section {
     const char* title;
     const char* empty;

@@ -185,8 +185,15 @@ std::string Diagnose(const IdleGap& g) {
     return "host work inside '" + top_range->name +
            "' without GPU work queued: overlap it with the GPU (more DataLoader workers, prefetching, a copy "
            "stream)";
-  return "no CUDA call or annotated range covers it: host-side work (Python, data loading) that is not "
-         "recorded; NVTX ranges around the loop's phases would name it";
+  if (g.activity.empty())
+    return "no CUDA call or annotated range covers it: host-side work (Python, data loading) that is not "
+           "recorded; NVTX ranges around the loop's phases would name it";
+  const GapActivity& largest = g.activity.front();
+  char pct[16];
+  std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * double(largest.overlap_ns) / gap);
+  return "no single cause: the CPU spent " + std::string(pct) + " in " + largest.name +
+         " and the rest between recorded calls (Python, framework overhead); if this repeats every step, the "
+         "loop is CPU-bound: CUDA Graphs, torch.compile, fewer and larger kernels";
 }
 
 }  // namespace
