@@ -246,3 +246,31 @@ TEST_CASE("idle gaps: partly covered by recorded activity, no single cause", "[s
   CHECK(gaps[0].activity[0].name == "prepare");
   CHECK(gaps[0].diagnosis.find("no single cause: the CPU spent 40% in prepare") == 0);
 }
+
+TEST_CASE("idle gaps: of nested ranges covering the same time, the innermost names the cause",
+          "[summary][gaps]") {
+  ModelBuilder b;
+  test::FeedStrings(b, {"", "app", "H200", "k", "loop", "load batch"});
+  ProcessRecord p;
+  p.pid = 1, p.name = 1;
+  b.OnProcesses({&p, 1});
+  std::vector<KernelRecord> k(2);
+  for (int i = 0; i < 2; ++i) {
+    k[i].start = i * 1'100'000, k[i].end = i * 1'100'000 + 100'000, k[i].name = 3;
+    k[i].pid = 1, k[i].device_id = 0, k[i].context_id = 1, k[i].stream_id = 7,
+    k[i].correlation_id = uint32_t(i + 1);
+  }
+  b.OnKernels(k);
+  std::vector<NvtxRecord> r(2);
+  r[0].start = 0, r[0].end = 1'300'000, r[0].message = 4;        // "loop" around everything
+  r[1].start = 100'000, r[1].end = 1'100'000, r[1].message = 5;  // "load batch": exactly the gap
+  for (auto& x : r) x.pid = 1, x.tid = 1;
+  b.OnNvtx(r);
+  auto m = b.Finish();
+  auto gaps = ExplainIdleGaps(*m, 5);
+  REQUIRE(gaps.size() == 1);
+  REQUIRE(gaps[0].activity.size() == 2);
+  CHECK(gaps[0].activity[0].name == "load batch");
+  CHECK(gaps[0].activity[1].name == "loop");
+  CHECK(gaps[0].diagnosis.find("host work inside 'load batch'") == 0);
+}

@@ -133,8 +133,13 @@ namespace {
 
 // Adds, per name, how much of [a, b) the events of `lane` cover. Events of a lane never overlap and are
 // sorted by start, so their ends are sorted too: a binary search finds the first that can reach into the gap.
-void AddOverlaps(const TraceModel& model, const Lane& lane, int64_t a, int64_t b,
-                 std::map<StringId, int64_t>* by_name) {
+// `depth` ranks names that cover the same time: the innermost range says more than the one around it.
+struct Cover {
+  int64_t ns = 0;
+  uint32_t depth = 0;
+};
+void AddOverlaps(const TraceModel& model, const Lane& lane, uint32_t depth, int64_t a, int64_t b,
+                 std::map<StringId, Cover>* by_name) {
   uint32_t lo = 0, hi = lane.size();
   while (lo < hi) {  // first event ending after a
     const uint32_t mid = (lo + hi) / 2;
@@ -145,7 +150,10 @@ void AddOverlaps(const TraceModel& model, const Lane& lane, int64_t a, int64_t b
   }
   for (uint32_t i = lo; i < lane.size() && lane.start[i] < b; ++i) {
     const int64_t overlap = std::min(lane.End(i), b) - std::max(lane.start[i], a);
-    if (overlap > 0) (*by_name)[lane.name[i]] += overlap;
+    if (overlap <= 0) continue;
+    Cover& c = (*by_name)[lane.name[i]];
+    c.ns += overlap;
+    c.depth = std::max(c.depth, depth);
   }
 }
 
@@ -176,9 +184,8 @@ std::string Diagnose(const IdleGap& g) {
     if ((Contains(n, "Memcpy") || Contains(n, "Memset")) && !Contains(n, "Async"))
       return "a synchronous copy (" + n + ") blocks the CPU: pinned memory with cudaMemcpyAsync on a stream";
     if (Contains(n, "Launch"))
-      return "launch overhead: the CPU issues kernels slower than the GPU runs them (fuse kernels, CUDA "
-             "Graphs, "
-             "torch.compile)";
+      return "launch overhead: the CPU issues kernels slower than the GPU runs them (fuse kernels, "
+             "CUDA Graphs, torch.compile)";
     return "the CPU was inside " + n;
   }
   if (top_range && share(top_range) >= 0.5)
@@ -214,22 +221,25 @@ std::vector<IdleGap> ExplainIdleGaps(const TraceModel& model, size_t top_n, int6
     std::vector<uint32_t> pids;
     for (const Track& t : model.tracks)
       if (t.kind == TrackKind::kGpuStream && t.device_id == g.device_id) pids.push_back(t.pid);
-    std::map<StringId, int64_t> api, ranges;
+    std::map<StringId, Cover> api, ranges;
     for (const Track& t : model.tracks) {
       if (std::find(pids.begin(), pids.end(), t.pid) == pids.end()) continue;
       if (t.kind == TrackKind::kThreadApi && t.lane_count > 0)
-        AddOverlaps(model, model.lanes[t.first_lane], g.start_ns, g.end_ns, &api);  // top-level calls only
+        AddOverlaps(model, model.lanes[t.first_lane], 0, g.start_ns, g.end_ns, &api);  // top-level calls only
       else if (t.kind == TrackKind::kThreadRanges)
         for (uint32_t d = 0; d < t.lane_count; ++d)
-          AddOverlaps(model, model.lanes[t.first_lane + d], g.start_ns, g.end_ns, &ranges);
+          AddOverlaps(model, model.lanes[t.first_lane + d], d, g.start_ns, g.end_ns, &ranges);
     }
     for (const auto& [from, is_api] : {std::pair{&api, true}, std::pair{&ranges, false}}) {
-      std::vector<std::pair<int64_t, StringId>> order;
-      for (const auto& [name, ns] : *from) order.push_back({-ns, name});
+      std::vector<std::tuple<int64_t, int64_t, StringId>> order;  // (-ns, -depth, name): ascending sort
+      for (const auto& [name, c] : *from) order.push_back({-c.ns, -int64_t(c.depth), name});
       std::sort(order.begin(), order.end());
       // Under 1% of the gap is noise next to what the gap is about.
-      for (size_t i = 0; i < order.size() && i < 3 && -order[i].first * 100 >= g.end_ns - g.start_ns; ++i)
-        g.activity.push_back({model.Str(order[i].second), is_api, -order[i].first});
+      for (size_t i = 0; i < order.size() && i < 3; ++i) {
+        const int64_t ns = -std::get<0>(order[i]);
+        if (ns * 100 < g.end_ns - g.start_ns) break;
+        g.activity.push_back({model.Str(std::get<2>(order[i])), is_api, ns});
+      }
     }
     std::stable_sort(g.activity.begin(), g.activity.end(),
                      [](const GapActivity& x, const GapActivity& y) { return x.overlap_ns > y.overlap_ns; });
