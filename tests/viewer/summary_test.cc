@@ -73,6 +73,24 @@ std::unique_ptr<TraceModel> Build(const std::vector<KernelSpec>& kernels, uint64
   return b.Finish();
 }
 
+// Process 1 ("app") with kernels "k" at [0, 0.1] and [1.1, 1.2] ms on GPU 0: one idle gap of 1 ms. `names`
+// get string ids 4, 5, ...
+void OneGapOfOneMs(ModelBuilder& b, const std::vector<std::string>& names) {
+  std::vector<std::string> strings{"", "app", "H200", "k"};
+  strings.insert(strings.end(), names.begin(), names.end());
+  test::FeedStrings(b, strings);
+  ProcessRecord p;
+  p.pid = 1, p.name = 1;
+  b.OnProcesses({&p, 1});
+  std::vector<KernelRecord> k(2);
+  for (int i = 0; i < 2; ++i) {
+    k[i].start = i * 1'100'000, k[i].end = i * 1'100'000 + 100'000, k[i].name = 3;
+    k[i].pid = 1, k[i].device_id = 0, k[i].context_id = 1, k[i].stream_id = 7,
+    k[i].correlation_id = uint32_t(i + 1);
+  }
+  b.OnKernels(k);
+}
+
 }  // namespace
 
 TEST_CASE("summaries by name: kernels, copies, top-level API calls, NVTX", "[summary]") {
@@ -223,18 +241,8 @@ TEST_CASE("idle gaps: what the CPU did while the GPU waited, and the likely caus
 
 TEST_CASE("idle gaps: partly covered by recorded activity, no single cause", "[summary][gaps]") {
   ModelBuilder b;
-  test::FeedStrings(b, {"", "app", "H200", "k", "prepare", "cudaMemcpyAsync"});
-  ProcessRecord p;
-  p.pid = 1, p.name = 1;
-  b.OnProcesses({&p, 1});
-  std::vector<KernelRecord> k(2);
-  for (int i = 0; i < 2; ++i) {
-    k[i].start = i * 1'100'000, k[i].end = i * 1'100'000 + 100'000, k[i].name = 3;
-    k[i].pid = 1, k[i].device_id = 0, k[i].context_id = 1, k[i].stream_id = 7,
-    k[i].correlation_id = uint32_t(i + 1);
-  }
-  b.OnKernels(k);
-  NvtxRecord r;  // 40% of the 1 ms gap
+  OneGapOfOneMs(b, {"prepare", "cudaMemcpyAsync"});  // ids 4, 5
+  NvtxRecord r;                                      // 40% of the 1 ms gap
   r.start = 300'000, r.end = 700'000, r.message = 4, r.pid = 1, r.tid = 1;
   b.OnNvtx({&r, 1});
   ApiCallRecord a{800'000, 900'000, 1, 1, 9, 41, 5, 0, uint8_t(ApiDomain::kRuntime)};  // 10%
@@ -250,17 +258,7 @@ TEST_CASE("idle gaps: partly covered by recorded activity, no single cause", "[s
 TEST_CASE("idle gaps: of nested ranges covering the same time, the innermost names the cause",
           "[summary][gaps]") {
   ModelBuilder b;
-  test::FeedStrings(b, {"", "app", "H200", "k", "loop", "load batch"});
-  ProcessRecord p;
-  p.pid = 1, p.name = 1;
-  b.OnProcesses({&p, 1});
-  std::vector<KernelRecord> k(2);
-  for (int i = 0; i < 2; ++i) {
-    k[i].start = i * 1'100'000, k[i].end = i * 1'100'000 + 100'000, k[i].name = 3;
-    k[i].pid = 1, k[i].device_id = 0, k[i].context_id = 1, k[i].stream_id = 7,
-    k[i].correlation_id = uint32_t(i + 1);
-  }
-  b.OnKernels(k);
+  OneGapOfOneMs(b, {"loop", "load batch"});  // ids 4, 5
   std::vector<NvtxRecord> r(2);
   r[0].start = 0, r[0].end = 1'300'000, r[0].message = 4;        // "loop" around everything
   r[1].start = 100'000, r[1].end = 1'100'000, r[1].message = 5;  // "load batch": exactly the gap
