@@ -49,7 +49,7 @@ size_t CountNvtx(const TraceData& d, const std::string& msg) {
 
 std::vector<std::string> KnownWorkloads() {
   return {"copy",   "fma",     "strided", "atomics",     "syncdiv",     "bank_conflicts", "tiny_burst",
-          "memcpy", "streams", "nvtx",    "multithread", "torch_train", "multiproc"};
+          "memcpy", "streams", "nvtx",    "multithread", "torch_train", "multiproc",      "idle"};
 }
 
 void CheckGeneric(const TraceData& d, CheckReport& r) {
@@ -218,6 +218,22 @@ void CheckWorkload(const TraceData& d, const std::string& w, CheckReport& r) {
     size_t steps = 0;
     for (const auto& n : d.nvtx) steps += d.Str(n.message).rfind("step ", 0) == 0;
     Expect(r, steps == 40, "torch_train: expected 40 'step N' NVTX ranges, got " + std::to_string(steps));
+  } else if (w == "idle") {
+    const int steps = 3;  // gt_k_idle's default
+    ExpectKernels(d, r, "busy_kernel", 1 + 4 * steps);
+    size_t mallocs = 0, frees = 0, load = 0, step = 0;
+    for (const auto& a : d.api_calls) {
+      mallocs += d.Str(a.name) == "cudaMalloc";
+      frees += d.Str(a.name) == "cudaFree";
+    }
+    for (const auto& n : d.nvtx) {
+      load += d.Str(n.message) == "load batch";
+      step += d.Str(n.message) == "step";
+    }
+    Expect(r, mallocs == 8 * steps && frees == 8 * steps,
+           "idle: expected 8 cudaMalloc + 8 cudaFree per step");
+    Expect(r, load == steps && step == steps,
+           "idle: expected one 'step' and one 'load batch' range per step");
   } else if (w == "multiproc") {
     std::set<uint32_t> pids;
     for (const auto& k : d.kernels) pids.insert(k.pid);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
 #include "test_util.h"
@@ -271,4 +272,34 @@ TEST_CASE("idle gaps: of nested ranges covering the same time, the innermost nam
   CHECK(gaps[0].activity[0].name == "load batch");
   CHECK(gaps[0].activity[1].name == "loop");
   CHECK(gaps[0].diagnosis.find("host work inside 'load batch'") == 0);
+}
+
+TEST_CASE("idle gaps of a real trace with known causes (kernels/idle.cu on the H200)",
+          "[summary][gaps][fixture]") {
+  // Per step: a 3 ms sleep inside NVTX "load batch", 8 x cudaMalloc/cudaFree of 256 MiB, a 4 ms sleep outside
+  // any range or call; a 50 us kernel between them. Three steps: nine gaps of 1.4-4.2 ms, three of each
+  // cause.
+  auto m = LoadTraceFile(std::string(GT_TESTS_DATA) + "/h200_idle.gtrace");
+  REQUIRE(m.ok());
+  auto gaps = ExplainIdleGaps(*m.value(), 9, 1'000'000);
+  REQUIRE(gaps.size() == 9);
+  int unrecorded = 0, loading = 0, allocation = 0;
+  for (const auto& g : gaps) {
+    INFO(g.diagnosis);
+    const int64_t ms = (g.end_ns - g.start_ns) / 1'000'000;
+    if (g.diagnosis.rfind("no CUDA call or annotated range", 0) == 0) {
+      ++unrecorded;
+      CHECK(ms >= 4);
+      CHECK(g.activity.empty());
+    } else if (g.diagnosis.rfind("host work inside 'load batch'", 0) == 0) {
+      ++loading;
+      CHECK(ms == 3);
+    } else if (g.diagnosis.rfind("memory allocation in the hot path", 0) == 0) {
+      ++allocation;
+      CHECK(g.diagnosis.find("cudaMalloc") != std::string::npos);
+    }
+  }
+  CHECK(unrecorded == 3);
+  CHECK(loading == 3);
+  CHECK(allocation == 3);
 }

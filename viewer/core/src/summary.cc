@@ -161,41 +161,68 @@ bool Contains(std::string_view hay, std::string_view needle) {
   return hay.find(needle) != std::string_view::npos;
 }
 
+// What kind of host stall an API call is; calls of one kind add up (cudaMalloc and cudaFree alternate in an
+// allocating loop, and neither alone may cover much of the gap).
+enum class Stall { kNone, kSync, kAlloc, kSyncCopy, kLaunch, kOther };
+Stall StallOf(std::string_view n) {
+  if (Contains(n, "Synchronize") || n == "cudaStreamWaitEvent" || n == "cuStreamWaitEvent")
+    return Stall::kSync;
+  if (Contains(n, "Malloc") || Contains(n, "Free") || Contains(n, "HostAlloc") ||
+      Contains(n, "HostRegister") || Contains(n, "MemAlloc"))
+    return Stall::kAlloc;
+  if ((Contains(n, "Memcpy") || Contains(n, "Memset")) && !Contains(n, "Async")) return Stall::kSyncCopy;
+  if (Contains(n, "Launch")) return Stall::kLaunch;
+  return Stall::kOther;
+}
+
 // The rows of the timeline-pattern table in docs/user-guide.md, applied to one gap.
 std::string Diagnose(const IdleGap& g) {
   const double gap = double(g.end_ns - g.start_ns);
-  const GapActivity* top_api = nullptr;
+  std::map<Stall, int64_t> by_kind;
+  std::map<Stall, std::string> names;  // the calls of each kind, most overlap first
   const GapActivity* top_range = nullptr;
   for (const auto& a : g.activity) {
-    if (a.api && !top_api) top_api = &a;
-    if (!a.api && !top_range) top_range = &a;
+    if (!a.api) {
+      if (!top_range) top_range = &a;
+      continue;
+    }
+    const Stall k = StallOf(a.name);
+    by_kind[k] += a.overlap_ns;
+    names[k] += (names[k].empty() ? "" : ", ") + a.name;
   }
-  auto share = [&](const GapActivity* a) { return a ? double(a->overlap_ns) / gap : 0.0; };
-  if (top_api && share(top_api) >= 0.3) {
-    const std::string& n = top_api->name;
-    if (Contains(n, "Synchronize") || n == "cudaStreamWaitEvent")
-      return "the CPU waited in " + n +
-             " while the GPU had nothing queued: launch the next work before "
-             "synchronizing, or remove the sync from the loop";
-    if (Contains(n, "Malloc") || Contains(n, "Free") || Contains(n, "HostAlloc") ||
-        Contains(n, "HostRegister"))
-      return "memory allocation in the hot path (" + n +
-             "): allocate once up front or use a caching allocator";
-    if ((Contains(n, "Memcpy") || Contains(n, "Memset")) && !Contains(n, "Async"))
-      return "a synchronous copy (" + n + ") blocks the CPU: pinned memory with cudaMemcpyAsync on a stream";
-    if (Contains(n, "Launch"))
-      return "launch overhead: the CPU issues kernels slower than the GPU runs them (fuse kernels, "
-             "CUDA Graphs, torch.compile)";
-    return "the CPU was inside " + n;
+  Stall worst = Stall::kNone;
+  for (const auto& [k, ns] : by_kind)
+    if (worst == Stall::kNone || ns > by_kind[worst]) worst = k;
+  if (worst != Stall::kNone && double(by_kind[worst]) >= 0.3 * gap) {
+    const std::string& n = names[worst];
+    switch (worst) {
+      case Stall::kSync:
+        return "the CPU waited in " + n +
+               " while the GPU had nothing queued: launch the next work before synchronizing, or remove the "
+               "sync from the loop";
+      case Stall::kAlloc:
+        return "memory allocation in the hot path (" + n +
+               "): allocate once up front or use a caching allocator";
+      case Stall::kSyncCopy:
+        return "a synchronous copy (" + n +
+               ") blocks the CPU: pinned memory with cudaMemcpyAsync on a stream";
+      case Stall::kLaunch:
+        return "launch overhead: the CPU issues kernels slower than the GPU runs them (fuse kernels, "
+               "CUDA Graphs, torch.compile)";
+      default:
+        return "the CPU was inside " + n;
+    }
   }
-  if (top_range && share(top_range) >= 0.5)
+  if (top_range && double(top_range->overlap_ns) >= 0.5 * gap)
     return "host work inside '" + top_range->name +
            "' without GPU work queued: overlap it with the GPU (more DataLoader workers, prefetching, a copy "
            "stream)";
   if (g.activity.empty())
     return "no CUDA call or annotated range covers it: host-side work (Python, data loading) that is not "
            "recorded; NVTX ranges around the loop's phases would name it";
-  const GapActivity& largest = g.activity.front();
+  const GapActivity& largest = *std::max_element(
+      g.activity.begin(), g.activity.end(),
+      [](const GapActivity& x, const GapActivity& y) { return x.overlap_ns < y.overlap_ns; });
   char pct[16];
   std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * double(largest.overlap_ns) / gap);
   return "no single cause: the CPU spent " + std::string(pct) + " in " + largest.name +
@@ -234,6 +261,16 @@ std::vector<IdleGap> ExplainIdleGaps(const TraceModel& model, size_t top_n, int6
       std::vector<std::tuple<int64_t, int64_t, StringId>> order;  // (-ns, -depth, name): ascending sort
       for (const auto& [name, c] : *from) order.push_back({-c.ns, -int64_t(c.depth), name});
       std::sort(order.begin(), order.end());
+      // A range nested in another covers a little less of the gap than its parent (the gap starts before the
+      // push): the innermost one covering at least 90% of what the top one covers names the cause better.
+      if (!is_api && !order.empty()) {
+        size_t best = 0;
+        for (size_t i = 1; i < order.size(); ++i)
+          if (-std::get<0>(order[i]) * 10 >= -std::get<0>(order[0]) * 9 &&
+              std::get<1>(order[i]) < std::get<1>(order[best]))
+            best = i;
+        std::rotate(order.begin(), order.begin() + best, order.begin() + best + 1);
+      }
       // Under 1% of the gap is noise next to what the gap is about.
       for (size_t i = 0; i < order.size() && i < 3; ++i) {
         const int64_t ns = -std::get<0>(order[i]);
@@ -241,9 +278,10 @@ std::vector<IdleGap> ExplainIdleGaps(const TraceModel& model, size_t top_n, int6
         g.activity.push_back({model.Str(std::get<2>(order[i])), is_api, ns});
       }
     }
+    g.diagnosis =
+        Diagnose(g);  // before sorting: the first range in `activity` is the one that names the cause
     std::stable_sort(g.activity.begin(), g.activity.end(),
                      [](const GapActivity& x, const GapActivity& y) { return x.overlap_ns > y.overlap_ns; });
-    g.diagnosis = Diagnose(g);
   }
   return gaps;
 }
