@@ -367,11 +367,7 @@ class ShareServer::Impl {
       res.status = 304;
       return;
     }
-    // The uploader's file name when there is one (SanitizeTraceName: no quote, no CR/LF can reach the
-    // header).
-    auto meta = store_->Head(id);
-    const std::string name = meta.ok() && !meta->name.empty() ? meta->name : id + ".gtrace";
-    res.set_header("Content-Disposition", "attachment; filename=\"" + name + "\"");
+    res.set_header("Content-Disposition", "attachment; filename=\"" + DownloadName(id) + "\"");
     const std::shared_ptr<const TraceBlob> data = *blob;
     const uint64_t size = data->size();
     if (!RangeSatisfiable(req.get_header_value("Range"), size)) {
@@ -425,6 +421,22 @@ class ShareServer::Impl {
       }
     }
     if (persist) (void)store_->Touch(id, now);
+  }
+
+  // The uploader's file name (SanitizeTraceName: no quote, no CR/LF can reach the header), else
+  // "<id>.gtrace". A trace keeps the first name it got, so it is read from the store once and then kept with
+  // the access entry: a page's range requests do not each re-read the metadata. A trace without a name is
+  // looked up again (a later upload of the same bytes may name it).
+  std::string DownloadName(const std::string& id) {
+    {
+      std::lock_guard<std::mutex> lock(access_mu_);
+      if (auto it = access_.find(id); it != access_.end() && !it->second.name.empty()) return it->second.name;
+    }
+    auto meta = store_->Head(id);
+    if (!meta.ok() || meta->name.empty()) return id + ".gtrace";
+    std::lock_guard<std::mutex> lock(access_mu_);
+    if (auto it = access_.find(id); it != access_.end()) it->second.name = meta->name;
+    return meta->name;
   }
 
   void ForgetAccess(const std::string& id) {
@@ -527,6 +539,7 @@ class ShareServer::Impl {
   struct Access {
     int64_t last = 0;
     int64_t persisted = 0;
+    std::string name;  // the stored file name once read ("" = not read yet, or the trace has none)
   };
 
   std::unique_ptr<TraceStore> store_;
