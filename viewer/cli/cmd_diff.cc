@@ -80,11 +80,10 @@ int CmdDiff(int argc, char** argv) {
                          : viewer::DiffReport(*models[0], paths[0], *models[1], paths[1], top);
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (!std::isnan(fail_above)) {
-    int64_t total[2] = {0, 0};
-    for (int k = 0; k < 2; ++k)
-      for (const auto& r : viewer::SummarizeByName(*models[k], viewer::SummaryOf::kKernels))
-        total[k] += r.total_ns;
-    const double change = viewer::PercentChange(double(total[0]), double(total[1]));
+    auto kernel_ns = [](const viewer::TraceModel& m) {
+      return double(viewer::TotalNs(viewer::SummarizeByName(m, viewer::SummaryOf::kKernels)));
+    };
+    const double change = viewer::PercentChange(kernel_ns(*models[0]), kernel_ns(*models[1]));
     if (change > fail_above) {
       char grew[64];
       if (std::isinf(change))

@@ -100,10 +100,7 @@ std::string DiffJson(const viewer::TraceModel& before, const std::string& before
   int64_t total[2] = {0, 0};
   for (SummaryOf what : {SummaryOf::kKernels, SummaryOf::kCopies, SummaryOf::kApi}) {
     const auto a = viewer::SummarizeByName(before, what), b = viewer::SummarizeByName(after, what);
-    if (what == SummaryOf::kKernels) {
-      for (const auto& r : a) total[0] += r.total_ns;
-      for (const auto& r : b) total[1] += r.total_ns;
-    }
+    if (what == SummaryOf::kKernels) total[0] = viewer::TotalNs(a), total[1] = viewer::TotalNs(b);
     j[viewer::SummaryOfName(what)] = Changes(viewer::CompareSummaries(a, b));
   }
   j["total_kernel_ns"] = {

@@ -125,6 +125,12 @@ std::vector<NameSummary> SummarizeByName(const TraceModel& model, SummaryOf what
   return rows;
 }
 
+int64_t TotalNs(const std::vector<NameSummary>& rows) {
+  int64_t t = 0;
+  for (const auto& r : rows) t += r.total_ns;
+  return t;
+}
+
 // -----------------------------------------------------------------------------------------------------------------
 // [SECTION] What the CPU did while the GPU was idle
 // -----------------------------------------------------------------------------------------------------------------
@@ -415,12 +421,6 @@ void AppendChangeTable(std::string& o, const char* title, const std::vector<Name
   if (rows.size() > shown) o += "  ... " + std::to_string(rows.size() - shown) + " more\n";
 }
 
-int64_t TotalOf(const std::vector<NameSummary>& rows) {
-  int64_t t = 0;
-  for (const auto& r : rows) t += r.total_ns;
-  return t;
-}
-
 uint64_t CountOf(const std::vector<NameSummary>& rows) {
   uint64_t n = 0;
   for (const auto& r : rows) n += r.count;
@@ -526,7 +526,7 @@ std::string DiffReport(const TraceModel& before, const std::string& before_label
 
   const auto kernels_a = SummarizeByName(before, SummaryOf::kKernels);
   const auto kernels_b = SummarizeByName(after, SummaryOf::kKernels);
-  const int64_t total_a = TotalOf(kernels_a), total_b = TotalOf(kernels_b);
+  const int64_t total_a = TotalNs(kernels_a), total_b = TotalNs(kernels_b);
   o += "\nTotal kernel time: " + FormatDuration(total_a) + " -> " + FormatDuration(total_b) + " (" +
        SignedPercent(double(total_a), double(total_b)) + "), kernels " + std::to_string(CountOf(kernels_a)) +
        " -> " + std::to_string(CountOf(kernels_b)) + "\n";

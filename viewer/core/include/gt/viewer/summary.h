@@ -41,6 +41,8 @@ struct NameSummary {
 
 // One row per name, by total time (descending; ties by name).
 std::vector<NameSummary> SummarizeByName(const TraceModel& model, SummaryOf what);
+// The sum of total_ns over `rows` (e.g. all kernel time, the figure `gtrace diff --fail-above` gates on).
+int64_t TotalNs(const std::vector<NameSummary>& rows);
 
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] What the CPU did while the GPU was idle
