@@ -113,8 +113,8 @@ void PrintCountersPlan(const LaunchOptions& o, const char* run) {
                           : std::string("every matching launch");
   fprintf(stderr,
           "gcollect: %s: counters (%s) on %s%s%s, L2 %s before each; each profiled launch is replayed once "
-          "per pass (about 14 ms per pass), the rest run at full speed; graph-launched kernels are not "
-          "profiled\n",
+          "per pass (about 14 ms per pass), the rest run at full speed; graph launches with a profiled "
+          "kernel are replayed node by node\n",
           run, counters::CounterSetsToString(co.sets).c_str(), which.c_str(),
           co.kernel_regex.empty() ? "" : " matching ", co.kernel_regex.c_str(),
           co.flush_caches ? "flushed" : "not flushed (--cache-control none)");

@@ -87,8 +87,13 @@ std::string JoinReport::Summary() const {
   if (unmatched_launches) s += "; " + std::to_string(unmatched_launches) + " unmatched (not guessed)";
   if (unmatched_processes) s += "; " + std::to_string(unmatched_processes) + " processes without a partner";
   if (graph_kernels)
-    s += "; " + std::to_string(graph_kernels) + " graph-launched kernels not profiled (graph launch)";
+    s += "; " + std::to_string(graph_kernels) + " graph-launched kernels not profiled (see below)";
   return s;
+}
+
+std::string LaunchLabel(const std::string& kernel_name, uint32_t ordinal) {
+  return kernel_name + (IsGraphOrdinal(ordinal) ? " graph launch " : " launch ") +
+         std::to_string(OrdinalIndex(ordinal));
 }
 
 std::vector<uint32_t> KernelLaunchOrdinals(const TraceData& trace) {
@@ -104,38 +109,27 @@ std::vector<uint32_t> KernelLaunchOrdinals(const TraceData& trace) {
       return x.correlation_id < y.correlation_id;
     return x.start < y.start;
   });
+  // Graph kernels share their graph launch's correlation id: within one launch, start time is dependency
+  // order for kernels that depend on each other (the only ones the counters run profiles, graph_plan.h).
   std::vector<uint32_t> ordinals(trace.kernels.size(), kNone);
-  std::map<std::pair<uint32_t, StringId>, uint32_t> next;
-  for (uint32_t i : order)
-    if (!trace.kernels[i].graph_id) ordinals[i] = next[{trace.kernels[i].pid, trace.kernels[i].name}]++;
+  std::map<std::pair<uint32_t, StringId>, uint32_t> next[2];
+  for (uint32_t i : order) {
+    const KernelRecord& k = trace.kernels[i];
+    const bool graph = k.graph_id != 0;
+    ordinals[i] = next[graph][{k.pid, k.name}]++ | (graph ? kGraphOrdinalBit : 0);
+  }
   return ordinals;
 }
 
 namespace {
 
-// Graph kernels have no counters: one line and one loss record per (process, kernel name).
-void ReportGraphKernels(TraceData& t, Interner& intern, JoinReport& report) {
-  std::map<std::pair<uint32_t, StringId>, uint32_t> per_name;
-  std::set<std::pair<uint32_t, uint32_t>> graph_launches;  // (pid, correlation id of the cuGraphLaunch)
-  for (const auto& k : t.kernels) {
-    if (!k.graph_id) continue;
-    ++per_name[{k.pid, k.name}];
-    graph_launches.insert({k.pid, k.correlation_id});
-    ++report.graph_kernels;
-  }
-  for (const auto& [key, n] : per_name) {
-    std::string line = "not profiled: graph launch: " + t.Str(key.second) + " (" + std::to_string(n) +
-                       (n == 1 ? " launch" : " launches") + ")";
-    report.not_profiled.push_back(line);
-    LossRecord loss;
-    loss.name = intern("counters_not_profiled");
-    loss.severity = static_cast<uint8_t>(Severity::kWarning);
-    loss.pid = key.first;
-    loss.count = n;
-    loss.detail = intern(line +
-                         "; kernel replay profiles individual launches, and cudaGraphLaunch runs kernel "
-                         "nodes without them");
-    t.losses.push_back(loss);
+// Graph kernels the counters run selected but could not profile: it counted them into one
+// `counters_not_profiled` loss per (kernel name, reason); they become the report's lines.
+void ReportNotProfiled(const TraceData& counters_run, JoinReport& report) {
+  for (const auto& l : counters_run.losses) {
+    if (counters_run.Str(l.name) != kNotProfiledLoss) continue;
+    report.graph_kernels += static_cast<uint32_t>(l.count);
+    report.not_profiled.push_back(counters_run.Str(l.detail));
   }
 }
 
@@ -168,13 +162,12 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
   // ---- timeline kernels by (pid, name, ordinal) ----
   std::vector<uint32_t> ordinals = KernelLaunchOrdinals(timeline);
   std::map<std::tuple<uint32_t, std::string, uint32_t>, uint32_t> tl_kernel;  // -> index into kernels
-  std::map<std::pair<uint32_t, std::string>, uint32_t> tl_count;
+  std::map<std::pair<uint32_t, std::string>, uint32_t> tl_count;              // per name, graph kernels apart
   for (uint32_t i = 0; i < timeline.kernels.size(); ++i) {
     const auto& k = timeline.kernels[i];
-    if (ordinals[i] == kNone) continue;  // graph kernels: reported below
     const std::string& name = timeline.Str(k.name);
     tl_kernel[{k.pid, name, ordinals[i]}] = i;
-    ++tl_count[{k.pid, name}];
+    ++tl_count[{k.pid, name + (IsGraphOrdinal(ordinals[i]) ? " (graph)" : "")}];
   }
 
   // ---- counters launches ----
@@ -194,12 +187,14 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
     ++report.profiled_launches;
     uint32_t found = kNone;
     auto pm = pid_map.find(pid);
-    std::string label = name + " launch " + std::to_string(ordinal);
+    std::string label = LaunchLabel(name, ordinal);
     if (pm == pid_map.end()) {
       // already reported per process
     } else if (auto it = tl_kernel.find({pm->second, name, ordinal}); it == tl_kernel.end()) {
-      uint32_t have = tl_count.count({pm->second, name}) ? tl_count[{pm->second, name}] : 0;
-      problem(label + ": the timeline run has " + std::to_string(have) + " launches of this kernel");
+      const auto count_key = std::make_pair(pm->second, name + (IsGraphOrdinal(ordinal) ? " (graph)" : ""));
+      uint32_t have = tl_count.count(count_key) ? tl_count[count_key] : 0;
+      problem(label + ": the timeline run has " + std::to_string(have) +
+              (IsGraphOrdinal(ordinal) ? " graph-launched" : "") + " launches of this kernel");
     } else {
       const KernelRecord& k = timeline.kernels[it->second];
       double grid = Get(launch.values, launch_metric::kGridSize);
@@ -225,12 +220,14 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
 
   // ---- move records ----
   Interner intern(timeline);
-  // kSupplement: the values the trace has per (pid, correlation id, metric) -> index into kernel_metrics.
-  std::map<std::tuple<uint32_t, uint32_t, StringId>, size_t> present;
+  // kSupplement: the values the trace has per launch and metric -> index into kernel_metrics. The kernels of
+  // one graph launch share its correlation id: name and ordinal tell them apart.
+  using ValueKey = std::tuple<uint32_t, uint32_t, StringId, uint32_t, StringId>;
+  std::map<ValueKey, size_t> present;
   if (mode == JoinMode::kSupplement)
     for (size_t i = 0; i < timeline.kernel_metrics.size(); ++i) {
       const auto& m = timeline.kernel_metrics[i];
-      present[{m.pid, m.correlation_id, m.metric}] = i;
+      present[{m.pid, m.correlation_id, m.kernel_name, m.launch_ordinal, m.metric}] = i;
     }
   for (const auto& m : counters.kernel_metrics) {
     uint32_t idx = target[{m.pid, counters.Str(m.kernel_name), m.launch_ordinal}];
@@ -242,15 +239,17 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
     r.kernel_name = k.name;
     const std::string& name = counters.Str(m.metric);
     r.metric = intern(name);
-    if (auto it = present.find({r.pid, r.correlation_id, r.metric}); it != present.end()) {
+    if (auto it = present.find({r.pid, r.correlation_id, r.kernel_name, r.launch_ordinal, r.metric});
+        it != present.end()) {
       if (name == launch_metric::kPasses || name == launch_metric::kCostNs)
         timeline.kernel_metrics[it->second].value += r.value;
       continue;
     }
     // The timeline's activity record knows registers and static shared memory for sure; the counters run asks
-    // the driver, which can fail. Prefer the timeline's value where the counters run has none.
-    if (r.value == 0 && name == launch_metric::kRegisters) r.value = k.registers_per_thread;
-    if (r.value == 0 && name == launch_metric::kStaticShared) r.value = k.static_shared_bytes;
+    // the driver, which can fail, and for a graph's kernel node reported fewer registers than the kernel runs
+    // with (10 vs 16 on the H200, where ncu and the activity record say 16). Prefer the timeline's value.
+    if (name == launch_metric::kRegisters && k.registers_per_thread) r.value = k.registers_per_thread;
+    if (name == launch_metric::kStaticShared && k.static_shared_bytes) r.value = k.static_shared_bytes;
     timeline.kernel_metrics.push_back(r);
   }
   for (const auto& s : counters.stall_samples) {
@@ -274,7 +273,10 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
   }
   // Losses the counters run recorded (dropped ranges, unsupported metrics) stay visible in the joined trace.
   for (const auto& l : counters.losses) {
-    if (mode == JoinMode::kSupplement && counters.Str(l.name) == "counters_graph_launches") continue;
+    // The second counters run saw the same graph launches and made the same choices.
+    if (mode == JoinMode::kSupplement &&
+        (counters.Str(l.name) == kGraphLaunchesLoss || counters.Str(l.name) == kNotProfiledLoss))
+      continue;
     LossRecord r = l;
     r.name = intern(counters.Str(l.name));
     r.detail = intern(counters.Str(l.detail));
@@ -291,7 +293,7 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
     loss.detail = intern(detail);
     timeline.losses.push_back(loss);
   }
-  if (mode == JoinMode::kPrimary) ReportGraphKernels(timeline, intern, report);
+  if (mode == JoinMode::kPrimary) ReportNotProfiled(counters, report);
   ApplyCounterPeaks(timeline);
   return report;
 }
@@ -299,12 +301,12 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
 JoinReport BuildCountersOnlyTrace(TraceData& t) {
   JoinReport report;
   Interner intern(t);
-  // The flush kernel is the module's own; graph kernels stay long enough to be reported.
+  // The flush kernel is the module's own.
   const StringId flush = intern(kL2FlushKernel);
   t.kernels.erase(std::remove_if(t.kernels.begin(), t.kernels.end(),
                                  [&](const KernelRecord& k) { return k.name == flush; }),
                   t.kernels.end());
-  ReportGraphKernels(t, intern, report);
+  ReportNotProfiled(t, report);
   std::vector<uint32_t> ordinals = KernelLaunchOrdinals(t);
   std::map<std::tuple<uint32_t, StringId, uint32_t>, uint32_t> by_key;  // -> kernel index
   for (uint32_t i = 0; i < t.kernels.size(); ++i)
@@ -325,7 +327,7 @@ JoinReport BuildCountersOnlyTrace(TraceData& t) {
     if (it == by_key.end()) {
       ++report.unmatched_launches;
       if (report.problems.size() < 200)
-        report.problems.push_back(t.Str(std::get<1>(key)) + " launch " + std::to_string(std::get<2>(key)) +
+        report.problems.push_back(LaunchLabel(t.Str(std::get<1>(key)), std::get<2>(key)) +
                                   ": no activity record for this launch in the counters run");
       continue;
     }
@@ -368,7 +370,7 @@ JoinReport BuildCountersOnlyTrace(TraceData& t) {
     at = k.end;
     kept.push_back(k);
   }
-  const uint64_t dropped = t.kernels.size() - kept.size() - report.graph_kernels;
+  const uint64_t dropped = t.kernels.size() - kept.size();
   t.kernels = std::move(kept);
 
   const char* kTimeline =

@@ -22,13 +22,19 @@ struct JoinReport {
   uint32_t unmatched_launches = 0;  // reported in `problems`, their records dropped
   uint32_t unmatched_processes = 0;
   std::vector<std::string> problems;  // one line each, first 200
-  // Kernels a graph launch ran: the range profiler never saw them (cudaGraphLaunch runs kernel nodes without
-  // launch callbacks), so they have no counters. One line per kernel name: "not profiled: graph launch: NAME
-  // (N launches)"; the trace gets one `counters_not_profiled` loss record per name.
+  // Graph-launched kernels the counters run selected but could not profile (a graph it cannot replay node by
+  // node, same-name kernels with no order between them, ...): one line per kernel name and reason, from the
+  // counters run's `counters_not_profiled` loss records, which the joined trace keeps.
   uint32_t graph_kernels = 0;
   std::vector<std::string> not_profiled;
   std::string Summary() const;  // "joined 12 of 14 profiled launches; 2 unmatched: ..."
 };
+
+// Loss records of the counters run about graph launches: how many it replayed node by node, and per kernel
+// name and reason the graph kernels it could not profile ("not profiled: graph launch: NAME (N launches):
+// REASON").
+inline constexpr const char kGraphLaunchesLoss[] = "counters_graph_launches";
+inline constexpr const char kNotProfiledLoss[] = "counters_not_profiled";
 
 // The kernel the counters module launches before each profiled launch to clean the L2 (--cache-control all).
 // It appears in the counters run's activity records; nothing keeps it.
@@ -47,9 +53,12 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
                                     JoinMode mode = JoinMode::kPrimary);
 
 // Per-launch ordinal of every timeline kernel (index into trace.kernels -> n-th launch of its name in its
-// pid). Kernels run by a graph launch (graph_id != 0) get kNone and do not count: the counters run's launch
-// callbacks never see them, so counting them would shift every later ordinal of the same name.
+// pid). Kernels run by a graph launch (graph_id != 0) are counted apart, with kGraphOrdinalBit (model.h), in
+// graph launch order and, within one launch, start time order.
 std::vector<uint32_t> KernelLaunchOrdinals(const TraceData& trace);
+
+// "NAME launch 3", or "NAME graph launch 3" for a graph ordinal: how reports name one launch.
+std::string LaunchLabel(const std::string& kernel_name, uint32_t ordinal);
 
 // `gcollect --counters-only`: turns a counters run's own records into a trace without a timeline run. Keeps
 // the profiled launches only (their activity records carry no timestamps: replayed kernels get start = end =
@@ -57,8 +66,7 @@ std::vector<uint32_t> KernelLaunchOrdinals(const TraceData& trace);
 // profiled kernels of each device end to end in launch order with gpu__time_duration.sum as the duration.
 // Positions on the time axis are therefore not measured: the trace says so in its metadata
 // ("timeline" = "none: counters only ...") and in a `counters_only` info record the viewer's loss panel
-// shows; gaps, overlap and host activity are absent, not invented. Graph kernels are reported as in the join,
-// the flush kernel dropped.
+// shows; gaps, overlap and host activity are absent, not invented. The flush kernel is dropped.
 JoinReport BuildCountersOnlyTrace(TraceData& counters_run);
 
 // Sets DeviceRecord bandwidth/FLOP peaks from the range profiler's own `*.peak_sustained` metrics times the

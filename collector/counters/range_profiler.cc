@@ -19,6 +19,11 @@
 //   kernel records are dropped (NoteOwnLaunch). Why the metrics are split over two runs: selection.h,
 //   MetricSubset.
 //
+// Graph launches run their kernel nodes without launch calls, so neither way sees them. The module reads each
+// executable graph when it is instantiated (graph_nodes.h) and, at a cuGraphLaunch whose kernels the selector
+// picks, saves device memory, issues the graph's nodes itself one by one (the picked kernels profiled as
+// above), restores memory and lets the app's graph launch run (graph_plan.h has the order and the pairing).
+//
 // [SECTION] Driver entry points
 // [SECTION] L2 flush kernel
 // [SECTION] Per-context sessions
@@ -43,7 +48,9 @@
 #include <mutex>
 
 #include "counters/counters_module.h"
+#include "counters/graph_nodes.h"
 #include "counters/host_config.h"
+#include "counters/join.h"
 #include "counters/metric_sets.h"
 #include "counters/selection.h"
 #include "decode/cupti_decode.h"
@@ -327,8 +334,13 @@ struct State {
   std::map<std::string, CostRow> cost;
   bool announced = false;
   std::atomic<uint64_t> captured_launches{0};  // launches into capturing streams (graph nodes, not run)
-  uint64_t graph_launches = 0;                 // cuGraphLaunch calls: their kernels are not profiled
-  uint64_t flushes = 0;                        // L2 flushes before replay passes (--cache-control all)
+  counters::GraphCatalog graphs;
+  uint64_t graph_launches = 0;         // cuGraphLaunch calls
+  uint64_t graph_replays = 0;          // of them, replayed node by node to profile kernels
+  uint64_t graph_launches_unread = 0;  // of them, of graphs whose kernels could not be read (and after)
+  std::string graph_unread_reason;
+  std::map<std::pair<std::string, std::string>, uint64_t> graph_not_profiled;  // (kernel, why) -> launches
+  uint64_t flushes = 0;         // L2 flushes before replay passes (--cache-control all)
   uint64_t own_replays = 0;     // launches profiled by our own replay (checkpoint + flush per pass)
   uint64_t cupti_replays = 0;   // launches profiled by CUPTI's kernel replay
   std::string own_replay_note;  // why some launches fell back to CUPTI's kernel replay
@@ -349,8 +361,7 @@ bool Check(CUptiResult r, const char* what, std::string* error) {
   return false;
 }
 
-// Counter data images hold this many ranges: one per profiled launch, or one per kernel node of a graph
-// launch under the graph probe (GTRACE_COUNTERS_GRAPH_PROBE=1).
+// Counter data images are sized for this many ranges; a profiled launch decodes one.
 constexpr size_t kMaxRanges = 64;
 
 bool ResetCounterData(ContextSession& s, std::string* error, size_t ranges = 1,
@@ -776,98 +787,264 @@ const char* Getenv(void*, const char* name) {
   return getenv(name);
 }
 
-// cuGraphLaunch: kernel replay covers one launch API call per range, and the launch callbacks never see the
-// kernel nodes a graph launch runs, so graph kernels are not profiled: they are counted here and the join
-// names each one "not profiled: graph launch". GTRACE_COUNTERS_GRAPH_PROBE=1 tries the range profiler around
-// the first two graph launches of a process (auto range, kernel replay, up to kMaxRanges ranges) and prints
-// what it decoded, to find out whether the profiler splits a graph launch into per-node ranges; it writes no
-// records.
-void OnGraphLaunch(Injection&, State& st, const CUpti_CallbackData* cb) {
-  static const bool probe = [] {
-    const char* e = getenv("GTRACE_COUNTERS_GRAPH_PROBE");
-    return e && *e == '1';
-  }();
-  static thread_local bool probing = false;
-  if (cb->callbackSite == CUPTI_API_ENTER) {
-    std::unique_lock<std::mutex> lock(st.mu);
-    ++st.graph_launches;
-    if (!probe || st.graph_launches > 2 || !cb->context) return;
-    ContextSession& s = st.sessions[cb->context];
-    if (!s.ok && s.error.empty()) s.ok = SetUpContext(st, cb->context, s);
-    std::string error;
-    if (!s.ok || s.user_replay_ran || !ResetCounterData(s, &error, kMaxRanges)) {
-      fprintf(stderr, "gtrace counters: graph probe: setup failed: %s\n", (s.ok ? error : s.error).c_str());
-      return;
-    }
-    CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
-    start.pRangeProfilerObject = s.object;
-    CUptiResult r = cuptiRangeProfilerStart(&start);
-    if (r != CUPTI_SUCCESS) {
-      fprintf(stderr, "gtrace counters: graph probe: cuptiRangeProfilerStart: %s\n", Err(r));
-      ResetCounterData(s, &error);
-      return;
-    }
-    probing = true;
-    lock.release();  // st.mu stays held until this graph launch's EXIT, as for a profiled launch
+// The app's executable graphs, read when instantiated or updated (graph_nodes.h); forgotten when destroyed.
+// A change of node parameters after instantiation makes the exec stale: still counted, no longer replayed.
+bool IsGraphBookkeeping(CUpti_CallbackId cbid) {
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemcpyNodeSetParams:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemsetNodeSetParams:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecHostNodeSetParams:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecChildGraphNodeSetParams:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecBatchMemOpNodeSetParams:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresSignalNodeSetParams:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresWaitNodeSetParams:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void OnGraphBookkeeping(State& st, CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+  // Every instantiate variant's parameters start (CUgraphExec* out, CUgraph); every update's and SetParams'
+  // start with the CUgraphExec.
+  struct InstantiateHead {
+    CUgraphExec* exec;
+    CUgraph graph;
+  };
+  struct UpdateHead {
+    CUgraphExec exec;
+    CUgraph graph;
+  };
+  const auto exec_of = [&] { return static_cast<const UpdateHead*>(cb->functionParams)->exec; };
+  if (cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy) {
+    if (cb->callbackSite != CUPTI_API_ENTER) return;
+    std::lock_guard<std::mutex> lock(st.mu);
+    st.graphs.Forget(exec_of());
     return;
   }
-  if (!probing) return;
-  probing = false;
-  ContextSession& s = st.sessions[cb->context];
+  if (cb->callbackSite != CUPTI_API_EXIT || !cb->functionReturnValue ||
+      *static_cast<const CUresult*>(cb->functionReturnValue) != CUDA_SUCCESS)
+    return;
+  OwnCalls own;  // reading the graph is not app activity
+  std::lock_guard<std::mutex> lock(st.mu);
+  switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz: {
+      const auto* a = static_cast<const InstantiateHead*>(cb->functionParams);
+      if (a->exec && *a->exec) st.graphs.Read(*a->exec, a->graph);
+      return;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2: {
+      const auto* a = static_cast<const UpdateHead*>(cb->functionParams);
+      st.graphs.Read(a->exec, a->graph);
+      return;
+    }
+    default:
+      st.graphs.MarkStale(exec_of(), std::string("the app changed node parameters after instantiation (") +
+                                         (cb->functionName ? cb->functionName : "cuGraphExec*SetParams") +
+                                         ")");
+      return;
+  }
+}
+
+// Writes the launch's values and counts its cost (the lock is held by the caller).
+void RecordLaunch(Injection& inj, State& st, ContextSession& s, const PendingLaunch& p) {
+  double cost = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
+  ++(p.own_replay ? st.own_replays : st.cupti_replays);
+  WriteLaunch(inj, st, s.all.plan.metrics, p.values, p.passes, p, cost);
+}
+
+// Profiles one kernel node of a graph being replayed node by node, the same two ways as a direct launch, and
+// leaves the node's effect in device memory for the nodes after it. Returns the launch's result.
+CUresult ProfileGraphKernel(Injection& inj, State& st, ContextSession& s, CUcontext ctx,
+                            const counters::GraphNodeLaunch& node, uint32_t ordinal, CUstream stream) {
+  PendingLaunch p;
+  p.ctx = ctx;
+  p.name = node.info.kernel_name;
+  p.ordinal = ordinal;
+  p.grid = double(node.grid[0]) * node.grid[1] * node.grid[2];
+  p.block = double(node.block[0]) * node.block[1] * node.block[2];
+  p.registers = node.registers;
+  p.static_smem = node.static_smem;
+  p.dynamic_smem = node.dynamic_smem;
+  p.start = std::chrono::steady_clock::now();
+  CUlaunchAttribute attrs[2];
+  CUlaunchConfig config = counters::KernelLaunchConfig(node, stream, attrs);
+  LaunchCall call;
+  call.cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx;
+  call.ex.config = &config;
+  call.ex.f = node.function;
+  call.ex.kernelParams = node.kernel_params;
+  call.ex.extra = node.extra;
+  const std::string label = counters::LaunchLabel(p.name, ordinal);
   std::string error;
+  if (st.options.flush_caches && s.own_replay_error.empty()) {
+    OwnReplay result = RunOwnReplay(st, s, ctx, call, stream, &p, &error);
+    if (result == OwnReplay::kProfiled) {
+      p.own_replay = true;
+      RecordLaunch(inj, st, s, p);
+    } else if (result == OwnReplay::kFailed || s.user_replay_ran) {
+      Fail(st, label + ": " + error);
+    } else {
+      s.own_replay_error = error;
+      st.own_replay_note = error;
+    }
+    if (result != OwnReplay::kUnavailable || s.user_replay_ran) return Reissue(call);  // the node's real run
+  }
+  if (!ResetCounterData(s, &error)) {
+    Fail(st, label + ": " + error);
+    return Reissue(call);
+  }
+  CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+  start.pRangeProfilerObject = s.object;
+  CUptiResult r = cuptiRangeProfilerStart(&start);
+  if (r != CUPTI_SUCCESS) {
+    Fail(st, label + ": cuptiRangeProfilerStart: " + Err(r));
+    return Reissue(call);
+  }
+  // Kernel replay runs the passes inside this launch and leaves memory as one run of the kernel leaves it.
+  CUresult launched = Reissue(call);
   CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
   stop.pRangeProfilerObject = s.object;
   bool ok = Check(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop", &error);
-  fprintf(stderr, "gtrace counters: graph probe: launch %llu: stop %s, all passes submitted %d\n",
-          static_cast<unsigned long long>(st.graph_launches), ok ? "ok" : error.c_str(),
-          int(stop.isAllPassSubmitted));
-  CUpti_RangeProfiler_DecodeData_Params dec{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
-  dec.pRangeProfilerObject = s.object;
-  if (ok) ok = Check(cuptiRangeProfilerDecodeData(&dec), "cuptiRangeProfilerDecodeData", &error);
-  CUpti_RangeProfiler_GetCounterDataInfo_Params info{
-      CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
-  info.pCounterDataImage = s.all.counter_data.data();
-  info.counterDataImageSize = s.all.counter_data.size();
-  if (ok) ok = Check(cuptiRangeProfilerGetCounterDataInfo(&info), "GetCounterDataInfo", &error);
-  fprintf(stderr, "gtrace counters: graph probe: decode %s, %zu ranges, %zu dropped\n",
-          ok ? "ok" : error.c_str(), ok ? info.numTotalRanges : size_t(0), size_t(dec.numOfRangeDropped));
-  const std::vector<std::string> want = {"gpu__time_duration.sum", "smsp__inst_issued.sum",
-                                         "dram__bytes_read.sum", "launch__grid_size"};
-  std::vector<std::string> metrics;
-  for (const auto& m : want)
-    if (std::find(s.all.plan.metrics.begin(), s.all.plan.metrics.end(), m) != s.all.plan.metrics.end())
-      metrics.push_back(m);
-  for (size_t i = 0; ok && i < info.numTotalRanges && i < kMaxRanges; ++i) {
-    CUpti_RangeProfiler_CounterData_GetRangeInfo_Params ri{
-        CUpti_RangeProfiler_CounterData_GetRangeInfo_Params_STRUCT_SIZE};
-    ri.pCounterDataImage = s.all.counter_data.data();
-    ri.counterDataImageSize = s.all.counter_data.size();
-    ri.rangeIndex = i;
-    ri.rangeDelimiter = "/";
-    cuptiRangeProfilerCounterDataGetRangeInfo(&ri);
-    std::vector<double> values;
-    Status ev = s.all.host->Evaluate(s.all.counter_data, i, metrics, &values);
-    std::string line;
-    for (size_t m = 0; ev.ok() && m < metrics.size(); ++m)
-      line += " " + metrics[m] + "=" + std::to_string(values[m]);
-    fprintf(stderr, "gtrace counters: graph probe:   range %zu '%s':%s\n", i,
-            ri.rangeName ? ri.rangeName : "?", ev.ok() ? line.c_str() : ev.ToString().c_str());
+  if (ok && launched != CUDA_SUCCESS) {
+    ok = false;
+    error = "re-issuing the kernel node failed (CUresult " + std::to_string(int(launched)) + ")";
   }
-  if (!ResetCounterData(s, &error)) {
-    Fail(st, "re-arming the range profiler after the graph probe: " + error);
-    s.ok = false;
+  if (ok && !stop.isAllPassSubmitted) {
+    ok = false;
+    error = "not all replay passes were submitted";
   }
-  st.mu.unlock();
+  if (ok) ok = DecodeRanges(s, &error) && EvaluateRange(s, &p.values, &error);
+  if (ok) {
+    p.passes = s.all.plan.passes;
+    RecordLaunch(inj, st, s, p);
+  } else {
+    Fail(st, label + ": " + error);
+  }
+  return launched;
+}
+
+using Chosen = std::vector<std::pair<uint32_t, counters::LaunchSelector::Decision>>;  // node -> decision
+
+// Replays one graph launch node by node on its stream (graph_plan.h), profiling the chosen kernel nodes, then
+// restores device memory so that the app's own graph launch, which runs when this callback returns, computes
+// what it would have without us.
+void ReplayGraph(Injection& inj, State& st, CUcontext ctx, const counters::GraphExec& g, CUstream stream,
+                 const Chosen& chosen) {
+  auto not_profiled = [&](const std::string& why) {
+    for (const auto& [node, decision] : chosen)
+      ++st.graph_not_profiled[{g.nodes[node].info.kernel_name, why}];
+  };
+  ContextSession& s = st.sessions[ctx];
+  if (!s.ok && s.error.empty()) {
+    s.ok = SetUpContext(st, ctx, s);
+    if (!s.ok) Fail(st, "counters disabled for this context: " + s.error);
+  }
+  if (!s.ok) return;  // reported as counters_unsupported
+  const CheckpointApi& cp = Checkpoints();
+  if (!cp.ok()) {
+    not_profiled("replaying a graph needs CUPTI's checkpoint library: " + cp.error);
+    return;
+  }
+  OwnCalls own;
+  const DriverApi& d = Driver();
+  // The checkpoint must hold what the graph will read: the work queued before it has to finish first.
+  if (!d.ctx_synchronize || d.ctx_synchronize() != CUDA_SUCCESS) {
+    not_profiled("cuCtxSynchronize before the replay failed");
+    return;
+  }
+  CUpti_Checkpoint checkpoint{CUpti_Checkpoint_STRUCT_SIZE};
+  checkpoint.ctx = ctx;
+  std::string error;
+  if (!Check(cp.save(&checkpoint), "cuptiCheckpointSave", &error)) {
+    cp.free(&checkpoint);
+    not_profiled("saving device memory before the replay failed: " + error);
+    return;
+  }
+  ++st.graph_replays;
+  size_t next = 0;
+  for (uint32_t i : g.plan.order) {
+    const counters::GraphNodeLaunch& node = g.nodes[i];
+    CUresult r = CUDA_SUCCESS;
+    if (next < chosen.size() && chosen[next].first == i)
+      r = ProfileGraphKernel(inj, st, s, ctx, node, chosen[next++].second.ordinal, stream);
+    else
+      r = counters::IssueNode(node, stream);
+    if (r != CUDA_SUCCESS) {
+      // Later nodes would read what this one did not write: stop; the chosen kernels left are not profiled.
+      std::string why = "re-issuing a node of the graph failed (CUresult " + std::to_string(int(r)) + ")";
+      for (; next < chosen.size(); ++next)
+        ++st.graph_not_profiled[{g.nodes[chosen[next].first].info.kernel_name, why}];
+      Fail(st, why);
+      break;
+    }
+  }
+  d.ctx_synchronize();
+  CUptiResult restored = cp.restore(&checkpoint);
+  cp.free(&checkpoint);
+  if (restored != CUPTI_SUCCESS)
+    Warn(
+        "gtrace counters: restoring device memory after replaying a graph failed (%s); the app's graph "
+        "launch "
+        "now runs on memory the replay changed, and its results may be wrong",
+        Err(restored));
+}
+
+// cuGraphLaunch ENTER: counts the graph's kernels (graph ordinals, model.h) and, when the selector picks one,
+// replays the graph node by node. Graphs that cannot be replayed are counted and reported, not profiled.
+void OnGraphLaunch(Injection& inj, State& st, CUpti_CallbackId cbid, const CUpti_CallbackData* cb) {
+  if (cb->callbackSite != CUPTI_API_ENTER) return;
+  const auto* a = static_cast<const cuGraphLaunch_params*>(cb->functionParams);
+  CUstream stream = a->hStream;
+  if (cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz && !stream) stream = CU_STREAM_PER_THREAD;
+  if (IsCapturing(stream)) return;  // becomes a child graph node of the capture; nothing runs now
+  std::lock_guard<std::mutex> lock(st.mu);
+  ++st.graph_launches;
+  const counters::GraphExec* g = st.graphs.Find(a->hGraph);
+  if (!g || g->nodes.empty()) {
+    // Its kernels cannot be counted, so graph ordinals of any name may differ between the runs from here on.
+    ++st.graph_launches_unread;
+    if (st.graph_unread_reason.empty())
+      st.graph_unread_reason = g ? g->plan.not_replayable : "gtrace did not see it instantiated";
+    return;
+  }
+  if (st.graph_launches_unread) return;
+  const std::string& reason = !g->stale.empty() ? g->stale : g->plan.not_replayable;
+  Chosen chosen;
+  for (uint32_t i : g->plan.kernels) {
+    const std::string& name = g->nodes[i].info.kernel_name;
+    std::string why = reason;
+    if (why.empty() && g->plan.ambiguous[i])
+      why =
+          "the graph runs this kernel in branches with no order between them, so the two runs cannot pair "
+          "its launches";
+    auto d = st.selector->OnLaunch(name, counters::LaunchSelector::Source::kGraph, why.empty());
+    if (d.wanted) ++st.graph_not_profiled[{name, why}];
+    if (d.profile) chosen.push_back({i, d});
+  }
+  if (!chosen.empty() && cb->context) ReplayGraph(inj, st, cb->context, *g, stream, chosen);
 }
 
 // Writes the launch's values (when `ok`) and releases the lock
 // its ENTER took.
 void FinishLaunch(Injection& inj, State& st, ContextSession& s, PendingLaunch& p, bool ok = true) {
-  double cost = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.start).count();
-  if (ok) {
-    ++(p.own_replay ? st.own_replays : st.cupti_replays);
-    WriteLaunch(inj, st, s.all.plan.metrics, p.values, p.passes, p, cost);
-  }
+  if (ok) RecordLaunch(inj, st, s, p);
   p.values.clear();
   st.mu.unlock();
 }
@@ -884,7 +1061,11 @@ void CountersOnCallback(Injection& inj, CUpti_CallbackDomain domain, CUpti_Callb
     return;
   }
   if (IsGraphLaunch(cbid)) {
-    OnGraphLaunch(inj, *st, static_cast<const CUpti_CallbackData*>(data));
+    OnGraphLaunch(inj, *st, cbid, static_cast<const CUpti_CallbackData*>(data));
+    return;
+  }
+  if (IsGraphBookkeeping(cbid)) {
+    OnGraphBookkeeping(*st, cbid, static_cast<const CUpti_CallbackData*>(data));
     return;
   }
   if (!IsLaunch(cbid)) return;
@@ -999,12 +1180,32 @@ bool StartCountersModule(Injection& inj) {
     delete st;
     return true;  // nothing of this subset in the chosen sets: the run records its timeline kinds only
   }
-  for (CUpti_CallbackId id :
-       {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-        CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-        CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz}) {
+  for (CUpti_CallbackId id : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemcpyNodeSetParams,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemsetNodeSetParams,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecHostNodeSetParams,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecChildGraphNodeSetParams,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecBatchMemOpNodeSetParams,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresSignalNodeSetParams,
+                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresWaitNodeSetParams}) {
     CUptiResult r = cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
     if (r != CUPTI_SUCCESS) {
       Warn("gtrace counters: cuptiEnableCallback: %s", Err(r));
@@ -1053,11 +1254,24 @@ void StopCountersModule(Injection& inj) {
       for (const auto& [ctx, s] : st->sessions)
         if (!s.ok && !s.error.empty())
           AddLoss(inj, "counters_unsupported", static_cast<uint8_t>(Severity::kError), 1, s.error);
-      if (st->graph_launches)
-        AddLoss(
-            inj, "counters_graph_launches", static_cast<uint8_t>(Severity::kWarning), st->graph_launches,
-            "cudaGraphLaunch calls whose kernel nodes were not profiled (kernel replay profiles individual "
-            "launches; each graph kernel is listed as \"not profiled: graph launch\")");
+      if (st->graph_launches) {
+        std::string detail =
+            std::to_string(st->graph_launches) + " cudaGraphLaunch calls; " +
+            std::to_string(st->graph_replays) +
+            " replayed node by node to profile their kernels (device memory saved before and "
+            "restored after, then the app's graph launch ran)";
+        if (st->graph_launches_unread)
+          detail += "; " + std::to_string(st->graph_launches_unread) +
+                    " launches of a graph gtrace could not read (" + st->graph_unread_reason +
+                    "): no graph kernel was profiled from the first of them on";
+        AddLoss(inj, counters::kGraphLaunchesLoss,
+                static_cast<uint8_t>(st->graph_launches_unread ? Severity::kWarning : Severity::kInfo),
+                st->graph_launches, detail);
+      }
+      for (const auto& [key, n] : st->graph_not_profiled)
+        AddLoss(inj, counters::kNotProfiledLoss, static_cast<uint8_t>(Severity::kWarning), n,
+                "not profiled: graph launch: " + key.first + " (" + std::to_string(n) +
+                    (n == 1 ? " launch): " : " launches): ") + key.second);
       char buf[320];
       snprintf(buf, sizeof buf,
                "%u launches profiled of %llu, %.3f s of replay (%s); %llu by gtrace's replay with the L2 "

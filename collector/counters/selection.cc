@@ -95,19 +95,26 @@ StatusOr<std::unique_ptr<LaunchSelector>> LaunchSelector::Create(const CountersO
   return s;
 }
 
-LaunchSelector::Decision LaunchSelector::OnLaunch(std::string_view name) {
+LaunchSelector::Decision LaunchSelector::OnLaunch(std::string_view name, Source source, bool can_profile) {
   Decision d;
   ++launches_;
-  auto it = ordinal_.find(name);
-  if (it == ordinal_.end()) it = ordinal_.emplace(std::string(name), 0).first;
-  d.ordinal = it->second++;
+  const int space = source == Source::kGraph ? 1 : 0;
+  auto& ordinals = ordinal_[space];
+  auto it = ordinals.find(name);
+  if (it == ordinals.end()) it = ordinals.emplace(std::string(name), 0).first;
+  d.ordinal = it->second++ | (source == Source::kGraph ? kGraphOrdinalBit : 0);
   if (regex_ && !std::regex_search(name.begin(), name.end(), *regex_)) return d;
   uint64_t index = matched_++;
   if (index < options_.launch_skip) return d;
   if (options_.launch_count && profiled_ >= options_.launch_count) return d;
-  auto pit = profiled_per_name_.find(name);
-  if (pit == profiled_per_name_.end()) pit = profiled_per_name_.emplace(std::string(name), 0).first;
+  auto& per_name = profiled_per_name_[space];
+  auto pit = per_name.find(name);
+  if (pit == per_name.end()) pit = per_name.emplace(std::string(name), 0).first;
   if (options_.per_name_limit && pit->second >= options_.per_name_limit) return d;
+  if (!can_profile) {
+    d.wanted = true;
+    return d;
+  }
   ++pit->second;
   ++profiled_;
   d.profile = true;

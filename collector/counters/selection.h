@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gt/model.h"
 #include "gt/status.h"
 
 namespace gt::counters {
@@ -54,10 +55,14 @@ class LaunchSelector {
 
   struct Decision {
     bool profile = false;
-    uint32_t ordinal = 0;  // per-name launch ordinal in this process (every launch counts, profiled or not)
+    bool wanted = false;   // selected, but the caller said it cannot be profiled (it should say why)
+    uint32_t ordinal = 0;  // per-name launch ordinal in this process (every launch counts, profiled or not);
+                           // graph kernels: kGraphOrdinalBit set, counted apart (model.h)
   };
-  // Called once per kernel launch, in launch order.
-  Decision OnLaunch(std::string_view kernel_name);
+  enum class Source : uint8_t { kDirect, kGraph };
+  // Called once per kernel launch, in launch order; a graph launch's kernels in the order of GraphPlan.
+  // `can_profile` false: the launch is counted and may be `wanted`, but takes none of the profiling quotas.
+  Decision OnLaunch(std::string_view kernel_name, Source source = Source::kDirect, bool can_profile = true);
 
   uint64_t profiled() const { return profiled_; }
   uint64_t launches() const { return launches_; }
@@ -66,8 +71,8 @@ class LaunchSelector {
   explicit LaunchSelector(const CountersOptions& o) : options_(o) {}
   CountersOptions options_;
   std::unique_ptr<std::regex> regex_;
-  std::map<std::string, uint32_t, std::less<>> ordinal_;  // next ordinal per name
-  std::map<std::string, uint32_t, std::less<>> profiled_per_name_;
+  std::map<std::string, uint32_t, std::less<>> ordinal_[2];  // next ordinal per name, per Source
+  std::map<std::string, uint32_t, std::less<>> profiled_per_name_[2];
   uint64_t matched_ = 0, profiled_ = 0, launches_ = 0;
 };
 

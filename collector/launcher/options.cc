@@ -59,9 +59,10 @@ Kernel counters (CUPTI Range Profiler, kernel replay; see docs/counters.md):
                                counters run under CUPTI's kernel replay. none: one counters run, CUPTI's
                                kernel replay for everything (faster; its save/restore leaves dirty L2 lines,
                                so DRAM writes read high). docs/counters.md, Caches
-  Kernels run by cudaGraphLaunch are not profiled (kernel replay of a graph launch measures the whole graph as
-  one range and re-runs it without restoring memory): the summary and the trace list them per kernel as
-  "not profiled: graph launch".
+  Kernels run by cudaGraphLaunch (CUDA graphs, torch.cuda.graph) are profiled like others, per kernel node and
+  counted apart from direct launches: the counters run saves device memory, issues the graph's nodes one by
+  one, restores memory, then lets the app's graph run. Graphs with host, memory-allocation or conditional nodes,
+  or changed after instantiation, are not replayed: their kernels are listed as "not profiled: graph launch".
       --pc-sampling[=N]        warp-state PC sampling during the timeline run (CUPTI continuous mode: kernels
                                are not serialized, timestamps stay true): stall-reason histograms per kernel
                                and per SASS offset / source line (build with -lineinfo for lines). One sample

@@ -2,8 +2,8 @@
 // writes: kernel activity records without timestamps for the replayed launches, real ones for the rest, the
 // L2 flush kernel, graph kernels, per-launch metrics keyed by name + ordinal) goes through
 // BuildCountersOnlyTrace, is written as a .gtrace and opened by the viewer core: kernels on the timeline with
-// their measured durations, counters joined by correlation id, roofline placement, and the "no timeline" and
-// "graph launch" notes.
+// their measured durations, counters joined by correlation id (graph kernels by graph ordinal), roofline
+// placement, and the "no timeline" and "not profiled: graph launch" notes.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -98,26 +98,46 @@ TraceData CountersRun() {
   Kernel(t, "graph_add", 30, 9'500'000, 9'510'000);  // a later eager launch, not selected: runs unprofiled
   Launch(t, "graph_scale", 0, 12'345, 128e6);
   Launch(t, "graph_add", 0, 23'456, 192e6);
+  // The first graph launch was replayed node by node and both of its kernels profiled (graph ordinals); the
+  // second graph's kernels were counted and not profiled, as if the graph could not be replayed.
+  Launch(t, "graph_scale", kGraphOrdinalBit | 0, 11'111, 128e6);
+  Launch(t, "graph_add", kGraphOrdinalBit | 0, 22'222, 192e6);
+  LossRecord loss;
+  loss.name = Intern(t, kNotProfiledLoss);
+  loss.severity = static_cast<uint8_t>(Severity::kWarning);
+  loss.pid = 42;
+  loss.count = 1;
+  loss.detail = Intern(t, "not profiled: graph launch: graph_add (1 launch): the graph has a host node");
+  t.losses.push_back(loss);
   return t;
 }
 
 }  // namespace
 
-TEST_CASE("graph kernels take no launch ordinal", "[counters][graph]") {
+TEST_CASE("graph kernels are counted apart from direct launches", "[counters][graph]") {
   TraceData t = CountersRun();
   auto ord = KernelLaunchOrdinals(t);
-  // flush#0, scale#0, flush#1, add#0, 4 graph kernels, add#1
-  CHECK(ord == std::vector<uint32_t>{0, 0, 1, 0, kNone, kNone, kNone, kNone, 1});
+  const uint32_t g = kGraphOrdinalBit;
+  // flush#0, scale#0, flush#1, add#0, graph scale#0 add#0 scale#1 add#1, add#1
+  CHECK(ord == std::vector<uint32_t>{0, 0, 1, 0, g | 0, g | 0, g | 1, g | 1, 1});
+  CHECK(LaunchLabel("graph_add", g | 1) == "graph_add graph launch 1");
+  CHECK(LaunchLabel("graph_add", 1) == "graph_add launch 1");
+  CHECK(IsGraphOrdinal(g | 5));
+  CHECK_FALSE(IsGraphOrdinal(5));
+  CHECK_FALSE(IsGraphOrdinal(kNone));
+  CHECK(OrdinalIndex(g | 5) == 5);
 }
 
-TEST_CASE("the join names graph-launched kernels instead of dropping them silently", "[counters][graph]") {
+TEST_CASE("the join pairs graph kernels by graph ordinal and reports the ones not profiled",
+          "[counters][graph]") {
   TraceData timeline;
   timeline.strings = {""};
   ProcessRecord p;
   p.pid = 7;
   p.name = Intern(timeline, "gt_k_graph");
+  p.start_ns = 50;
   timeline.processes.push_back(p);
-  // Timeline: eager scale, eager add, then 2 graph launches; the counters run saw only the eager ones.
+  // Timeline: eager scale, eager add, then 2 graph launches (correlation ids 9 and 10).
   auto add = [&](const char* name, uint32_t corr, int64_t start, uint32_t graph) {
     KernelRecord k;
     k.pid = 7;
@@ -132,51 +152,120 @@ TEST_CASE("the join names graph-launched kernels instead of dropping them silent
   };
   add("graph_scale", 5, 100, 0);
   add("graph_add", 6, 200, 0);
+  add("graph_add", 9, 400, 3);  // listed out of order: start time decides within a graph launch
   add("graph_scale", 9, 300, 3);
-  add("graph_add", 9, 400, 3);
   add("graph_scale", 10, 500, 3);
   add("graph_add", 10, 600, 3);
   TraceData ct = CountersRun();
   JoinReport r = JoinCountersIntoTimeline(timeline, ct);
-  CHECK(r.profiled_launches == 2);
-  CHECK(r.matched_launches == 2);
+  CHECK(r.profiled_launches == 4);
+  CHECK(r.matched_launches == 4);
   CHECK(r.unmatched_launches == 0);
-  CHECK(r.graph_kernels == 4);
-  REQUIRE(r.not_profiled.size() == 2);
-  CHECK(r.not_profiled[0] == "not profiled: graph launch: graph_scale (2 launches)");
-  CHECK(r.not_profiled[1] == "not profiled: graph launch: graph_add (2 launches)");
-  CHECK(r.Summary().find("4 graph-launched kernels not profiled") != std::string::npos);
-  // The eager launches got their counters (by correlation id), the graph ones none.
-  for (const auto& m : timeline.kernel_metrics) CHECK((m.correlation_id == 5 || m.correlation_id == 6));
+  CHECK(r.graph_kernels == 1);
+  REQUIRE(r.not_profiled.size() == 1);
+  CHECK(r.not_profiled[0] == "not profiled: graph launch: graph_add (1 launch): the graph has a host node");
+  CHECK(r.Summary().find("1 graph-launched kernels not profiled") != std::string::npos);
+  // Eager counters on the eager launches, graph ordinal 0 on the first graph launch (correlation id 9).
+  std::map<std::pair<std::string, uint32_t>, double> duration;  // (kernel, correlation id) -> ns
+  for (const auto& m : timeline.kernel_metrics)
+    if (timeline.Str(m.metric) == "gpu__time_duration.sum")
+      duration[{timeline.Str(m.kernel_name), m.correlation_id}] = m.value;
+  CHECK(duration == std::map<std::pair<std::string, uint32_t>, double>{{{"graph_scale", 5}, 12'345},
+                                                                       {{"graph_add", 6}, 23'456},
+                                                                       {{"graph_scale", 9}, 11'111},
+                                                                       {{"graph_add", 9}, 22'222}});
   int graph_losses = 0;
   for (const auto& l : timeline.losses)
-    if (timeline.Str(l.name) == "counters_not_profiled") {
+    if (timeline.Str(l.name) == kNotProfiledLoss) {
       ++graph_losses;
-      CHECK(l.count == 2);
-      CHECK(timeline.Str(l.detail).rfind("not profiled: graph launch: graph_", 0) == 0);
+      CHECK(l.pid == 7);  // the timeline's pid
     }
-  CHECK(graph_losses == 2);
+  CHECK(graph_losses == 1);
+  // A second counters run (--cache-control all) does not report the same graph kernels again.
+  JoinReport again = JoinCountersIntoTimeline(timeline, ct, JoinMode::kSupplement);
+  CHECK(again.not_profiled.empty());
+  graph_losses = 0;
+  for (const auto& l : timeline.losses) graph_losses += timeline.Str(l.name) == kNotProfiledLoss;
+  CHECK(graph_losses == 1);
+}
+
+TEST_CASE("same-name kernels of one graph launch pair in start order", "[counters][graph]") {
+  TraceData timeline;
+  timeline.strings = {""};
+  ProcessRecord p;
+  p.pid = 7;
+  p.name = Intern(timeline, "app");
+  timeline.processes.push_back(p);
+  // One graph launch runs `layer` twice (the second waits for the first), with different grids.
+  for (auto [start, grid] : {std::pair<int64_t, uint32_t>{900, 64}, {100, 32}}) {
+    KernelRecord k;
+    k.pid = 7;
+    k.name = Intern(timeline, "layer");
+    k.correlation_id = 4;
+    k.grid = {grid, 1, 1};
+    k.start = start;
+    k.end = start + 50;
+    k.graph_id = 1;
+    timeline.kernels.push_back(k);
+  }
+  TraceData ct;
+  ct.strings = {""};
+  ProcessRecord q = p;
+  q.name = Intern(ct, "app");
+  ct.processes.push_back(q);
+  KernelRecord k;  // the counters run's own record of the graph launch: what pairs the processes
+  k.pid = 7;
+  k.name = Intern(ct, "layer");
+  k.graph_id = 1;
+  ct.kernels.push_back(k);
+  auto metric = [&](uint32_t ordinal, const char* name, double v) {
+    KernelMetricRecord m;
+    m.pid = 7;
+    m.kernel_name = Intern(ct, "layer");
+    m.launch_ordinal = ordinal;
+    m.metric = Intern(ct, name);
+    m.value = v;
+    ct.kernel_metrics.push_back(m);
+  };
+  metric(kGraphOrdinalBit | 0, launch_metric::kGridSize, 32);  // dependency order: the 32-block one first
+  metric(kGraphOrdinalBit | 1, launch_metric::kGridSize, 64);
+  JoinReport r = JoinCountersIntoTimeline(timeline, ct);
+  INFO(r.Summary() << (r.problems.empty() ? "" : ": " + r.problems[0]));
+  CHECK(r.matched_launches == 2);
+  CHECK(r.unmatched_launches == 0);
+  // Swapped grids would mean the earlier kernel got the later one's counters: the shape check refuses that.
+  metric(kGraphOrdinalBit | 2, launch_metric::kGridSize, 64);
+  TraceData timeline2 = timeline;
+  timeline2.kernel_metrics.clear();
+  JoinReport r2 = JoinCountersIntoTimeline(timeline2, ct);
+  CHECK(r2.unmatched_launches == 1);
+  REQUIRE_FALSE(r2.problems.empty());
+  CHECK(r2.problems[0] ==
+        "layer graph launch 2: the timeline run has 2 graph-launched launches of this kernel");
 }
 
 TEST_CASE("counters-only trace: profiled kernels end to end, counters joined, the viewer opens it",
           "[counters][counters_only]") {
   TraceData t = CountersRun();
   JoinReport r = BuildCountersOnlyTrace(t);
-  CHECK(r.profiled_launches == 2);
-  CHECK(r.matched_launches == 2);
+  CHECK(r.profiled_launches == 4);
+  CHECK(r.matched_launches == 4);
   CHECK(r.unmatched_launches == 0);
-  CHECK(r.graph_kernels == 4);
+  CHECK(r.graph_kernels == 1);
 
-  // Only the two profiled launches stay: launch order, measured durations, no gaps, from the process start.
-  REQUIRE(t.kernels.size() == 2);
-  CHECK(t.Str(t.kernels[0].name) == "graph_scale");
-  CHECK(t.kernels[0].start == 1'000'000);
-  CHECK(t.kernels[0].end - t.kernels[0].start == 12'345);
-  CHECK(t.Str(t.kernels[1].name) == "graph_add");
-  CHECK(t.kernels[1].start == t.kernels[0].end);
-  CHECK(t.kernels[1].end - t.kernels[1].start == 23'456);
-  for (const auto& m : t.kernel_metrics)
-    CHECK(m.correlation_id == (t.Str(m.kernel_name) == "graph_scale" ? 11u : 13u));
+  // Only the four profiled launches stay: launch order, measured durations, no gaps, from the process start.
+  REQUIRE(t.kernels.size() == 4);
+  const char* names[] = {"graph_scale", "graph_add", "graph_scale", "graph_add"};
+  const int64_t durations[] = {12'345, 23'456, 11'111, 22'222};
+  for (size_t i = 0; i < 4; ++i) {
+    CHECK(t.Str(t.kernels[i].name) == names[i]);
+    CHECK(t.kernels[i].start == (i ? t.kernels[i - 1].end : 1'000'000));
+    CHECK(t.kernels[i].end - t.kernels[i].start == durations[i]);
+  }
+  for (const auto& m : t.kernel_metrics) {
+    const bool graph = IsGraphOrdinal(m.launch_ordinal);
+    CHECK(m.correlation_id == (graph ? 20u : t.Str(m.kernel_name) == "graph_scale" ? 11u : 13u));
+  }
   const std::string* timeline = t.metadata.Find("timeline");
   REQUIRE(timeline);
   CHECK(timeline->rfind("none: counters only", 0) == 0);
@@ -200,19 +289,21 @@ TEST_CASE("counters-only trace: profiled kernels end to end, counters joined, th
           viewer::EventKind::kKernel)
         continue;
       ++kernels;
-      CHECK((lane.dur[i] == 12'345 || lane.dur[i] == 23'456));
-      CHECK((lane.aux[i] == 11 || lane.aux[i] == 13));  // correlation ids the counters carry
+      CHECK(
+          (lane.dur[i] == 12'345 || lane.dur[i] == 23'456 || lane.dur[i] == 11'111 || lane.dur[i] == 22'222));
+      CHECK((lane.aux[i] == 11 || lane.aux[i] == 13 ||
+             lane.aux[i] == 20));  // correlation ids the counters carry
     }
-  CHECK(kernels == 2);
+  CHECK(kernels == 4);
   auto has_loss = [&](const char* name, const char* text) {
     return std::any_of(m.losses.begin(), m.losses.end(), [&](const viewer::LossStat& l) {
       return l.name == name && l.detail.find(text) != std::string::npos;
     });
   };
   CHECK(has_loss("counters_only", "gaps, overlap and host activity were not measured"));
-  CHECK(has_loss("counters_only", "1 unprofiled launches are not in this trace"));
-  CHECK(has_loss("counters_not_profiled", "not profiled: graph launch: graph_add (2 launches)"));
-  CHECK(has_loss("counters_not_profiled", "not profiled: graph launch: graph_scale (2 launches)"));
+  CHECK(has_loss("counters_only", "3 unprofiled launches are not in this trace"));
+  CHECK(
+      has_loss("counters_not_profiled", "not profiled: graph launch: graph_add (1 launch): the graph has a"));
 
   // The details panel's analysis and the roofline work on it.
   TraceData back;
@@ -220,7 +311,7 @@ TEST_CASE("counters-only trace: profiled kernels end to end, counters joined, th
       ReadTrace(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), back)
           .ok());
   std::vector<KernelCounters> launches = GroupKernelCounters(back);
-  REQUIRE(launches.size() == 2);
+  REQUIRE(launches.size() == 4);
   std::vector<KernelAnalysis> analyses;
   for (const auto& c : launches) {
     CHECK(c.Get("gpu__time_duration.sum") > 0);
@@ -229,7 +320,7 @@ TEST_CASE("counters-only trace: profiled kernels end to end, counters joined, th
   RooflineModel roof = BuildRoofline(back.devices[0]);
   CHECK_FALSE(roof.ceilings.empty());
   auto points = PlaceOnRoofline(roof, analyses, MemoryLevel::kDram);
-  CHECK(points.size() == 2);
+  CHECK(points.size() == 4);
 }
 
 TEST_CASE("gcollect --counters-only and --cache-control flags", "[counters][options]") {
@@ -280,7 +371,9 @@ TEST_CASE("the counters run's environment carries the cache choice", "[counters]
 }
 
 #ifdef GT_COUNTERS_ONLY_FIXTURE
-// The real thing: `gcollect --counters-only -- gt_k_graph --iters=3` on the H200 (tests/data/README.md).
+// The real thing: `gcollect --counters-only -- gt_k_graph --iters=3` on the H200 (tests/data/README.md): 2
+// direct launches and 3 graph launches of 2 kernel nodes, every one profiled (graph launches replayed node by
+// node).
 TEST_CASE("a real counters-only trace from the H200 opens in the viewer with its counters",
           "[counters][fixture]") {
   auto model = viewer::LoadTraceFile(GT_COUNTERS_ONLY_FIXTURE);
@@ -288,30 +381,32 @@ TEST_CASE("a real counters-only trace from the H200 opens in the viewer with its
   const viewer::TraceModel& m = **model;
   REQUIRE(m.metadata.Find("timeline"));
   CHECK(m.metadata.Find("timeline")->rfind("none: counters only", 0) == 0);
-  // Two profiled eager launches on the timeline, each as long as its measured gpu__time_duration.sum, and
-  // every counter record pointing at one of them by correlation id.
-  std::map<uint32_t, int64_t> kernel_dur;  // correlation id -> duration
+  // Eight profiled launches on the timeline, each as long as its measured gpu__time_duration.sum, and every
+  // counter record pointing at one of them by correlation id and name (a graph launch's kernels share its
+  // id).
+  std::map<std::pair<uint32_t, std::string>, int64_t> kernel_dur;  // (correlation id, name) -> duration
   for (viewer::LaneId l = 0; l < m.lanes.size(); ++l)
     for (uint32_t i = 0; i < m.lanes[l].start.size(); ++i)
       if (m.Kind({l, i}) == viewer::EventKind::kKernel)
-        kernel_dur[m.CorrelationId({l, i})] = m.End({l, i}) - m.Start({l, i});
-  REQUIRE(kernel_dur.size() == 2);
-  int durations = 0;
+        kernel_dur[{m.CorrelationId({l, i}), m.Str(m.Name({l, i}))}] = m.End({l, i}) - m.Start({l, i});
+  REQUIRE(kernel_dur.size() == 8);
+  int durations = 0, graph = 0;
   for (const auto& r : m.kernel_metrics) {
-    REQUIRE(kernel_dur.count(r.correlation_id));
+    const std::pair<uint32_t, std::string> key{r.correlation_id, m.Str(r.kernel_name)};
+    REQUIRE(kernel_dur.count(key));
     if (m.Str(r.metric) == "gpu__time_duration.sum") {
-      CHECK(double(kernel_dur[r.correlation_id]) == Approx(r.value).margin(1));
+      CHECK(double(kernel_dur[key]) == Approx(r.value).margin(1));
       ++durations;
+      graph += IsGraphOrdinal(r.launch_ordinal);
     }
   }
-  CHECK(durations == 2);
-  int not_profiled = 0;
-  for (const auto& l : m.losses) not_profiled += l.name == "counters_not_profiled";
-  CHECK(not_profiled == 2);  // graph_scale and graph_add, 3 graph launches each
-  // The details panel's analysis: a memory-bound verdict for the streaming kernels.
+  CHECK(durations == 8);
+  CHECK(graph == 6);
+  for (const auto& l : m.losses) CHECK(l.name != "counters_not_profiled");
+  // The details panel's analysis: a verdict for every launch, direct or from a graph.
   std::vector<KernelCounters> launches = GroupKernelCounters(
       m.kernel_metrics, m.stall_samples, [&](StringId id) -> std::string_view { return m.Str(id); });
-  REQUIRE(launches.size() == 2);
+  REQUIRE(launches.size() == 8);
   REQUIRE_FALSE(m.devices.empty());
   for (const auto& c : launches) {
     KernelAnalysis a = AnalyzeKernel(c, m.devices.front(), LaunchShapeOf(c));

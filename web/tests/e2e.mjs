@@ -626,6 +626,42 @@ if (countersTrace) {
   });
 }
 
+// CUDA graphs (issue 5): a PyTorch MLP captured with torch.cuda.graph, whose graph launches the counters run
+// replayed node by node. Selecting a graph-launched kernel shows that launch's own counters ("graph launch N").
+const graphTrace = gtraces.find((t) => t.name === 'counters_torch_graph_h200.gtrace');
+if (graphTrace) {
+  test('CUDA graph counters: a graph-launched kernel shows its own profiled launch', async () => {
+    const page = await openPage('graph');
+    await drop(page, graphTrace.name);
+    check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
+    const all = await apiJson(page, 'gt_counters');
+    check(all && all.profiled_launches >= 60, 'profiled launches: ' + JSON.stringify(all && all.profiled_launches));
+    await api(page, 'gt_search', 'sgemm_largek');
+    const seen = new Set();
+    let graph = null;
+    for (let i = 0; i < 30 && !graph; ++i) {
+      await api(page, 'gt_search_next');
+      await frames(page, 1);
+      const c = await apiJson(page, 'gt_counters');
+      if (!c.selected) continue;
+      seen.add(c.selected.launch);
+      if (/^graph launch \d+$/.test(c.selected.launch || '')) graph = c.selected;
+    }
+    check(graph, 'a graph-launched sgemm_largek has its own counters; launches seen: ' + [...seen].join(', '));
+    check([...seen].some((l) => /^launch \d+$/.test(l || '')), 'direct launches of it are told apart: ' +
+          [...seen].join(', '));
+    check(graph && /compute|memory|latency|issue/i.test(graph.verdict), 'verdict: ' + (graph && graph.verdict));
+    check(await api(page, 'gt_show_panel', 'details') === 1, 'details panel opens');
+    await frames(page, 3);
+    const vp = page.viewportSize();
+    await page.mouse.move(vp.width / 2, vp.height - 60);
+    for (let i = 0; i < 6; ++i) { await page.mouse.wheel(0, 240); await frames(page, 1); }
+    await frames(page, 3);
+    await shot(page, '12c-graph-kernel-counters.png');
+    return page;
+  });
+}
+
 // Against the real share server (`gtrace serve`, built natively; GT_GTRACE_BIN): a link opens the stored trace,
 // and Share on a dropped file uploads it and yields a link that reopens the same view.
 if (process.env.GT_GTRACE_BIN && gtraces.length) {

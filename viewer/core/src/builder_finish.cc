@@ -719,6 +719,11 @@ void ModelBuilder::Impl::BuildLanes(ThreadPool& pool, const std::vector<uint32_t
   for (const auto& h : hist)
     for (size_t i = 0; i < h.size(); ++i) M.name_counts[i] += h[i];
 
+  // Counter records arrive in chunks, appended with doubling growth: hold what the trace has, not up to twice
+  // that (and the same for any number of load threads).
+  M.kernel_metrics.shrink_to_fit();
+  M.stall_samples.shrink_to_fit();
+
   // Lanes in track order (tracks of stages are the first ones, in `order`).
   for (uint32_t j = 0; j < jobs.size(); ++j) {
     Track& t = M.tracks[j];

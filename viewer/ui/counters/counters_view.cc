@@ -203,6 +203,33 @@ size_t BuildCountersState(CountersState& s, const viewer::TraceModel& m) {
 // ---- [SECTION] panel
 // ------------------------------------------------------------------------------------------
 
+size_t ProfiledLaunchOf(CountersState& s, const viewer::TraceModel& m, viewer::EventId e) {
+  if (s.built_for != &m) BuildCountersState(s, m);
+  if (!e.valid() || m.Kind(e) != viewer::EventKind::kKernel) return SIZE_MAX;
+  if (s.launch_of == e) return s.launch_index;
+  const uint32_t pid = m.TrackOf(e).pid;
+  const uint32_t corr = m.CorrelationId(e);
+  const std::string& name = m.Str(m.Name(e));
+  size_t rank = 0;
+  size_t same_launch = 0;  // profiled launches the join pinned to this correlation id, of this name
+  for (const auto& c : s.launches)
+    same_launch += c.pid == pid && c.correlation_id == corr && c.kernel_name == name;
+  if (same_launch > 1) {
+    // One graph launch ran this kernel more than once: its rank by start time among them (same lane: the
+    // kernels of one graph launch that depend on each other, the only ones profiled, share its stream).
+    const auto& lane = m.lanes[e.lane];
+    const StringId name_id = m.Name(e);
+    for (uint32_t i = 0; i < lane.size(); ++i) {
+      const viewer::EventId o{e.lane, i};
+      if (i == e.index || m.CorrelationId(o) != corr || m.Name(o) != name_id) continue;
+      if (m.Start(o) < m.Start(e) || (m.Start(o) == m.Start(e) && i < e.index)) ++rank;
+    }
+  }
+  s.launch_of = e;
+  s.launch_index = FindProfiledLaunch(s.launches, pid, name, corr, rank);
+  return s.launch_index;
+}
+
 bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, viewer::EventId e) {
   if (s.built_for != &m) BuildCountersState(s, m);
   if (!e.valid() || m.Kind(e) != viewer::EventKind::kKernel || s.launches.empty()) return false;
@@ -210,20 +237,9 @@ bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, view
   const uint32_t corr = m.CorrelationId(e);
   const std::string& name = m.Str(m.Name(e));
   const KernelAnalysis* a = nullptr;
-  bool this_launch = false;
-  for (size_t i = 0; i < s.launches.size() && corr; ++i) {
-    // The join gave every matched launch the timeline's correlation id.
-    const auto& c = s.launches[i];
-    if (c.pid != pid || c.kernel_name != name) continue;
-    for (const auto& rec : m.kernel_metrics)
-      if (rec.pid == pid && rec.correlation_id == corr && rec.launch_ordinal == c.launch_ordinal &&
-          m.Str(rec.kernel_name) == name) {
-        a = &s.launch_analyses[i];
-        this_launch = true;
-        break;
-      }
-    if (a) break;
-  }
+  const size_t launch = ProfiledLaunchOf(s, m, e);
+  const bool this_launch = launch != SIZE_MAX;
+  if (this_launch) a = &s.launch_analyses[launch];
   if (!a)
     for (const auto& k : s.kernels)
       if (k.pid == pid && k.kernel_name == name) a = &k;
@@ -231,8 +247,9 @@ bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, view
 
   ImGui::SeparatorText("Hardware counters");
   if (this_launch)
-    ImGui::TextDisabled("Launch %u of this kernel, profiled (range profiler, kernel replay).",
-                        a->launch_ordinal);
+    ImGui::TextDisabled("%s of this kernel, profiled (range profiler%s).",
+                        LaunchOrdinalLabel(a->launch_ordinal).c_str(),
+                        IsGraphOrdinal(a->launch_ordinal) ? "; the graph was replayed node by node" : "");
   else
     ImGui::TextDisabled("This launch was not profiled: values of the %u profiled launch%s of this kernel.",
                         a->launches, a->launches == 1 ? "" : "es");
@@ -613,7 +630,8 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
 void BuildPcSamplingState(PcSamplingState& s, const viewer::TraceModel& m) {
   s = PcSamplingState{};
   s.built_for = &m;
-  s.profiles = BuildPcSamplingProfiles(m.stall_samples, [&](StringId id) -> std::string_view { return m.Str(id); });
+  s.profiles =
+      BuildPcSamplingProfiles(m.stall_samples, [&](StringId id) -> std::string_view { return m.Str(id); });
 }
 
 bool DrawPcSamplingPanel(PcSamplingState& s, const viewer::TraceModel& m, viewer::EventId e) {
@@ -677,8 +695,9 @@ bool DrawPcSamplingPanel(PcSamplingState& s, const viewer::TraceModel& m, viewer
     if (ImGui::RadioButton("by SASS offset", !s.by_line)) s.by_line = false;
   }
   const std::vector<PcHotSpot>& spots = s.by_line ? p->by_line : p->by_pc;
-  if (ImGui::BeginTable("##pc_hot_spots", 4,
-                        ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp)) {
+  if (ImGui::BeginTable(
+          "##pc_hot_spots", 4,
+          ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp)) {
     ImGui::TableSetupColumn(s.by_line ? "Line" : "PC offset");
     ImGui::TableSetupColumn("Samples");
     ImGui::TableSetupColumn("Share");
@@ -699,8 +718,9 @@ bool DrawPcSamplingPanel(PcSamplingState& s, const viewer::TraceModel& m, viewer
       if (ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
         if (!h.source_file.empty()) ImGui::Text("%s:%u", h.source_file.c_str(), h.source_line);
-        ImGui::Text("%s PC 0x%llx%s", s.by_line ? "hottest" : "SASS", static_cast<unsigned long long>(h.pc_offset),
-                    s.by_line && h.pcs > 1 ? (" of " + std::to_string(h.pcs) + " PCs on this line").c_str() : "");
+        ImGui::Text(
+            "%s PC 0x%llx%s", s.by_line ? "hottest" : "SASS", static_cast<unsigned long long>(h.pc_offset),
+            s.by_line && h.pcs > 1 ? (" of " + std::to_string(h.pcs) + " PCs on this line").c_str() : "");
         ImGui::EndTooltip();
       }
       ImGui::TableNextColumn();
@@ -709,7 +729,8 @@ bool DrawPcSamplingPanel(PcSamplingState& s, const viewer::TraceModel& m, viewer
       ImGui::TextUnformatted(FormatPercent(100 * h.share).c_str());
       ImGui::TableNextColumn();
       const StallReasonInfo* info = FindStallReason(h.dominant_reason);
-      ImGui::Text("%s %s", info ? info->title : h.dominant_reason.c_str(), FormatPercent(100 * h.dominant_share).c_str());
+      ImGui::Text("%s %s", info ? info->title : h.dominant_reason.c_str(),
+                  FormatPercent(100 * h.dominant_share).c_str());
       if (info && ImGui::IsItemHovered()) {
         ImGui::BeginTooltip();
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32);
@@ -830,7 +851,7 @@ std::string CountersJson(App& app) {
       pcs = "{\"samples\":" + std::to_string(p->samples) + ",\"top_reason\":";
       JsonString(&pcs, p->reasons.empty() ? "" : p->reasons.front().reason);
       pcs += ",\"hot_spot\":";
-      JsonString(&pcs, !p->by_line.empty()  ? HotSpotLabel(p->by_line.front())
+      JsonString(&pcs, !p->by_line.empty() ? HotSpotLabel(p->by_line.front())
                        : !p->by_pc.empty() ? HotSpotLabel(p->by_pc.front())
                                            : std::string());
       pcs += ",\"summary\":";
@@ -849,6 +870,13 @@ std::string CountersJson(App& app) {
   JsonNumber(&out, sel->memory_pct.value);
   out += ",\"top_stall\":";
   JsonString(&out, sel->stalls.empty() ? "" : sel->stalls.front().reason);
+  // Which profiled launch the selected event is ("graph launch 0"), or null when it was not profiled.
+  const size_t launch = ProfiledLaunchOf(s, *m, e);
+  out += ",\"launch\":";
+  if (launch == SIZE_MAX)
+    out += "null";
+  else
+    JsonString(&out, LaunchOrdinalLabel(s.launches[launch].launch_ordinal));
   return out + "},\"pc_sampling\":" + pcs + "}";
 }
 

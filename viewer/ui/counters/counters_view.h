@@ -36,8 +36,13 @@ struct CountersState {
   MemoryLevel level = MemoryLevel::kDram;
   std::vector<RooflinePoint> points;
   int hovered = -1;
-  int selected = -1;  // index into points
+  int selected = -1;               // index into points
+  viewer::EventId launch_of;       // the kernel event `launch_index` was found for (a cache)
+  size_t launch_index = SIZE_MAX;  // its profiled launch in `launches`, SIZE_MAX = not profiled
 };
+
+// The profiled launch (index into s.launches) that the kernel event is, or SIZE_MAX.
+size_t ProfiledLaunchOf(CountersState& s, const viewer::TraceModel& model, viewer::EventId kernel);
 
 void ResetCountersState(CountersState& s);
 // Analyses every profiled kernel of `model` (cheap: once per load). Returns the number of profiled launches.

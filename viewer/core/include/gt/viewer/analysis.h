@@ -36,7 +36,8 @@ struct TraceData;
 struct KernelCounters {
   uint32_t pid = 0;
   std::string kernel_name;
-  uint32_t launch_ordinal = kNone;  // kNone once several launches are merged
+  uint32_t launch_ordinal = kNone;  // kNone once several launches are merged; kGraphOrdinalBit: graph kernel
+  uint32_t correlation_id = 0;      // the timeline kernel's, once joined (a graph launch's kernels share it)
   uint32_t launches = 1;            // how many launches the values cover (sums are totals over them)
   struct Value {
     std::string name;
@@ -59,6 +60,15 @@ using StringLookup = std::function<std::string_view(StringId)>;
 std::vector<KernelCounters> GroupKernelCounters(std::span<const KernelMetricRecord> metrics,
                                                 std::span<const StallSample> stalls, const StringLookup& str);
 std::vector<KernelCounters> GroupKernelCounters(const TraceData& trace);
+
+// The profiled launch (index into GroupKernelCounters' result) that is the timeline kernel (pid, name,
+// correlation id); `rank` is the kernel's position by start time among the kernels with the same name and
+// correlation id (0 unless one graph launch ran the kernel several times: the join paired the n-th by start
+// time with the n-th graph ordinal). SIZE_MAX when that launch was not profiled.
+size_t FindProfiledLaunch(std::span<const KernelCounters> launches, uint32_t pid, std::string_view name,
+                          uint32_t correlation_id, size_t rank);
+// "launch 3", or "graph launch 3" (model.h, kGraphOrdinalBit).
+std::string LaunchOrdinalLabel(uint32_t ordinal);
 
 // Sums counters (".sum") and averages everything else (".avg", ".pct_of_...", ".per_second", ratios) over the
 // profiled launches of one kernel name: one point per name on the roofline.

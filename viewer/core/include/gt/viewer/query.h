@@ -90,8 +90,9 @@ std::vector<EventId> KernelInstances(const TraceModel& model, StringId name, uin
 // [SECTION] Flows
 // ---------------------------------------------------------------------------------------------------------------
 
-// The other end of a launch: API call -> the kernel/memcpy/memset with its correlation id (same process), and
-// GPU activity -> its API call. Invalid when there is none.
+// The other end of a launch: API call -> the kernel/memcpy/memset with its correlation id (same process; one
+// of them for a cudaGraphLaunch, whose kernels all carry its id), and GPU activity -> its API call. Invalid
+// when there is none.
 EventId FlowPartner(const TraceModel& model, EventId e);
 
 struct FlowArrow {
