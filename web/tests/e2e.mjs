@@ -655,7 +655,8 @@ if (graphTrace) {
     await frames(page, 3);
     const vp = page.viewportSize();
     await page.mouse.move(vp.width / 2, vp.height - 60);
-    for (let i = 0; i < 6; ++i) { await page.mouse.wheel(0, 240); await frames(page, 1); }
+    for (let i = 0; i < 3; ++i) { await page.mouse.wheel(0, 240); await frames(page, 1); }
+    await page.mouse.move(vp.width - 20, 70);  // no tooltip over the panel
     await frames(page, 3);
     await shot(page, '12c-graph-kernel-counters.png');
     return page;
