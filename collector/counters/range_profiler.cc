@@ -1038,7 +1038,13 @@ void OnGraphLaunch(Injection& inj, State& st, CUpti_CallbackId cbid, const CUpti
     if (d.wanted) ++st.graph_not_profiled[{name, why}];
     if (d.profile) chosen.push_back({i, d});
   }
-  if (!chosen.empty() && cb->context) ReplayGraph(inj, st, cb->context, *g, stream, chosen);
+  if (chosen.empty()) return;
+  if (!cb->context) {
+    for (const auto& [node, decision] : chosen)
+      ++st.graph_not_profiled[{g->nodes[node].info.kernel_name, "the graph launch has no current context"}];
+    return;
+  }
+  ReplayGraph(inj, st, cb->context, *g, stream, chosen);
 }
 
 // Writes the launch's values (when `ok`) and releases the lock

@@ -466,6 +466,8 @@ GT_EXPORT const char* gt_losses() {
 }
 
 // Kernel-counter analysis (viewer/ui/counters): {"profiled_launches","kernels":[...],"selected":{...}|null}.
+// "selected" holds the selected kernel's merged analysis and "launch": which profiled launch the selected
+// event is ("launch 2", "graph launch 0"), or null when that launch was not profiled.
 GT_EXPORT const char* gt_counters() {
   static std::string s;
   if (!GlobalApp()) return "null";
