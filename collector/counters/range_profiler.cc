@@ -666,6 +666,28 @@ bool EvaluateRange(ContextSession& s, std::vector<double>* values, std::string* 
   return ev.ok();
 }
 
+// CUPTI's kernel replay of one launch: armed before the launch call, and after it returns (by then CUPTI has
+// run every pass inside the call) stopped, decoded and evaluated into p->values.
+bool StartKernelReplay(ContextSession& s, std::string* error) {
+  if (!ResetCounterData(s, error)) return false;
+  CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+  start.pRangeProfilerObject = s.object;
+  return Check(cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart", error);
+}
+
+bool FinishKernelReplay(ContextSession& s, PendingLaunch* p, std::string* error) {
+  CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+  stop.pRangeProfilerObject = s.object;
+  bool ok = Check(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop", error);
+  if (ok && !stop.isAllPassSubmitted) {
+    ok = false;
+    *error = "not all replay passes were submitted";
+  }
+  if (ok) ok = DecodeRanges(s, error) && EvaluateRange(s, &p->values, error);
+  if (ok) p->passes = s.all.plan.passes;
+  return ok;
+}
+
 // Runs the hardware-counter passes of one launch ourselves from its ENTER callback (see the top of the file)
 // and evaluates them into p.values. Whatever happens, device memory is as the app left it when
 // this returns, so the app's own launch computes what it would have without us.
@@ -906,37 +928,21 @@ CUresult ProfileGraphKernel(Injection& inj, State& st, ContextSession& s, CUcont
     }
     if (result != OwnReplay::kUnavailable || s.user_replay_ran) return Reissue(call);  // the node's real run
   }
-  if (!ResetCounterData(s, &error)) {
+  if (!StartKernelReplay(s, &error)) {
     Fail(st, label + ": " + error);
-    return Reissue(call);
-  }
-  CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
-  start.pRangeProfilerObject = s.object;
-  CUptiResult r = cuptiRangeProfilerStart(&start);
-  if (r != CUPTI_SUCCESS) {
-    Fail(st, label + ": cuptiRangeProfilerStart: " + Err(r));
     return Reissue(call);
   }
   // Kernel replay runs the passes inside this launch and leaves memory as one run of the kernel leaves it.
   CUresult launched = Reissue(call);
-  CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
-  stop.pRangeProfilerObject = s.object;
-  bool ok = Check(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop", &error);
+  bool ok = FinishKernelReplay(s, &p, &error);
   if (ok && launched != CUDA_SUCCESS) {
     ok = false;
     error = "re-issuing the kernel node failed (CUresult " + std::to_string(int(launched)) + ")";
   }
-  if (ok && !stop.isAllPassSubmitted) {
-    ok = false;
-    error = "not all replay passes were submitted";
-  }
-  if (ok) ok = DecodeRanges(s, &error) && EvaluateRange(s, &p.values, &error);
-  if (ok) {
-    p.passes = s.all.plan.passes;
+  if (ok)
     RecordLaunch(inj, st, s, p);
-  } else {
+  else
     Fail(st, label + ": " + error);
-  }
   return launched;
 }
 
@@ -1117,7 +1123,7 @@ void CountersOnCallback(Injection& inj, CUpti_CallbackDomain domain, CUpti_Callb
         return;
       }
       if (result == OwnReplay::kFailed || s.user_replay_ran) {
-        Fail(*st, p.name + " launch " + std::to_string(p.ordinal) + ": " + error);
+        Fail(*st, counters::LaunchLabel(p.name, p.ordinal) + ": " + error);
         FinishLaunch(inj, *st, s, p, /*ok=*/false);  // the app's own launch runs unprofiled
         return;
       }
@@ -1129,16 +1135,8 @@ void CountersOnCallback(Injection& inj, CUpti_CallbackDomain domain, CUpti_Callb
           error.c_str());
     }
     std::string error;
-    if (!ResetCounterData(s, &error)) {
+    if (!StartKernelReplay(s, &error)) {
       Fail(*st, p.name + ": " + error);
-      FinishLaunch(inj, *st, s, p, /*ok=*/false);
-      return;
-    }
-    CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
-    start.pRangeProfilerObject = s.object;
-    CUptiResult r = cuptiRangeProfilerStart(&start);
-    if (r != CUPTI_SUCCESS) {
-      Fail(*st, p.name + ": cuptiRangeProfilerStart: " + Err(r));
       FinishLaunch(inj, *st, s, p, /*ok=*/false);
       return;
     }
@@ -1153,16 +1151,8 @@ void CountersOnCallback(Injection& inj, CUpti_CallbackDomain domain, CUpti_Callb
   p.active = false;
   ContextSession& s = st->sessions[p.ctx];
   std::string error;
-  CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
-  stop.pRangeProfilerObject = s.object;
-  bool ok = Check(cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop", &error);
-  if (ok && !stop.isAllPassSubmitted) {
-    ok = false;
-    error = "not all replay passes were submitted";
-  }
-  if (ok) ok = DecodeRanges(s, &error) && EvaluateRange(s, &p.values, &error);
-  if (ok) p.passes = s.all.plan.passes;
-  if (!ok) Fail(*st, p.name + " launch " + std::to_string(p.ordinal) + ": " + error);
+  bool ok = FinishKernelReplay(s, &p, &error);
+  if (!ok) Fail(*st, counters::LaunchLabel(p.name, p.ordinal) + ": " + error);
   FinishLaunch(inj, *st, s, p, ok);
 }
 
