@@ -1216,6 +1216,21 @@ bool StartCountersModule(Injection& inj) {
 
 void FlushCountersModule(Injection&) {}
 
+namespace {
+// Which counters run this was, for its cost record: --cache-control all splits the metrics over two runs.
+const char* RunLabel(const counters::CountersOptions& o) {
+  switch (o.subset) {
+    case counters::MetricSubset::kCacheSensitive:
+      return "--cache-control all, DRAM/L2/time run";
+    case counters::MetricSubset::kOther:
+      return "--cache-control all, instruction/stall/occupancy run";
+    case counters::MetricSubset::kAll:
+      break;
+  }
+  return o.flush_caches ? "--cache-control all" : "--cache-control none";
+}
+}  // namespace
+
 void StopCountersModule(Injection& inj) {
   State* st = g_state;
   if (!st) return;
@@ -1273,8 +1288,8 @@ void StopCountersModule(Injection& inj) {
                "%u launches profiled of %llu, %.3f s of replay (%s); %llu by gtrace's replay with the L2 "
                "flushed before each of %llu passes, %llu by CUPTI's kernel replay",
                launches, static_cast<unsigned long long>(st->selector->launches()), total,
-               st->options.flush_caches ? "--cache-control all" : "--cache-control none",
-               static_cast<unsigned long long>(st->own_replays), static_cast<unsigned long long>(st->flushes),
+               RunLabel(st->options), static_cast<unsigned long long>(st->own_replays),
+               static_cast<unsigned long long>(st->flushes),
                static_cast<unsigned long long>(st->cupti_replays));
       AddLoss(inj, "counters_cost", static_cast<uint8_t>(Severity::kInfo), launches, buf);
       if (!st->own_replay_note.empty())

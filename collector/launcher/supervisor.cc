@@ -21,14 +21,23 @@ namespace {
 std::atomic<int> g_pending_signal{0};
 std::atomic<int> g_interrupts{0};
 std::atomic<pid_t> g_root{0};
+// A signal sent to us before the app's pid was published: RunApp forwards it as soon as it is (found under
+// load: `kill -INT gcollect` right after the app started was lost, and the app ran to its end).
+std::atomic<int> g_unforwarded{0};
 
 void OnSignal(int sig, siginfo_t* info, void*) {
   if (sig == SIGINT) g_interrupts.fetch_add(1);
-  pid_t root = g_root.load();
-  if (root <= 0) return;
   // Terminal-generated signals (si_code SI_KERNEL) already reached the app: it shares our process group.
   bool sent_to_us =
       info && (info->si_code == SI_USER || info->si_code == SI_QUEUE || info->si_code == SI_TKILL);
+  pid_t root = g_root.load();
+  if (root <= 0) {
+    if (!sent_to_us) return;
+    g_unforwarded.store(sig);
+    // Published meanwhile? Then whichever of us takes the signal back out forwards it, exactly once.
+    root = g_root.load();
+    if (root <= 0 || g_unforwarded.exchange(0) == 0) return;
+  }
   if (sent_to_us) kill(root, sig);
   if (g_interrupts.load() >= 3) kill(root, SIGKILL);
   g_pending_signal.store(sig);
@@ -131,6 +140,7 @@ AppExit RunApp(const std::vector<std::string>& argv, const std::vector<EnvVar>& 
   }
   SignalGuard guard;
   g_interrupts.store(0);
+  g_unforwarded.store(0);
   result.start_ns = TraceClockNow();
   pid_t pid = fork();
   if (pid < 0) {
@@ -138,6 +148,11 @@ AppExit RunApp(const std::vector<std::string>& argv, const std::vector<EnvVar>& 
     close(error_pipe[0]);
     close(error_pipe[1]);
     return result;
+  }
+  if (pid > 0) {
+    // Published at once, not after exec succeeded: the app may start and be signalled before we run again.
+    g_root.store(pid);
+    if (int sig = g_unforwarded.exchange(0)) kill(pid, sig);
   }
   if (pid == 0) {
     // Child: default signal handling, then exec. Errors go back through the CLOEXEC pipe.
@@ -162,11 +177,11 @@ AppExit RunApp(const std::vector<std::string>& argv, const std::vector<EnvVar>& 
   result.pid = pid;
   if (n == static_cast<ssize_t>(sizeof child_errno)) {
     waitpid(pid, nullptr, 0);
+    g_root.store(0);
     result.error = "cannot run '" + program + "': " + std::strerror(child_errno);
     return result;
   }
   result.started = true;
-  g_root.store(pid);
   if (on_started) on_started(pid);
 
   for (;;) {

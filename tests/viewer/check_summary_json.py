@@ -29,6 +29,14 @@ assert sum(r["count"] for r in t["kernels"]) == 802
 gaps = t["idle_gaps"]
 assert gaps and gaps == sorted(gaps, key=lambda g: -g["duration_ns"]) and all(g["diagnosis"] for g in gaps), gaps
 assert any(a["name"] == "step 0" and a["kind"] == "range" for g in gaps for a in g["cpu_activity"]), gaps
+assert t["kernel_counters"] == [], "a timeline-only trace has no kernel counters"
+
+# A counters trace: one entry per profiled kernel, with the verdict naming its known bottleneck.
+c = {k["name"].split("(")[0]: k for k in run("stats", "--json", f"{data}/counters_h200.gtrace")["kernel_counters"]}
+assert c["fma_chains"]["bottleneck"] == "compute-bound" and c["fma_chains"]["compute_pct"] > 90, c["fma_chains"]
+assert c["copy_float4"]["bottleneck"] == "memory-bound" and c["copy_float4"]["profiled_launches"] == 2
+assert c["tiny_kernel"]["bottleneck"] == "launch-bound" and c["tiny_kernel"]["total_gpu_time_s"] > 0
+assert all(k["verdict"] for k in c.values())
 d = run("diff", "--json", "--fail-above", "0", f"{data}/h200_torch_train.gtrace", f"{data}/h200_torch_train.gtrace")
 total = sum(r["total_ns"] for r in t["kernels"])
 assert d["total_kernel_ns"] == {"before": total, "after": total, "change_pct": 0.0}, d["total_kernel_ns"]

@@ -303,3 +303,32 @@ TEST_CASE("idle gaps of a real trace with known causes (kernels/idle.cu on the H
   CHECK(loading == 3);
   CHECK(allocation == 3);
 }
+
+TEST_CASE("stats report: per-kernel counters of a real counters trace, like ncu --print-summary",
+          "[summary][stats][fixture]") {
+  auto m = LoadTraceFile(std::string(GT_TESTS_DATA) + "/counters_h200.gtrace");
+  REQUIRE(m.ok());
+  const std::string r = StatsReport(*m.value());
+  const size_t at = r.find("Kernel counters (14 profiled launches, merged per kernel");
+  REQUIRE(at != std::string::npos);
+  const std::string section = r.substr(at, r.find("\nMemory copies", at) - at);
+  INFO(section);
+  // Each workload's known bottleneck, next to its kernel.
+  auto row_of = [&](const std::string& kernel) {
+    const size_t name = section.find("  " + kernel + "(");
+    REQUIRE(name != std::string::npos);
+    const size_t begin = section.rfind('\n', name) + 1;
+    const size_t verdict_end = section.find('\n', section.find('\n', name) + 1);
+    return section.substr(begin, verdict_end - begin);
+  };
+  CHECK(row_of("fma_chains").find("compute-bound") != std::string::npos);
+  CHECK(row_of("copy_float4").find("memory-bound") != std::string::npos);
+  CHECK(row_of("strided_read").find("uncoalesced loads") != std::string::npos);
+  CHECK(row_of("atomic_one_address").find("atomic contention") != std::string::npos);
+  CHECK(row_of("smem_conflicted").find("bank conflicts") != std::string::npos);
+  CHECK(row_of("tiny_kernel").find("launch-bound") != std::string::npos);
+  // A trace without counters has no such section.
+  auto plain = LoadTraceFile(std::string(GT_TESTS_DATA) + "/h200_idle.gtrace");
+  REQUIRE(plain.ok());
+  CHECK(StatsReport(*plain.value()).find("Kernel counters") == std::string::npos);
+}

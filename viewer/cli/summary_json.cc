@@ -3,6 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "gt/viewer/profiled.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
 
@@ -85,6 +86,24 @@ std::string StatsJson(const viewer::TraceModel& model) {
                     {"diagnosis", g.diagnosis}});
   }
   j["idle_gaps"] = gaps;
+  // Per profiled kernel (launches merged): the counters' verdict, as `gtrace stats` prints it.
+  json counters = json::array();
+  const viewer::ProfiledKernels profiled = viewer::AnalyzeProfiledKernels(model);
+  auto pct = [](const Quantity& q) { return q ? json(q.value) : json(nullptr); };
+  for (size_t i = 0; i < profiled.kernels.size(); ++i) {
+    const KernelAnalysis& a = profiled.kernels[i];
+    counters.push_back({{"name", a.kernel_name},
+                        {"pid", a.pid},
+                        {"profiled_launches", a.launches},
+                        {"time_per_launch_s", a.time_s ? json(a.time_s.value) : json(nullptr)},
+                        {"total_gpu_time_s", profiled.kernel_total_time_s[i]},
+                        {"compute_pct", pct(a.compute_pct)},
+                        {"memory_pct", pct(a.memory_pct)},
+                        {"bottleneck", BottleneckName(a.bottleneck)},
+                        {"verdict", a.verdict},
+                        {"flagged_values", a.flags.size()}});
+  }
+  j["kernel_counters"] = counters;
   for (SummaryOf what : {SummaryOf::kKernels, SummaryOf::kCopies, SummaryOf::kApi, SummaryOf::kNvtx})
     j[viewer::SummaryOfName(what)] = Rows(viewer::SummarizeByName(model, what));
   return j.dump(2) + "\n";

@@ -16,6 +16,7 @@
 #include <map>
 #include <tuple>
 
+#include "gt/viewer/profiled.h"
 #include "gt/viewer/query.h"
 
 namespace gt::viewer {
@@ -398,6 +399,30 @@ void AppendSummaryTable(std::string& o, const char* title, const std::vector<Nam
   if (rows.size() > top_n) o += "  ... " + std::to_string(rows.size() - top_n) + " more\n";
 }
 
+// What `ncu --print-summary per-kernel` gives: per profiled kernel, its counters' verdict and speed of light.
+void AppendCountersTable(std::string& o, const ProfiledKernels& p, size_t top_n) {
+  if (p.kernels.empty()) return;
+  std::vector<size_t> order(p.kernels.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return p.kernel_total_time_s[a] > p.kernel_total_time_s[b]; });
+  auto pct = [](const Quantity& q) { return q ? Percent(q.value / 100) : std::string("-"); };
+  o += "\nKernel counters (" + std::to_string(p.launches.size()) +
+       " profiled launches, merged per kernel; by total GPU time):\n  " + Pad("Profiled", 9, true) +
+       Pad("Time/launch", 13, true) + Pad("Compute", 9, true) + Pad("Memory", 9, true) + "  " +
+       Pad("Bottleneck", 14, false) + "  Name\n";
+  for (size_t k = 0; k < order.size() && k < top_n; ++k) {
+    const KernelAnalysis& a = p.kernels[order[k]];
+    o += "  " + Pad(std::to_string(a.launches), 9, true) +
+         Pad(a.time_s ? FormatDuration(int64_t(a.time_s.value * 1e9 + 0.5)) : "-", 13, true) +
+         Pad(pct(a.compute_pct), 9, true) + Pad(pct(a.memory_pct), 9, true) + "  " +
+         Pad(BottleneckName(a.bottleneck), 14, false) + "  " + Clip(a.kernel_name) + "\n";
+    o += "      -> " + a.verdict + "\n";
+    if (!a.flags.empty()) o += "      (" + std::to_string(a.flags.size()) + " values flagged as impossible)\n";
+  }
+  if (order.size() > top_n) o += "  ... " + std::to_string(order.size() - top_n) + " more\n";
+}
+
 void AppendChangeTable(std::string& o, const char* title, const std::vector<NameChange>& rows, size_t top_n) {
   if (rows.empty()) return;
   o += std::string("\n") + title + "\n  " + Pad("Before", 12, true) + Pad("After", 12, true) +
@@ -479,6 +504,7 @@ std::string StatsReport(const TraceModel& model, size_t top_n) {
   }
   AppendSummaryTable(o, "Kernels (by total GPU time):", SummarizeByName(model, SummaryOf::kKernels), top_n,
                      SummaryOf::kKernels);
+  AppendCountersTable(o, AnalyzeProfiledKernels(model), top_n);
   AppendSummaryTable(o, "Memory copies and sets (by total GPU time):",
                      SummarizeByName(model, SummaryOf::kCopies), top_n, SummaryOf::kCopies);
   AppendSummaryTable(o, "CUDA API calls (by total CPU time; calls made inside other calls not counted):",

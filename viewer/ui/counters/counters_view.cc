@@ -138,63 +138,12 @@ viewer::EventId FindKernelEvent(const viewer::TraceModel& m, uint32_t pid, Strin
 size_t BuildCountersState(CountersState& s, const viewer::TraceModel& m) {
   ResetCountersState(s);
   s.built_for = &m;
-  if (!m.devices.empty()) s.device = m.devices.front();
-  s.launches = GroupKernelCounters(m.kernel_metrics, m.stall_samples,
-                                   [&](StringId id) -> std::string_view { return m.Str(id); });
-  // Occupancy needs registers and shared memory per block: the timeline's launch record of the same launch
-  // (joined by correlation id) has them for sure. One pass over the GPU lanes, for the profiled ids only.
-  std::map<std::pair<uint32_t, uint32_t>, LaunchShape> shape_by_corr;
-  for (const auto& r : m.kernel_metrics)
-    if (r.correlation_id) shape_by_corr[{r.pid, r.correlation_id}];
-  for (uint32_t l = 0; l < m.lanes.size() && !shape_by_corr.empty(); ++l) {
-    const viewer::Lane& lane = m.lanes[l];
-    if (lane.track == kNone || m.tracks[lane.track].kind != viewer::TrackKind::kGpuStream) continue;
-    const uint32_t pid = m.tracks[lane.track].pid;
-    for (uint32_t i = 0; i < lane.aux.size(); ++i) {
-      auto it = shape_by_corr.find({pid, lane.aux[i]});
-      viewer::EventId e{l, i};
-      if (it == shape_by_corr.end() || m.Kind(e) != viewer::EventKind::kKernel) continue;
-      const uint32_t cfg = m.Payload(e);
-      if (cfg >= m.launch_configs.size()) continue;
-      const viewer::LaunchConfig& lc = m.launch_configs[cfg];
-      LaunchShape& sh = it->second;
-      sh.grid_blocks = uint64_t{lc.grid[0]} * lc.grid[1] * lc.grid[2];
-      sh.block_threads = lc.block[0] * lc.block[1] * lc.block[2];
-      sh.registers_per_thread = lc.registers_per_thread;
-      sh.static_shared_bytes = lc.static_shared_bytes;
-      sh.dynamic_shared_bytes = lc.dynamic_shared_bytes;
-    }
-  }
-  std::map<std::pair<uint32_t, std::string>, LaunchShape> shape_by_name;
-  for (const auto& r : m.kernel_metrics) {
-    auto it = shape_by_corr.find({r.pid, r.correlation_id});
-    if (it != shape_by_corr.end() && it->second.known())
-      shape_by_name[{r.pid, m.Str(r.kernel_name)}] = it->second;
-  }
-  auto shape_of = [&](const KernelCounters& c) {
-    auto it = shape_by_name.find({c.pid, c.kernel_name});
-    return it != shape_by_name.end() ? it->second : LaunchShape{};
-  };
-  for (const auto& c : s.launches) s.launch_analyses.push_back(AnalyzeKernel(c, s.device, shape_of(c)));
-  // One roofline point per (pid, name): the profiled launches merged.
-  std::map<std::pair<uint32_t, std::string>, std::vector<KernelCounters>> by_name;
-  for (const auto& c : s.launches) by_name[{c.pid, c.kernel_name}].push_back(c);
-  // Total GPU time per (pid, name) from the timeline, which has every launch (profiled or not).
-  std::map<std::pair<uint32_t, std::string>, double> total;
-  for (const auto& lane : m.lanes) {
-    if (lane.track == kNone || m.tracks[lane.track].kind != viewer::TrackKind::kGpuStream) continue;
-    const uint32_t pid = m.tracks[lane.track].pid;
-    for (uint32_t i = 0; i < lane.size(); ++i) {
-      auto it = by_name.find({pid, m.Str(lane.name[i])});
-      if (it != by_name.end()) total[it->first] += lane.Duration(i) * 1e-9;
-    }
-  }
-  for (auto& [key, launches] : by_name) {
-    s.kernels.push_back(AnalyzeKernel(MergeLaunches(launches), s.device, shape_of(launches.front())));
-    auto t = total.find(key);
-    s.kernel_total_time_s.push_back(t != total.end() ? t->second
-                                                     : (s.kernels.back().time_s.value * launches.size()));
-  }
+  viewer::ProfiledKernels p = viewer::AnalyzeProfiledKernels(m);
+  s.device = std::move(p.device);
+  s.launches = std::move(p.launches);
+  s.launch_analyses = std::move(p.launch_analyses);
+  s.kernels = std::move(p.kernels);
+  s.kernel_total_time_s = std::move(p.kernel_total_time_s);
   s.roofline = BuildRoofline(s.device);
   s.points = PlaceOnRoofline(s.roofline, s.kernels, s.level, s.kernel_total_time_s);
   return s.launches.size();
@@ -234,7 +183,6 @@ bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, view
   if (s.built_for != &m) BuildCountersState(s, m);
   if (!e.valid() || m.Kind(e) != viewer::EventKind::kKernel || s.launches.empty()) return false;
   const uint32_t pid = m.TrackOf(e).pid;
-  const uint32_t corr = m.CorrelationId(e);
   const std::string& name = m.Str(m.Name(e));
   const KernelAnalysis* a = nullptr;
   const size_t launch = ProfiledLaunchOf(s, m, e);

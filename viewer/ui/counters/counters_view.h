@@ -13,6 +13,7 @@
 
 #include "gt/viewer/analysis.h"
 #include "gt/viewer/model.h"
+#include "gt/viewer/profiled.h"
 
 namespace gt::ui {
 

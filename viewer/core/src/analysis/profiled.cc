@@ -1,0 +1,69 @@
+#include "gt/viewer/profiled.h"
+
+#include <map>
+#include <string>
+
+namespace gt::viewer {
+
+ProfiledKernels AnalyzeProfiledKernels(const TraceModel& m) {
+  ProfiledKernels p;
+  if (!m.devices.empty()) p.device = m.devices.front();
+  p.launches = GroupKernelCounters(m.kernel_metrics, m.stall_samples,
+                                   [&](StringId id) -> std::string_view { return m.Str(id); });
+  if (p.launches.empty()) return p;
+  // One pass over the GPU lanes, for the profiled correlation ids only.
+  std::map<std::pair<uint32_t, uint32_t>, LaunchShape> shape_by_corr;
+  for (const auto& r : m.kernel_metrics)
+    if (r.correlation_id) shape_by_corr[{r.pid, r.correlation_id}];
+  for (uint32_t l = 0; l < m.lanes.size() && !shape_by_corr.empty(); ++l) {
+    const Lane& lane = m.lanes[l];
+    if (lane.track == kNone || m.tracks[lane.track].kind != TrackKind::kGpuStream) continue;
+    const uint32_t pid = m.tracks[lane.track].pid;
+    for (uint32_t i = 0; i < lane.aux.size(); ++i) {
+      auto it = shape_by_corr.find({pid, lane.aux[i]});
+      EventId e{l, i};
+      if (it == shape_by_corr.end() || m.Kind(e) != EventKind::kKernel) continue;
+      const uint32_t cfg = m.Payload(e);
+      if (cfg >= m.launch_configs.size()) continue;
+      const LaunchConfig& lc = m.launch_configs[cfg];
+      LaunchShape& sh = it->second;
+      sh.grid_blocks = uint64_t{lc.grid[0]} * lc.grid[1] * lc.grid[2];
+      sh.block_threads = lc.block[0] * lc.block[1] * lc.block[2];
+      sh.registers_per_thread = lc.registers_per_thread;
+      sh.static_shared_bytes = lc.static_shared_bytes;
+      sh.dynamic_shared_bytes = lc.dynamic_shared_bytes;
+    }
+  }
+  std::map<std::pair<uint32_t, std::string>, LaunchShape> shape_by_name;
+  for (const auto& r : m.kernel_metrics) {
+    auto it = shape_by_corr.find({r.pid, r.correlation_id});
+    if (it != shape_by_corr.end() && it->second.known())
+      shape_by_name[{r.pid, m.Str(r.kernel_name)}] = it->second;
+  }
+  auto shape_of = [&](const KernelCounters& c) {
+    auto it = shape_by_name.find({c.pid, c.kernel_name});
+    return it != shape_by_name.end() ? it->second : LaunchShape{};
+  };
+  for (const auto& c : p.launches) p.launch_analyses.push_back(AnalyzeKernel(c, p.device, shape_of(c)));
+  std::map<std::pair<uint32_t, std::string>, std::vector<KernelCounters>> by_name;
+  for (const auto& c : p.launches) by_name[{c.pid, c.kernel_name}].push_back(c);
+  // Total GPU time per (pid, name) from the timeline, which has every launch (profiled or not).
+  std::map<std::pair<uint32_t, std::string>, double> total;
+  for (const auto& lane : m.lanes) {
+    if (lane.track == kNone || m.tracks[lane.track].kind != TrackKind::kGpuStream) continue;
+    const uint32_t pid = m.tracks[lane.track].pid;
+    for (uint32_t i = 0; i < lane.size(); ++i) {
+      auto it = by_name.find({pid, m.Str(lane.name[i])});
+      if (it != by_name.end()) total[it->first] += lane.Duration(i) * 1e-9;
+    }
+  }
+  for (auto& [key, launches] : by_name) {
+    p.kernels.push_back(AnalyzeKernel(MergeLaunches(launches), p.device, shape_of(launches.front())));
+    auto t = total.find(key);
+    p.kernel_total_time_s.push_back(t != total.end() ? t->second
+                                                     : (p.kernels.back().time_s.value * launches.size()));
+  }
+  return p;
+}
+
+}  // namespace gt::viewer
