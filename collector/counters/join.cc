@@ -162,12 +162,12 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
   // ---- timeline kernels by (pid, name, ordinal) ----
   std::vector<uint32_t> ordinals = KernelLaunchOrdinals(timeline);
   std::map<std::tuple<uint32_t, std::string, uint32_t>, uint32_t> tl_kernel;  // -> index into kernels
-  std::map<std::pair<uint32_t, std::string>, uint32_t> tl_count;              // per name, graph kernels apart
+  std::map<std::tuple<uint32_t, std::string, bool>, uint32_t> tl_count;  // (pid, name, graph) -> launches
   for (uint32_t i = 0; i < timeline.kernels.size(); ++i) {
     const auto& k = timeline.kernels[i];
     const std::string& name = timeline.Str(k.name);
     tl_kernel[{k.pid, name, ordinals[i]}] = i;
-    ++tl_count[{k.pid, name + (IsGraphOrdinal(ordinals[i]) ? " (graph)" : "")}];
+    ++tl_count[{k.pid, name, IsGraphOrdinal(ordinals[i])}];
   }
 
   // ---- counters launches ----
@@ -191,8 +191,8 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
     if (pm == pid_map.end()) {
       // already reported per process
     } else if (auto it = tl_kernel.find({pm->second, name, ordinal}); it == tl_kernel.end()) {
-      const auto count_key = std::make_pair(pm->second, name + (IsGraphOrdinal(ordinal) ? " (graph)" : ""));
-      uint32_t have = tl_count.count(count_key) ? tl_count[count_key] : 0;
+      auto count = tl_count.find({pm->second, name, IsGraphOrdinal(ordinal)});
+      uint32_t have = count == tl_count.end() ? 0 : count->second;
       problem(label + ": the timeline run has " + std::to_string(have) +
               (IsGraphOrdinal(ordinal) ? " graph-launched" : "") + " launches of this kernel");
     } else {

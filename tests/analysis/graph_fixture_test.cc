@@ -10,6 +10,7 @@
 
 #include "gt/viewer/analysis.h"
 #include "gt/viewer/load.h"
+#include "gt/viewer/profiled.h"
 
 using namespace gt;
 
@@ -45,23 +46,16 @@ TEST_CASE("graph kernels of a real PyTorch CUDA graph carry their own counters",
   CHECK(launches.size() > graph_launches);  // the eager runs of the same model, counted apart
 
   // Every profiled graph launch is a kernel event of the timeline: FindProfiledLaunch (what the details panel
-  // uses) finds each exactly once, with the same launch shape.
+  // uses) finds each exactly once.
   std::map<size_t, int> found;  // launch index -> events mapped to it
   size_t graph_events = 0;
-  for (viewer::LaneId l = 0; l < m.lanes.size(); ++l) {
-    std::map<std::pair<uint32_t, StringId>, size_t>
-        rank;  // (correlation, name) -> events so far (start order)
+  for (viewer::LaneId l = 0; l < m.lanes.size(); ++l)
     for (uint32_t i = 0; i < m.lanes[l].size(); ++i) {
-      const viewer::EventId e{l, i};
-      if (m.Kind(e) != viewer::EventKind::kKernel) continue;
-      const uint32_t corr = m.CorrelationId(e);
-      size_t idx =
-          FindProfiledLaunch(launches, m.TrackOf(e).pid, m.Str(m.Name(e)), corr, rank[{corr, m.Name(e)}]++);
+      size_t idx = viewer::FindProfiledLaunch(m, launches, {l, i});
       if (idx == SIZE_MAX) continue;
       ++found[idx];
       graph_events += IsGraphOrdinal(launches[idx].launch_ordinal);
     }
-  }
   CHECK(graph_events == graph_launches);
   for (const auto& [idx, n] : found) CHECK(n == 1);
   CHECK(found.size() == launches.size());

@@ -107,12 +107,7 @@ TEST_CASE("kernel summary: golden table, sorting, instances", "[query][kernels]"
 static std::unique_ptr<TraceModel> PrefixNamesTrace() {
   ModelBuilder b;
   test::FeedStrings(b, {"", "app", "GPU", "relu", "relu_bwd", "fused_relu", "Relu"});
-  ProcessRecord p;
-  p.pid = 1, p.name = 1;
-  b.OnProcesses({&p, 1});
-  DeviceRecord d;
-  d.device_id = 0, d.pid = 1, d.name = 2;
-  b.OnDevices({&d, 1});
+  test::FeedProcessAndGpu(b);
   // Stream 7: relu, relu_bwd, relu, fused_relu, Relu, relu_bwd at 1000 ns spacing, 500 ns each.
   const StringId order[] = {3, 4, 3, 5, 6, 4};
   std::vector<KernelRecord> k(6);

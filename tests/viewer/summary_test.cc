@@ -48,12 +48,7 @@ std::unique_ptr<TraceModel> Build(const std::vector<KernelSpec>& kernels, uint64
   std::vector<std::string> strings{"", "app", "NVIDIA H200", "cudaLaunchKernel"};
   for (const auto& k : kernels) strings.push_back(k.name);
   test::FeedStrings(b, strings);
-  ProcessRecord p;
-  p.pid = 1, p.name = 1;
-  b.OnProcesses({&p, 1});
-  DeviceRecord d;
-  d.device_id = 0, d.pid = 1, d.name = 2;
-  b.OnDevices({&d, 1});
+  test::FeedProcessAndGpu(b);
   std::vector<KernelRecord> ks(kernels.size());
   std::vector<ApiCallRecord> api(kernels.size());
   for (size_t i = 0; i < kernels.size(); ++i) {
@@ -181,12 +176,7 @@ TEST_CASE("idle gaps: what the CPU did while the GPU waited, and the likely caus
   ModelBuilder b;
   FeedStrings(b, {"", "train.py", "H200", "gemm", "cudaStreamSynchronize", "cudaMalloc", "load batch",
                   "cudaLaunchKernel"});
-  ProcessRecord p;
-  p.pid = 1, p.name = 1;
-  b.OnProcesses({&p, 1});
-  DeviceRecord d;
-  d.device_id = 0, d.pid = 1, d.name = 2;
-  b.OnDevices({&d, 1});
+  test::FeedProcessAndGpu(b);
   const int64_t us = 1000;
   std::vector<KernelRecord> k(5);
   const int64_t starts[] = {0, 1000, 3000, 6000, 10000};

@@ -16,6 +16,16 @@ inline void FeedStrings(gt::viewer::ModelBuilder& b, const std::vector<std::stri
   b.OnStrings(0, v);
 }
 
+// Process 1 named by string 1, with GPU 0 named by string 2: what most small traces built in code start with.
+inline void FeedProcessAndGpu(gt::viewer::ModelBuilder& b) {
+  gt::ProcessRecord p;
+  p.pid = 1, p.name = 1;
+  b.OnProcesses({&p, 1});
+  gt::DeviceRecord d;
+  d.device_id = 0, d.pid = 1, d.name = 2;
+  b.OnDevices({&d, 1});
+}
+
 // Finds the first event named `name` (linear: tests only).
 inline gt::viewer::EventId FindByName(const gt::viewer::TraceModel& m, const std::string& name) {
   for (gt::viewer::LaneId l = 0; l < m.lanes.size(); ++l)

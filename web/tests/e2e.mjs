@@ -581,6 +581,17 @@ test('isolated page loads on threads: same tracks and counts as one thread', asy
   return iso;
 });
 
+// The counters section sits below the event's fields in the details panel: scroll it down by `wheels` steps,
+// then park the mouse where no tooltip covers the panel.
+async function scrollDetailsToCounters(page, wheels) {
+  await frames(page, 3);
+  const vp = page.viewportSize();
+  await page.mouse.move(vp.width / 2, vp.height - 60);
+  for (let i = 0; i < wheels; ++i) { await page.mouse.wheel(0, 240); await frames(page, 1); }
+  await page.mouse.move(vp.width - 20, 70);
+  await frames(page, 3);
+}
+
 // Kernel counters (issue 5) on the real H200 counters trace: select a profiled kernel, its counters section
 // (speed of light, stalls, verdict) and the roofline appear, through the C API and in screenshots.
 const countersTrace = gtraces.find((t) => t.name === 'counters_h200.gtrace');
@@ -611,12 +622,7 @@ if (countersTrace) {
     check(c.selected.memory_pct > c.selected.compute_pct, 'memory SOL above compute SOL');
     check(/long_scoreboard/.test(c.selected.top_stall), 'top stall long_scoreboard: ' + c.selected.top_stall);
     check(await api(page, 'gt_show_panel', 'details') === 1, 'details panel opens');
-    await frames(page, 3);
-    // The counters section sits below the event's fields: scroll the details panel down to it.
-    const vp = page.viewportSize();
-    await page.mouse.move(vp.width / 2, vp.height - 60);
-    for (let i = 0; i < 8; ++i) { await page.mouse.wheel(0, 240); await frames(page, 1); }
-    await frames(page, 3);
+    await scrollDetailsToCounters(page, 8);
     await shot(page, '12a-counters-details.png');
     check(await api(page, 'gt_show_panel', 'roofline') === 1, 'roofline panel opens');
     await frames(page, 3);
@@ -652,12 +658,7 @@ if (graphTrace) {
           [...seen].join(', '));
     check(graph && /compute|memory|latency|issue/i.test(graph.verdict), 'verdict: ' + (graph && graph.verdict));
     check(await api(page, 'gt_show_panel', 'details') === 1, 'details panel opens');
-    await frames(page, 3);
-    const vp = page.viewportSize();
-    await page.mouse.move(vp.width / 2, vp.height - 60);
-    for (let i = 0; i < 3; ++i) { await page.mouse.wheel(0, 240); await frames(page, 1); }
-    await page.mouse.move(vp.width - 20, 70);  // no tooltip over the panel
-    await frames(page, 3);
+    await scrollDetailsToCounters(page, 3);
     await shot(page, '12c-graph-kernel-counters.png');
     return page;
   });

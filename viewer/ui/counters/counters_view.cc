@@ -138,15 +138,10 @@ viewer::EventId FindKernelEvent(const viewer::TraceModel& m, uint32_t pid, Strin
 size_t BuildCountersState(CountersState& s, const viewer::TraceModel& m) {
   ResetCountersState(s);
   s.built_for = &m;
-  viewer::ProfiledKernels p = viewer::AnalyzeProfiledKernels(m);
-  s.device = std::move(p.device);
-  s.launches = std::move(p.launches);
-  s.launch_analyses = std::move(p.launch_analyses);
-  s.kernels = std::move(p.kernels);
-  s.kernel_total_time_s = std::move(p.kernel_total_time_s);
-  s.roofline = BuildRoofline(s.device);
-  s.points = PlaceOnRoofline(s.roofline, s.kernels, s.level, s.kernel_total_time_s);
-  return s.launches.size();
+  s.profiled = viewer::AnalyzeProfiledKernels(m);
+  s.roofline = BuildRoofline(s.profiled.device);
+  s.points = PlaceOnRoofline(s.roofline, s.profiled.kernels, s.level, s.profiled.kernel_total_time_s);
+  return s.profiled.launches.size();
 }
 
 // ---- [SECTION] panel
@@ -154,42 +149,24 @@ size_t BuildCountersState(CountersState& s, const viewer::TraceModel& m) {
 
 size_t ProfiledLaunchOf(CountersState& s, const viewer::TraceModel& m, viewer::EventId e) {
   if (s.built_for != &m) BuildCountersState(s, m);
-  if (!e.valid() || m.Kind(e) != viewer::EventKind::kKernel) return SIZE_MAX;
-  if (s.launch_of == e) return s.launch_index;
-  const uint32_t pid = m.TrackOf(e).pid;
-  const uint32_t corr = m.CorrelationId(e);
-  const std::string& name = m.Str(m.Name(e));
-  size_t rank = 0;
-  size_t same_launch = 0;  // profiled launches the join pinned to this correlation id, of this name
-  for (const auto& c : s.launches)
-    same_launch += c.pid == pid && c.correlation_id == corr && c.kernel_name == name;
-  if (same_launch > 1) {
-    // One graph launch ran this kernel more than once: its rank by start time among them (same lane: the
-    // kernels of one graph launch that depend on each other, the only ones profiled, share its stream).
-    const auto& lane = m.lanes[e.lane];
-    const StringId name_id = m.Name(e);
-    for (uint32_t i = 0; i < lane.size(); ++i) {
-      const viewer::EventId o{e.lane, i};
-      if (i == e.index || m.CorrelationId(o) != corr || m.Name(o) != name_id) continue;
-      if (m.Start(o) < m.Start(e) || (m.Start(o) == m.Start(e) && i < e.index)) ++rank;
-    }
+  if (s.launch_of != e) {
+    s.launch_of = e;
+    s.launch_index = viewer::FindProfiledLaunch(m, s.profiled.launches, e);
   }
-  s.launch_of = e;
-  s.launch_index = FindProfiledLaunch(s.launches, pid, name, corr, rank);
   return s.launch_index;
 }
 
 bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, viewer::EventId e) {
   if (s.built_for != &m) BuildCountersState(s, m);
-  if (!e.valid() || m.Kind(e) != viewer::EventKind::kKernel || s.launches.empty()) return false;
+  if (!e.valid() || m.Kind(e) != viewer::EventKind::kKernel || s.profiled.launches.empty()) return false;
   const uint32_t pid = m.TrackOf(e).pid;
   const std::string& name = m.Str(m.Name(e));
   const KernelAnalysis* a = nullptr;
   const size_t launch = ProfiledLaunchOf(s, m, e);
   const bool this_launch = launch != SIZE_MAX;
-  if (this_launch) a = &s.launch_analyses[launch];
+  if (this_launch) a = &s.profiled.launch_analyses[launch];
   if (!a)
-    for (const auto& k : s.kernels)
+    for (const auto& k : s.profiled.kernels)
       if (k.pid == pid && k.kernel_name == name) a = &k;
   if (!a) return false;
 
@@ -373,7 +350,7 @@ constexpr size_t kMaxPointLabels = 12;  // the rest are named on hover
 viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m) {
   if (s.built_for != &m) BuildCountersState(s, m);
   viewer::EventId clicked;
-  if (s.kernels.empty()) {
+  if (s.profiled.kernels.empty()) {
     ImGui::TextDisabled("No kernel counters in this trace: collect them with gcollect --counters -- ./app");
     return clicked;
   }
@@ -385,13 +362,13 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
   ImGui::SetNextItemWidth(120);
   if (ImGui::Combo("Bytes at", &level, "DRAM\0L2\0L1\0")) {
     s.level = static_cast<MemoryLevel>(level);
-    s.points = PlaceOnRoofline(s.roofline, s.kernels, s.level, s.kernel_total_time_s);
+    s.points = PlaceOnRoofline(s.roofline, s.profiled.kernels, s.level, s.profiled.kernel_total_time_s);
     s.hovered = s.selected = -1;
   }
   ImGui::SameLine();
   ImGui::TextDisabled(
       "%zu of %zu profiled kernels placed; size = total GPU time; click selects it in the timeline",
-      s.points.size(), s.kernels.size());
+      s.points.size(), s.profiled.kernels.size());
 
   ImVec2 p0 = ImGui::GetCursorScreenPos();
   ImVec2 size = ImGui::GetContentRegionAvail();
@@ -490,7 +467,7 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
     ImVec2 c(X(std::log10(pt.intensity)), Y(std::log10(pt.flops_per_s)));
     float r = 4.0f + 14.0f * static_cast<float>(pt.radius);
     dl->AddCircleFilled(c, r, (PrecisionColor(pt.precision) & 0x00FFFFFF) | 0xB0000000);
-    const bool flagged = !s.kernels[pt.analysis_index].flags.empty();
+    const bool flagged = !s.profiled.kernels[pt.analysis_index].flags.empty();
     dl->AddCircle(c, r, flagged ? kSuspectColor : IM_COL32(255, 255, 255, 200), 0,
                   (int(i) == s.hovered || int(i) == s.selected) ? 2.5f : 1.0f);
   }
@@ -546,7 +523,7 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
   }
   if (s.hovered >= 0) {
     const RooflinePoint& pt = s.points[s.hovered];
-    const KernelAnalysis& k = s.kernels[pt.analysis_index];
+    const KernelAnalysis& k = s.profiled.kernels[pt.analysis_index];
     ImGui::BeginTooltip();
     ImGui::TextUnformatted(pt.kernel_name.c_str());
     ImGui::Text("%s at %.3g FLOP/B (%s)  -  %s of the roof", FormatRate(pt.flops_per_s, "FLOP/s").c_str(),
@@ -763,9 +740,9 @@ std::string CountersJson(App& app) {
   const viewer::TraceModel* m = app.model();
   if (!m) return "{\"profiled_launches\":0,\"kernels\":[],\"selected\":null}";
   CountersState& s = SharedState(*m);
-  std::string out = "{\"profiled_launches\":" + std::to_string(s.launches.size()) + ",\"kernels\":[";
-  for (size_t i = 0; i < s.kernels.size(); ++i) {
-    const KernelAnalysis& a = s.kernels[i];
+  std::string out = "{\"profiled_launches\":" + std::to_string(s.profiled.launches.size()) + ",\"kernels\":[";
+  for (size_t i = 0; i < s.profiled.kernels.size(); ++i) {
+    const KernelAnalysis& a = s.profiled.kernels[i];
     if (i) out += ',';
     out += "{\"name\":";
     JsonString(&out, a.kernel_name);
@@ -788,7 +765,7 @@ std::string CountersJson(App& app) {
   const viewer::EventId e = app.view().selected;
   const KernelAnalysis* sel = nullptr;
   if (e.valid() && m->Kind(e) == viewer::EventKind::kKernel)
-    for (const auto& a : s.kernels)
+    for (const auto& a : s.profiled.kernels)
       if (a.pid == m->TrackOf(e).pid && a.kernel_name == m->Str(m->Name(e))) sel = &a;
   // PC sampling of the selected kernel (gcollect --pc-sampling), independent of the range-profiler counters.
   std::string pcs = "null";
@@ -824,7 +801,7 @@ std::string CountersJson(App& app) {
   if (launch == SIZE_MAX)
     out += "null";
   else
-    JsonString(&out, LaunchOrdinalLabel(s.launches[launch].launch_ordinal));
+    JsonString(&out, LaunchOrdinalLabel(s.profiled.launches[launch].launch_ordinal));
   return out + "},\"pc_sampling\":" + pcs + "}";
 }
 

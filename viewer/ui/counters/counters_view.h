@@ -28,11 +28,7 @@ std::string CountersJson(App& app);
 
 struct CountersState {
   const viewer::TraceModel* built_for = nullptr;  // rebuilt when the model changes
-  DeviceRecord device;
-  std::vector<KernelCounters> launches;  // one per profiled launch
-  std::vector<KernelAnalysis> launch_analyses;
-  std::vector<KernelAnalysis> kernels;      // one per (pid, kernel name), launches merged: roofline points
-  std::vector<double> kernel_total_time_s;  // per `kernels` entry: all its launches in the timeline
+  viewer::ProfiledKernels profiled;               // every profiled launch and kernel, analyzed (viewer core)
   RooflineModel roofline;
   MemoryLevel level = MemoryLevel::kDram;
   std::vector<RooflinePoint> points;

@@ -31,18 +31,6 @@ void KernelCounters::Set(std::string_view name, double value, uint8_t flags) {
   values.insert(it, Value{std::string(name), value, flags});
 }
 
-size_t FindProfiledLaunch(std::span<const KernelCounters> launches, uint32_t pid, std::string_view name,
-                          uint32_t correlation_id, size_t rank) {
-  if (!correlation_id) return SIZE_MAX;  // counters not joined to a timeline kernel
-  // `launches` is ordered by (pid, name, ordinal): same-launch candidates come in ordinal order.
-  for (size_t i = 0; i < launches.size(); ++i) {
-    const KernelCounters& c = launches[i];
-    if (c.pid != pid || c.correlation_id != correlation_id || c.kernel_name != name) continue;
-    if (rank-- == 0) return i;
-  }
-  return SIZE_MAX;
-}
-
 std::string LaunchOrdinalLabel(uint32_t ordinal) {
   if (ordinal == kNone) return "all launches";
   return (IsGraphOrdinal(ordinal) ? "graph launch " : "launch ") + std::to_string(OrdinalIndex(ordinal));

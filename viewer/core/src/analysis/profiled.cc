@@ -1,7 +1,9 @@
 #include "gt/viewer/profiled.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
+#include <tuple>
 
 namespace gt::viewer {
 
@@ -64,6 +66,61 @@ ProfiledKernels AnalyzeProfiledKernels(const TraceModel& m) {
                                                      : (p.kernels.back().time_s.value * launches.size()));
   }
   return p;
+}
+
+namespace {
+
+// The kernel event's launch configuration, or null (imported traces may have none).
+const LaunchConfig* ConfigOf(const TraceModel& m, EventId e) {
+  const uint32_t cfg = m.Payload(e);
+  return cfg < m.launch_configs.size() ? &m.launch_configs[cfg] : nullptr;
+}
+
+// The graph ordinal of a graph-launched kernel event, counted as the join counts it (KernelLaunchOrdinals in
+// collector/counters/join.h): the graph-launched kernels of its name in its process, by correlation id, then
+// start time.
+uint32_t GraphOrdinalOf(const TraceModel& m, EventId e, uint32_t pid) {
+  const StringId name = m.Name(e);
+  const auto key = std::make_tuple(m.CorrelationId(e), m.Start(e), e.lane, e.index);
+  uint32_t before = 0;
+  for (LaneId l = 0; l < m.lanes.size(); ++l) {
+    const Lane& lane = m.lanes[l];
+    if (lane.track == kNone || m.tracks[lane.track].kind != TrackKind::kGpuStream ||
+        m.tracks[lane.track].pid != pid)
+      continue;
+    for (uint32_t i = 0; i < lane.size(); ++i) {
+      const EventId o{l, i};
+      if (lane.name[i] != name || m.Kind(o) != EventKind::kKernel) continue;
+      const LaunchConfig* c = ConfigOf(m, o);
+      if (c && c->graph_id && std::make_tuple(m.CorrelationId(o), m.Start(o), l, i) < key) ++before;
+    }
+  }
+  return kGraphOrdinalBit | before;
+}
+
+}  // namespace
+
+size_t FindProfiledLaunch(const TraceModel& m, std::span<const KernelCounters> launches, EventId e) {
+  if (!e.valid() || m.Kind(e) != EventKind::kKernel) return SIZE_MAX;
+  const uint32_t corr = m.CorrelationId(e);
+  if (!corr) return SIZE_MAX;  // counters are joined by correlation id
+  const uint32_t pid = m.TrackOf(e).pid;
+  const std::string& name = m.Str(m.Name(e));
+  auto same_launch = [&](const KernelCounters& c) {
+    return c.pid == pid && c.correlation_id == corr && c.kernel_name == name;
+  };
+  if (std::none_of(launches.begin(), launches.end(), same_launch)) return SIZE_MAX;
+  // A direct launch has its correlation id to itself; the kernels of one graph launch share theirs, and its
+  // graph ordinal tells them apart (one graph launch may run a kernel several times, not all profiled).
+  const LaunchConfig* config = ConfigOf(m, e);
+  const bool graph = config && config->graph_id;
+  const uint32_t ordinal = graph ? GraphOrdinalOf(m, e, pid) : kNone;
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const KernelCounters& c = launches[i];
+    if (!same_launch(c) || IsGraphOrdinal(c.launch_ordinal) != graph) continue;
+    if (!graph || c.launch_ordinal == ordinal) return i;
+  }
+  return SIZE_MAX;
 }
 
 }  // namespace gt::viewer

@@ -61,12 +61,6 @@ std::vector<KernelCounters> GroupKernelCounters(std::span<const KernelMetricReco
                                                 std::span<const StallSample> stalls, const StringLookup& str);
 std::vector<KernelCounters> GroupKernelCounters(const TraceData& trace);
 
-// The profiled launch (index into GroupKernelCounters' result) that is the timeline kernel (pid, name,
-// correlation id); `rank` is the kernel's position by start time among the kernels with the same name and
-// correlation id (0 unless one graph launch ran the kernel several times: the join paired the n-th by start
-// time with the n-th graph ordinal). SIZE_MAX when that launch was not profiled.
-size_t FindProfiledLaunch(std::span<const KernelCounters> launches, uint32_t pid, std::string_view name,
-                          uint32_t correlation_id, size_t rank);
 // "launch 3", or "graph launch 3" (model.h, kGraphOrdinalBit).
 std::string LaunchOrdinalLabel(uint32_t ordinal);
 

@@ -3,6 +3,8 @@
 // panel, the roofline and `gtrace stats` show; headless.
 #pragma once
 
+#include <cstddef>
+#include <span>
 #include <vector>
 
 #include "gt/viewer/analysis.h"
@@ -21,5 +23,10 @@ struct ProfiledKernels {
 // Occupancy needs registers and shared memory per block: taken from the timeline's launch record of a
 // profiled launch (joined by correlation id), else from the counters' own launch__* values.
 ProfiledKernels AnalyzeProfiledKernels(const TraceModel& model);
+
+// The profiled launch (index into `launches`, GroupKernelCounters' order) that the kernel event is, SIZE_MAX
+// when that launch was not profiled. The join gave each profiled launch its timeline kernel's correlation id;
+// the kernels of one graph launch share it and are told apart by graph ordinal (model.h, kGraphOrdinalBit).
+size_t FindProfiledLaunch(const TraceModel& model, std::span<const KernelCounters> launches, EventId kernel);
 
 }  // namespace gt::viewer
