@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "config/job.h"
 #include "inject/injection.h"
 
 namespace gt::collector {
@@ -158,14 +160,26 @@ void FinalizeLocked(Injection& inj, const char* reason) {
         static_cast<uint8_t>(request ? Severity::kInfo : Severity::kWarning), 1,
         std::string("the process received ") + reason + "; the trace was finalized from the signal handler");
   }
+  if (inj.describes_self) {
+    ProcessRecord p = inj.self;
+    p.end_ns = TraceClockNow();
+    const int sig = inj.fatal_signal.load();
+    p.exit_kind = static_cast<uint8_t>(sig                    ? ExitKind::kSignaled
+                                       : inj.exit_status >= 0 ? ExitKind::kExited
+                                                              : ExitKind::kUnknown);
+    p.exit_code = sig ? sig : std::max(inj.exit_status, 0);
+    inj.writer->Add(p);
+  }
   Status s = inj.writer->Finish();
   if (!s.ok()) Warn("could not finish %s: %s", inj.part_path.c_str(), s.ToString().c_str());
   inj.finished = true;
 }
 
-void OnExit() {
+// on_exit rather than atexit: the status passed to exit() is what a worker's record should say.
+void OnExit(int status, void*) {
   Injection* inj = g_injection;
   if (!inj || static_cast<uint32_t>(getpid()) != g_owner_pid) return;
+  inj->exit_status = status & 0xff;
   {
     std::lock_guard<std::mutex> lock(inj->flush_mu);
     inj->stop_flusher = true;
@@ -279,6 +293,15 @@ void WriteProcessRecord(Injection& inj, bool with_process) {
   p.command_line = inj.writer->Intern(CommandLine());
   p.start_ns = TraceClockNow();
   p.exit_kind = static_cast<uint8_t>(ExitKind::kRunning);
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  const JobIdentity job = ReadJobIdentity([](const char* n) { return std::getenv(n); });
+  p.host = inj.writer->Intern(host);
+  p.boot_id = inj.writer->Intern(ReadBootId());
+  p.job = inj.writer->Intern(job.job);
+  p.rank = job.rank, p.local_rank = job.local_rank, p.world_size = job.world_size;
+  inj.self = p;
+  inj.describes_self = with_process;
   if (with_process) inj.writer->Add(p);
   ThreadRecord main_thread;
   main_thread.pid = inj.pid;
@@ -358,7 +381,7 @@ Injection* Start(const char* entry_point) {
   g_injection = inj;
   StartOptionalModules(*inj);
   inj->flusher = std::thread(FlusherMain, inj);
-  std::atexit(OnExit);
+  on_exit(OnExit, nullptr);
   static bool atfork_done = false;
   if (!atfork_done) {
     pthread_atfork(nullptr, nullptr, OnForkChild);

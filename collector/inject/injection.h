@@ -29,6 +29,12 @@ struct Injection {
   std::unique_ptr<TraceWriter> writer;
   std::unique_ptr<ActivityDecoder> decoder;
   bool finished = false;
+  // This process's record as written at start (ids interned), when it describes itself (not the root app,
+  // whose record gcollect writes with the exit status it reaps): rewritten at exit with how it ended, so
+  // workers of torchrun show as exited rather than running.
+  ProcessRecord self;
+  bool describes_self = false;
+  int exit_status = -1;  // from on_exit: the status passed to exit(); -1 = not a normal exit
 
   CUpti_SubscriberHandle subscriber = nullptr;
   bool clock_shifted = false;  // CUPTI stamps CLOCK_REALTIME; the decoder shifts them onto CLOCK_MONOTONIC

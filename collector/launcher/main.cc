@@ -6,14 +6,20 @@
 #include <dirent.h>
 #include <sys/wait.h>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
+#include "config/job.h"
 #include "counters/counters_pass.h"
 #include "gt/reader.h"
 #include "launcher/launcher.h"
+#include "launcher/output_name.h"
 
 #ifndef GT_VERSION
 #define GT_VERSION "dev"
@@ -115,6 +121,43 @@ std::string Joined(const std::vector<std::string>& v) {
   return s;
 }
 
+// One anchor: the wall clock read between two trace-clock reads, paired with their midpoint.
+ClockSync ReadClockSync() {
+  const int64_t before = TraceClockNow(), wall = RealtimeNow(), after = TraceClockNow();
+  return {wall, before + (after - before) / 2};
+}
+
+// Anchors for the whole run, not only its ends: a merge places this host on other hosts' clocks from them and
+// can fit drift over a long run.
+class ClockAnchors {
+ public:
+  explicit ClockAnchors(std::chrono::milliseconds every) {
+    syncs_.push_back(ReadClockSync());
+    thread_ = std::thread([this, every] {
+      std::unique_lock<std::mutex> lock(mu_);
+      while (!cv_.wait_for(lock, every, [this] { return stop_; })) syncs_.push_back(ReadClockSync());
+    });
+  }
+  ~ClockAnchors() { Stop(); }
+  std::vector<ClockSync> Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!stop_) syncs_.push_back(ReadClockSync());
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    return syncs_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::vector<ClockSync> syncs_;
+  std::thread thread_;
+};
+
 int Fail(int code, const std::string& msg) {
   std::fprintf(stderr, "gcollect: error: %s\n", msg.c_str());
   return code;
@@ -147,7 +190,15 @@ int main(int argc, char** argv) {
         2, "injection library libgtrace_inject.so not found (looked beside gcollect; set GTRACE_INJECT_LIB)");
   inject = AbsolutePath(inject);
 
-  std::string output = o.output.empty() ? DefaultOutputPath(o.app[0], Exists) : NormalizeOutputPath(o.output);
+  std::string output;
+  if (o.output.empty()) {
+    output = DefaultOutputPath(o.app[0], Exists);
+  } else {
+    auto expanded = ExpandOutputPattern(o.output, Hostname(), long(getpid()),
+                                        [](const char* n) { return std::getenv(n); });
+    if (!expanded.ok()) return Fail(2, expanded.status().message());
+    output = NormalizeOutputPath(*expanded);
+  }
   if (Exists(output) && !o.force_overwrite)
     return Fail(2, output + " already exists; pass -f to replace it or choose another name with -o");
   std::string parts_dir = AbsolutePath(output + ".parts");
@@ -189,12 +240,13 @@ int main(int argc, char** argv) {
                   {"tool_version", GT_VERSION},
                   {"command_line", Joined(o.app)},
                   {"host", Hostname()},
+                  {"boot_id", ReadBootId()},
                   {"trace_kinds", FormatTraceKinds(o.counters_only ? kTraceKernel : o.kinds)},
                   {"clock", "CLOCK_MONOTONIC"}};
   if (o.capture == CaptureMode::kProfilerApi) meta.entries.emplace_back("capture_range", "cudaProfilerApi");
   if (o.capture == CaptureMode::kNvtx)
     meta.entries.emplace_back("capture_range", "nvtx:" + o.capture_nvtx_name);
-  meta.clock_syncs.push_back({RealtimeNow(), TraceClockNow()});
+  ClockAnchors anchors(std::chrono::seconds(10));
 
   NvmlSampler sampler;
   if (o.gpu_metrics) {
@@ -260,6 +312,11 @@ int main(int argc, char** argv) {
     p.end_ns = app.end_ns;
     p.exit_code = app.signaled ? app.signal : app.exit_code;
     p.exit_kind = static_cast<uint8_t>(app.signaled ? ExitKind::kSignaled : ExitKind::kExited);
+    const JobIdentity job = ReadJobIdentity([](const char* n) { return std::getenv(n); });  // the app's, too
+    p.host = writer->Intern(Hostname());
+    p.boot_id = writer->Intern(ReadBootId());
+    p.job = writer->Intern(job.job);
+    p.rank = job.rank, p.local_rank = job.local_rank, p.world_size = job.world_size;
     writer->Add(p);
     if (app.still_running) {
       LossRecord l;
@@ -272,7 +329,7 @@ int main(int argc, char** argv) {
       writer->Add(l);
     }
     meta.entries.emplace_back("exit_status", std::to_string(app.ShellStatus()));
-    meta.clock_syncs.push_back({RealtimeNow(), TraceClockNow()});
+    meta.clock_syncs = anchors.Stop();
     writer->SetMetadata(meta);
     Status s = writer->Finish();
     if (!s.ok()) std::fprintf(stderr, "gcollect: warning: %s\n", s.ToString().c_str());

@@ -14,7 +14,8 @@ std::string UsageText() {
 Records a CUDA timeline of ./app and of every process it starts (C++ or Python/PyTorch, unmodified).
 
   -o, --output FILE            trace file (default: <app>.gtrace, or <app>-N.gtrace if taken); never
-                               overwritten unless -f
+                               overwritten unless -f. Expands %q{VAR} (environment variable, e.g.
+                               %q{RANK}), %h (host), %p (gcollect's pid), %% (a %): one file per rank
   -f, --force-overwrite        replace an existing output file
   -t, --trace LIST             record kinds, comma separated (default: cuda,nvtx,overhead):
                                  cuda = kernel,memcpy,memset,runtime,sync,memory

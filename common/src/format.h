@@ -23,7 +23,7 @@ namespace gt::format {
 // ---- versions (only format_upgrade.cc interprets them)
 // --------------------------------------------------------
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 0;
+inline constexpr uint16_t kVersionMinor = 1;  // 1.1: ProcessRecord host, boot id, job, ranks
 
 // ---- segment header: 20 bytes
 // -------------------------------------------------------------------------------- magic[10]
@@ -73,7 +73,7 @@ inline uint32_t GetU32(const uint8_t* p) {
   return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
 }
 
-GT_INLINE uint64_t Zig(int64_t v) {
+GT_INLINE constexpr uint64_t Zig(int64_t v) {
   return (uint64_t(v) << 1) ^ uint64_t(v >> 63);
 }
 GT_INLINE int64_t Unzig(uint64_t v) {

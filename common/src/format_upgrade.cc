@@ -2,17 +2,32 @@
 //
 // How to evolve the format:
 //  - Appending a column to a record kind, or adding a chunk type, is a *minor* bump (kVersionMinor): old
-//  readers
-//    ignore the extra column / skip the unknown chunk type. Teach UpgradeRecordColumns() to synthesize the
-//    new column (with the field's default) when it reads a segment of an older minor.
+//    readers ignore the extra column / skip the unknown chunk type. Add a row to kAppended below so that a
+//    segment of an older minor reads with the new fields at their defaults.
 //  - Changing the meaning or encoding of an existing column, or the header layout, is a *major* bump: old
-//  readers
-//    refuse the segment with a clear message; add the conversion for the old major here.
+//    readers refuse the segment with a clear message; add the conversion for the old major here.
 #include <string>
 
 #include "format.h"
 
 namespace gt::format {
+namespace {
+
+// Columns appended to a record kind by a minor version, with the raw column value (as a repeat column holds
+// it: zigzag for signed fields, the id for strings) that decodes to each new field's default.
+struct AppendedColumns {
+  RecordKind kind;
+  uint16_t minor;         // the minor that added them
+  uint32_t first_column;  // their index: the kind's column count before that minor
+  uint32_t count;
+  uint64_t raw_default[8];
+};
+constexpr AppendedColumns kAppended[] = {
+    // 1.1: host, boot_id, job (strings: 0 = ""), rank, local_rank (-1), world_size (0).
+    {RecordKind::kProcess, 1, 8, 6, {0, 0, 0, Zig(-1), Zig(-1), Zig(0)}},
+};
+
+}  // namespace
 
 Status CheckSegmentVersion(SegmentVersion v) {
   if (v.major == kVersionMajor) return Status::Ok();
@@ -26,7 +41,18 @@ Status CheckSegmentVersion(SegmentVersion v) {
 
 Status UpgradeRecordColumns(SegmentVersion v, RecordKind kind, uint32_t expected, uint32_t record_count,
                             ColumnReader* columns, uint32_t* column_count, ByteBuf* defaults) {
-  (void)v, (void)record_count, (void)defaults, (void)columns;  // v1.0 is the only layout so far.
+  (void)record_count, (void)defaults;  // synthesized columns are repeat columns: no bytes needed
+  for (const AppendedColumns& a : kAppended) {
+    if (a.kind != kind || v.minor >= a.minor || *column_count != a.first_column) continue;
+    GT_ASSERT(a.first_column + a.count <= expected);
+    for (uint32_t i = 0; i < a.count; ++i) {
+      ColumnReader& c = columns[a.first_column + i];
+      c = ColumnReader{};
+      c.repeat = true;
+      c.repeat_next = c.repeat_rest = a.raw_default[i];
+    }
+    *column_count = a.first_column + a.count;
+  }
   if (*column_count < expected)
     return Corrupt(std::string(RecordKindName(kind)) + " chunk has " + std::to_string(*column_count) +
                    " columns; format " + std::to_string(v.major) + "." + std::to_string(v.minor) + " has " +
@@ -36,3 +62,9 @@ Status UpgradeRecordColumns(SegmentVersion v, RecordKind kind, uint32_t expected
 }
 
 }  // namespace gt::format
+
+namespace gt {
+std::string FormatVersionString() {
+  return std::to_string(format::kVersionMajor) + "." + std::to_string(format::kVersionMinor);
+}
+}  // namespace gt

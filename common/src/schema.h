@@ -30,6 +30,8 @@ namespace gt::schema {
 GT_REC(ProcessRecord) {
   v.Id(r.pid), v.Id(r.parent_pid), v.Str(r.name), v.Str(r.command_line), v.Ts(r.start_ns), v.Ts(r.end_ns),
       v.I32(r.exit_code), v.U8(r.exit_kind);
+  // 1.1
+  v.Str(r.host), v.Str(r.boot_id), v.Str(r.job), v.I32(r.rank), v.I32(r.local_rank), v.I32(r.world_size);
 }
 GT_REC(ThreadRecord) {
   v.Id(r.pid), v.Id(r.tid), v.Str(r.name);

@@ -1,6 +1,7 @@
 #include "gt/trace_data.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "schema.h"
 
@@ -103,6 +104,36 @@ void TraceData::OnFlows(std::span<const FlowRecord> r) {
 }
 void TraceData::OnLoss(std::span<const LossRecord> r) {
   Append(losses, r);
+}
+
+void UpdateProcess(ProcessRecord& q, const ProcessRecord& p) {
+  if (p.end_ns != 0 || p.exit_kind != uint8_t(ExitKind::kRunning)) {
+    if (p.end_ns) q.end_ns = p.end_ns;
+    q.exit_code = p.exit_code, q.exit_kind = p.exit_kind;
+  }
+  if (!q.parent_pid) q.parent_pid = p.parent_pid;
+  if (!q.name) q.name = p.name;
+  if (!q.command_line) q.command_line = p.command_line;
+  if (!q.start_ns) q.start_ns = p.start_ns;
+  if (!q.host) q.host = p.host;
+  if (!q.boot_id) q.boot_id = p.boot_id;
+  if (!q.job) q.job = p.job;
+  if (q.rank < 0) q.rank = p.rank, q.local_rank = p.local_rank;
+  if (!q.world_size) q.world_size = p.world_size;
+}
+
+void CollapseProcesses(std::vector<ProcessRecord>& processes) {
+  std::unordered_map<uint32_t, size_t> first;
+  size_t kept = 0;
+  for (size_t i = 0; i < processes.size(); ++i) {
+    const ProcessRecord p = processes[i];
+    auto [it, fresh] = first.try_emplace(p.pid, kept);
+    if (fresh)
+      processes[kept++] = p;
+    else
+      UpdateProcess(processes[it->second], p);
+  }
+  processes.resize(kept);
 }
 
 #if GT_HAVE_ZSTD_COMPRESS

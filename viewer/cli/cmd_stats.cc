@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli.h"
+#include "gt/viewer/collectives.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
@@ -19,7 +20,9 @@ int CmdStats(int argc, char** argv) {
       "Prints the trace's GPU activity per device (active span, busy and idle time, idle share, largest "
       "idle\n"
       "gap), then per name: kernels (count, total, average, min, max, share of GPU time), memory copies and\n"
-      "sets (also bytes and bandwidth), CUDA API calls and NVTX ranges; plus any data loss.\n"
+      "sets (also bytes and bandwidth), CUDA API calls and NVTX ranges; plus any data loss. For a job of\n"
+      "several ranks (torchrun under gcollect, or gtrace merge), NCCL collectives matched across ranks:\n"
+      "who arrives late, how long the others wait, and the NVTX steps it happened in.\n"
       "FILE may be .gtrace, Chrome trace JSON or PyTorch profiler (Kineto) JSON, plain or gzipped.\n\n"
       "Options:\n"
       "  --top N     rows per table (default 30, 0 = all; --json has every row)\n"
@@ -55,6 +58,11 @@ int CmdStats(int argc, char** argv) {
   if (!model.ok())
     return Fail("stats", Status(model.status().code(), path + ": " + model.status().message()));
   std::string out = json ? StatsJson(*model.value()) : viewer::StatsReport(*model.value(), top);
+  if (!json) {
+    const std::string collectives =
+        viewer::FormatCollectiveReport(viewer::AnalyzeCollectives(*model.value()));
+    if (!collectives.empty()) out += "\n" + collectives;
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (viewer::HasDataLoss(*model.value())) {
     std::fprintf(stderr, "gtrace stats: %s loaded with losses (see above)\n", path.c_str());

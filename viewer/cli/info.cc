@@ -192,10 +192,12 @@ std::string FormatInfoText(const InfoInput& in) {
   for (const auto& c : t.metadata.clock_syncs)
     s += Printf("  clock sync  trace %" PRId64 " ns = ", c.trace_ns) + FormatWallClock(c.realtime_ns) + "\n";
 
-  s += Printf("\nProcesses (%zu)\n", t.processes.size());
+  std::vector<ProcessRecord> processes = t.processes;  // one line per pid: start and exit records joined
+  CollapseProcesses(processes);
+  s += Printf("\nProcesses (%zu)\n", processes.size());
   std::map<uint32_t, std::vector<const ThreadRecord*>> threads;
   for (const auto& th : t.threads) threads[th.pid].push_back(&th);
-  for (const auto& p : t.processes) {
+  for (const auto& p : processes) {
     s += Printf("  pid %-7u %s", p.pid, t.Str(p.name).empty() ? "(unnamed)" : t.Str(p.name).c_str());
     if (p.parent_pid) s += Printf("  parent %u", p.parent_pid);
     s += std::string("  ") + ExitKindText(p.exit_kind);
@@ -204,6 +206,19 @@ std::string FormatInfoText(const InfoInput& in) {
     if (p.end_ns > p.start_ns) s += ", ran " + FormatDuration(p.end_ns - p.start_ns);
     s += "\n";
     if (!t.Str(p.command_line).empty()) s += "      command " + t.Str(p.command_line) + "\n";
+    if (p.rank >= 0 || !t.Str(p.host).empty()) {
+      std::string where = "      ";
+      if (p.rank >= 0) {
+        where += Printf("rank %d", p.rank);
+        if (p.world_size > 0) where += Printf(" of %d", p.world_size);
+        if (p.local_rank >= 0) where += Printf(" (local %d)", p.local_rank);
+        if (!t.Str(p.job).empty()) where += ", job " + t.Str(p.job);
+        where += ", ";
+      }
+      where += "host " + (t.Str(p.host).empty() ? std::string("?") : t.Str(p.host));
+      if (!t.Str(p.boot_id).empty()) where += " (boot " + t.Str(p.boot_id).substr(0, 8) + ")";
+      s += where + "\n";
+    }
     auto it = threads.find(p.pid);
     if (it != threads.end()) {
       s += Printf("      threads (%zu):", it->second.size());
@@ -268,7 +283,9 @@ std::string FormatInfoJson(const InfoInput& in) {
   for (const auto& c : t.metadata.clock_syncs)
     j["clock_syncs"].push_back({{"realtime_ns", c.realtime_ns}, {"trace_ns", c.trace_ns}});
   j["processes"] = json::array();
-  for (const auto& p : t.processes) {
+  std::vector<ProcessRecord> processes = t.processes;
+  CollapseProcesses(processes);
+  for (const auto& p : processes) {
     json threads = json::array();
     for (const auto& th : t.threads)
       if (th.pid == p.pid) threads.push_back({{"tid", th.tid}, {"name", t.Str(th.name)}});
@@ -280,6 +297,12 @@ std::string FormatInfoJson(const InfoInput& in) {
                               {"end_ns", p.end_ns},
                               {"exit_kind", ExitKindText(p.exit_kind)},
                               {"exit_code", p.exit_code},
+                              {"host", t.Str(p.host)},
+                              {"boot_id", t.Str(p.boot_id)},
+                              {"job", t.Str(p.job)},
+                              {"rank", p.rank},
+                              {"local_rank", p.local_rank},
+                              {"world_size", p.world_size},
                               {"threads", threads}});
   }
   j["devices"] = json::array();

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "cli.h"
+#include "gt/reader.h"
 
 #define GT_COMMANDS(X)                                                                           \
   X(info, Info, "summarize a trace: metadata, processes, devices, record counts, losses")        \
@@ -17,7 +18,8 @@
   X(upload, Upload, "upload a trace to a gtrace server and print its link")                      \
   X(stats, Stats,                                                                                \
     "summaries: GPU idle share, kernels, copies, API calls, NVTX (.gtrace, Chrome/Kineto JSON)") \
-  X(diff, Diff, "compare two traces: what got faster or slower, by kernel, copy and API call")
+  X(diff, Diff, "compare two traces: what got faster or slower, by kernel, copy and API call")   \
+  X(merge, Merge, "merge the traces of a distributed job (one per rank or node) onto one clock")
 
 namespace gt::cli {
 #define GT_DECLARE(name, Fn, summary) int Cmd##Fn(int argc, char** argv);
@@ -60,7 +62,7 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (std::strcmp(argv[1], "--version") == 0) {
-    std::printf("gtrace 0.1.0 (.gtrace format 1.0)\n");
+    std::printf("gtrace 0.1.0 (.gtrace format %s)\n", gt::FormatVersionString().c_str());
     return kExitOk;
   }
   for (const auto& c : kCommands)

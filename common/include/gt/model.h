@@ -77,6 +77,14 @@ struct ProcessRecord {
   Timestamp end_ns = 0;      // 0 while running / unknown
   int32_t exit_code = 0;
   uint8_t exit_kind = 0;     // ExitKind
+  // Where the process ran and which rank of a distributed job it was (format 1.1): what a merge of one file
+  // per rank needs to group host -> rank -> GPU and to know which processes share a clock (same boot id).
+  StringId host = 0;         // host name
+  StringId boot_id = 0;      // /proc/sys/kernel/random/boot_id: one CLOCK_MONOTONIC per boot
+  StringId job = 0;          // the launcher's job id (TORCHELASTIC_RUN_ID, SLURM_JOB_ID, ...), "" = none
+  int32_t rank = -1;         // global rank (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, ...), -1 = none
+  int32_t local_rank = -1;   // rank on its host, -1 = none
+  int32_t world_size = 0;    // ranks in the job, 0 = unknown
 };
 
 enum class ExitKind : uint8_t { kUnknown = 0, kExited = 1, kSignaled = 2, kRunning = 3 };

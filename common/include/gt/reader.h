@@ -134,6 +134,9 @@ class TraceReader {
 StatusOr<LoadReport> ReadTrace(std::span<const uint8_t> bytes, TraceSink& sink);
 // The same with `threads` decoding threads (see TraceReader::SetThreads).
 StatusOr<LoadReport> ReadTrace(std::span<const uint8_t> bytes, TraceSink& sink, unsigned threads);
+// "1.1": the format version this build writes (and the newest it reads).
+std::string FormatVersionString();
+
 // True when the bytes start with the .gtrace magic (format sniffing for importers and the server).
 bool LooksLikeGtrace(std::span<const uint8_t> bytes);
 

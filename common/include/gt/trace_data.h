@@ -13,7 +13,7 @@ namespace gt {
 struct TraceData : TraceSink {
   TraceMetadata metadata;
   std::vector<std::string> strings{""};  // index = StringId
-  std::vector<ProcessRecord> processes;
+  std::vector<ProcessRecord> processes;  // as recorded: a pid may have several (see CollapseProcesses)
   std::vector<ThreadRecord> threads;
   std::vector<DeviceRecord> devices;
   std::vector<ContextRecord> contexts;
@@ -59,6 +59,11 @@ struct TraceData : TraceSink {
   void OnFlows(std::span<const FlowRecord> r) override;
   void OnLoss(std::span<const LossRecord> r) override;
 };
+
+// One record per pid, in order of first appearance: a process that describes itself writes its record when it
+// starts and again when it ends; the later one says how it ended, and fills what the earlier one left empty.
+void CollapseProcesses(std::vector<ProcessRecord>& processes);
+void UpdateProcess(ProcessRecord& earlier, const ProcessRecord& later);
 
 // Writes every record of `data` through `writer` (re-interning strings). For tools that transform traces.
 Status WriteTraceData(const TraceData& data, TraceWriter& writer);

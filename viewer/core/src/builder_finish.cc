@@ -20,6 +20,7 @@
 #include <tuple>
 
 #include "builder_internal.h"
+#include "gt/trace_data.h"
 #include "gt/viewer/lod.h"
 
 namespace gt::viewer::detail {
@@ -771,6 +772,26 @@ void ModelBuilder::Impl::BuildTracks(ThreadPool& pool) {
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, const StreamRecord*> srec;
   for (const auto& s : M.streams) srec[{s.pid, s.device_id, s.context_id, s.stream_id}] = &s;
 
+  // Distributed jobs: processes ordered host -> rank (a merged trace's hosts in merge order), labeled with
+  // their rank, and with their host once there is more than one; a GPU is labeled with its host.
+  std::map<std::string, int64_t> host_index;
+  std::map<uint32_t, std::string> phost;
+  std::map<uint32_t, int32_t> prank;
+  for (const auto& p : M.processes) {
+    const std::string host = M.Str(p.host);
+    if (!host.empty()) {
+      host_index.try_emplace(host, int64_t(host_index.size()));
+      phost[p.pid] = host;
+    }
+    if (p.rank >= 0) prank[p.pid] = p.rank;
+  }
+  const bool multi_host = host_index.size() > 1;
+  for (const auto& [pid, host] : phost)
+    if (!process_sort.count(pid))
+      process_sort[pid] = (host_index[host] << 32) + (prank.count(pid) ? prank[pid] + 1 : 0);
+  for (const auto& [pid, rank] : prank)
+    if (!process_sort.count(pid)) process_sort[pid] = rank + 1;
+
   // Sort order: host processes (sort index, pid) -> threads (sort index, main thread first, tid) -> ranges,
   // API, sync; then GPUs (device) -> streams (pid, context, stream) each followed by its annotations;
   // counters last.
@@ -788,6 +809,10 @@ void ModelBuilder::Impl::BuildTracks(ThreadPool& pool) {
   for (const auto& s : stages)
     if (s.key.kind == TrackKind::kGpuStream || s.key.kind == TrackKind::kGpuAnnotations)
       pids_per_device[s.key.a].insert(s.key.pid);
+  std::map<uint32_t, std::string> dhost;  // device -> host of the processes that put work on it
+  for (const auto& [dev, pids] : pids_per_device)
+    for (uint32_t pid : pids)
+      if (multi_host && phost.count(pid)) dhost.try_emplace(dev, phost[pid]);
   for (uint32_t i = 0; i < stages.size(); ++i) {
     const StageKey& k = stages[i].key;
     Order o{};
@@ -843,11 +868,14 @@ void ModelBuilder::Impl::BuildTracks(ThreadPool& pool) {
     std::string name = it != pname.end() && !it->second.empty()
                            ? it->second + " (pid " + std::to_string(pid) + ")"
                            : "Process " + std::to_string(pid);
+    if (auto r = prank.find(pid); r != prank.end()) name += " · rank " + std::to_string(r->second);
+    if (auto h = phost.find(pid); multi_host && h != phost.end()) name += " · " + h->second;
     return group(GroupKind::kProcess, "p" + std::to_string(pid), name, pid, kNone);
   };
   auto gpu_group = [&](uint32_t dev) {
     auto it = dname.find(dev);
     std::string name = "GPU " + std::to_string(dev) + (it != dname.end() ? ": " + it->second : "");
+    if (auto h = dhost.find(dev); h != dhost.end()) name += " · " + h->second;
     return group(GroupKind::kGpu, "g" + std::to_string(dev), name, 0, dev);
   };
 
@@ -1304,6 +1332,7 @@ std::unique_ptr<TraceModel> ModelBuilder::Impl::Finish(ThreadPool* pool_or_null)
   m->memsets = std::move(tables.memsets);
   m->nvtx = std::move(tables.nvtx);
   m->syncs = std::move(tables.syncs);
+  CollapseProcesses(m->processes);
   BuildTracks(pool);
   stages.clear();
   stage_index.clear();

@@ -1,0 +1,74 @@
+// Cross-rank NCCL analysis: collectives matched across ranks, arrival skew, waiting, and the straggler named
+// in words with the NVTX steps it was late in.
+#include <catch2/catch.hpp>
+
+#include "gt/viewer/collectives.h"
+#include "gt/viewer/load.h"
+#include "sim_job.h"
+
+using namespace gt;
+using namespace gt::viewer;
+using namespace gt::simjob;
+
+namespace {
+
+std::unique_ptr<TraceModel> Job(const std::vector<SimRank>& ranks) {
+  const std::string file = RankFile(SimHost{"node-a", "boot-a"}, ranks);
+  auto m = LoadTrace(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(file.data()), file.size()));
+  REQUIRE(m.ok());
+  return std::move(*m);
+}
+
+std::vector<SimRank> TwoRanks(std::map<uint32_t, int64_t> straggle, int32_t straggler) {
+  SimRank r0{0, 0, 2}, r1{1, 1, 2};
+  r1.pid = 2000;
+  for (SimRank* r : {&r0, &r1}) {
+    r->collectives = 30, r->interval_ns = 50'000'000;
+    r->straggle = straggle, r->straggler = straggler;
+  }
+  return {r0, r1};
+}
+
+}  // namespace
+
+TEST_CASE("collectives: rank 1 arrives 20 ms late at 3 of 30 all-reduces") {
+  auto m = Job(TwoRanks({{4, 20'000'000}, {9, 20'000'000}, {17, 20'000'000}}, 1));
+  CollectiveReport r = AnalyzeCollectives(*m);
+  REQUIRE(r.collectives.size() == 30);
+  CHECK(r.unmatched == 0);
+  REQUIRE(r.ranks.size() == 2);
+  CHECK(r.ranks[0].rank == 0);
+  CHECK(r.ranks[1].rank == 1);
+  CHECK(r.ranks[0].last_arrivals == 0);
+  CHECK(r.ranks[1].last_arrivals == 3);
+  // The straggler's lateness over the other rank: 20 ms plus the 30 us each rank's arrival is set apart by.
+  CHECK(std::llabs(r.ranks[1].max_late_ns - 20'030'000) < 5'000);
+  CHECK(r.collectives[4].op == "AllReduce");
+  CHECK(r.collectives[4].ranks[r.collectives[4].last].rank == 1);
+  CHECK(r.collectives[4].step == "step 4");
+  REQUIRE(r.diagnosis.size() == 1);
+  const std::string& d = r.diagnosis[0];
+  CHECK(d.rfind("rank 1 arrives late at 3 of 30 AllReduce collectives (by ", 0) == 0);
+  CHECK(d.find("in step 4, step 9, step 17)") != std::string::npos);
+  CHECK(d.find("the other ranks wait ") != std::string::npos);
+  // Rank 0 waits through every late collective (3 x 20.03 ms) plus the ordinary 30 us at the others.
+  CHECK(std::llabs(r.ranks[0].wait_ns - (3 * 20'030'000 + 27 * 30'000)) < 50'000);
+  CHECK(r.ranks[0].comm_ns > 0);
+  CHECK(r.ranks[0].compute_ns > 0);
+  CHECK(r.ranks[0].overlap_ns == 0);  // compute and communication never run together here
+  const std::string text = FormatCollectiveReport(r);
+  CHECK(text.find("NCCL collectives: 30 matched across 2 ranks") != std::string::npos);
+  CHECK(text.find("straggler: rank 1 arrives late") != std::string::npos);
+}
+
+TEST_CASE("collectives: ordinary jitter is no straggler; one process is no job") {
+  auto m = Job(TwoRanks({}, -1));
+  CollectiveReport r = AnalyzeCollectives(*m);
+  CHECK(r.collectives.size() == 30);
+  CHECK(r.diagnosis.empty());
+  CHECK(FormatCollectiveReport(r).find("no straggler") != std::string::npos);
+
+  auto one = Job({TwoRanks({}, -1)[0]});
+  CHECK(AnalyzeCollectives(*one).collectives.empty());
+  CHECK(FormatCollectiveReport(AnalyzeCollectives(*one)).empty());
+}

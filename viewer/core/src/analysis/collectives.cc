@@ -1,0 +1,246 @@
+#include "gt/viewer/collectives.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "gt/viewer/query.h"
+
+namespace gt::viewer {
+namespace {
+
+struct NcclKernel {
+  uint32_t pid;
+  StringId name;
+  int64_t start, end;
+  EventId id;
+};
+
+std::string OpOf(const std::string& kernel) {
+  for (const char* prefix : {"ncclDevKernel_", "ncclKernel_"}) {
+    const std::string p = prefix;
+    if (kernel.rfind(p, 0) == 0) {
+      size_t end = kernel.find_first_of("_(", p.size());
+      return kernel.substr(p.size(), end == std::string::npos ? std::string::npos : end - p.size());
+    }
+  }
+  return kernel.substr(0, kernel.find('('));
+}
+
+// The top-level range on the launching thread at the moment the collective was launched: the step it belongs
+// to, as the user named it with NVTX.
+std::string StepOf(const TraceModel& m, EventId kernel) {
+  const EventId launch = FlowPartner(m, kernel);
+  if (!launch.valid()) return {};
+  const Track& api = m.TrackOf(launch);
+  const int64_t t = m.Start(launch);
+  for (const Track& tr : m.tracks) {
+    if (tr.kind != TrackKind::kThreadRanges || tr.pid != api.pid || tr.tid != api.tid || tr.lane_count == 0)
+      continue;
+    const Lane& lane = m.lanes[tr.first_lane];  // depth 0
+    auto it = std::upper_bound(lane.start.begin(), lane.start.end(), t);
+    if (it == lane.start.begin()) return {};
+    const uint32_t i = uint32_t(it - lane.start.begin() - 1);
+    return lane.End(i) >= t ? m.Str(lane.name[i]) : std::string();
+  }
+  return {};
+}
+
+int64_t Median(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+// Time of `a` (sorted, disjoint after merging) covered by any interval of `b`.
+int64_t Overlap(std::vector<std::pair<int64_t, int64_t>> a, std::vector<std::pair<int64_t, int64_t>> b) {
+  auto merge = [](std::vector<std::pair<int64_t, int64_t>>& v) {
+    std::sort(v.begin(), v.end());
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (const auto& x : v)
+      if (!out.empty() && x.first <= out.back().second)
+        out.back().second = std::max(out.back().second, x.second);
+      else
+        out.push_back(x);
+    v = std::move(out);
+  };
+  merge(a), merge(b);
+  int64_t total = 0;
+  size_t j = 0;
+  for (const auto& x : a) {
+    while (j < b.size() && b[j].second <= x.first) ++j;
+    for (size_t k = j; k < b.size() && b[k].first < x.second; ++k)
+      total += std::min(x.second, b[k].second) - std::max(x.first, b[k].first);
+  }
+  return total;
+}
+
+std::string RankName(const CollectiveRank& r) {
+  return r.rank >= 0 ? "rank " + std::to_string(r.rank) : "pid " + std::to_string(r.pid);
+}
+
+}  // namespace
+
+CollectiveReport AnalyzeCollectives(const TraceModel& m) {
+  CollectiveReport report;
+  std::unordered_map<StringId, bool> nccl;
+  std::map<uint32_t, std::vector<NcclKernel>> by_pid;
+  std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> compute;
+  for (const Track& t : m.tracks) {
+    if (t.kind != TrackKind::kGpuStream) continue;
+    for (uint32_t d = 0; d < t.lane_count; ++d) {
+      const LaneId l = t.first_lane + d;
+      const Lane& lane = m.lanes[l];
+      for (uint32_t i = 0; i < lane.size(); ++i) {
+        const EventId e{l, i};
+        if (m.Kind(e) != EventKind::kKernel) continue;
+        auto [it, fresh] = nccl.try_emplace(lane.name[i], false);
+        if (fresh) it->second = m.Str(lane.name[i]).rfind("nccl", 0) == 0;
+        if (it->second)
+          by_pid[t.pid].push_back({t.pid, lane.name[i], lane.start[i], lane.End(i), e});
+        else
+          compute[t.pid].push_back({lane.start[i], lane.End(i)});
+      }
+    }
+  }
+  if (by_pid.size() < 2) return report;
+  std::map<uint32_t, int32_t> rank_of;
+  for (const ProcessRecord& p : m.processes)
+    if (p.rank >= 0) rank_of[p.pid] = p.rank;
+
+  // ---- match: (name, ordinal) across processes
+  std::map<std::pair<StringId, uint32_t>, Collective> matched;
+  for (auto& [pid, ks] : by_pid) {
+    std::stable_sort(ks.begin(), ks.end(),
+                     [](const NcclKernel& a, const NcclKernel& b) { return a.start < b.start; });
+    std::map<StringId, uint32_t> ordinal;
+    for (const NcclKernel& k : ks) {
+      Collective& c = matched[{k.name, ordinal[k.name]++}];
+      CollectiveRank r;
+      r.rank = rank_of.count(pid) ? rank_of[pid] : -1;
+      r.pid = pid, r.kernel = k.id, r.start = k.start, r.end = k.end;
+      c.ranks.push_back(r);
+    }
+  }
+  std::vector<int64_t> transfers;
+  for (auto& [key, c] : matched) {
+    if (c.ranks.size() < 2) {
+      ++report.unmatched;
+      continue;
+    }
+    c.kernel_name = key.first, c.ordinal = key.second, c.op = OpOf(m.Str(key.first));
+    std::sort(c.ranks.begin(), c.ranks.end(), [](const CollectiveRank& a, const CollectiveRank& b) {
+      return std::make_pair(a.rank, a.pid) < std::make_pair(b.rank, b.pid);
+    });
+    c.first_arrival = c.last_arrival = c.ranks[0].start;
+    for (size_t i = 0; i < c.ranks.size(); ++i) {
+      c.first_arrival = std::min(c.first_arrival, c.ranks[i].start);
+      if (c.ranks[i].start > c.last_arrival) c.last_arrival = c.ranks[i].start, c.last = i;
+    }
+    for (auto& r : c.ranks) {
+      r.wait_ns = c.last_arrival - r.start;
+      r.transfer_ns = std::max<int64_t>(0, r.end - c.last_arrival);
+      transfers.push_back(r.transfer_ns);
+    }
+    report.collectives.push_back(std::move(c));
+  }
+  std::sort(report.collectives.begin(), report.collectives.end(),
+            [](const Collective& a, const Collective& b) { return a.last_arrival < b.last_arrival; });
+  report.late_threshold_ns = std::max<int64_t>(100'000, Median(transfers) / 20);
+
+  // ---- per rank
+  std::map<uint32_t, RankCollectiveStats> stats;
+  for (const auto& [pid, ks] : by_pid) {
+    RankCollectiveStats& s = stats[pid];
+    s.pid = pid, s.rank = rank_of.count(pid) ? rank_of[pid] : -1;
+    std::vector<std::pair<int64_t, int64_t>> comm;
+    for (const NcclKernel& k : ks) s.comm_ns += k.end - k.start, comm.push_back({k.start, k.end});
+    for (const auto& c : compute[pid]) s.compute_ns += c.second - c.first;
+    s.overlap_ns = Overlap(compute[pid], comm);
+  }
+  std::map<uint32_t, std::vector<const Collective*>> late_at;  // pid -> collectives it was late for
+  for (Collective& c : report.collectives) {
+    int64_t second = c.first_arrival;
+    for (size_t i = 0; i < c.ranks.size(); ++i)
+      if (i != c.last) second = std::max(second, c.ranks[i].start);
+    const int64_t late = c.last_arrival - second;
+    for (const auto& r : c.ranks) {
+      stats[r.pid].collectives++;
+      stats[r.pid].wait_ns += r.wait_ns;
+    }
+    if (late <= report.late_threshold_ns) continue;
+    RankCollectiveStats& s = stats[c.ranks[c.last].pid];
+    s.last_arrivals++, s.late_ns += late, s.max_late_ns = std::max(s.max_late_ns, late);
+    c.step = StepOf(m, c.ranks[c.last].kernel);
+    late_at[c.ranks[c.last].pid].push_back(&c);
+  }
+  for (const auto& [pid, s] : stats) report.ranks.push_back(s);
+  std::sort(report.ranks.begin(), report.ranks.end(), [](const auto& a, const auto& b) {
+    return std::make_pair(a.rank, a.pid) < std::make_pair(b.rank, b.pid);
+  });
+
+  // ---- diagnosis, most lateness first
+  std::vector<const RankCollectiveStats*> late;
+  for (const auto& s : report.ranks)
+    if (s.last_arrivals) late.push_back(&s);
+  std::sort(late.begin(), late.end(), [](const auto* a, const auto* b) { return a->late_ns > b->late_ns; });
+  for (const RankCollectiveStats* s : late) {
+    std::set<std::string> ops, steps_seen;
+    std::vector<std::string> steps;
+    int64_t others_wait = 0;
+    for (const Collective* c : late_at[s->pid]) {
+      ops.insert(c->op);
+      if (!c->step.empty() && steps_seen.insert(c->step).second) steps.push_back(c->step);
+      for (size_t i = 0; i < c->ranks.size(); ++i)
+        if (i != c->last) others_wait += c->ranks[i].wait_ns;
+    }
+    std::string op_list;
+    for (const auto& o : ops) op_list += (op_list.empty() ? "" : "/") + o;
+    std::string line = (s->rank >= 0 ? "rank " + std::to_string(s->rank) : "pid " + std::to_string(s->pid)) +
+                       " arrives late at " + std::to_string(s->last_arrivals) + " of " +
+                       std::to_string(s->collectives) + " " + op_list + " collectives (by " +
+                       FormatDuration(s->max_late_ns) + " at most";
+    if (!steps.empty()) {
+      line += ", in ";
+      for (size_t i = 0; i < steps.size() && i < 5; ++i) line += (i ? ", " : "") + steps[i];
+      if (steps.size() > 5) line += ", +" + std::to_string(steps.size() - 5) + " more";
+    }
+    line += "); the other ranks wait " + FormatDuration(others_wait) + " for it in total";
+    report.diagnosis.push_back(line);
+  }
+  return report;
+}
+
+std::string FormatCollectiveReport(const CollectiveReport& r) {
+  if (r.collectives.empty()) return {};
+  std::string o;
+  char b[256];
+  std::snprintf(b, sizeof b, "NCCL collectives: %zu matched across %zu ranks", r.collectives.size(),
+                r.ranks.size());
+  o += b;
+  if (r.unmatched) o += " (" + std::to_string(r.unmatched) + " kernels seen on one rank only)";
+  o += "\n";
+  std::snprintf(b, sizeof b, "  %-10s %11s %10s %12s %12s %12s %12s %8s\n", "rank", "collectives", "late at",
+                "late total", "waiting", "in NCCL", "compute", "hidden");
+  o += b;
+  for (const auto& s : r.ranks) {
+    CollectiveRank id;
+    id.rank = s.rank, id.pid = s.pid;
+    std::snprintf(b, sizeof b, "  %-10s %11u %10u %12s %12s %12s %12s %7.0f%%\n", RankName(id).c_str(),
+                  s.collectives, s.last_arrivals, FormatDuration(s.late_ns).c_str(),
+                  FormatDuration(s.wait_ns).c_str(), FormatDuration(s.comm_ns).c_str(),
+                  FormatDuration(s.compute_ns).c_str(),
+                  s.comm_ns ? 100.0 * double(s.overlap_ns) / double(s.comm_ns) : 0.0);
+    o += b;
+  }
+  o += "  (hidden: share of NCCL time that ran alongside the rank's compute kernels)\n";
+  for (const auto& d : r.diagnosis) o += "  straggler: " + d + "\n";
+  if (r.diagnosis.empty())
+    o += "  no straggler: no rank arrives more than " + FormatDuration(r.late_threshold_ns) +
+         " after the others\n";
+  return o;
+}
+
+}  // namespace gt::viewer
