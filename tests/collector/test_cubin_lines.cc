@@ -133,6 +133,35 @@ void LookupDuringExit() {
 }
 }  // namespace
 
+namespace {
+// Runs the calling test case again in a fresh process (this binary, argv = {exe, test name}) with
+// GT_CUBIN_LINES_EXIT_CHILD set; returns its wait status.
+int RunInChild() {
+  std::string self = "/proc/self/exe";
+  std::string name = Catch::getResultCapture().getCurrentTestName();
+  std::vector<std::string> env_storage;
+  for (char** e = environ; *e; ++e) env_storage.emplace_back(*e);
+  env_storage.emplace_back("GT_CUBIN_LINES_EXIT_CHILD=1");
+  std::vector<char*> envp;
+  for (auto& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<char*> argv = {self.data(), name.data(), nullptr};
+  pid_t pid = 0;
+  if (posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), envp.data()) != 0) return -1;
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  return status;
+}
+
+void CheckChildExitedZero(int status) {
+  INFO("child status " << status << (WIFSIGNALED(status) ? " (killed by signal " : " (exit code ")
+                       << (WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status)) << ")");
+  REQUIRE(status != -1);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
+}  // namespace
+
 TEST_CASE("cubin lines: a lookup while the process exits is refused and never reaches CUPTI") {
   if (std::getenv("GT_CUBIN_LINES_EXIT_CHILD")) {
     std::vector<char> a = ReadCubin();
@@ -147,22 +176,35 @@ TEST_CASE("cubin lines: a lookup while the process exits is refused and never re
     if (!g_exit_store->Resolve(crc, kCopy, 0x1e0, &l) || l.line != 7) _exit(5);  // CUPTI builds its statics
     std::exit(0);
   }
-  // The same test case in a child process: argv = {exe, test name}.
-  std::string self = "/proc/self/exe";
-  std::string name = Catch::getResultCapture().getCurrentTestName();
-  std::vector<std::string> env_storage;
-  for (char** e = environ; *e; ++e) env_storage.emplace_back(*e);
-  env_storage.emplace_back("GT_CUBIN_LINES_EXIT_CHILD=1");
-  std::vector<char*> envp;
-  for (auto& e : env_storage) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::vector<char*> argv = {self.data(), name.data(), nullptr};
-  pid_t pid = 0;
-  REQUIRE(posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), envp.data()) == 0);
-  int status = 0;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
-  INFO("child status " << status << (WIFSIGNALED(status) ? " (killed by signal " : " (exit code ")
-                       << (WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status)) << ")");
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  CheckChildExitedZero(RunInChild());
+}
+
+// The other side of the fence: an app too short for a flush has its first lookups made by the injection's
+// exit handler (the final drain). CUPTI then builds its statics inside exit(), after every handler that is
+// still to run was registered, so they outlive those lookups, and the lines must be kept.
+namespace {
+uint64_t g_exit_crc1 = 0;
+
+void FirstLookupsDuringExit() {
+  SourceLine copy_line, strided_line;
+  bool copy_ok = g_exit_store->Resolve(g_exit_crc1, kCopy, 0x1e0, &copy_line) && copy_line.line == 7;
+  bool strided_ok = g_exit_store->Resolve(g_exit_crc2, "_Z12strided_readPKfPfmi", 0x100, &strided_line);
+  std::fflush(stdout);
+  _exit(copy_ok && strided_ok && g_exit_store->refused_at_exit() == 0 ? 0 : 6);
+}
+}  // namespace
+
+TEST_CASE("cubin lines: lookups first made inside exit keep their lines") {
+  if (std::getenv("GT_CUBIN_LINES_EXIT_CHILD")) {
+    std::vector<char> a = ReadCubin();
+    std::vector<char> b = ReadCubin(GT_TEST_CUBIN2);
+    g_exit_store = new CubinLines(64 << 20);
+    // Like the injection's handler: registered at start, before any module load (Keep) or lookup.
+    std::atexit(FirstLookupsDuringExit);
+    if (!g_exit_store->Keep(a.data(), a.size(), &g_exit_crc1) ||
+        !g_exit_store->Keep(b.data(), b.size(), &g_exit_crc2))
+      _exit(4);
+    std::exit(0);
+  }
+  CheckChildExitedZero(RunInChild());
 }
