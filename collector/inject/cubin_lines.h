@@ -2,6 +2,14 @@
 // keyed by CUPTI's cubin CRC (the key PC records carry), asked once per sampled PC for its file and line with
 // cuptiGetSassToSourceCorrelation. Both CUPTI calls are host-only: tests run them on a cubin built by nvcc,
 // without a GPU (tests/collector/test_cubin_lines.cc).
+//
+// Process exit (issue 20): CUPTI's cubin parser builds function-local statics the first time it parses a
+// cubin and registers their destructors with __cxa_atexit then, i.e. after the injection's own exit handler,
+// so exit() destroys them while the flush thread may still look lines up. CubinLines therefore (re)registers
+// an exit fence after each cubin's first lookup: it runs before whatever that lookup registered, waits for
+// the lookup in flight and refuses every later one (no line: counted in refused_at_exit()). A process whose
+// first lookup happens inside exit() (a short app, looked up at the final drain) keeps its lines: CUPTI's
+// statics are then built after every pending handler was registered, and outlive them.
 #pragma once
 
 #include <cstddef>
@@ -21,18 +29,25 @@ class CubinLines {
   // Copies the cubin unless one with the same CRC is kept or the copy would pass max_bytes (then counted in
   // skipped()). Returns false when CUPTI cannot compute the CRC (not a cubin).
   bool Keep(const void* cubin, size_t size, uint64_t* crc = nullptr);
-  // False when the cubin is unknown, the function is not in it, or the cubin has no line info (-lineinfo).
+  // False when the cubin is unknown, the function is not in it, the cubin has no line info (-lineinfo), or
+  // the process is exiting (see the top of this file).
   bool Resolve(uint64_t crc, const std::string& function, uint64_t pc_offset, SourceLine* out) const;
   size_t count() const;
   size_t bytes() const;
   uint64_t skipped() const;
+  uint64_t refused_at_exit() const;  // lookups refused because exit() had begun
 
  private:
+  struct Kept {
+    std::vector<uint8_t> bytes;
+    mutable bool parsed = false;  // CUPTI was asked about it (and may have built statics doing so)
+  };
   mutable std::mutex mu_;  // Keep runs in the app's module-load callbacks, Resolve on the flush thread
   size_t max_bytes_;
   size_t bytes_ = 0;
   uint64_t skipped_ = 0;
-  std::map<uint64_t, std::vector<uint8_t>> cubins_;
+  mutable uint64_t refused_at_exit_ = 0;
+  std::map<uint64_t, Kept> cubins_;
 };
 
 }  // namespace gt::collector

@@ -501,8 +501,9 @@ void StopPcSamplingModule(Injection& inj) {
   State* st = g_state;
   if (!st) return;
   // The teardown below calls into CUPTI while the app exits; put the timeline on disk first, so that whatever
-  // happens there can cost the samples at most. (A PyTorch run once died with SIGSEGV at exit under
-  // --pc-sampling, before this existed; the cause was not found.)
+  // happens there can cost the samples at most. (PyTorch runs died at exit under --pc-sampling: a source-line
+  // lookup on the flush thread after exit() had destroyed CUPTI's parser statics, issue 20; CubinLines now
+  // refuses lookups once exit() has begun.)
   if (inj.cupti_ok) {
     Step(*st, "stop: flushing the timeline");
     FlushActivity(true);
@@ -525,12 +526,13 @@ void StopPcSamplingModule(Injection& inj) {
   if (st->verbose)
     fprintf(stderr,
             "gtrace pc sampling: %llu GetData calls, %llu errors%s%s; %zu cubins kept (%zu bytes), %llu line "
-            "lookups, %llu resolved; %llu rows written\n",
+            "lookups, %llu resolved, %llu refused at exit; %llu rows written\n",
             static_cast<unsigned long long>(st->getdata_calls),
             static_cast<unsigned long long>(st->getdata_errors),
             st->last_error.empty() ? "" : ", last: ", st->last_error.c_str(), st->cubins.count(),
             st->cubins.bytes(), static_cast<unsigned long long>(st->lines->lookups()),
             static_cast<unsigned long long>(st->lines->resolved()),
+            static_cast<unsigned long long>(st->cubins.refused_at_exit()),
             static_cast<unsigned long long>(st->rows_written));
   std::lock_guard<std::mutex> wlock(inj.mu);
   if (!inj.writer || inj.finished) return;
@@ -555,6 +557,12 @@ void StopPcSamplingModule(Injection& inj) {
     AddLoss(inj, "pc_sampling_lines_skipped", static_cast<uint8_t>(Severity::kInfo),
             st->lines->skipped() + st->cubins.skipped(),
             "PCs or cubins left without source lines (lookup budget or cubin memory cap reached)");
+  // PCs first seen after exit() began (this handler runs late in exit): CUPTI's parser may already be torn
+  // down, so CubinLines answers no line for them (issue 20; inject/cubin_lines.h).
+  if (uint64_t refused = st->cubins.refused_at_exit())
+    AddLoss(inj, "pc_sampling_lines_at_exit", static_cast<uint8_t>(Severity::kInfo), refused,
+            "PCs first seen while the process exited are left without source lines (CUPTI's source "
+            "correlation is not safe to call once exit() has begun)");
   // Contexts stay configured: CUPTI owns them until the driver tears them down. g_state stays allocated so
   // a late callback (context destroyed after exit handlers) finds it; writes are refused once finished.
 }

@@ -2,8 +2,14 @@
 // cuptiGetSassToSourceCorrelation) on a real cubin: kernels/copy.cu built by nvcc with -lineinfo at build
 // time. No GPU needed. On the H200 the hottest PC of copy_float4 was 0x1e0 = copy.cu:7, the load/store line
 // (see tests/data/pcsampling_h200.gtrace); the same nvcc gives the same cubin here.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -16,8 +22,8 @@ using namespace gt::collector;
 
 namespace {
 
-std::vector<char> ReadCubin() {
-  std::ifstream f(GT_TEST_CUBIN, std::ios::binary);
+std::vector<char> ReadCubin(const char* path = GT_TEST_CUBIN) {
+  std::ifstream f(path, std::ios::binary);
   std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   REQUIRE(bytes.size() > 1000);
   return bytes;
@@ -95,4 +101,110 @@ TEST_CASE("cubin lines: the memory cap skips cubins instead of growing, garbage 
   CHECK_FALSE(store.Keep(nullptr, 100));
   CHECK_FALSE(store.Keep(cubin.data(), 0));
   CHECK(store.count() == 0);
+}
+
+// Issue 20: `gcollect --pc-sampling` killed PyTorch apps (SIGBUS/SIGSEGV, ~40% of runs of an 8-layer
+// transformer on the H200) inside cuptiGetSassToSourceCorrelation on the flush thread while the app was in
+// exit(). CUPTI parses a cubin the first time it is asked about it, and that parse uses a function-local
+// static (a std::vector<std::string>) that CUPTI builds on first use, registering its destructor with
+// __cxa_atexit then. That is after the injection's atexit handler (registered at cuInit), so exit() destroys
+// the vector first, while the flush thread, which the injection's handler stops only later, may still parse a
+// new cubin through it: a read of freed memory. CubinLines closes itself from an atexit handler registered
+// after CUPTI's (so run before it) and answers no line from then on.
+//
+// The scenario, in a fresh process (this test binary again, so that no earlier test built CUPTI's statics): a
+// handler registered before CUPTI builds its statics runs after CUPTI destroyed them and asks about a cubin
+// CUPTI has not parsed yet, as the flush thread did. Without the fence it crashes (or CUPTI answers); with it
+// the lookup is refused and the process exits 0.
+namespace {
+CubinLines* g_exit_store = nullptr;
+uint64_t g_exit_crc2 = 0;
+
+void LookupDuringExit() {
+  // Hand the memory CUPTI's destructors just freed to new owners, with bytes that are no valid pointer (as a
+  // busy app's allocator soon does), so that a CUPTI parse through its destroyed statics fails the same way
+  // every time (here SIGBUS, as on the H200) instead of reading stale but intact strings.
+  for (size_t size = 16; size <= 256; size += 8)
+    for (int i = 0; i < 16; ++i) std::memset(std::malloc(size), 0xa5, size);
+  SourceLine l;
+  bool answered = g_exit_store->Resolve(g_exit_crc2, "_Z12strided_readPKfPfmi", 0x100, &l);
+  std::fflush(stdout);
+  _exit(answered ? 3 : 0);  // 3: CUPTI was called after its statics were destroyed
+}
+}  // namespace
+
+namespace {
+// Runs the calling test case again in a fresh process (this binary, argv = {exe, test name}) with
+// GT_CUBIN_LINES_EXIT_CHILD set; returns its wait status.
+int RunInChild() {
+  std::string self = "/proc/self/exe";
+  std::string name = Catch::getResultCapture().getCurrentTestName();
+  std::vector<std::string> env_storage;
+  for (char** e = environ; *e; ++e) env_storage.emplace_back(*e);
+  env_storage.emplace_back("GT_CUBIN_LINES_EXIT_CHILD=1");
+  std::vector<char*> envp;
+  for (auto& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<char*> argv = {self.data(), name.data(), nullptr};
+  pid_t pid = 0;
+  if (posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), envp.data()) != 0) return -1;
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  return status;
+}
+
+void CheckChildExitedZero(int status) {
+  INFO("child status " << status << (WIFSIGNALED(status) ? " (killed by signal " : " (exit code ")
+                       << (WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status)) << ")");
+  REQUIRE(status != -1);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
+}  // namespace
+
+TEST_CASE("cubin lines: a lookup while the process exits is refused and never reaches CUPTI") {
+  if (std::getenv("GT_CUBIN_LINES_EXIT_CHILD")) {
+    std::vector<char> a = ReadCubin();
+    std::vector<char> b = ReadCubin(GT_TEST_CUBIN2);
+    g_exit_store = new CubinLines(64 << 20);  // leaked: used from the exit handler
+    uint64_t crc = 0;
+    if (!g_exit_store->Keep(a.data(), a.size(), &crc) ||
+        !g_exit_store->Keep(b.data(), b.size(), &g_exit_crc2))
+      _exit(4);
+    std::atexit(LookupDuringExit);  // before CUPTI's statics exist: runs after their destructors
+    SourceLine l;
+    if (!g_exit_store->Resolve(crc, kCopy, 0x1e0, &l) || l.line != 7) _exit(5);  // CUPTI builds its statics
+    std::exit(0);
+  }
+  CheckChildExitedZero(RunInChild());
+}
+
+// The other side of the fence: an app too short for a flush has its first lookups made by the injection's
+// exit handler (the final drain). CUPTI then builds its statics inside exit(), after every handler that is
+// still to run was registered, so they outlive those lookups, and the lines must be kept.
+namespace {
+uint64_t g_exit_crc1 = 0;
+
+void FirstLookupsDuringExit() {
+  SourceLine copy_line, strided_line;
+  bool copy_ok = g_exit_store->Resolve(g_exit_crc1, kCopy, 0x1e0, &copy_line) && copy_line.line == 7;
+  bool strided_ok = g_exit_store->Resolve(g_exit_crc2, "_Z12strided_readPKfPfmi", 0x100, &strided_line);
+  std::fflush(stdout);
+  _exit(copy_ok && strided_ok && g_exit_store->refused_at_exit() == 0 ? 0 : 6);
+}
+}  // namespace
+
+TEST_CASE("cubin lines: lookups first made inside exit keep their lines") {
+  if (std::getenv("GT_CUBIN_LINES_EXIT_CHILD")) {
+    std::vector<char> a = ReadCubin();
+    std::vector<char> b = ReadCubin(GT_TEST_CUBIN2);
+    g_exit_store = new CubinLines(64 << 20);
+    // Like the injection's handler: registered at start, before any module load (Keep) or lookup.
+    std::atexit(FirstLookupsDuringExit);
+    if (!g_exit_store->Keep(a.data(), a.size(), &g_exit_crc1) ||
+        !g_exit_store->Keep(b.data(), b.size(), &g_exit_crc2))
+      _exit(4);
+    std::exit(0);
+  }
+  CheckChildExitedZero(RunInChild());
 }
