@@ -6,10 +6,10 @@
 #include <string>
 
 #include "cli.h"
+#include "gt/viewer/json.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
-#include "summary_json.h"
 
 namespace gt::cli {
 
@@ -54,7 +54,7 @@ int CmdStats(int argc, char** argv) {
   auto model = viewer::LoadTraceFile(path);
   if (!model.ok())
     return Fail("stats", Status(model.status().code(), path + ": " + model.status().message()));
-  std::string out = json ? StatsJson(*model.value()) : viewer::StatsReport(*model.value(), top);
+  std::string out = json ? viewer::StatsJson(*model.value()) : viewer::StatsReport(*model.value(), top);
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (viewer::HasDataLoss(*model.value())) {
     std::fprintf(stderr, "gtrace stats: %s loaded with losses (see above)\n", path.c_str());

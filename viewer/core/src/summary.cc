@@ -16,6 +16,7 @@
 #include <map>
 #include <tuple>
 
+#include "gt/name_stats.h"
 #include "gt/viewer/profiled.h"
 #include "gt/viewer/query.h"
 
@@ -68,7 +69,7 @@ void ForEachSummarized(const TraceModel& model, SummaryOf what, F&& f) {
               continue;
           }
         }
-        f(lane.name[i], lane.Duration(i), bytes);
+        f(lane.name[i], lane.start[i], lane.Duration(i), bytes);
       }
     }
   }
@@ -84,42 +85,25 @@ void SortByTotal(std::vector<NameSummary>* rows) {
 }  // namespace
 
 std::vector<NameSummary> SummarizeByName(const TraceModel& model, SummaryOf what) {
-  std::vector<uint32_t> row_of(model.strings.size(), kNone);
-  std::vector<NameSummary> rows;
-  int64_t all = 0;
-  ForEachSummarized(model, what, [&](StringId name, int64_t d, uint64_t bytes) {
-    if (name >= row_of.size()) row_of.resize(name + 1, kNone);
-    if (row_of[name] == kNone) {
-      row_of[name] = static_cast<uint32_t>(rows.size());
-      NameSummary r;
-      r.name = model.Str(name);
-      r.min_ns = std::numeric_limits<int64_t>::max();
-      rows.push_back(std::move(r));
-    }
-    NameSummary& r = rows[row_of[name]];
-    ++r.count;
-    r.total_ns += d;
-    r.min_ns = std::min(r.min_ns, d);
-    r.max_ns = std::max(r.max_ns, d);
-    r.bytes += bytes;
-    all += d;
+  NameAggregator agg;
+  ForEachSummarized(model, what, [&](StringId name, int64_t start, int64_t d, uint64_t bytes) {
+    agg.Add(name, start, d, bytes);
   });
   // Distinct StringIds may carry the same text (imports intern per source); one row per text.
-  std::map<std::string, NameSummary> merged;
-  for (auto& r : rows) {
-    auto [it, fresh] = merged.try_emplace(r.name, r);
-    if (fresh) continue;
-    NameSummary& m = it->second;
-    m.count += r.count;
-    m.total_ns += r.total_ns;
-    m.min_ns = std::min(m.min_ns, r.min_ns);
-    m.max_ns = std::max(m.max_ns, r.max_ns);
-    m.bytes += r.bytes;
-  }
-  rows.clear();
-  for (auto& [name, r] : merged) {
-    r.avg_ns = r.count ? double(r.total_ns) / double(r.count) : 0;
-    r.share = all > 0 ? double(r.total_ns) / double(all) : 0;
+  std::map<std::string, NameStats> merged;
+  for (const NameRow& r : agg.Rows()) merged[model.Str(r.name)].Merge(r.stats);
+  std::vector<NameSummary> rows;
+  const int64_t all = agg.total_ns();
+  for (const auto& [name, st] : merged) {
+    NameSummary r;
+    r.name = name;
+    r.count = st.count;
+    r.total_ns = st.total_ns;
+    r.min_ns = st.min_ns;
+    r.max_ns = st.max_ns;
+    r.avg_ns = st.avg_ns();
+    r.share = all > 0 ? double(st.total_ns) / double(all) : 0;
+    r.bytes = st.bytes;
     rows.push_back(std::move(r));
   }
   SortByTotal(&rows);
@@ -326,18 +310,6 @@ double PercentChange(double a, double b) {
   return (b - a) / a * 100.0;
 }
 
-// Bytes per second over the copies' own time ("812 GB/s", "21.9 MB/s"); "-" without time or bytes.
-std::string FormatBandwidth(uint64_t bytes, int64_t ns) {
-  if (bytes == 0 || ns <= 0) return "-";
-  char buf[32];
-  double v = double(bytes) / double(ns);  // bytes per ns = GB/s
-  const char* unit = "GB/s";
-  if (v < 1) v *= 1e3, unit = "MB/s";
-  if (v < 1) v *= 1e3, unit = "kB/s";
-  std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f %s" : "%.1f %s", v, unit);
-  return buf;
-}
-
 // -----------------------------------------------------------------------------------------------------------------
 // [SECTION] Text helpers
 // -----------------------------------------------------------------------------------------------------------------
@@ -418,7 +390,8 @@ void AppendCountersTable(std::string& o, const ProfiledKernels& p, size_t top_n)
          Pad(pct(a.compute_pct), 9, true) + Pad(pct(a.memory_pct), 9, true) + "  " +
          Pad(BottleneckName(a.bottleneck), 14, false) + "  " + Clip(a.kernel_name) + "\n";
     o += "      -> " + a.verdict + "\n";
-    if (!a.flags.empty()) o += "      (" + std::to_string(a.flags.size()) + " values flagged as impossible)\n";
+    if (!a.flags.empty())
+      o += "      (" + std::to_string(a.flags.size()) + " values flagged as impossible)\n";
   }
   if (order.size() > top_n) o += "  ... " + std::to_string(order.size() - top_n) + " more\n";
 }
