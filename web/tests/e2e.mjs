@@ -551,7 +551,7 @@ for (const trace of gtraces) {
   });
 }
 
-// Threads (issue 4): a cross-origin isolated page runs the threaded build (gtrace-mt.js) and loads on several
+// Threads: a cross-origin isolated page runs the threaded build (gtrace-mt.js) and loads on several
 // threads; every trace shows the same tracks and counts as on the one-thread page, also when truncated.
 test('isolated page loads on threads: same tracks and counts as one thread', async () => {
   const iso = await openPage('threads-iso', '', {}, '/iso');
@@ -592,7 +592,7 @@ async function scrollDetailsToCounters(page, wheels) {
   await frames(page, 3);
 }
 
-// Kernel counters (issue 5) on the real H200 counters trace: select a profiled kernel, its counters section
+// Kernel counters on the real H200 counters trace: select a profiled kernel, its counters section
 // (speed of light, stalls, verdict) and the roofline appear, through the C API and in screenshots.
 const countersTrace = gtraces.find((t) => t.name === 'counters_h200.gtrace');
 if (countersTrace) {
@@ -632,7 +632,7 @@ if (countersTrace) {
   });
 }
 
-// CUDA graphs (issue 5): a PyTorch MLP captured with torch.cuda.graph, whose graph launches the counters run
+// CUDA graphs: a PyTorch MLP captured with torch.cuda.graph, whose graph launches the counters run
 // replayed node by node. Selecting a graph-launched kernel shows that launch's own counters ("graph launch N").
 const graphTrace = gtraces.find((t) => t.name === 'counters_torch_graph_h200.gtrace');
 if (graphTrace) {
