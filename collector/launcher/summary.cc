@@ -119,17 +119,18 @@ std::string FormatSummary(const TraceSummary& s, const std::string& path, uint64
     out += "  top kernels by GPU time:\n";
     for (const auto& k : s.top_kernels) {
       double share = s.kernel_ns > 0 ? 100.0 * double(k.total_ns) / double(s.kernel_ns) : 0;
-      std::snprintf(line, sizeof line, "    %5.1f%%  %10s  %7" PRIu64 " x  avg %10s  %s\n", share,
-                    FormatDuration(k.total_ns).c_str(), k.count,
-                    FormatDuration(k.count ? double(k.total_ns) / double(k.count) : 0).c_str(),
-                    Ellipsize(k.name, 70).c_str());
+      std::snprintf(
+          line, sizeof line, "    %5.1f%%  %s  %7" PRIu64 " x  avg %s  %s\n", share,
+          PadColumn(FormatDuration(k.total_ns), 10, true).c_str(), k.count,
+          PadColumn(FormatDuration(k.count ? double(k.total_ns) / double(k.count) : 0), 10, true).c_str(),
+          Ellipsize(k.name, 70).c_str());
       out += line;
     }
   }
   for (const auto& c : s.copies) {
-    std::snprintf(line, sizeof line, "  memcpy %-5s %7" PRIu64 " x  %10s  %10s  %11s\n",
+    std::snprintf(line, sizeof line, "  memcpy %-5s %7" PRIu64 " x  %10s  %s  %11s\n",
                   CopyKindName(c.copy_kind), c.count, FormatBytes(double(c.bytes)).c_str(),
-                  FormatDuration(c.total_ns).c_str(),
+                  PadColumn(FormatDuration(c.total_ns), 10, true).c_str(),
                   FormatBandwidth(double(c.bytes), double(c.total_ns)).c_str());
     out += line;
   }

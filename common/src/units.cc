@@ -121,4 +121,11 @@ std::string FormatCount(uint64_t n) {
   return out;
 }
 
+std::string PadColumn(std::string s, size_t width, bool right) {
+  size_t cps = 0;
+  for (unsigned char c : s) cps += (c & 0xC0) != 0x80;
+  if (cps >= width) return s;
+  return right ? std::string(width - cps, ' ') + s : s + std::string(width - cps, ' ');
+}
+
 }  // namespace gt

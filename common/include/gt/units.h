@@ -39,4 +39,9 @@ std::string FormatPercent(double pct);
 // "1,234,567".
 std::string FormatCount(uint64_t n);
 
+// `s` padded with spaces to `width` columns counted in code points, so a column holding "µs" (two bytes)
+// lines up in a text table; right: pad on the left (numbers). printf's %10s counts bytes, so tables use this
+// instead.
+std::string PadColumn(std::string s, size_t width, bool right);
+
 }  // namespace gt
