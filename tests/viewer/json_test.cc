@@ -36,4 +36,5 @@ TEST_CASE("json: events, losses, gaps, scalars", "[json]") {
   CHECK(json::parse(IdleGapsJson(ExplainIdleGaps(*m, 5))).is_array());
   CHECK(JsonQuote("a\"b\n") == "\"a\\\"b\\n\"");
   CHECK(JsonNumber(1.0 / 0.0) == "null");
+  CHECK(JsonQuote("a\xff") == "\"a\xEF\xBF\xBD\"");  // not UTF-8: replaced, never thrown
 }

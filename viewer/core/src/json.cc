@@ -11,6 +11,13 @@ namespace {
 
 using nlohmann::json;
 
+// Trace strings are not guaranteed UTF-8 (imported or binary names): invalid bytes become U+FFFD instead of
+// throwing, which the wasm build (no exceptions) could not survive.
+std::string Dump(const json& j, int indent = -1) {
+  std::string s = j.dump(indent, ' ', false, json::error_handler_t::replace);
+  return indent >= 0 ? s + "\n" : s;
+}
+
 json Num(double v) {
   return std::isfinite(v) ? json(v) : json(nullptr);
 }
@@ -98,15 +105,15 @@ json Trace(const TraceModel& m) {
 }  // namespace
 
 std::string JsonQuote(std::string_view s) {
-  return json(std::string(s)).dump();
+  return Dump(json(std::string(s)));
 }
 
 std::string JsonNumber(double v) {
-  return Num(v).dump();
+  return Dump(Num(v));
 }
 
 std::string NameSummaryJson(const std::vector<NameSummary>& rows, size_t limit) {
-  return Rows(rows, limit).dump();
+  return Dump(Rows(rows, limit));
 }
 
 std::string KernelSummaryJson(const TraceModel& model, const std::vector<KernelSummaryRow>& rows) {
@@ -114,15 +121,15 @@ std::string KernelSummaryJson(const TraceModel& model, const std::vector<KernelS
   for (const KernelSummaryRow& r : rows)
     a.push_back(
         NameRowJson(model.Str(r.name), r.count, r.total_ns, r.avg_ns, r.min_ns, r.max_ns, r.share, 0));
-  return a.dump();
+  return Dump(a);
 }
 
 std::string IdleGapsJson(const std::vector<IdleGap>& gaps) {
-  return Gaps(gaps).dump();
+  return Dump(Gaps(gaps));
 }
 
 std::string LossesJson(const std::vector<LossStat>& losses) {
-  return Losses(losses).dump();
+  return Dump(Losses(losses));
 }
 
 std::string EventJson(const TraceModel& m, EventId e) {
@@ -136,7 +143,7 @@ std::string EventJson(const TraceModel& m, EventId e) {
             {"start", m.Start(e)},
             {"end", m.End(e)},
             {"fields", fields}};
-  return j.dump();
+  return Dump(j);
 }
 
 std::string KernelCountersJson(const ProfiledKernels& profiled, const std::vector<RooflinePoint>& points,
@@ -173,11 +180,10 @@ std::string KernelCountersJson(const ProfiledKernels& profiled, const std::vecto
                         : !p->by_pc.empty() ? HotSpotLabel(p->by_pc.front())
                                             : std::string()},
            {"summary", p->summary}};
-  return json{{"profiled_launches", profiled.launches.size()},
-              {"kernels", kernels},
-              {"selected", sel},
-              {"pc_sampling", pcs}}
-      .dump();
+  return Dump(json{{"profiled_launches", profiled.launches.size()},
+                   {"kernels", kernels},
+                   {"selected", sel},
+                   {"pc_sampling", pcs}});
 }
 
 std::string StatsJson(const TraceModel& model) {
@@ -203,7 +209,7 @@ std::string StatsJson(const TraceModel& model) {
   j["kernel_counters"] = counters;
   for (SummaryOf what : {SummaryOf::kKernels, SummaryOf::kCopies, SummaryOf::kApi, SummaryOf::kNvtx})
     j[SummaryOfName(what)] = Rows(SummarizeByName(model, what));
-  return j.dump(2) + "\n";
+  return Dump(j, 2);
 }
 
 std::string DiffJson(const TraceModel& before, const std::string& before_label, const TraceModel& after,
@@ -221,7 +227,7 @@ std::string DiffJson(const TraceModel& before, const std::string& before_label, 
   }
   j["total_kernel_ns"] = {
       {"before", total[0]}, {"after", total[1]}, {"change_pct", Percent(double(total[0]), double(total[1]))}};
-  return j.dump(2) + "\n";
+  return Dump(j, 2);
 }
 
 }  // namespace gt::viewer
