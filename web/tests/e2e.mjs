@@ -353,6 +353,8 @@ test('Summary tab: the Kineto trace\'s API calls, copies and host ops by name', 
   check(launches && launches.count === kineto.expect.kernels, 'one cudaLaunchKernel row per kernel: ' +
         JSON.stringify(launches));
   check(calls.reduce((n, r) => n + r.count, 0) === kineto.expect.api, 'every API call counted once');
+  check(calls.every((r) => ['total_ns', 'avg_ns', 'min_ns', 'max_ns', 'share', 'bytes'].every((k) => k in r)),
+        'rows in the shape of gtrace stats --json: ' + JSON.stringify(calls[0]));
   const copies = await apiJson(page, 'gt_summary', 'copies');
   check(copies.reduce((n, r) => n + r.count, 0) === kineto.expect.memcpys && copies.every((r) => r.bytes > 0),
         'the copies with their bytes: ' + JSON.stringify(copies));
@@ -363,6 +365,9 @@ test('Summary tab: the Kineto trace\'s API calls, copies and host ops by name', 
   check(gaps.length > 0 && gaps.every((g) => g.duration_ns >= 10000 && g.diagnosis.length > 0) &&
         gaps.every((g, i) => i === 0 || gaps[i - 1].duration_ns >= g.duration_ns),
         'idle gaps, longest first, each with a likely cause: ' + JSON.stringify(gaps[0]));
+  check(gaps.every((g) => g.activity.length === g.cpu_activity.length &&
+                          g.cpu_activity.every((a, i) => a.name === g.activity[i])),
+        'gaps name their CPU activity, with kind and overlap as the CLI gives them');
   await shot(page, '09d-summary.png');
   return page;
 });
