@@ -3,41 +3,13 @@
 #include <cinttypes>
 #include <cstdio>
 #include <map>
-#include <unordered_map>
 
+#include "gt/name_stats.h"
+#include "gt/units.h"
 #include "launcher/launcher.h"
 
 namespace gt::collector {
 namespace {
-
-std::string Human(double v, const char* const* units, int n, double step) {
-  int i = 0;
-  while (v >= step && i + 1 < n) {
-    v /= step;
-    ++i;
-  }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, v < 10 && i > 0 ? "%.2f %s" : "%.1f %s", v, units[i]);
-  return buf;
-}
-
-std::string Bytes(double b) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  return Human(b, kUnits, 5, 1024);
-}
-
-std::string Duration(int64_t ns) {
-  char buf[64];
-  if (ns < 10000)
-    std::snprintf(buf, sizeof buf, "%" PRId64 " ns", ns);
-  else if (ns < 10000000)
-    std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
-  else if (ns < 10000000000LL)
-    std::snprintf(buf, sizeof buf, "%.1f ms", ns / 1e6);
-  else
-    std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
-  return buf;
-}
 
 std::string Ellipsize(const std::string& s, size_t n) {
   if (s.size() <= n) return s;
@@ -71,22 +43,11 @@ TraceSummary Summarize(const TraceData& d, size_t top_n) {
   s.syncs = d.syncs.size();
   s.memory = d.memory.size();
 
-  std::unordered_map<StringId, KernelStat> by_name;
-  for (const auto& k : d.kernels) {
-    int64_t dur = k.end > k.start ? k.end - k.start : 0;
-    auto& st = by_name[k.name];
-    ++st.count;
-    st.total_ns += dur;
-    st.max_ns = std::max(st.max_ns, dur);
-    s.kernel_ns += dur;
-  }
-  for (auto& [id, st] : by_name) {
-    st.name = d.Str(id);
-    s.top_kernels.push_back(st);
-  }
-  std::sort(s.top_kernels.begin(), s.top_kernels.end(), [](const KernelStat& a, const KernelStat& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
-  });
+  NameAggregator by_name;
+  for (const auto& k : d.kernels) by_name.Add(k.name, k.start, k.end > k.start ? k.end - k.start : 0);
+  s.kernel_ns = by_name.total_ns();
+  for (const NameRow& r : by_name.Rows([&](StringId a, StringId b) { return d.Str(a) < d.Str(b); }))
+    s.top_kernels.push_back({d.Str(r.name), r.stats.count, r.stats.total_ns, r.stats.max_ns});
   if (s.top_kernels.size() > top_n) s.top_kernels.resize(top_n);
 
   std::map<uint8_t, CopyStat> copies;
@@ -158,27 +119,29 @@ std::string FormatSummary(const TraceSummary& s, const std::string& path, uint64
     out += "  top kernels by GPU time:\n";
     for (const auto& k : s.top_kernels) {
       double share = s.kernel_ns > 0 ? 100.0 * double(k.total_ns) / double(s.kernel_ns) : 0;
-      std::snprintf(line, sizeof line, "    %5.1f%%  %10s  %7" PRIu64 " x  avg %10s  %s\n", share,
-                    Duration(k.total_ns).c_str(), k.count,
-                    Duration(k.count ? k.total_ns / int64_t(k.count) : 0).c_str(),
-                    Ellipsize(k.name, 70).c_str());
+      std::snprintf(
+          line, sizeof line, "    %5.1f%%  %s  %7" PRIu64 " x  avg %s  %s\n", share,
+          PadColumn(FormatDuration(k.total_ns), 10, true).c_str(), k.count,
+          PadColumn(FormatDuration(k.count ? double(k.total_ns) / double(k.count) : 0), 10, true).c_str(),
+          Ellipsize(k.name, 70).c_str());
       out += line;
     }
   }
   for (const auto& c : s.copies) {
-    std::snprintf(line, sizeof line, "  memcpy %-5s %7" PRIu64 " x  %10s  %10s  %7.2f GB/s\n",
-                  CopyKindName(c.copy_kind), c.count, Bytes(double(c.bytes)).c_str(),
-                  Duration(c.total_ns).c_str(), c.GBps());
+    std::snprintf(line, sizeof line, "  memcpy %-5s %7" PRIu64 " x  %10s  %s  %11s\n",
+                  CopyKindName(c.copy_kind), c.count, FormatBytes(double(c.bytes)).c_str(),
+                  PadColumn(FormatDuration(c.total_ns), 10, true).c_str(),
+                  FormatBandwidth(double(c.bytes), double(c.total_ns)).c_str());
     out += line;
   }
   if (s.gpu_span_ns > 0) {
     std::snprintf(line, sizeof line, "  GPU idle: %.1f%% of %s between the first and last GPU activity\n",
-                  100.0 * s.gpu_idle_share(), Duration(s.gpu_span_ns).c_str());
+                  100.0 * s.gpu_idle_share(), FormatDuration(s.gpu_span_ns).c_str());
     out += line;
   }
   for (const auto& l : s.losses) out += "  DROPPED " + l + "\n";
   for (const auto& w : s.warnings) out += "  warning: " + w + "\n";
-  out += "  trace: " + path + " (" + Bytes(double(bytes)) + ")\n";
+  out += "  trace: " + path + " (" + FormatBytes(double(bytes)) + ")\n";
   return out;
 }
 

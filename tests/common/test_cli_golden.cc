@@ -18,7 +18,7 @@ TEST_CASE("gtrace info summary of the sample trace", "[cli][golden]") {
   const char* expected = R"(File       sample.gtrace (1234 bytes)
 Format     .gtrace 1.1, 1 segment, 22 chunks
 Status     complete
-Time span  520.000 us, starting 2025-11-22 10:00:00.001 UTC (trace clock 2000000 .. 2520000 ns)
+Time span  520 µs, starting 2025-11-22 10:00:00.001 UTC (trace clock 2000000 .. 2520000 ns)
 Events     15 timeline events (54 records decoded, strings included)
 
 Metadata
@@ -28,16 +28,16 @@ Metadata
   clock sync  trace 1000000 ns = 2025-11-22 10:00:00.000 UTC
 
 Processes (1)
-  pid 4242    matmul  parent 1  exited 0, ran 8.000 ms
+  pid 4242    matmul  parent 1  exited 0, ran 8 ms
       command ./matmul --n 4096
       threads (2): 4242 "matmul" 4250 "cuda-EvtHandlr"
 
 Devices (1)
   GPU 0  NVIDIA H200 (GH100)  pid 4242
       compute capability 9.0, 132 SMs @ 1980 MHz, warp 32, 65536 regs/SM, 64 warps/SM max
-      memory 140.0 GiB, L2 50.0 MiB, shared 228.0 KiB/SM
-      bandwidth DRAM 4.80 TB/s, L2 12.00 TB/s, L1 33.00 TB/s
-      peaks FP64 67.00 TFLOP/s, FP32 67.00 TFLOP/s, BF16 tensor 989.00 TFLOP/s (table)
+      memory 140 GiB, L2 50.0 MiB, shared 228 KiB/SM
+      bandwidth DRAM 4.80 TB/s, L2 12.0 TB/s, L1 33.0 TB/s
+      peaks FP64 67.0 TFLOP/s, FP32 67.0 TFLOP/s, BF16 tensor 989 TFLOP/s (table)
 
 Records
   process                         1

@@ -87,7 +87,7 @@ TEST_CASE("Kineto JSON: CPU ops, runtime calls, kernels, memcpy, memset, annotat
   REQUIRE(copy.valid());
   auto cd = EventDetails(*m, copy);
   CHECK(Field(cd, "Bytes") == "3.81 MiB (4000000)");
-  CHECK(Field(cd, "Bandwidth") == "1000.0 GB/s");
+  CHECK(Field(cd, "Bandwidth") == "1.00 TB/s");
   CHECK(Field(cd, "Source memory") == MemoryKindName(uint8_t(MemoryKind::kDevice)));
   CHECK(Field(cd, "Destination memory") == MemoryKindName(uint8_t(MemoryKind::kPinned)));
   CHECK(FlowPartner(*m, copy) == test::FindByName(*m, "cudaMemcpyAsync"));

@@ -261,7 +261,7 @@ TEST_CASE("details: every field of kernels, memcpy, API calls, NVTX", "[query][d
   CHECK(Field(k, "Stream") == "7");
   auto c = EventDetails(*m, test::FindByName(*m, "Memcpy HtoD"));
   CHECK(Field(c, "Bytes") == "1.00 MiB (1048576)");
-  CHECK(Field(c, "Bandwidth") == "5242.9 GB/s");
+  CHECK(Field(c, "Bandwidth") == "5.24 TB/s");
   CHECK(Field(c, "Copy kind") == CopyKindName(uint8_t(CopyKind::kHtoD)));
   auto a = EventDetails(*m, EventId{test::FindByName(*m, "cudaLaunchKernel").lane, 2});
   CHECK(Field(a, "Return code") == "700 (error)");
@@ -303,6 +303,41 @@ TEST_CASE("loss summary merges reader report, trace losses and importer problems
   CHECK(l[0].severity == uint8_t(Severity::kDataLoss));
   CHECK(l[2].name == "cupti_dropped_records");
   CHECK(HasDataLoss(*m));
+}
+
+TEST_CASE("counting and finding events", "[query]") {
+  auto m = test::SmallTrace();
+  CHECK(CountEvents(*m, EventKind::kKernel) == 2);
+  CHECK(CountEvents(*m, EventKind::kMemcpy) == 1);
+  CHECK(CountEvents(*m, EventKind::kMemset) == 0);
+  CHECK(CountEvents(*m, EventKind::kApi) == 4);
+  CHECK(CountEvents(*m, EventKind::kNvtx) == 3);
+  const StringId gemm = FindString(*m, "gemm"), relu = FindString(*m, "relu");
+  REQUIRE(gemm != 0);
+  CHECK(m->Str(gemm) == "gemm");
+  CHECK(FindString(*m, "no such name") == 0);
+  CHECK(m->Start(FirstKernelEvent(*m, 10, gemm)) == 250);
+  CHECK(FirstKernelEvent(*m, 0, relu) == FirstKernelEvent(*m, 10, relu));  // 0: any process
+  CHECK(m->Start(FirstKernelEvent(*m, 0, relu)) == 1400);
+  CHECK_FALSE(FirstKernelEvent(*m, 99, gemm).valid());
+  CHECK_FALSE(FirstKernelEvent(*m, 0, FindString(*m, "cudaLaunchKernel")).valid());  // not a kernel
+
+  // Many instances over several streams: the earliest of KernelInstances.
+  gt::synth::SynthOptions o;
+  o.events = 5000;
+  ModelBuilder b;
+  gt::synth::GenerateSynthTrace(b, o);
+  auto big = b.Finish();
+  for (const KernelSummaryRow& r : KernelSummary(*big)) {
+    const auto inst = KernelInstances(*big, r.name);
+    REQUIRE(!inst.empty());
+    const EventId first = FirstKernelEvent(*big, 0, r.name);
+    REQUIRE(first.valid());
+    CHECK(big->Start(first) == big->Start(inst.front()));
+  }
+  uint64_t kernels = 0;
+  for (const KernelSummaryRow& r : KernelSummary(*big)) kernels += r.count;
+  CHECK(CountEvents(*big, EventKind::kKernel) == kernels);
 }
 
 TEST_CASE("formatting helpers", "[query][format]") {

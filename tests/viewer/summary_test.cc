@@ -157,8 +157,8 @@ TEST_CASE("stats report: every table with bytes and bandwidth of copies", "[summ
   CHECK(r.find("Kernels (by total GPU time):") != std::string::npos);
   CHECK(r.find("83.3%") != std::string::npos);  // gemm share
   CHECK(r.find("3.7%") != std::string::npos);   // idle 50 / 1350
-  // 1 MiB in 200 ns = 5243 GB/s (a synthetic copy; the arithmetic is what is checked).
-  CHECK(r.find("100.0%      200 ns        1      200 ns      200 ns      200 ns    1.00 MiB   5243 GB/s  "
+  // 1 MiB in 200 ns = 5.24 TB/s (a synthetic copy; the arithmetic is what is checked).
+  CHECK(r.find("100.0%      200 ns        1      200 ns      200 ns      200 ns    1.00 MiB   5.24 TB/s  "
                "Memcpy HtoD") != std::string::npos);
   CHECK(r.find("cudaMemcpyAsync") != std::string::npos);
   CHECK(r.find("cuLaunchKernel") == std::string::npos);

@@ -7,10 +7,10 @@
 #include <string>
 
 #include "cli.h"
+#include "gt/viewer/json.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
-#include "summary_json.h"
 
 namespace gt::cli {
 
@@ -76,7 +76,7 @@ int CmdDiff(int argc, char** argv) {
     if (!m.ok()) return Fail("diff", Status(m.status().code(), paths[k] + ": " + m.status().message()));
     models[k] = std::move(m).value();
   }
-  std::string out = json ? DiffJson(*models[0], paths[0], *models[1], paths[1])
+  std::string out = json ? viewer::DiffJson(*models[0], paths[0], *models[1], paths[1])
                          : viewer::DiffReport(*models[0], paths[0], *models[1], paths[1], top);
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (!std::isnan(fail_above)) {

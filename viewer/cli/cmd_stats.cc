@@ -7,10 +7,10 @@
 
 #include "cli.h"
 #include "gt/viewer/collectives.h"
+#include "gt/viewer/json.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
-#include "summary_json.h"
 
 namespace gt::cli {
 
@@ -57,7 +57,7 @@ int CmdStats(int argc, char** argv) {
   auto model = viewer::LoadTraceFile(path);
   if (!model.ok())
     return Fail("stats", Status(model.status().code(), path + ": " + model.status().message()));
-  std::string out = json ? StatsJson(*model.value()) : viewer::StatsReport(*model.value(), top);
+  std::string out = json ? viewer::StatsJson(*model.value()) : viewer::StatsReport(*model.value(), top);
   if (!json) {
     const std::string collectives =
         viewer::FormatCollectiveReport(viewer::AnalyzeCollectives(*model.value()));

@@ -9,6 +9,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "gt/units.h"
+
 namespace gt::cli {
 namespace {
 
@@ -100,6 +102,11 @@ const char* ExitKindText(uint8_t k) {
   }
 }
 
+// A device figure the trace may lack (0): "?" rather than "0.00 B/s".
+std::string KnownRate(double v, const char* unit) {
+  return v > 0 ? FormatRate(v, unit) : "?";
+}
+
 std::string DeviceLine(const TraceData& t, const DeviceRecord& d) {
   std::string s =
       Printf("  GPU %u  %s", d.device_id, t.Str(d.name).empty() ? "(unnamed)" : t.Str(d.name).c_str());
@@ -110,13 +117,13 @@ std::string DeviceLine(const TraceData& t, const DeviceRecord& d) {
               d.max_warps_per_sm);
   s += "      memory " + FormatBytes(double(d.memory_bytes)) + ", L2 " + FormatBytes(double(d.l2_bytes)) +
        ", shared " + FormatBytes(double(d.shared_mem_per_sm)) + "/SM\n";
-  s += "      bandwidth DRAM " + FormatRate(d.dram_bandwidth, "B/s") + ", L2 " +
-       FormatRate(d.l2_bandwidth, "B/s") + ", L1 " + FormatRate(d.l1_bandwidth, "B/s") + "\n";
+  s += "      bandwidth DRAM " + KnownRate(d.dram_bandwidth, "B/s") + ", L2 " +
+       KnownRate(d.l2_bandwidth, "B/s") + ", L1 " + KnownRate(d.l1_bandwidth, "B/s") + "\n";
   std::string peaks;
   for (size_t i = 0; i < kPrecisionCount; ++i) {
     if (d.peak_flops[i] <= 0) continue;
     if (!peaks.empty()) peaks += ", ";
-    peaks += std::string(PrecisionName(Precision(i))) + " " + FormatRate(d.peak_flops[i], "FLOP/s");
+    peaks += std::string(PrecisionName(Precision(i))) + " " + KnownRate(d.peak_flops[i], "FLOP/s");
   }
   static const char* const kSources[] = {"unknown", "derived", "measured", "table"};
   s += "      peaks " + (peaks.empty() ? std::string("unknown") : peaks) + " (" +
@@ -125,29 +132,6 @@ std::string DeviceLine(const TraceData& t, const DeviceRecord& d) {
 }
 
 }  // namespace
-
-std::string FormatDuration(int64_t ns) {
-  double a = double(ns < 0 ? -ns : ns);
-  if (a >= 1e9) return Printf("%.3f s", double(ns) / 1e9);
-  if (a >= 1e6) return Printf("%.3f ms", double(ns) / 1e6);
-  if (a >= 1e3) return Printf("%.3f us", double(ns) / 1e3);
-  return Printf("%" PRId64 " ns", ns);
-}
-
-std::string FormatBytes(double b) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  int u = 0;
-  while (b >= 1024 && u < 5) b /= 1024, ++u;
-  return u == 0 ? Printf("%.0f B", b) : Printf("%.1f %s", b, kUnits[u]);
-}
-
-std::string FormatRate(double v, const char* unit) {
-  if (v <= 0) return "?";
-  static const char* const kPrefix[] = {"", "K", "M", "G", "T", "P", "E"};
-  int p = 0;
-  while (v >= 1000 && p < 6) v /= 1000, ++p;
-  return Printf("%.2f %s%s", v, kPrefix[p], unit);
-}
 
 std::string FormatWallClock(int64_t realtime_ns) {
   time_t secs = time_t(realtime_ns / 1000000000);

@@ -18,9 +18,6 @@ std::string FormatInfoText(const InfoInput& in);
 std::string FormatInfoJson(const InfoInput& in);
 
 // Helpers shared with other commands.
-std::string FormatDuration(int64_t ns);                  // "1.234 s", "56.7 us", "12 ns"
-std::string FormatBytes(double bytes);                   // "141.0 GiB"
-std::string FormatRate(double per_s, const char* unit);  // "4.80 T" + unit
-std::string FormatWallClock(int64_t realtime_ns);        // "2026-11-22 10:00:00.123 UTC"
+std::string FormatWallClock(int64_t realtime_ns);  // "2026-11-22 10:00:00.123 UTC"
 
 }  // namespace gt::cli

@@ -12,8 +12,8 @@
 #include <cstring>
 
 #include "gt/reader.h"
+#include "gt/units.h"
 #include "ui/counters/counters_view.h"
-#include "ui/format.h"
 
 #ifdef __EMSCRIPTEN__
 #include <emscripten.h>
@@ -181,6 +181,8 @@ void App::ResetView() {
   search_ = SearchState{};
   kernels_ = KernelTableState{};
   summary_ = SummaryPanelState{};
+  counters_ = CountersState{};
+  pc_sampling_ = PcSamplingState{};
   if (!model_) return;
   view_.group_collapsed.assign(model_->groups.size(), 0);
   view_.track_collapsed.resize(model_->tracks.size());

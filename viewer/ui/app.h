@@ -21,6 +21,7 @@
 #include "gt/viewer/summary.h"
 #include "gt/viewer/view_state.h"
 #include "imgui.h"
+#include "ui/counters/counters_view.h"
 
 namespace gt::ui {
 
@@ -121,6 +122,8 @@ class App {
   SearchState& search() { return search_; }
   KernelTableState& kernel_table() { return kernels_; }
   SummaryPanelState& summary_panel() { return summary_; }
+  CountersState& counters() { return counters_; }
+  PcSamplingState& pc_sampling() { return pc_sampling_; }
   Panel panel() const { return panel_; }
   void ShowPanel(Panel p) { panel_ = p, panel_requested_ = true; }
 
@@ -178,6 +181,8 @@ class App {
   SearchState search_;
   KernelTableState kernels_;
   SummaryPanelState summary_;
+  CountersState counters_;       // the counters panel and roofline (ui/counters)
+  PcSamplingState pc_sampling_;  // the PC-sampling section (ui/counters)
   Panel panel_ = Panel::kDetails;
   bool panel_requested_ = false;  // select panel_'s tab on the next frame
   float bottom_height_ = 0;       // bottom panel height; 0 = default share of the window

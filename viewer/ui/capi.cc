@@ -2,7 +2,6 @@
 // it shows. Strings returned are owned here and valid until the next call of the same function; JSON where
 // the answer has structure. Every function is safe to call with no trace loaded.
 //
-// [SECTION] JSON helpers
 // [SECTION] Loading
 // [SECTION] What is shown: tracks, range, counts
 // [SECTION] Selection, search, summary, loss
@@ -15,6 +14,7 @@
 #include <iterator>
 #include <string>
 
+#include "gt/viewer/json.h"
 #include "gt/viewer/query.h"
 #include "ui/app.h"
 #include "ui/counters/counters_view.h"
@@ -32,47 +32,13 @@ using gt::ui::App;
 using gt::ui::GlobalApp;
 namespace viewer = gt::viewer;
 
-// ---------------------------------------------------------------------------------------------------------------
-// [SECTION] JSON helpers
-// ---------------------------------------------------------------------------------------------------------------
+// Results of the viewer core are encoded by gt/viewer/json.h (the CLI's --json uses the same); the replies
+// about UI state below (display, layout, selection position) spell their scalars through its
+// JsonQuote/JsonNumber.
+using viewer::JsonNumber;
 
 void AppendJsonString(std::string* out, std::string_view s) {
-  out->push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        *out += "\\\"";
-        break;
-      case '\\':
-        *out += "\\\\";
-        break;
-      case '\n':
-        *out += "\\n";
-        break;
-      case '\r':
-        *out += "\\r";
-        break;
-      case '\t':
-        *out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          *out += buf;
-        } else {
-          out->push_back(static_cast<char>(c));
-        }
-    }
-  }
-  out->push_back('"');
-}
-
-std::string JsonNumber(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
+  *out += viewer::JsonQuote(s);
 }
 
 const char* Keep(std::string* slot, std::string value) {
@@ -82,30 +48,6 @@ const char* Keep(std::string* slot, std::string value) {
 
 const viewer::TraceModel* Model() {
   return GlobalApp() ? GlobalApp()->model() : nullptr;
-}
-
-std::string EventJson(const viewer::TraceModel& m, viewer::EventId e) {
-  std::string out = "{\"name\":";
-  AppendJsonString(&out, m.Str(m.Name(e)));
-  out += ",\"kind\":";
-  AppendJsonString(&out, viewer::EventKindName(m.Kind(e)));
-  out += ",\"track\":";
-  AppendJsonString(&out, m.TrackOf(e).name);
-  out += ",\"key\":";
-  AppendJsonString(&out, m.EventKey(e));
-  out += ",\"start\":" + JsonNumber(static_cast<double>(m.Start(e)));
-  out += ",\"end\":" + JsonNumber(static_cast<double>(m.End(e)));
-  out += ",\"fields\":{";
-  bool first = true;
-  for (const viewer::DetailField& f : viewer::EventDetails(m, e)) {
-    if (!first) out += ",";
-    first = false;
-    AppendJsonString(&out, f.name);
-    out += ":";
-    AppendJsonString(&out, f.value);
-  }
-  out += "}}";
-  return out;
 }
 
 }  // namespace
@@ -289,28 +231,12 @@ GT_EXPORT double gt_event_count(const char* kind) {
   const std::string k = kind;
   if (k == "all") return static_cast<double>(m->event_count);
   if (k == "counter_samples") return static_cast<double>(m->sample_count);
-  if (k == "kernel" || k == "memcpy" || k == "memset") {
-    uint64_t n = 0;
-    for (const viewer::DeviceSummary& d : m->device_summaries)
-      n += k == "kernel" ? d.kernel_count : k == "memcpy" ? d.memcpy_count : d.memset_count;
-    return static_cast<double>(n);
-  }
-  // Other kinds: a count over the lanes (a test-time query, not a per-frame one).
   static constexpr const char* kTokens[] = {"kernel", "memcpy",   "memset",  "api",        "nvtx",
                                             "sync",   "overhead", "host_op", "annotation", "instant"};
   static_assert(std::size(kTokens) == static_cast<size_t>(viewer::EventKind::kCount));
-  for (uint32_t ek = 0; ek < std::size(kTokens); ++ek) {
-    if (k != kTokens[ek]) continue;
-    uint64_t n = 0;
-    for (const viewer::Lane& lane : m->lanes) {
-      if (m->tracks[lane.track].kind == viewer::TrackKind::kThreadApi) {
-        if (ek == static_cast<uint32_t>(viewer::EventKind::kApi)) n += lane.size();
-        continue;
-      }
-      for (uint32_t ref : lane.ref) n += (ref >> viewer::kRefKindShift) == ek;
-    }
-    return static_cast<double>(n);
-  }
+  for (uint32_t ek = 0; ek < std::size(kTokens); ++ek)
+    if (k == kTokens[ek])
+      return static_cast<double>(viewer::CountEvents(*m, static_cast<viewer::EventKind>(ek)));
   return -1;
 }
 
@@ -324,7 +250,7 @@ GT_EXPORT const char* gt_selection() {
   static std::string s;
   const viewer::TraceModel* m = Model();
   if (!m || !GlobalApp()->view().selected.valid()) return "null";
-  return Keep(&s, EventJson(*m, GlobalApp()->view().selected));
+  return Keep(&s, viewer::EventJson(*m, GlobalApp()->view().selected));
 }
 
 // Selects by stable event key (TraceModel::EventKey) and reveals it; "" clears. 1 when found.
@@ -399,25 +325,12 @@ GT_EXPORT double gt_search_prev() {
   return e.valid() ? static_cast<double>(GlobalApp()->search().search.Ordinal(*m, e)) : 0;
 }
 
-// [{"name","count","total_ns","avg_ns","min_ns","max_ns","share"}], by total time.
+// The kernel table as name rows (gt/viewer/json.h), by total time.
 GT_EXPORT const char* gt_kernel_summary() {
   static std::string s;
   const viewer::TraceModel* m = Model();
   if (!m) return "[]";
-  std::string out = "[";
-  for (const viewer::KernelSummaryRow& r : viewer::KernelSummary(*m)) {
-    if (out.size() > 1) out += ",";
-    out += "{\"name\":";
-    AppendJsonString(&out, m->Str(r.name));
-    out += ",\"count\":" + JsonNumber(static_cast<double>(r.count));
-    out += ",\"total_ns\":" + JsonNumber(static_cast<double>(r.total_ns));
-    out += ",\"avg_ns\":" + JsonNumber(r.avg_ns);
-    out += ",\"min_ns\":" + JsonNumber(static_cast<double>(r.min_ns));
-    out += ",\"max_ns\":" + JsonNumber(static_cast<double>(r.max_ns));
-    out += ",\"share\":" + JsonNumber(r.share) + "}";
-  }
-  out += "]";
-  return Keep(&s, std::move(out));
+  return Keep(&s, viewer::KernelSummaryJson(*m, viewer::KernelSummary(*m)));
 }
 
 // Does what clicking the kernel table row of kernel `name` does: zooms to the span of its instances and
@@ -443,26 +356,12 @@ GT_EXPORT const char* gt_highlight() {
   return Keep(&s, std::move(out));
 }
 
-// [{"name","severity","count","pid","detail"}], most severe first (what the Data loss panel shows).
+// [loss] (gt/viewer/json.h), most severe first (what the Data loss panel shows).
 GT_EXPORT const char* gt_losses() {
   static std::string s;
   const viewer::TraceModel* m = Model();
   if (!m) return "[]";
-  std::string out = "[";
-  for (const viewer::LossStat& l : viewer::LossSummary(*m)) {
-    if (out.size() > 1) out += ",";
-    out += "{\"name\":";
-    AppendJsonString(&out, l.name);
-    out += ",\"severity\":";
-    AppendJsonString(&out, gt::SeverityName(l.severity));
-    out += ",\"count\":" + JsonNumber(static_cast<double>(l.count));
-    out += ",\"pid\":" + std::to_string(l.pid);
-    out += ",\"detail\":";
-    AppendJsonString(&out, l.detail);
-    out += "}";
-  }
-  out += "]";
-  return Keep(&s, std::move(out));
+  return Keep(&s, viewer::LossesJson(viewer::LossSummary(*m)));
 }
 
 // Kernel-counter analysis (viewer/ui/counters): {"profiled_launches","kernels":[...],"selected":{...}|null}.
@@ -486,45 +385,18 @@ GT_EXPORT int gt_show_panel(const char* name) {
   return 1;
 }
 
-// The Summary tab's table `what` ("api", "copies", "nvtx"; also "kernels"), at most 100 rows by total time:
-// [{"name","count","total_ns","bytes"}]; "gaps": its idle gaps
-// [{"start_ns","duration_ns","activity","diagnosis"}].
+// The Summary tab's table `what` ("api", "copies", "nvtx"; also "kernels"), at most 100 rows by total time,
+// as name rows (gt/viewer/json.h: the rows of `gtrace stats --json`); "gaps": its idle gaps, as idle gaps.
 // "[]" with no trace or an unknown table.
 GT_EXPORT const char* gt_summary(const char* what) {
   static std::string s;
   const viewer::TraceModel* m = Model();
   if (!m || !what) return "[]";
-  if (std::string_view(what) == "gaps") {
-    std::string out = "[";
-    for (const auto& g : viewer::ExplainIdleGaps(*m, 5)) {
-      if (out.size() > 1) out += ",";
-      out += "{\"start_ns\":" + JsonNumber(double(g.start_ns)) +
-             ",\"duration_ns\":" + JsonNumber(double(g.end_ns - g.start_ns)) + ",\"activity\":[";
-      for (size_t a = 0; a < g.activity.size(); ++a) {
-        if (a) out += ",";
-        AppendJsonString(&out, g.activity[a].name);
-      }
-      out += "],\"diagnosis\":";
-      AppendJsonString(&out, g.diagnosis);
-      out += "}";
-    }
-    return Keep(&s, out + "]");
-  }
+  if (std::string_view(what) == "gaps") return Keep(&s, viewer::IdleGapsJson(viewer::ExplainIdleGaps(*m, 5)));
   for (auto kind : {viewer::SummaryOf::kKernels, viewer::SummaryOf::kCopies, viewer::SummaryOf::kApi,
-                    viewer::SummaryOf::kNvtx}) {
-    if (std::string_view(what) != viewer::SummaryOfName(kind)) continue;
-    const auto rows = viewer::SummarizeByName(*m, kind);
-    std::string out = "[";
-    for (size_t i = 0; i < rows.size() && i < 100; ++i) {
-      if (i) out += ",";
-      out += "{\"name\":";
-      AppendJsonString(&out, rows[i].name);
-      out += ",\"count\":" + JsonNumber(double(rows[i].count)) +
-             ",\"total_ns\":" + JsonNumber(double(rows[i].total_ns)) +
-             ",\"bytes\":" + JsonNumber(double(rows[i].bytes)) + "}";
-    }
-    return Keep(&s, out + "]");
-  }
+                    viewer::SummaryOf::kNvtx})
+    if (std::string_view(what) == viewer::SummaryOfName(kind))
+      return Keep(&s, viewer::NameSummaryJson(viewer::SummarizeByName(*m, kind), 100));
   return "[]";
 }
 

@@ -2,9 +2,9 @@
 // sortable by any column. Clicking a row zooms to the span of its instances and highlights them.
 #include <cstdio>
 
+#include "gt/units.h"
 #include "gt/viewer/query.h"
 #include "ui/app.h"
-#include "ui/format.h"
 
 namespace gt::ui {
 

@@ -1,8 +1,8 @@
 // Data loss, Perfetto-style: every named statistic of what the trace is missing (collector drops, lost or
 // truncated chunks, importer skips), most severe first, plus a badge in the menu bar when anything was lost.
+#include "gt/units.h"
 #include "gt/viewer/query.h"
 #include "ui/app.h"
-#include "ui/format.h"
 
 namespace gt::ui {
 namespace {

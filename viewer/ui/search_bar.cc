@@ -2,9 +2,9 @@
 // "Search results" panel listing the matches in the visible range.
 #include <cstdio>
 
+#include "gt/units.h"
 #include "gt/viewer/query.h"
 #include "ui/app.h"
-#include "ui/format.h"
 
 namespace gt::ui {
 
@@ -50,7 +50,7 @@ void DrawSearchBar(App& app) {
   if (v.measure.active) {
     ImGui::TextDisabled("|");
     ImGui::SameLine();
-    ImGui::Text("Measured %s", FormatDuration(std::abs(v.measure.end - v.measure.start), 3).c_str());
+    ImGui::Text("Measured %s", FormatDuration(std::abs(v.measure.end - v.measure.start)).c_str());
     ImGui::SameLine();
     ImGui::TextDisabled("(M: zoom to it, Esc: clear)");
     ImGui::SameLine();
@@ -105,7 +105,7 @@ void DrawSearchResults(App& app) {
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(viewer::FormatTimestamp(*m, m->Start(e)).c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(viewer::FormatDuration(m->End(e) - m->Start(e)).c_str());
+      ImGui::TextUnformatted(FormatDuration(m->End(e) - m->Start(e)).c_str());
     }
   }
   ImGui::EndTable();

@@ -4,9 +4,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "gt/units.h"
 #include "gt/viewer/query.h"
 #include "ui/app.h"
-#include "ui/format.h"
 
 namespace gt::ui {
 
@@ -64,9 +64,9 @@ void DrawTable(App& app, const char* id, const std::vector<viewer::NameSummary>&
       }
       if (copies) {
         ImGui::TableNextColumn();
-        ImGui::Text("%s", viewer::FormatBytes(r.bytes).c_str());
+        ImGui::Text("%s", FormatBytes(r.bytes).c_str());
         ImGui::TableNextColumn();
-        ImGui::Text("%s", viewer::FormatBandwidth(r.bytes, r.total_ns).c_str());
+        ImGui::Text("%s", FormatBandwidth(r.bytes, r.total_ns).c_str());
       }
       if (!nested) {
         ImGui::TableNextColumn();

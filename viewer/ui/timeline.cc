@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "gt/units.h"
 #include "gt/viewer/lod.h"
 #include "gt/viewer/query.h"
 #include "imgui_internal.h"
 #include "ui/app.h"
 #include "ui/colors.h"
-#include "ui/format.h"
 
 namespace gt::ui {
 namespace {
@@ -317,7 +317,7 @@ void DrawMeasurement(ImDrawList* dl, const App& app, const ImVec2& ruler_min, co
   dl->AddRectFilled(ImVec2(x0, ruler_min.y), ImVec2(x1, plot_max.y), colors::kMeasure);
   dl->AddLine(ImVec2(x0, ruler_min.y), ImVec2(x0, plot_max.y), colors::kMeasureEdge);
   dl->AddLine(ImVec2(x1, ruler_min.y), ImVec2(x1, plot_max.y), colors::kMeasureEdge);
-  const std::string label = FormatDuration(b - a, 3);
+  const std::string label = FormatDuration(b - a);
   const ImVec2 ts = ImGui::CalcTextSize(label.c_str());
   const float lx = std::clamp((x0 + x1 - ts.x) / 2, ruler_min.x, plot_max.x - ts.x - 4);
   dl->AddRectFilled(ImVec2(lx - 4, ruler_min.y + 2), ImVec2(lx + ts.x + 4, ruler_min.y + 4 + ts.y),
@@ -349,7 +349,7 @@ void DrawHoverTooltip(App& app, const Hover& hover) {
     const EventId e{hover.lane, hover.item.first};
     ImGui::TextUnformatted(m.Str(m.Name(e)).c_str());
     ImGui::TextDisabled("%s  %s", viewer::EventKindName(m.Kind(e)), m.TrackOf(e).name.c_str());
-    ImGui::Text("Duration %s", viewer::FormatDuration(m.End(e) - m.Start(e)).c_str());
+    ImGui::Text("Duration %s", FormatDuration(m.End(e) - m.Start(e)).c_str());
     ImGui::Text("Start %s", viewer::FormatTimestamp(m, m.Start(e)).c_str());
     if (viewer::FlowPartner(m, e).valid()) ImGui::TextDisabled("Click to select; flow arrow to its partner");
   }
@@ -477,7 +477,7 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
   DrawRuler(dl, app, ruler_min, ImVec2(plot_max.x, plot_min.y), plot_max.y);
   dl->AddRectFilled(ImVec2(pos.x, pos.y), ImVec2(pos.x + kLabelWidth, plot_min.y), colors::kRulerBg);
   {
-    const std::string range = FormatDuration(v.t1 - v.t0, 2) + " visible";
+    const std::string range = FormatDuration(v.t1 - v.t0) + " visible";
     dl->AddText(ImVec2(pos.x + 6, pos.y + 4), IM_COL32(150, 150, 160, 255), range.c_str());
   }
 

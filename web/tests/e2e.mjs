@@ -353,6 +353,8 @@ test('Summary tab: the Kineto trace\'s API calls, copies and host ops by name', 
   check(launches && launches.count === kineto.expect.kernels, 'one cudaLaunchKernel row per kernel: ' +
         JSON.stringify(launches));
   check(calls.reduce((n, r) => n + r.count, 0) === kineto.expect.api, 'every API call counted once');
+  check(calls.every((r) => ['total_ns', 'avg_ns', 'min_ns', 'max_ns', 'share', 'bytes'].every((k) => k in r)),
+        'rows in the shape of gtrace stats --json: ' + JSON.stringify(calls[0]));
   const copies = await apiJson(page, 'gt_summary', 'copies');
   check(copies.reduce((n, r) => n + r.count, 0) === kineto.expect.memcpys && copies.every((r) => r.bytes > 0),
         'the copies with their bytes: ' + JSON.stringify(copies));
@@ -363,6 +365,9 @@ test('Summary tab: the Kineto trace\'s API calls, copies and host ops by name', 
   check(gaps.length > 0 && gaps.every((g) => g.duration_ns >= 10000 && g.diagnosis.length > 0) &&
         gaps.every((g, i) => i === 0 || gaps[i - 1].duration_ns >= g.duration_ns),
         'idle gaps, longest first, each with a likely cause: ' + JSON.stringify(gaps[0]));
+  check(gaps.every((g) => g.activity.length === g.cpu_activity.length &&
+                          g.cpu_activity.every((a, i) => a.name === g.activity[i])),
+        'gaps name their CPU activity, with kind and overlap as the CLI gives them');
   await shot(page, '09d-summary.png');
   return page;
 });
@@ -551,7 +556,7 @@ for (const trace of gtraces) {
   });
 }
 
-// Threads (issue 4): a cross-origin isolated page runs the threaded build (gtrace-mt.js) and loads on several
+// Threads: a cross-origin isolated page runs the threaded build (gtrace-mt.js) and loads on several
 // threads; every trace shows the same tracks and counts as on the one-thread page, also when truncated.
 test('isolated page loads on threads: same tracks and counts as one thread', async () => {
   const iso = await openPage('threads-iso', '', {}, '/iso');
@@ -592,7 +597,7 @@ async function scrollDetailsToCounters(page, wheels) {
   await frames(page, 3);
 }
 
-// Kernel counters (issue 5) on the real H200 counters trace: select a profiled kernel, its counters section
+// Kernel counters on the real H200 counters trace: select a profiled kernel, its counters section
 // (speed of light, stalls, verdict) and the roofline appear, through the C API and in screenshots.
 const countersTrace = gtraces.find((t) => t.name === 'counters_h200.gtrace');
 if (countersTrace) {
@@ -632,7 +637,7 @@ if (countersTrace) {
   });
 }
 
-// CUDA graphs (issue 5): a PyTorch MLP captured with torch.cuda.graph, whose graph launches the counters run
+// CUDA graphs: a PyTorch MLP captured with torch.cuda.graph, whose graph launches the counters run
 // replayed node by node. Selecting a graph-launched kernel shows that launch's own counters ("graph launch N").
 const graphTrace = gtraces.find((t) => t.name === 'counters_torch_graph_h200.gtrace');
 if (graphTrace) {

@@ -72,14 +72,6 @@ static std::string Payload(const NvtxInfo& n) {
   return buf;
 }
 
-static std::string Bandwidth(uint64_t bytes, int64_t ns) {
-  if (ns <= 0) return "n/a";
-  double gbs = double(bytes) / double(ns);  // bytes/ns == GB/s
-  char buf[48];
-  std::snprintf(buf, sizeof buf, gbs < 10 ? "%.3g GB/s" : "%.1f GB/s", gbs);
-  return buf;
-}
-
 std::vector<DetailField> EventDetails(const TraceModel& model, EventId e) {
   std::vector<DetailField> f;
   if (!e.valid() || e.lane >= model.lanes.size() || e.index >= model.lanes[e.lane].size()) return f;
@@ -123,7 +115,7 @@ std::vector<DetailField> EventDetails(const TraceModel& model, EventId e) {
       if (payload < model.memcpys.size()) {
         const MemcpyInfo& m = model.memcpys[payload];
         add("Bytes", FormatBytes(m.bytes) + " (" + std::to_string(m.bytes) + ")");
-        add("Bandwidth", Bandwidth(m.bytes, dur));
+        add("Bandwidth", FormatBandwidth(double(m.bytes), double(dur)));
         add("Copy kind", CopyKindName(m.copy_kind));
         add("Source memory", MemoryKindName(m.src_kind));
         add("Destination memory", MemoryKindName(m.dst_kind));
@@ -137,7 +129,7 @@ std::vector<DetailField> EventDetails(const TraceModel& model, EventId e) {
       if (payload < model.memsets.size()) {
         const MemsetInfo& m = model.memsets[payload];
         add("Bytes", FormatBytes(m.bytes) + " (" + std::to_string(m.bytes) + ")");
-        add("Bandwidth", Bandwidth(m.bytes, dur));
+        add("Bandwidth", FormatBandwidth(double(m.bytes), double(dur)));
         add("Value", Hex(m.value));
         add("Memory", MemoryKindName(m.memory_kind));
         add("Async", m.is_async ? "yes" : "no");

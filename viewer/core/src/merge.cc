@@ -205,7 +205,9 @@ std::string RankList(const std::vector<int32_t>& ranks) {
   return s.empty() ? "-" : s;
 }
 
-std::string Ns(double ns) {  // signed, microsecond resolution: offsets are read against each other
+// Offsets keep microsecond resolution (gt::FormatDuration's three digits would hide an alignment's error) and
+// always carry their sign.
+std::string Ns(double ns) {
   char b[48];
   double a = std::fabs(ns);
   const char* sign = ns < 0 ? "-" : "+";

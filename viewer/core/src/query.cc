@@ -15,6 +15,8 @@
 
 #include "gt/viewer/query.h"
 
+#include "gt/name_stats.h"
+
 namespace gt::viewer {
 
 // -----------------------------------------------------------------------------------------------------------------
@@ -196,41 +198,27 @@ static bool IsKernelRef(uint32_t ref) {
 }
 
 std::vector<KernelSummaryRow> KernelSummary(const TraceModel& model, uint32_t device_id) {
-  std::vector<uint32_t> row_of(model.strings.size(), kNone);
-  std::vector<KernelSummaryRow> rows;
-  int64_t all = 0;
+  NameAggregator agg;
   ForEachKernelLane(model, device_id, [&](LaneId l) {
     const Lane& lane = model.lanes[l];
-    for (uint32_t i = 0; i < lane.size(); ++i) {
-      if (!IsKernelRef(lane.ref[i])) continue;
-      StringId n = lane.name[i];
-      if (n >= row_of.size()) row_of.resize(n + 1, kNone);
-      if (row_of[n] == kNone) {
-        row_of[n] = static_cast<uint32_t>(rows.size());
-        KernelSummaryRow r;
-        r.name = n;
-        r.min_ns = INT64_MAX;
-        r.first_ns = INT64_MAX;
-        r.last_ns = INT64_MIN;
-        rows.push_back(r);
-      }
-      KernelSummaryRow& r = rows[row_of[n]];
-      int64_t d = lane.Duration(i);
-      ++r.count;
-      r.total_ns += d;
-      r.min_ns = std::min(r.min_ns, d);
-      r.max_ns = std::max(r.max_ns, d);
-      r.first_ns = std::min(r.first_ns, lane.start[i]);
-      r.last_ns = std::max(r.last_ns, lane.start[i] + d);
-      all += d;
-    }
+    for (uint32_t i = 0; i < lane.size(); ++i)
+      if (IsKernelRef(lane.ref[i])) agg.Add(lane.name[i], lane.start[i], lane.Duration(i));
   });
-  for (auto& r : rows) {
-    r.avg_ns = r.count ? double(r.total_ns) / double(r.count) : 0;
-    r.share = all > 0 ? double(r.total_ns) / double(all) : 0;
+  std::vector<KernelSummaryRow> rows;
+  for (const NameRow& n : agg.Rows()) {
+    KernelSummaryRow r;
+    r.name = n.name;
+    r.count = n.stats.count;
+    r.total_ns = n.stats.total_ns;
+    r.min_ns = n.stats.min_ns;
+    r.max_ns = n.stats.max_ns;
+    r.avg_ns = n.stats.avg_ns();
+    r.share = n.share;
+    r.first_ns = n.stats.first_ns;
+    r.last_ns = n.stats.last_ns;
+    rows.push_back(r);
   }
-  SortKernelSummary(model, &rows, KernelColumn::kTotal, true);
-  return rows;
+  return rows;  // by total time, ties by StringId: SortKernelSummary(kTotal, descending)'s order
 }
 
 void SortKernelSummary(const TraceModel& model, std::vector<KernelSummaryRow>* rows, KernelColumn column,
@@ -393,37 +381,57 @@ bool HasDataLoss(const TraceModel& model) {
 }
 
 // -----------------------------------------------------------------------------------------------------------------
-// [SECTION] Formatting
+// [SECTION] Counting and finding events
 // -----------------------------------------------------------------------------------------------------------------
 
-std::string FormatDuration(int64_t ns) {
-  char buf[64];
-  const char* sign = ns < 0 ? "-" : "";
-  double a = ns < 0 ? -double(ns) : double(ns);
-  if (a < 1e3)
-    std::snprintf(buf, sizeof buf, "%s%.0f ns", sign, a);
-  else if (a < 1e6)
-    std::snprintf(buf, sizeof buf, "%s%.3g µs", sign, a / 1e3);
-  else if (a < 1e9)
-    std::snprintf(buf, sizeof buf, "%s%.3g ms", sign, a / 1e6);
-  else
-    std::snprintf(buf, sizeof buf, "%s%.3f s", sign, a / 1e9);
-  return buf;
+uint64_t CountEvents(const TraceModel& model, EventKind kind) {
+  uint64_t n = 0;
+  if (kind == EventKind::kKernel || kind == EventKind::kMemcpy || kind == EventKind::kMemset) {
+    for (const DeviceSummary& d : model.device_summaries)
+      n += kind == EventKind::kKernel   ? d.kernel_count
+           : kind == EventKind::kMemcpy ? d.memcpy_count
+                                        : d.memset_count;
+    return n;
+  }
+  const uint32_t ek = static_cast<uint32_t>(kind);
+  for (const Lane& lane : model.lanes) {
+    if (model.tracks[lane.track].kind == TrackKind::kThreadApi) {  // API lanes hold API calls only
+      if (kind == EventKind::kApi) n += lane.size();
+      continue;
+    }
+    for (uint32_t ref : lane.ref) n += (ref >> kRefKindShift) == ek;
+  }
+  return n;
 }
 
-std::string FormatBytes(uint64_t bytes) {
-  char buf[64];
-  if (bytes < 1024) {
-    std::snprintf(buf, sizeof buf, "%" PRIu64 " B", bytes);
-    return buf;
-  }
-  const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double v = double(bytes) / 1024;
-  int u = 0;
-  while (v >= 1024 && u < 5) v /= 1024, ++u;
-  std::snprintf(buf, sizeof buf, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v, units[u]);
-  return buf;
+StringId FindString(const TraceModel& model, std::string_view text) {
+  for (StringId id = 0; id < model.strings.size(); ++id)
+    if (model.strings[id] == text) return id;
+  return 0;
 }
+
+EventId FirstKernelEvent(const TraceModel& model, uint32_t pid, StringId name) {
+  EventId best;
+  int64_t best_start = INT64_MAX;
+  for (uint32_t l = 0; l < model.lanes.size(); ++l) {
+    const Lane& lane = model.lanes[l];
+    if (lane.track == kNone || model.tracks[lane.track].kind != TrackKind::kGpuStream) continue;
+    if (pid && model.tracks[lane.track].pid != pid) continue;
+    for (uint32_t i = 0; i < lane.size(); ++i) {
+      if (lane.name[i] != name || lane.start[i] >= best_start) continue;
+      const EventId e{l, i};
+      if (model.Kind(e) != EventKind::kKernel) continue;
+      best = e;
+      best_start = lane.start[i];
+      break;  // lanes are sorted by start: the first hit is this lane's earliest
+    }
+  }
+  return best;
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Formatting
+// -----------------------------------------------------------------------------------------------------------------
 
 std::string FormatTimestamp(const TraceModel& model, int64_t ns) {
   char buf[64];

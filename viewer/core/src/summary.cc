@@ -16,6 +16,7 @@
 #include <map>
 #include <tuple>
 
+#include "gt/name_stats.h"
 #include "gt/viewer/profiled.h"
 #include "gt/viewer/query.h"
 
@@ -68,7 +69,7 @@ void ForEachSummarized(const TraceModel& model, SummaryOf what, F&& f) {
               continue;
           }
         }
-        f(lane.name[i], lane.Duration(i), bytes);
+        f(lane.name[i], lane.start[i], lane.Duration(i), bytes);
       }
     }
   }
@@ -84,42 +85,25 @@ void SortByTotal(std::vector<NameSummary>* rows) {
 }  // namespace
 
 std::vector<NameSummary> SummarizeByName(const TraceModel& model, SummaryOf what) {
-  std::vector<uint32_t> row_of(model.strings.size(), kNone);
-  std::vector<NameSummary> rows;
-  int64_t all = 0;
-  ForEachSummarized(model, what, [&](StringId name, int64_t d, uint64_t bytes) {
-    if (name >= row_of.size()) row_of.resize(name + 1, kNone);
-    if (row_of[name] == kNone) {
-      row_of[name] = static_cast<uint32_t>(rows.size());
-      NameSummary r;
-      r.name = model.Str(name);
-      r.min_ns = std::numeric_limits<int64_t>::max();
-      rows.push_back(std::move(r));
-    }
-    NameSummary& r = rows[row_of[name]];
-    ++r.count;
-    r.total_ns += d;
-    r.min_ns = std::min(r.min_ns, d);
-    r.max_ns = std::max(r.max_ns, d);
-    r.bytes += bytes;
-    all += d;
+  NameAggregator agg;
+  ForEachSummarized(model, what, [&](StringId name, int64_t start, int64_t d, uint64_t bytes) {
+    agg.Add(name, start, d, bytes);
   });
   // Distinct StringIds may carry the same text (imports intern per source); one row per text.
-  std::map<std::string, NameSummary> merged;
-  for (auto& r : rows) {
-    auto [it, fresh] = merged.try_emplace(r.name, r);
-    if (fresh) continue;
-    NameSummary& m = it->second;
-    m.count += r.count;
-    m.total_ns += r.total_ns;
-    m.min_ns = std::min(m.min_ns, r.min_ns);
-    m.max_ns = std::max(m.max_ns, r.max_ns);
-    m.bytes += r.bytes;
-  }
-  rows.clear();
-  for (auto& [name, r] : merged) {
-    r.avg_ns = r.count ? double(r.total_ns) / double(r.count) : 0;
-    r.share = all > 0 ? double(r.total_ns) / double(all) : 0;
+  std::map<std::string, NameStats> merged;
+  for (const NameRow& r : agg.Rows()) merged[model.Str(r.name)].Merge(r.stats);
+  std::vector<NameSummary> rows;
+  const int64_t all = agg.total_ns();
+  for (const auto& [name, st] : merged) {
+    NameSummary r;
+    r.name = name;
+    r.count = st.count;
+    r.total_ns = st.total_ns;
+    r.min_ns = st.min_ns;
+    r.max_ns = st.max_ns;
+    r.avg_ns = st.avg_ns();
+    r.share = all > 0 ? double(st.total_ns) / double(all) : 0;
+    r.bytes = st.bytes;
     rows.push_back(std::move(r));
   }
   SortByTotal(&rows);
@@ -326,31 +310,11 @@ double PercentChange(double a, double b) {
   return (b - a) / a * 100.0;
 }
 
-// Bytes per second over the copies' own time ("812 GB/s", "21.9 MB/s"); "-" without time or bytes.
-std::string FormatBandwidth(uint64_t bytes, int64_t ns) {
-  if (bytes == 0 || ns <= 0) return "-";
-  char buf[32];
-  double v = double(bytes) / double(ns);  // bytes per ns = GB/s
-  const char* unit = "GB/s";
-  if (v < 1) v *= 1e3, unit = "MB/s";
-  if (v < 1) v *= 1e3, unit = "kB/s";
-  std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f %s" : "%.1f %s", v, unit);
-  return buf;
-}
-
 // -----------------------------------------------------------------------------------------------------------------
 // [SECTION] Text helpers
 // -----------------------------------------------------------------------------------------------------------------
 
 namespace {
-
-std::string Pad(std::string s, size_t w, bool right) {
-  // Width in code points, so "µs" aligns.
-  size_t cps = 0;
-  for (unsigned char c : s) cps += (c & 0xC0) != 0x80;
-  if (cps >= w) return s;
-  return right ? std::string(w - cps, ' ') + s : s + std::string(w - cps, ' ');
-}
 
 std::string Percent(double share) {
   char buf[32];
@@ -380,20 +344,21 @@ void AppendSummaryTable(std::string& o, const char* title, const std::vector<Nam
   if (rows.empty()) return;
   const bool copies = what == SummaryOf::kCopies, nested = what == SummaryOf::kNvtx;
   o += std::string("\n") + title + "\n  ";
-  if (!nested) o += Pad("Share", 7, true);
-  o += Pad("Total", 12, true) + Pad("Count", 9, true) + Pad("Avg", 12, true) + Pad("Min", 12, true) +
-       Pad("Max", 12, true);
-  if (copies) o += Pad("Bytes", 12, true) + Pad("Bandwidth", 12, true);
+  if (!nested) o += PadColumn("Share", 7, true);
+  o += PadColumn("Total", 12, true) + PadColumn("Count", 9, true) + PadColumn("Avg", 12, true) +
+       PadColumn("Min", 12, true) + PadColumn("Max", 12, true);
+  if (copies) o += PadColumn("Bytes", 12, true) + PadColumn("Bandwidth", 12, true);
   o += "  Name\n";
   for (size_t i = 0; i < rows.size() && i < top_n; ++i) {
     const auto& r = rows[i];
     o += "  ";
-    if (!nested) o += Pad(Percent(r.share), 7, true);
-    o += Pad(FormatDuration(r.total_ns), 12, true) + Pad(std::to_string(r.count), 9, true) +
-         Pad(FormatDuration(int64_t(r.avg_ns + 0.5)), 12, true) + Pad(FormatDuration(r.min_ns), 12, true) +
-         Pad(FormatDuration(r.max_ns), 12, true);
+    if (!nested) o += PadColumn(Percent(r.share), 7, true);
+    o += PadColumn(FormatDuration(r.total_ns), 12, true) + PadColumn(std::to_string(r.count), 9, true) +
+         PadColumn(FormatDuration(int64_t(r.avg_ns + 0.5)), 12, true) +
+         PadColumn(FormatDuration(r.min_ns), 12, true) + PadColumn(FormatDuration(r.max_ns), 12, true);
     if (copies)
-      o += Pad(FormatBytes(r.bytes), 12, true) + Pad(FormatBandwidth(r.bytes, r.total_ns), 12, true);
+      o += PadColumn(FormatBytes(r.bytes), 12, true) +
+           PadColumn(FormatBandwidth(r.bytes, r.total_ns), 12, true);
     o += "  " + Clip(r.name) + "\n";
   }
   if (rows.size() > top_n) o += "  ... " + std::to_string(rows.size() - top_n) + " more\n";
@@ -408,39 +373,40 @@ void AppendCountersTable(std::string& o, const ProfiledKernels& p, size_t top_n)
                    [&](size_t a, size_t b) { return p.kernel_total_time_s[a] > p.kernel_total_time_s[b]; });
   auto pct = [](const Quantity& q) { return q ? Percent(q.value / 100) : std::string("-"); };
   o += "\nKernel counters (" + std::to_string(p.launches.size()) +
-       " profiled launches, merged per kernel; by total GPU time):\n  " + Pad("Profiled", 9, true) +
-       Pad("Time/launch", 13, true) + Pad("Compute", 9, true) + Pad("Memory", 9, true) + "  " +
-       Pad("Bottleneck", 14, false) + "  Name\n";
+       " profiled launches, merged per kernel; by total GPU time):\n  " + PadColumn("Profiled", 9, true) +
+       PadColumn("Time/launch", 13, true) + PadColumn("Compute", 9, true) + PadColumn("Memory", 9, true) +
+       "  " + PadColumn("Bottleneck", 14, false) + "  Name\n";
   for (size_t k = 0; k < order.size() && k < top_n; ++k) {
     const KernelAnalysis& a = p.kernels[order[k]];
-    o += "  " + Pad(std::to_string(a.launches), 9, true) +
-         Pad(a.time_s ? FormatDuration(int64_t(a.time_s.value * 1e9 + 0.5)) : "-", 13, true) +
-         Pad(pct(a.compute_pct), 9, true) + Pad(pct(a.memory_pct), 9, true) + "  " +
-         Pad(BottleneckName(a.bottleneck), 14, false) + "  " + Clip(a.kernel_name) + "\n";
+    o += "  " + PadColumn(std::to_string(a.launches), 9, true) +
+         PadColumn(a.time_s ? FormatDuration(int64_t(a.time_s.value * 1e9 + 0.5)) : "-", 13, true) +
+         PadColumn(pct(a.compute_pct), 9, true) + PadColumn(pct(a.memory_pct), 9, true) + "  " +
+         PadColumn(BottleneckName(a.bottleneck), 14, false) + "  " + Clip(a.kernel_name) + "\n";
     o += "      -> " + a.verdict + "\n";
-    if (!a.flags.empty()) o += "      (" + std::to_string(a.flags.size()) + " values flagged as impossible)\n";
+    if (!a.flags.empty())
+      o += "      (" + std::to_string(a.flags.size()) + " values flagged as impossible)\n";
   }
   if (order.size() > top_n) o += "  ... " + std::to_string(order.size() - top_n) + " more\n";
 }
 
 void AppendChangeTable(std::string& o, const char* title, const std::vector<NameChange>& rows, size_t top_n) {
   if (rows.empty()) return;
-  o += std::string("\n") + title + "\n  " + Pad("Before", 12, true) + Pad("After", 12, true) +
-       Pad("Change", 12, true) + Pad("", 11, true) + Pad("Count", 15, true) + Pad("Avg before", 12, true) +
-       Pad("Avg after", 12, true) + "  Name\n";
+  o += std::string("\n") + title + "\n  " + PadColumn("Before", 12, true) + PadColumn("After", 12, true) +
+       PadColumn("Change", 12, true) + PadColumn("", 11, true) + PadColumn("Count", 15, true) +
+       PadColumn("Avg before", 12, true) + PadColumn("Avg after", 12, true) + "  Name\n";
   size_t shown = 0;
   for (const auto& c : rows) {
     if (shown == top_n) break;
     ++shown;
     const std::string count = std::to_string(c.before.count) + " -> " + std::to_string(c.after.count);
     const std::string note = c.only_before() ? "  (only before)" : c.only_after() ? "  (only after)" : "";
-    o += "  " + Pad(c.before.count ? FormatDuration(c.before.total_ns) : "-", 12, true) +
-         Pad(c.after.count ? FormatDuration(c.after.total_ns) : "-", 12, true) +
-         Pad(SignedDuration(c.delta_ns()), 12, true) +
-         Pad(SignedPercent(double(c.before.total_ns), double(c.after.total_ns)), 11, true) +
-         Pad(count, 15, true) +
-         Pad(c.before.count ? FormatDuration(int64_t(c.before.avg_ns + 0.5)) : "-", 12, true) +
-         Pad(c.after.count ? FormatDuration(int64_t(c.after.avg_ns + 0.5)) : "-", 12, true) + "  " +
+    o += "  " + PadColumn(c.before.count ? FormatDuration(c.before.total_ns) : "-", 12, true) +
+         PadColumn(c.after.count ? FormatDuration(c.after.total_ns) : "-", 12, true) +
+         PadColumn(SignedDuration(c.delta_ns()), 12, true) +
+         PadColumn(SignedPercent(double(c.before.total_ns), double(c.after.total_ns)), 11, true) +
+         PadColumn(count, 15, true) +
+         PadColumn(c.before.count ? FormatDuration(int64_t(c.before.avg_ns + 0.5)) : "-", 12, true) +
+         PadColumn(c.after.count ? FormatDuration(int64_t(c.after.avg_ns + 0.5)) : "-", 12, true) + "  " +
          Clip(c.name) + note + "\n";
   }
   if (rows.size() > shown) o += "  ... " + std::to_string(rows.size() - shown) + " more\n";
@@ -477,14 +443,15 @@ std::string StatsReport(const TraceModel& model, size_t top_n) {
   }
   if (!model.device_summaries.empty()) {
     o += "\nGPU activity:\n";
-    o += "  " + Pad("Device", 28, false) + Pad("Active span", 14, true) + Pad("Busy", 14, true) +
-         Pad("Idle", 14, true) + Pad("Idle %", 9, true) + Pad("Kernels", 11, true) + Pad("Memcpy", 9, true) +
-         Pad("Memset", 9, true) + "\n";
+    o += "  " + PadColumn("Device", 28, false) + PadColumn("Active span", 14, true) +
+         PadColumn("Busy", 14, true) + PadColumn("Idle", 14, true) + PadColumn("Idle %", 9, true) +
+         PadColumn("Kernels", 11, true) + PadColumn("Memcpy", 9, true) + PadColumn("Memset", 9, true) + "\n";
     for (const auto& d : model.device_summaries) {
-      o += "  " + Pad(d.name, 28, false) + Pad(FormatDuration(d.last_ns - d.first_ns), 14, true) +
-           Pad(FormatDuration(d.busy_ns), 14, true) + Pad(FormatDuration(d.idle_ns()), 14, true) +
-           Pad(Percent(d.idle_share()), 9, true) + Pad(std::to_string(d.kernel_count), 11, true) +
-           Pad(std::to_string(d.memcpy_count), 9, true) + Pad(std::to_string(d.memset_count), 9, true) + "\n";
+      o += "  " + PadColumn(d.name, 28, false) + PadColumn(FormatDuration(d.last_ns - d.first_ns), 14, true) +
+           PadColumn(FormatDuration(d.busy_ns), 14, true) + PadColumn(FormatDuration(d.idle_ns()), 14, true) +
+           PadColumn(Percent(d.idle_share()), 9, true) + PadColumn(std::to_string(d.kernel_count), 11, true) +
+           PadColumn(std::to_string(d.memcpy_count), 9, true) +
+           PadColumn(std::to_string(d.memset_count), 9, true) + "\n";
       if (!d.largest_gaps.empty())
         o += "    largest idle gap: " + FormatDuration(d.largest_gaps[0].second - d.largest_gaps[0].first) +
              " at " + FormatTimestamp(model, d.largest_gaps[0].first) + "\n";
@@ -497,8 +464,8 @@ std::string StatsReport(const TraceModel& model, size_t top_n) {
       o += "  " + FormatDuration(g.end_ns - g.start_ns) + " idle on " + g.device + " at " +
            FormatTimestamp(model, g.start_ns) + "\n";
       for (const auto& a : g.activity)
-        o += "      " + Pad(Percent(double(a.overlap_ns) / double(g.end_ns - g.start_ns)), 7, true) + "  " +
-             (a.api ? "API  " : "range ") + Clip(a.name, 90) + "\n";
+        o += "      " + PadColumn(Percent(double(a.overlap_ns) / double(g.end_ns - g.start_ns)), 7, true) +
+             "  " + (a.api ? "API  " : "range ") + Clip(a.name, 90) + "\n";
       o += "      -> " + g.diagnosis + "\n";
     }
   }
@@ -535,18 +502,20 @@ std::string DiffReport(const TraceModel& before, const std::string& before_label
   for (const auto& d : before.device_summaries) devices[d.device_id].first = &d;
   for (const auto& d : after.device_summaries) devices[d.device_id].second = &d;
   if (!devices.empty()) {
-    o += "\nGPU busy time:\n  " + Pad("Device", 28, false) + Pad("Before", 12, true) +
-         Pad("After", 12, true) + Pad("Change", 12, true) + Pad("", 11, true) + Pad("Idle before", 13, true) +
-         Pad("Idle after", 12, true) + "\n";
+    o += "\nGPU busy time:\n  " + PadColumn("Device", 28, false) + PadColumn("Before", 12, true) +
+         PadColumn("After", 12, true) + PadColumn("Change", 12, true) + PadColumn("", 11, true) +
+         PadColumn("Idle before", 13, true) + PadColumn("Idle after", 12, true) + "\n";
     for (const auto& [id, pair] : devices) {
       const auto* a = pair.first;
       const auto* b = pair.second;
       const int64_t busy_a = a ? a->busy_ns : 0, busy_b = b ? b->busy_ns : 0;
-      o += "  " + Pad((b ? b : a)->name, 28, false) + Pad(a ? FormatDuration(busy_a) : "-", 12, true) +
-           Pad(b ? FormatDuration(busy_b) : "-", 12, true) + Pad(SignedDuration(busy_b - busy_a), 12, true) +
-           Pad(SignedPercent(double(busy_a), double(busy_b)), 11, true) +
-           Pad(a ? Percent(a->idle_share()) : "-", 13, true) +
-           Pad(b ? Percent(b->idle_share()) : "-", 12, true) + "\n";
+      o += "  " + PadColumn((b ? b : a)->name, 28, false) +
+           PadColumn(a ? FormatDuration(busy_a) : "-", 12, true) +
+           PadColumn(b ? FormatDuration(busy_b) : "-", 12, true) +
+           PadColumn(SignedDuration(busy_b - busy_a), 12, true) +
+           PadColumn(SignedPercent(double(busy_a), double(busy_b)), 11, true) +
+           PadColumn(a ? Percent(a->idle_share()) : "-", 13, true) +
+           PadColumn(b ? Percent(b->idle_share()) : "-", 12, true) + "\n";
     }
   }
 

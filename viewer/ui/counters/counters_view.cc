@@ -6,6 +6,8 @@
 
 #include "ui/app.h"
 
+#include "gt/viewer/json.h"
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -107,6 +109,53 @@ std::string Pct(const Quantity& q) {
   return q ? FormatPercent(q.value) : std::string("-");
 }
 
+// One bar of a warp-stall chart: the reason's key, its share (0..1) and the text on the bar.
+struct StallBar {
+  std::string reason;
+  double share = 0;
+  std::string overlay;
+};
+
+// The warp-stall chart of the counters and of PC sampling: one bar per reason (largest first, at most 10,
+// stopping after 3 once they fall under 0.5%), meaning and usual fix on hover, then the top real stall's.
+void DrawStallChart(const std::vector<StallBar>& bars) {
+  if (bars.empty()) return;
+  const float width = ImGui::GetContentRegionAvail().x;
+  const float label_w = std::min(190.0f, width * 0.4f);
+  const double max_share = bars.front().share;
+  int shown = 0;
+  for (const StallBar& bar : bars) {
+    if (bar.share < 0.005 && shown >= 3) break;
+    if (++shown > 10) break;
+    ImGui::PushID(bar.reason.c_str());
+    const StallReasonInfo* info = FindStallReason(bar.reason);
+    ImGui::TextUnformatted(Title(bar.reason).c_str());
+    ImGui::SameLine(label_w);
+    ImGui::PushStyleColor(ImGuiCol_PlotHistogram, info && !info->is_stall ? IM_COL32(120, 170, 120, 255)
+                                                                          : IM_COL32(200, 110, 90, 255));
+    ImGui::ProgressBar(static_cast<float>(max_share > 0 ? bar.share / max_share : 0), ImVec2(-1, 0),
+                       bar.overlay.c_str());
+    ImGui::PopStyleColor();
+    if (info && ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32);
+      ImGui::Text("%s", info->title);
+      ImGui::TextWrapped("Meaning: %s", info->meaning);
+      ImGui::TextWrapped("Usual fix: %s", info->fix);
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+    ImGui::PopID();
+  }
+  for (const StallBar& bar : bars) {
+    const StallReasonInfo* info = FindStallReason(bar.reason);
+    if (!info || !info->is_stall) continue;
+    ImGui::TextWrapped("Top stall, %s: %s", info->title, info->meaning);
+    ImGui::TextWrapped("Usual fix: %s", info->fix);
+    break;
+  }
+}
+
 }  // namespace
 
 // ---- [SECTION] state
@@ -114,25 +163,6 @@ std::string Pct(const Quantity& q) {
 
 void ResetCountersState(CountersState& s) {
   s = CountersState{};
-}
-
-viewer::EventId FindKernelEvent(const viewer::TraceModel& m, uint32_t pid, StringId name) {
-  viewer::EventId best;
-  int64_t best_start = INT64_MAX;
-  for (uint32_t l = 0; l < m.lanes.size(); ++l) {
-    const viewer::Lane& lane = m.lanes[l];
-    if (lane.track == kNone || m.tracks[lane.track].kind != viewer::TrackKind::kGpuStream) continue;
-    if (pid && m.tracks[lane.track].pid != pid) continue;
-    for (uint32_t i = 0; i < lane.size(); ++i) {
-      if (lane.name[i] != name || lane.start[i] >= best_start) continue;
-      viewer::EventId e{l, i};
-      if (m.Kind(e) != viewer::EventKind::kKernel) continue;
-      best = e;
-      best_start = lane.start[i];
-      break;  // lanes are sorted by start: the first hit is this lane's earliest
-    }
-  }
-  return best;
 }
 
 size_t BuildCountersState(CountersState& s, const viewer::TraceModel& m) {
@@ -200,7 +230,7 @@ bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, view
   if (ImGui::BeginTable("##counters", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV)) {
     ImGui::TableSetupColumn("Metric", ImGuiTableColumnFlags_WidthFixed, 190);
     ImGui::TableSetupColumn("Value", ImGuiTableColumnFlags_WidthStretch);
-    if (a->time_s) Row("Duration (replayed)", FormatDuration(a->time_s.value));
+    if (a->time_s) Row("Duration (replayed)", FormatDuration(a->time_s.value * 1e9));
     if (a->flops_per_s) {
       size_t p = static_cast<size_t>(a->main_precision);
       Row("Compute", FormatRate(a->flops_per_s.value, "FLOP/s") + "  (" + PrecisionName(a->main_precision) +
@@ -253,43 +283,14 @@ bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, view
   // one.
   if (!a->stalls.empty()) {
     ImGui::SeparatorText("Warp stalls (share of warp cycles, cycles per issued instruction)");
-    const float width = ImGui::GetContentRegionAvail().x;
-    const float label_w = std::min(190.0f, width * 0.4f);
-    double max_share = a->stalls.front().share;
-    int shown = 0;
+    std::vector<StallBar> bars;
     for (const auto& st : a->stalls) {
-      if (st.share < 0.005 && shown >= 3) break;
-      if (++shown > 10) break;
-      ImGui::PushID(st.reason.c_str());
-      const StallReasonInfo* info = FindStallReason(st.reason);
-      ImGui::TextUnformatted(Title(st.reason).c_str());
-      ImGui::SameLine(label_w);
       char overlay[64];
       snprintf(overlay, sizeof overlay, "%s  (%.3g cyc/instr)", FormatPercent(100 * st.share).c_str(),
                st.per_issued);
-      ImGui::PushStyleColor(ImGuiCol_PlotHistogram, info && !info->is_stall ? IM_COL32(120, 170, 120, 255)
-                                                                            : IM_COL32(200, 110, 90, 255));
-      ImGui::ProgressBar(static_cast<float>(max_share > 0 ? st.share / max_share : 0), ImVec2(-1, 0),
-                         overlay);
-      ImGui::PopStyleColor();
-      if (info && ImGui::IsItemHovered()) {
-        ImGui::BeginTooltip();
-        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32);
-        ImGui::Text("%s", info->title);
-        ImGui::TextWrapped("Meaning: %s", info->meaning);
-        ImGui::TextWrapped("Usual fix: %s", info->fix);
-        ImGui::PopTextWrapPos();
-        ImGui::EndTooltip();
-      }
-      ImGui::PopID();
+      bars.push_back({st.reason, st.share, overlay});
     }
-    for (const auto& st : a->stalls) {
-      const StallReasonInfo* info = FindStallReason(st.reason);
-      if (!info || !info->is_stall) continue;
-      ImGui::TextWrapped("Top stall, %s: %s", info->title, info->meaning);
-      ImGui::TextWrapped("Usual fix: %s", info->fix);
-      break;
-    }
+    DrawStallChart(bars);
   }
 
   if (!a->flags.empty()) {
@@ -530,20 +531,15 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
                 pt.intensity, MemoryLevelName(pt.level), FormatPercent(100 * pt.pct_of_roof).c_str());
     ImGui::Text("%s side of the %s ridge; total GPU time %s over %u profiled launch%s",
                 pt.memory_side ? "memory" : "compute", PrecisionName(pt.precision),
-                FormatDuration(pt.total_time_s).c_str(), k.launches, k.launches == 1 ? "" : "es");
+                FormatDuration(pt.total_time_s * 1e9).c_str(), k.launches, k.launches == 1 ? "" : "es");
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36);
     ImGui::TextWrapped("%s", k.verdict.c_str());
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
     if (clicked_canvas) {
       s.selected = s.hovered;
-      StringId id = 0;
-      for (StringId sid = 0; sid < m.strings.size(); ++sid)
-        if (m.strings[sid] == pt.kernel_name) {
-          id = sid;
-          break;
-        }
-      if (id) clicked = FindKernelEvent(m, k.pid, id);
+      const StringId id = viewer::FindString(m, pt.kernel_name);
+      if (id) clicked = viewer::FirstKernelEvent(m, k.pid, id);
     }
   }
   return clicked;
@@ -573,42 +569,14 @@ bool DrawPcSamplingPanel(PcSamplingState& s, const viewer::TraceModel& m, viewer
   ImGui::TextWrapped("%s", p->summary.c_str());
 
   // Same chart as the counters' stall breakdown: one bar per reason, meaning and fix on hover.
-  const float width = ImGui::GetContentRegionAvail().x;
-  const float label_w = std::min(190.0f, width * 0.4f);
-  const double max_share = p->reasons.empty() ? 0 : p->reasons.front().share;
-  int shown = 0;
+  std::vector<StallBar> bars;
   for (const auto& r : p->reasons) {
-    if (r.share < 0.005 && shown >= 3) break;
-    if (++shown > 10) break;
-    ImGui::PushID(r.reason.c_str());
-    const StallReasonInfo* info = FindStallReason(r.reason);
-    ImGui::TextUnformatted(Title(r.reason).c_str());
-    ImGui::SameLine(label_w);
     char overlay[64];
     snprintf(overlay, sizeof overlay, "%s  (%llu samples)", FormatPercent(100 * r.share).c_str(),
              static_cast<unsigned long long>(r.samples));
-    ImGui::PushStyleColor(ImGuiCol_PlotHistogram, info && !info->is_stall ? IM_COL32(120, 170, 120, 255)
-                                                                          : IM_COL32(200, 110, 90, 255));
-    ImGui::ProgressBar(static_cast<float>(max_share > 0 ? r.share / max_share : 0), ImVec2(-1, 0), overlay);
-    ImGui::PopStyleColor();
-    if (info && ImGui::IsItemHovered()) {
-      ImGui::BeginTooltip();
-      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32);
-      ImGui::Text("%s", info->title);
-      ImGui::TextWrapped("Meaning: %s", info->meaning);
-      ImGui::TextWrapped("Usual fix: %s", info->fix);
-      ImGui::PopTextWrapPos();
-      ImGui::EndTooltip();
-    }
-    ImGui::PopID();
+    bars.push_back({r.reason, r.share, overlay});
   }
-  for (const auto& r : p->reasons) {
-    const StallReasonInfo* info = FindStallReason(r.reason);
-    if (!info || !info->is_stall) continue;
-    ImGui::TextWrapped("Top stall, %s: %s", info->title, info->meaning);
-    ImGui::TextWrapped("Usual fix: %s", info->fix);
-    break;
-  }
+  DrawStallChart(bars);
 
   // Hot spots: source lines when the cubin had line info, else SASS offsets.
   const bool have_lines = !p->by_line.empty();
@@ -674,56 +642,25 @@ bool DrawPcSamplingPanel(PcSamplingState& s, const viewer::TraceModel& m, viewer
 // ------------------------------------------------------------------------------------------
 
 namespace {
-CountersState& SharedState(const viewer::TraceModel& m) {
-  static CountersState state;
-  static size_t metrics_seen = SIZE_MAX;
-  // A new trace can reuse the old model's address: the record count tells them apart too.
-  if (state.built_for != &m || metrics_seen != m.kernel_metrics.size()) {
-    BuildCountersState(state, m);
-    metrics_seen = m.kernel_metrics.size();
-  }
-  return state;
+// The app owns both states and resets them with every load; they are built for the loaded model on first use.
+CountersState& Counters(App& app, const viewer::TraceModel& m) {
+  CountersState& s = app.counters();
+  if (s.built_for != &m) BuildCountersState(s, m);
+  return s;
 }
 
-PcSamplingState& SharedPcState(const viewer::TraceModel& m) {
-  static PcSamplingState state;
-  static size_t samples_seen = SIZE_MAX;
-  if (state.built_for != &m || samples_seen != m.stall_samples.size()) {
-    BuildPcSamplingState(state, m);
-    samples_seen = m.stall_samples.size();
-  }
-  return state;
-}
-
-void JsonString(std::string* out, std::string_view s) {
-  out->push_back('"');
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(c);
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      snprintf(buf, sizeof buf, "\\u%04x", c);
-      *out += buf;
-    } else {
-      out->push_back(c);
-    }
-  }
-  out->push_back('"');
-}
-
-void JsonNumber(std::string* out, double v) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.6g", std::isfinite(v) ? v : 0.0);
-  *out += buf;
+PcSamplingState& PcSampling(App& app, const viewer::TraceModel& m) {
+  PcSamplingState& s = app.pc_sampling();
+  if (s.built_for != &m) BuildPcSamplingState(s, m);
+  return s;
 }
 }  // namespace
 
 void DrawCountersDetails(App& app) {
   const viewer::TraceModel* m = app.model();
   if (!m) return;
-  if (!m->kernel_metrics.empty()) DrawKernelCountersPanel(SharedState(*m), *m, app.view().selected);
-  if (!m->stall_samples.empty()) DrawPcSamplingPanel(SharedPcState(*m), *m, app.view().selected);
+  if (!m->kernel_metrics.empty()) DrawKernelCountersPanel(Counters(app, *m), *m, app.view().selected);
+  if (!m->stall_samples.empty()) DrawPcSamplingPanel(PcSampling(app, *m), *m, app.view().selected);
 }
 
 void DrawRooflineTab(App& app) {
@@ -732,77 +669,30 @@ void DrawRooflineTab(App& app) {
     ImGui::TextDisabled("Open a trace to see its roofline.");
     return;
   }
-  viewer::EventId e = DrawRooflineWindow(SharedState(*m), *m);
+  viewer::EventId e = DrawRooflineWindow(Counters(app, *m), *m);
   if (e.valid()) app.Select(e, true);
 }
 
 std::string CountersJson(App& app) {
   const viewer::TraceModel* m = app.model();
-  if (!m) return "{\"profiled_launches\":0,\"kernels\":[],\"selected\":null}";
-  CountersState& s = SharedState(*m);
-  std::string out = "{\"profiled_launches\":" + std::to_string(s.profiled.launches.size()) + ",\"kernels\":[";
-  for (size_t i = 0; i < s.profiled.kernels.size(); ++i) {
-    const KernelAnalysis& a = s.profiled.kernels[i];
-    if (i) out += ',';
-    out += "{\"name\":";
-    JsonString(&out, a.kernel_name);
-    out += ",\"bottleneck\":";
-    JsonString(&out, BottleneckName(a.bottleneck));
-    out += ",\"verdict\":";
-    JsonString(&out, a.verdict);
-    out += ",\"flags\":" + std::to_string(a.flags.size());
-    for (const auto& p : s.points) {
-      if (p.analysis_index != i) continue;
-      out += ",\"intensity\":";
-      JsonNumber(&out, p.intensity);
-      out += ",\"flops_per_s\":";
-      JsonNumber(&out, p.flops_per_s);
-      out += std::string(",\"memory_side\":") + (p.memory_side ? "true" : "false");
-    }
-    out += '}';
-  }
-  out += "],\"selected\":";
+  if (!m) return viewer::KernelCountersJson({}, {}, nullptr, nullptr, nullptr);
+  CountersState& s = Counters(app, *m);
   const viewer::EventId e = app.view().selected;
+  const bool kernel = e.valid() && m->Kind(e) == viewer::EventKind::kKernel;
   const KernelAnalysis* sel = nullptr;
-  if (e.valid() && m->Kind(e) == viewer::EventKind::kKernel)
+  if (kernel)
     for (const auto& a : s.profiled.kernels)
       if (a.pid == m->TrackOf(e).pid && a.kernel_name == m->Str(m->Name(e))) sel = &a;
+  std::string launch;
+  const size_t launch_index = sel ? ProfiledLaunchOf(s, *m, e) : SIZE_MAX;
+  if (launch_index != SIZE_MAX) launch = LaunchOrdinalLabel(s.profiled.launches[launch_index].launch_ordinal);
   // PC sampling of the selected kernel (gcollect --pc-sampling), independent of the range-profiler counters.
-  std::string pcs = "null";
-  if (e.valid() && m->Kind(e) == viewer::EventKind::kKernel && !m->stall_samples.empty()) {
-    const PcSamplingProfile* p =
-        FindPcSamplingProfile(SharedPcState(*m).profiles, m->TrackOf(e).pid, m->Str(m->Name(e)));
-    if (p) {
-      pcs = "{\"samples\":" + std::to_string(p->samples) + ",\"top_reason\":";
-      JsonString(&pcs, p->reasons.empty() ? "" : p->reasons.front().reason);
-      pcs += ",\"hot_spot\":";
-      JsonString(&pcs, !p->by_line.empty() ? HotSpotLabel(p->by_line.front())
-                       : !p->by_pc.empty() ? HotSpotLabel(p->by_pc.front())
-                                           : std::string());
-      pcs += ",\"summary\":";
-      JsonString(&pcs, p->summary);
-      pcs += '}';
-    }
-  }
-  if (!sel) return out + "null,\"pc_sampling\":" + pcs + "}";
-  out += "{\"name\":";
-  JsonString(&out, sel->kernel_name);
-  out += ",\"verdict\":";
-  JsonString(&out, sel->verdict);
-  out += ",\"compute_pct\":";
-  JsonNumber(&out, sel->compute_pct.value);
-  out += ",\"memory_pct\":";
-  JsonNumber(&out, sel->memory_pct.value);
-  out += ",\"top_stall\":";
-  JsonString(&out, sel->stalls.empty() ? "" : sel->stalls.front().reason);
-  // Which profiled launch the selected event is ("graph launch 0"), or null when it was not profiled.
-  const size_t launch = ProfiledLaunchOf(s, *m, e);
-  out += ",\"launch\":";
-  if (launch == SIZE_MAX)
-    out += "null";
-  else
-    JsonString(&out, LaunchOrdinalLabel(s.profiled.launches[launch].launch_ordinal));
-  return out + "},\"pc_sampling\":" + pcs + "}";
+  const PcSamplingProfile* pcs =
+      kernel && !m->stall_samples.empty()
+          ? FindPcSamplingProfile(PcSampling(app, *m).profiles, m->TrackOf(e).pid, m->Str(m->Name(e)))
+          : nullptr;
+  return viewer::KernelCountersJson(s.profiled, s.points, sel, launch_index != SIZE_MAX ? &launch : nullptr,
+                                    pcs);
 }
 
 }  // namespace gt::ui

@@ -2,10 +2,10 @@
 // occupancy, caches, warp-stall breakdown with meanings and fixes, verdict, flags) and the roofline window.
 // All numbers come from gt/viewer/analysis.h; this file only draws them.
 //
-// Hooking in (viewer/ui): keep one CountersState next to the loaded model, call ResetCountersState() when a
-// trace loads, DrawKernelCountersPanel() inside the details panel when a kernel is selected, and
-// DrawRooflineWindow() as a window of its own; when it reports a click, select the returned event in the
-// timeline.
+// The App (ui/app.h) owns a CountersState and a PcSamplingState like every other panel's state and resets
+// them with each load; both are built for the loaded model on first use. DrawCountersDetails() draws inside
+// the details panel, DrawRooflineTab() as a tab of its own (a click on a point selects that kernel's first
+// launch).
 #pragma once
 
 #include <string>
@@ -63,8 +63,5 @@ void BuildPcSamplingState(PcSamplingState& s, const viewer::TraceModel& model);
 // The PC-sampling section for a selected kernel: stall histogram (meaning + fix per reason) and hot spots.
 // Draws nothing and returns false when the trace has no PC samples for the kernel's name.
 bool DrawPcSamplingPanel(PcSamplingState& s, const viewer::TraceModel& model, viewer::EventId kernel);
-
-// The first launch of `name` in `pid` on any GPU stream (what clicking a roofline point selects).
-viewer::EventId FindKernelEvent(const viewer::TraceModel& model, uint32_t pid, StringId name);
 
 }  // namespace gt::ui

@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "gt/units.h"
 #include "gt/viewer/query.h"
 
 namespace gt::viewer {
@@ -201,13 +202,13 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
     std::string line = (s->rank >= 0 ? "rank " + std::to_string(s->rank) : "pid " + std::to_string(s->pid)) +
                        " arrives late at " + std::to_string(s->last_arrivals) + " of " +
                        std::to_string(s->collectives) + " " + op_list + " collectives (by " +
-                       FormatDuration(s->max_late_ns) + " at most";
+                       FormatDuration(double(s->max_late_ns)) + " at most";
     if (!steps.empty()) {
       line += ", in ";
       for (size_t i = 0; i < steps.size() && i < 5; ++i) line += (i ? ", " : "") + steps[i];
       if (steps.size() > 5) line += ", +" + std::to_string(steps.size() - 5) + " more";
     }
-    line += "); the other ranks wait " + FormatDuration(others_wait) + " for it in total";
+    line += "); the other ranks wait " + FormatDuration(double(others_wait)) + " for it in total";
     report.diagnosis.push_back(line);
   }
   return report;
@@ -215,30 +216,29 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
 
 std::string FormatCollectiveReport(const CollectiveReport& r) {
   if (r.collectives.empty()) return {};
-  std::string o;
-  char b[256];
-  std::snprintf(b, sizeof b, "NCCL collectives: %zu matched across %zu ranks", r.collectives.size(),
-                r.ranks.size());
-  o += b;
+  std::string o = "NCCL collectives: " + std::to_string(r.collectives.size()) + " matched across " +
+                  std::to_string(r.ranks.size()) + " ranks";
   if (r.unmatched) o += " (" + std::to_string(r.unmatched) + " kernels seen on one rank only)";
   o += "\n";
-  std::snprintf(b, sizeof b, "  %-10s %11s %10s %12s %12s %12s %12s %8s\n", "rank", "collectives", "late at",
-                "late total", "waiting", "in NCCL", "compute", "hidden");
-  o += b;
+  auto row = [&o](const std::vector<std::string>& cells) {
+    static constexpr size_t kWidth[] = {10, 12, 8, 12, 12, 12, 12, 8};
+    o += "  ";
+    for (size_t i = 0; i < cells.size(); ++i) o += PadColumn(cells[i], kWidth[i], i > 0) + " ";
+    o += "\n";
+  };
+  row({"rank", "collectives", "late at", "late total", "waiting", "in NCCL", "compute", "hidden"});
   for (const auto& s : r.ranks) {
     CollectiveRank id;
     id.rank = s.rank, id.pid = s.pid;
-    std::snprintf(b, sizeof b, "  %-10s %11u %10u %12s %12s %12s %12s %7.0f%%\n", RankName(id).c_str(),
-                  s.collectives, s.last_arrivals, FormatDuration(s.late_ns).c_str(),
-                  FormatDuration(s.wait_ns).c_str(), FormatDuration(s.comm_ns).c_str(),
-                  FormatDuration(s.compute_ns).c_str(),
-                  s.comm_ns ? 100.0 * double(s.overlap_ns) / double(s.comm_ns) : 0.0);
-    o += b;
+    row({RankName(id), std::to_string(s.collectives), std::to_string(s.last_arrivals),
+         FormatDuration(double(s.late_ns)), FormatDuration(double(s.wait_ns)),
+         FormatDuration(double(s.comm_ns)), FormatDuration(double(s.compute_ns)),
+         s.comm_ns ? FormatPercent(100.0 * double(s.overlap_ns) / double(s.comm_ns)) : "-"});
   }
   o += "  (hidden: share of NCCL time that ran alongside the rank's compute kernels)\n";
   for (const auto& d : r.diagnosis) o += "  straggler: " + d + "\n";
   if (r.diagnosis.empty())
-    o += "  no straggler: no rank arrives more than " + FormatDuration(r.late_threshold_ns) +
+    o += "  no straggler: no rank arrives more than " + FormatDuration(double(r.late_threshold_ns)) +
          " after the others\n";
   return o;
 }

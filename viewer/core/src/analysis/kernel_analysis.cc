@@ -155,54 +155,6 @@ const char* BottleneckName(Bottleneck b) {
   return "unknown";
 }
 
-std::string FormatPercent(double pct) {
-  char buf[32];
-  if (!std::isfinite(pct)) return "?";
-  if (pct >= 9.95 || pct == 0)
-    snprintf(buf, sizeof buf, "%.0f%%", pct);
-  else if (pct >= 0.995)
-    snprintf(buf, sizeof buf, "%.1f%%", pct);
-  else
-    snprintf(buf, sizeof buf, "%.2f%%", pct);
-  return buf;
-}
-
-std::string FormatRate(double v, const char* unit) {
-  static const char* kPrefix[] = {"", "K", "M", "G", "T", "P", "E"};
-  int i = 0;
-  double a = std::fabs(v);
-  while (a >= 999.5 && i < 6) {
-    a /= 1000;
-    v /= 1000;
-    ++i;
-  }
-  char buf[48];
-  snprintf(buf, sizeof buf,
-           a >= 99.95   ? "%.0f %s%s"
-           : a >= 9.995 ? "%.1f %s%s"
-                        : "%.2f %s%s",
-           v, kPrefix[i], unit);
-  return buf;
-}
-
-std::string FormatBytes(double bytes) {
-  return FormatRate(bytes, "B");
-}
-
-std::string FormatDuration(double s) {
-  char buf[32];
-  double a = std::fabs(s);
-  if (a >= 1)
-    snprintf(buf, sizeof buf, "%.3g s", s);
-  else if (a >= 1e-3)
-    snprintf(buf, sizeof buf, "%.3g ms", s * 1e3);
-  else if (a >= 1e-6)
-    snprintf(buf, sizeof buf, "%.3g \xC2\xB5s", s * 1e6);
-  else
-    snprintf(buf, sizeof buf, "%.3g ns", s * 1e9);
-  return buf;
-}
-
 DeviceRecord WithDefaultPeaks(const DeviceRecord& device) {
   DeviceRecord d = device;
   const ChipRates* rates = nullptr;
@@ -462,7 +414,7 @@ KernelAnalysis AnalyzeKernel(const KernelCounters& c, const DeviceRecord& device
                                        : "no throughput counters");
   } else if (seconds > 0 && seconds < 10e-6 && std::max(compute, memory) < 30) {
     a.bottleneck = Bottleneck::kLaunch;
-    std::string s = "launch-bound: " + FormatDuration(seconds) + " per launch at " +
+    std::string s = "launch-bound: " + FormatDuration(seconds * 1e9) + " per launch at " +
                     FormatPercent(std::max(compute, memory)) + " of peak";
     if (a.occupancy.valid && a.occupancy.grid_too_small && launch.grid_blocks > 0) {
       snprintf(buf, sizeof buf, ", %llu block%s for %u SMs",

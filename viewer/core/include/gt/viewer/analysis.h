@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "gt/model.h"
+#include "gt/units.h"
 
 namespace gt {
 
@@ -197,11 +198,8 @@ KernelAnalysis AnalyzeKernel(const KernelCounters& counters, const DeviceRecord&
 // docs/counters.md). Returns a copy; fields already set (derived or measured by the collector) are kept.
 DeviceRecord WithDefaultPeaks(const DeviceRecord& device);
 
-// "84%", "1.2 TB/s", "65.1 TFLOP/s", "3.2 µs": the panel's and the verdicts' formatting.
-std::string FormatPercent(double pct);
-std::string FormatRate(double per_second, const char* unit);  // SI prefixes
-std::string FormatBytes(double bytes);
-std::string FormatDuration(double seconds);
+// The panel's and the verdicts' numbers ("84%", "1.2 TB/s", "3.2 µs") read through gt/units.h; durations
+// there take nanoseconds (an analysis's seconds times 1e9).
 
 // ---- [SECTION] Roofline
 // --------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 // [SECTION] Flows
 // [SECTION] Details
 // [SECTION] Hit-testing
+// [SECTION] Counting and finding events
 // [SECTION] Loss and formatting helpers
 #pragma once
 
@@ -14,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gt/units.h"
 #include "gt/viewer/lod.h"
 #include "gt/viewer/model.h"
 
@@ -127,6 +129,18 @@ std::vector<DetailField> BlockDetails(const TraceModel& model, LaneId lane, cons
 EventId HitTest(const TraceModel& model, LaneId lane, int64_t t, double ns_per_px, double tolerance_px = 2.0);
 
 // ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Counting and finding events
+// ---------------------------------------------------------------------------------------------------------------
+
+// Events of `kind` in the whole trace. Kernels, memcpys and memsets come from the device summaries; the other
+// kinds are counted over the lanes (O(events): for tests and the C API, not for a frame).
+uint64_t CountEvents(const TraceModel& model, EventKind kind);
+// The StringId whose text is `text`, 0 (the empty string) when none is (O(strings)).
+StringId FindString(const TraceModel& model, std::string_view text);
+// The earliest kernel named `name` on any GPU stream of process `pid` (0: any process); invalid if none.
+EventId FirstKernelEvent(const TraceModel& model, uint32_t pid, StringId name);
+
+// ---------------------------------------------------------------------------------------------------------------
 // [SECTION] Loss and formatting helpers
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -134,8 +148,7 @@ EventId HitTest(const TraceModel& model, LaneId lane, int64_t t, double ns_per_p
 std::vector<LossStat> LossSummary(const TraceModel& model);
 bool HasDataLoss(const TraceModel& model);
 
-std::string FormatDuration(int64_t ns);   // "812 ns", "12.4 µs", "3.21 ms", "1.500 s"
-std::string FormatBytes(uint64_t bytes);  // "512 B", "4.0 KiB", "1.25 GiB"
+// Durations, sizes and rates read through gt/units.h (FormatDuration, FormatBytes, ...).
 std::string FormatTimestamp(const TraceModel& model, int64_t ns);  // relative to first_ns: "+1.234567 s"
 
 // The text reports of `gtrace stats` and `gtrace diff` live in gt/viewer/summary.h.

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gt/units.h"
 #include "gt/viewer/model.h"
 
 namespace gt::viewer {
@@ -80,9 +81,6 @@ struct NameChange {
 // Rows of both summaries matched by name, by |change of total time| (descending; ties by name).
 std::vector<NameChange> CompareSummaries(const std::vector<NameSummary>& before,
                                          const std::vector<NameSummary>& after);
-
-// Bytes per second over the copies' own time: "812 GB/s", "21.9 MB/s"; "-" without time or bytes.
-std::string FormatBandwidth(uint64_t bytes, int64_t ns);
 
 // Relative change of b against a in percent; 0 when both are 0, +inf when only b is non-zero.
 double PercentChange(double a, double b);

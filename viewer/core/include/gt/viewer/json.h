@@ -1,0 +1,58 @@
+// The one JSON encoding of the viewer core's results, for `gtrace stats --json` / `gtrace diff --json` and
+// for the wasm C API (viewer/ui/capi.cc) the web page and its tests read. One shape per result, whoever asks:
+// times in ns, shares 0..1, percentages as numbers, null where a value has no base. nlohmann-json stays
+// inside the core (json.cc); callers get text.
+//
+// Shapes:
+//   name row     {"name","count","total_ns","avg_ns","min_ns","max_ns","share","bytes"}
+//   idle gap     {"device_id","start_ns","duration_ns","activity":[names],
+//                 "cpu_activity":[{"name","kind":"api"|"range","overlap_ns"}],"diagnosis"}
+//   loss         {"name","severity","count","pid","detail"}
+//   event        {"name","kind","track","key","start","end","fields":{name: value}}
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gt/viewer/analysis.h"
+#include "gt/viewer/model.h"
+#include "gt/viewer/profiled.h"
+#include "gt/viewer/query.h"
+#include "gt/viewer/summary.h"
+
+namespace gt::viewer {
+
+// Scalars, for the C API's replies about UI state (display, layout, selection position): the same escaping
+// and number spelling as the results below.
+std::string JsonQuote(std::string_view s);  // a JSON string literal
+std::string JsonNumber(double v);           // shortest round-trip spelling; null when not finite
+
+// [name row], the first `limit` rows.
+std::string NameSummaryJson(const std::vector<NameSummary>& rows, size_t limit = SIZE_MAX);
+// [name row] of the kernel table (KernelSummary), names resolved through `model`.
+std::string KernelSummaryJson(const TraceModel& model, const std::vector<KernelSummaryRow>& rows);
+std::string IdleGapsJson(const std::vector<IdleGap>& gaps);   // [idle gap]
+std::string LossesJson(const std::vector<LossStat>& losses);  // [loss]
+std::string EventJson(const TraceModel& model, EventId e);    // event; "null" when e is invalid
+
+// The counters panel's results (the C API's gt_counters):
+// {"profiled_launches","kernels":[{"name","bottleneck",
+// "verdict","flags"[,"intensity","flops_per_s","memory_side": its roofline point, if it has one]}],
+// "selected":{"name","verdict","compute_pct","memory_pct","top_stall","launch"} | null,
+// "pc_sampling":{"samples","top_reason","hot_spot","summary"} | null}. `selected`, `pc_sampling`: of the
+// selected kernel, null for none; `launch`: which profiled launch it is ("graph launch 0"), null for none.
+std::string KernelCountersJson(const ProfiledKernels& profiled, const std::vector<RooflinePoint>& points,
+                               const KernelAnalysis* selected, const std::string* launch,
+                               const PcSamplingProfile* pc_sampling);
+
+// `gtrace stats --json`: trace facts, devices, losses, idle gaps, per-kernel counter verdicts, and the name
+// tables (kernels, copies, api, nvtx).
+std::string StatsJson(const TraceModel& model);
+// `gtrace diff --json`: both traces' facts and the name tables' changes.
+std::string DiffJson(const TraceModel& before, const std::string& before_label, const TraceModel& after,
+                     const std::string& after_label);
+
+}  // namespace gt::viewer

@@ -1,0 +1,270 @@
+#include "gt/viewer/json.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "gt/viewer/collectives.h"
+#include "gt/viewer/profiled.h"
+
+namespace gt::viewer {
+
+namespace {
+
+using nlohmann::json;
+
+// Trace strings are not guaranteed UTF-8 (imported or binary names): invalid bytes become U+FFFD instead of
+// throwing, which the wasm build (no exceptions) could not survive.
+std::string Dump(const json& j, int indent = -1) {
+  std::string s = j.dump(indent, ' ', false, json::error_handler_t::replace);
+  return indent >= 0 ? s + "\n" : s;
+}
+
+json Num(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+json NameRowJson(const std::string& name, uint64_t count, int64_t total_ns, double avg_ns, int64_t min_ns,
+                 int64_t max_ns, double share, uint64_t bytes) {
+  return {{"name", name},     {"count", count},   {"total_ns", total_ns}, {"avg_ns", avg_ns},
+          {"min_ns", min_ns}, {"max_ns", max_ns}, {"share", share},       {"bytes", bytes}};
+}
+
+json Rows(const std::vector<NameSummary>& rows, size_t limit = SIZE_MAX) {
+  json a = json::array();
+  for (size_t i = 0; i < rows.size() && i < limit; ++i) {
+    const NameSummary& r = rows[i];
+    a.push_back(NameRowJson(r.name, r.count, r.total_ns, r.avg_ns, r.min_ns, r.max_ns, r.share, r.bytes));
+  }
+  return a;
+}
+
+json Gaps(const std::vector<IdleGap>& gaps) {
+  json a = json::array();
+  for (const IdleGap& g : gaps) {
+    json names = json::array(), activity = json::array();
+    for (const GapActivity& x : g.activity) {
+      names.push_back(x.name);
+      activity.push_back({{"name", x.name}, {"kind", x.api ? "api" : "range"}, {"overlap_ns", x.overlap_ns}});
+    }
+    a.push_back({{"device_id", g.device_id},
+                 {"start_ns", g.start_ns},
+                 {"duration_ns", g.end_ns - g.start_ns},
+                 {"activity", names},
+                 {"cpu_activity", activity},
+                 {"diagnosis", g.diagnosis}});
+  }
+  return a;
+}
+
+json Losses(const std::vector<LossStat>& losses) {
+  json a = json::array();
+  for (const LossStat& l : losses)
+    a.push_back({{"name", l.name},
+                 {"severity", SeverityName(l.severity)},
+                 {"count", l.count},
+                 {"pid", l.pid},
+                 {"detail", l.detail}});
+  return a;
+}
+
+json Percent(double a, double b) {
+  const double p = PercentChange(a, b);
+  return std::isinf(p) ? json(nullptr) : json(p);
+}
+
+json Changes(const std::vector<NameChange>& changes) {
+  json a = json::array();
+  for (const auto& c : changes) {
+    json j = {{"name", c.name},
+              {"delta_ns", c.delta_ns()},
+              {"change_pct", Percent(double(c.before.total_ns), double(c.after.total_ns))}};
+    for (const auto& [key, side] : {std::pair{"before", &c.before}, std::pair{"after", &c.after}})
+      j[key] = side->count
+                   ? json{{"count", side->count}, {"total_ns", side->total_ns}, {"avg_ns", side->avg_ns}}
+                   : json(nullptr);
+    a.push_back(std::move(j));
+  }
+  return a;
+}
+
+json Trace(const TraceModel& m) {
+  json devices = json::array();
+  for (const auto& d : m.device_summaries)
+    devices.push_back({{"id", d.device_id},
+                       {"name", d.name},
+                       {"span_ns", d.last_ns - d.first_ns},
+                       {"busy_ns", d.busy_ns},
+                       {"idle_share", d.idle_share()},
+                       {"kernels", d.kernel_count},
+                       {"memcpys", d.memcpy_count},
+                       {"memsets", d.memset_count}});
+  return {
+      {"format", SourceFormatName(m.format)},  {"events", m.event_count}, {"counter_samples", m.sample_count},
+      {"duration_ns", m.last_ns - m.first_ns}, {"devices", devices},      {"losses", Losses(LossSummary(m))}};
+}
+
+}  // namespace
+
+std::string JsonQuote(std::string_view s) {
+  return Dump(json(std::string(s)));
+}
+
+std::string JsonNumber(double v) {
+  return Dump(Num(v));
+}
+
+std::string NameSummaryJson(const std::vector<NameSummary>& rows, size_t limit) {
+  return Dump(Rows(rows, limit));
+}
+
+std::string KernelSummaryJson(const TraceModel& model, const std::vector<KernelSummaryRow>& rows) {
+  json a = json::array();
+  for (const KernelSummaryRow& r : rows)
+    a.push_back(
+        NameRowJson(model.Str(r.name), r.count, r.total_ns, r.avg_ns, r.min_ns, r.max_ns, r.share, 0));
+  return Dump(a);
+}
+
+std::string IdleGapsJson(const std::vector<IdleGap>& gaps) {
+  return Dump(Gaps(gaps));
+}
+
+std::string LossesJson(const std::vector<LossStat>& losses) {
+  return Dump(Losses(losses));
+}
+
+std::string EventJson(const TraceModel& m, EventId e) {
+  if (!e.valid()) return "null";
+  json fields = json::object();
+  for (const DetailField& f : EventDetails(m, e)) fields[f.name] = f.value;
+  json j = {{"name", m.Str(m.Name(e))},
+            {"kind", EventKindName(m.Kind(e))},
+            {"track", m.TrackOf(e).name},
+            {"key", m.EventKey(e)},
+            {"start", m.Start(e)},
+            {"end", m.End(e)},
+            {"fields", fields}};
+  return Dump(j);
+}
+
+std::string KernelCountersJson(const ProfiledKernels& profiled, const std::vector<RooflinePoint>& points,
+                               const KernelAnalysis* selected, const std::string* launch,
+                               const PcSamplingProfile* pc_sampling) {
+  json kernels = json::array();
+  for (size_t i = 0; i < profiled.kernels.size(); ++i) {
+    const KernelAnalysis& a = profiled.kernels[i];
+    json k = {{"name", a.kernel_name},
+              {"bottleneck", BottleneckName(a.bottleneck)},
+              {"verdict", a.verdict},
+              {"flags", a.flags.size()}};
+    for (const RooflinePoint& p : points) {
+      if (p.analysis_index != i) continue;
+      k["intensity"] = Num(p.intensity);
+      k["flops_per_s"] = Num(p.flops_per_s);
+      k["memory_side"] = p.memory_side;
+    }
+    kernels.push_back(std::move(k));
+  }
+  json sel = nullptr;
+  if (selected)
+    sel = {{"name", selected->kernel_name},
+           {"verdict", selected->verdict},
+           {"compute_pct", Num(selected->compute_pct.value)},
+           {"memory_pct", Num(selected->memory_pct.value)},
+           {"top_stall", selected->stalls.empty() ? "" : selected->stalls.front().reason},
+           {"launch", launch ? json(*launch) : json(nullptr)}};
+  json pcs = nullptr;
+  if (const PcSamplingProfile* p = pc_sampling)
+    pcs = {{"samples", p->samples},
+           {"top_reason", p->reasons.empty() ? "" : p->reasons.front().reason},
+           {"hot_spot", !p->by_line.empty() ? HotSpotLabel(p->by_line.front())
+                        : !p->by_pc.empty() ? HotSpotLabel(p->by_pc.front())
+                                            : std::string()},
+           {"summary", p->summary}};
+  return Dump(json{{"profiled_launches", profiled.launches.size()},
+                   {"kernels", kernels},
+                   {"selected", sel},
+                   {"pc_sampling", pcs}});
+}
+
+namespace {
+// Cross-rank NCCL analysis: per rank its totals, the straggler lines, and every late collective (the others
+// are summarized by the per-rank totals; a long run has thousands).
+json Collectives(const CollectiveReport& r) {
+  json ranks = json::array(), late = json::array();
+  for (const auto& s : r.ranks)
+    ranks.push_back({{"rank", s.rank},
+                     {"pid", s.pid},
+                     {"collectives", s.collectives},
+                     {"late_at", s.last_arrivals},
+                     {"late_ns", s.late_ns},
+                     {"max_late_ns", s.max_late_ns},
+                     {"wait_ns", s.wait_ns},
+                     {"comm_ns", s.comm_ns},
+                     {"compute_ns", s.compute_ns},
+                     {"hidden_comm_ns", s.overlap_ns}});
+  for (const Collective& c : r.collectives) {
+    const CollectiveRank& last = c.ranks[c.last];
+    if (c.skew_ns() <= r.late_threshold_ns) continue;
+    late.push_back({{"op", c.op},
+                    {"ordinal", c.ordinal},
+                    {"last_rank", last.rank},
+                    {"last_pid", last.pid},
+                    {"skew_ns", c.skew_ns()},
+                    {"step", c.step}});
+  }
+  return {{"matched", r.collectives.size()},
+          {"unmatched_kernels", r.unmatched},
+          {"late_threshold_ns", r.late_threshold_ns},
+          {"ranks", ranks},
+          {"late", late},
+          {"diagnosis", r.diagnosis}};
+}
+}  // namespace
+
+std::string StatsJson(const TraceModel& model) {
+  json j = Trace(model);
+  j["idle_gaps"] = Gaps(ExplainIdleGaps(model, 10));
+  // Per profiled kernel (launches merged): the counters' verdict, as `gtrace stats` prints it.
+  json counters = json::array();
+  const ProfiledKernels profiled = AnalyzeProfiledKernels(model);
+  auto pct = [](const Quantity& q) { return q ? json(q.value) : json(nullptr); };
+  for (size_t i = 0; i < profiled.kernels.size(); ++i) {
+    const KernelAnalysis& a = profiled.kernels[i];
+    counters.push_back({{"name", a.kernel_name},
+                        {"pid", a.pid},
+                        {"profiled_launches", a.launches},
+                        {"time_per_launch_s", a.time_s ? json(a.time_s.value) : json(nullptr)},
+                        {"total_gpu_time_s", profiled.kernel_total_time_s[i]},
+                        {"compute_pct", pct(a.compute_pct)},
+                        {"memory_pct", pct(a.memory_pct)},
+                        {"bottleneck", BottleneckName(a.bottleneck)},
+                        {"verdict", a.verdict},
+                        {"flagged_values", a.flags.size()}});
+  }
+  j["kernel_counters"] = counters;
+  j["collectives"] = Collectives(AnalyzeCollectives(model));
+  for (SummaryOf what : {SummaryOf::kKernels, SummaryOf::kCopies, SummaryOf::kApi, SummaryOf::kNvtx})
+    j[SummaryOfName(what)] = Rows(SummarizeByName(model, what));
+  return Dump(j, 2);
+}
+
+std::string DiffJson(const TraceModel& before, const std::string& before_label, const TraceModel& after,
+                     const std::string& after_label) {
+  json j;
+  j["before"] = Trace(before);
+  j["before"]["file"] = before_label;
+  j["after"] = Trace(after);
+  j["after"]["file"] = after_label;
+  int64_t total[2] = {0, 0};
+  for (SummaryOf what : {SummaryOf::kKernels, SummaryOf::kCopies, SummaryOf::kApi}) {
+    const auto a = SummarizeByName(before, what), b = SummarizeByName(after, what);
+    if (what == SummaryOf::kKernels) total[0] = TotalNs(a), total[1] = TotalNs(b);
+    j[SummaryOfName(what)] = Changes(CompareSummaries(a, b));
+  }
+  j["total_kernel_ns"] = {
+      {"before", total[0]}, {"after", total[1]}, {"change_pct", Percent(double(total[0]), double(total[1]))}};
+  return Dump(j, 2);
+}
+
+}  // namespace gt::viewer
