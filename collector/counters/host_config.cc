@@ -1,4 +1,4 @@
-#include "host_config.h"
+#include "counters/host_config.h"
 
 #include <cupti.h>
 #include <cupti_profiler_host.h>

@@ -1,4 +1,4 @@
-#include "join.h"
+#include "counters/join.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,9 +8,9 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "counters/metric_sets.h"
 #include "gt/reader.h"
 #include "gt/writer.h"
-#include "metric_sets.h"
 
 namespace gt::counters {
 namespace {

@@ -1,4 +1,4 @@
-#include "metric_sets.h"
+#include "counters/metric_sets.h"
 
 #include <algorithm>
 

@@ -1,9 +1,9 @@
-#include "selection.h"
+#include "counters/selection.h"
 
 #include <cstdio>
 #include <cstdlib>
 
-#include "metric_sets.h"
+#include "counters/metric_sets.h"
 
 namespace gt::counters {
 

@@ -5,7 +5,7 @@
 // writer under inj.mu and its CUPTI subscriber (there can be only one per process).
 #include <cstring>
 
-#include "counters/counters_module.h"
+#include "inject/counters_module.h"
 #include "inject/injection.h"
 #include "inject/pc_sampling.h"
 

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "counters/counters_pass.h"
+#include "launcher/counters_pass.h"
 #include "gt/reader.h"
 #include "launcher/launcher.h"
 

@@ -10,14 +10,14 @@
 #include <map>
 #include <string>
 
+#include "counters/join.h"
+#include "counters/metric_sets.h"
+#include "counters/selection.h"
 #include "gt/reader.h"
 #include "gt/viewer/analysis.h"
 #include "gt/viewer/load.h"
 #include "gt/writer.h"
-#include "join.h"
 #include "launcher/launcher.h"
-#include "metric_sets.h"
-#include "selection.h"
 
 using namespace gt;
 using namespace gt::counters;

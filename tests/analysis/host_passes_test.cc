@@ -2,8 +2,8 @@
 // issue's budget: the default set (roofline + stalls + occupancy + access) fits in 8 replay passes on GH100.
 #include <catch2/catch.hpp>
 
-#include "host_config.h"
-#include "metric_sets.h"
+#include "counters/host_config.h"
+#include "counters/metric_sets.h"
 
 using namespace gt::counters;
 

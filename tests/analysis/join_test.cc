@@ -2,8 +2,8 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "join.h"
-#include "metric_sets.h"
+#include "counters/join.h"
+#include "counters/metric_sets.h"
 
 using namespace gt;
 using namespace gt::counters;

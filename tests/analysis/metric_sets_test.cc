@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "metric_sets.h"
-#include "selection.h"
+#include "counters/metric_sets.h"
+#include "counters/selection.h"
 
 using namespace gt::counters;
 

@@ -1,4 +1,4 @@
-#include "counters/counters_pass.h"
+#include "launcher/counters_pass.h"
 
 #include <dirent.h>
 #include <sys/stat.h>

@@ -47,8 +47,8 @@
 #include <map>
 #include <mutex>
 
-#include "counters/counters_module.h"
-#include "counters/graph_nodes.h"
+#include "inject/counters_module.h"
+#include "inject/graph_nodes.h"
 #include "counters/host_config.h"
 #include "counters/join.h"
 #include "counters/metric_sets.h"

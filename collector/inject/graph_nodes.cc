@@ -1,4 +1,4 @@
-#include "counters/graph_nodes.h"
+#include "inject/graph_nodes.h"
 
 #include <dlfcn.h>
 
