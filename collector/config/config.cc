@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace gt::collector {
+namespace gt::config {
 namespace {
 
 struct KindName {
@@ -13,19 +13,30 @@ struct KindName {
   uint32_t bits;
 };
 constexpr KindName kKindNames[] = {
-    {"cuda", kTraceCuda},         {"kernel", kTraceKernel},   {"memcpy", kTraceMemcpy},
-    {"memset", kTraceMemset},     {"runtime", kTraceRuntime}, {"cuda-api", kTraceRuntime},
-    {"api", kTraceRuntime},       {"driver", kTraceDriver},   {"cuda-driver", kTraceDriver},
-    {"nvtx", kTraceNvtx},         {"sync", kTraceSync},       {"memory", kTraceMemory},
-    {"overhead", kTraceOverhead}, {"default", kTraceDefault}, {"none", 0},
+    {"cuda", kTraceCuda},
+    {"kernel", kTraceKernel},
+    {"memcpy", kTraceMemcpy},
+    {"memset", kTraceMemset},
+    {"runtime", kTraceRuntime},
+    {"cuda-api", kTraceRuntime},
+    {"api", kTraceRuntime},
+    {"driver", kTraceDriver},
+    {"cuda-driver", kTraceDriver},
+    {"nvtx", kTraceNvtx},
+    {"sync", kTraceSync},
+    {"memory", kTraceMemory},
+    {"overhead", kTraceOverhead},
+    {"default", kTraceDefault},
+    {"none", 0},
     {"runtime-all", kTraceRuntime | kTraceRuntimeAll},
 };
 // Canonical single-bit names, for FormatTraceKinds.
 constexpr KindName kBitNames[] = {
-    {"kernel", kTraceKernel},   {"memcpy", kTraceMemcpy}, {"memset", kTraceMemset},
-    {"runtime", kTraceRuntime}, {"driver", kTraceDriver}, {"nvtx", kTraceNvtx},
-    {"sync", kTraceSync},       {"memory", kTraceMemory}, {"overhead", kTraceOverhead},
-    {"runtime-all", kTraceRuntimeAll},
+    {"kernel", kTraceKernel},     {"memcpy", kTraceMemcpy},
+    {"memset", kTraceMemset},     {"runtime", kTraceRuntime},
+    {"driver", kTraceDriver},     {"nvtx", kTraceNvtx},
+    {"sync", kTraceSync},         {"memory", kTraceMemory},
+    {"overhead", kTraceOverhead}, {"runtime-all", kTraceRuntimeAll},
 };
 
 bool ParseI64(const char* s, int64_t* out) {
@@ -60,7 +71,8 @@ bool ParseTraceKinds(std::string_view list, uint32_t* kinds, std::string* error)
     if (!found) {
       if (error) {
         *error = "unknown trace kind '" + std::string(item) +
-                 "' (known: cuda, kernel, memcpy, memset, runtime, runtime-all, driver, nvtx, sync, memory, overhead, "
+                 "' (known: cuda, kernel, memcpy, memset, runtime, runtime-all, driver, nvtx, sync, memory, "
+                 "overhead, "
                  "default, none)";
       }
       return false;
@@ -169,4 +181,4 @@ int64_t RealtimeNow() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
-}  // namespace gt::collector
+}  // namespace gt::config

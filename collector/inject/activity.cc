@@ -11,7 +11,27 @@
 #include "decode/clock.h"
 #include "inject/injection.h"
 
-namespace gt::collector {
+namespace gt::inject {
+
+using config::CaptureMode;
+using config::kTraceDriver;
+using config::kTraceKernel;
+using config::kTraceMemcpy;
+using config::kTraceMemory;
+using config::kTraceMemset;
+using config::kTraceNvtx;
+using config::kTraceOverhead;
+using config::kTraceRuntime;
+using config::kTraceRuntimeAll;
+using config::kTraceSync;
+using config::TraceClockNow;
+using decode::ApiDisplayName;
+using decode::ClockOffset;
+using decode::EstimateOffset;
+using decode::IsKeyRuntimeApi;
+using decode::SampleClocks;
+using decode::SyncKindOfApi;
+
 namespace {
 
 constexpr size_t kBufferBytes =
@@ -684,4 +704,4 @@ void FlushActivity(bool forced) {
   cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
-}  // namespace gt::collector
+}  // namespace gt::inject

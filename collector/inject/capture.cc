@@ -10,7 +10,11 @@
 
 #include "inject/injection.h"
 
-namespace gt::collector {
+namespace gt::inject {
+
+using config::CaptureMode;
+using decode::NvtxMessageEquals;
+
 namespace {
 
 // The open capture range. Push/pop ranges nest per thread and per domain: the range closes at the pop that
@@ -213,4 +217,4 @@ bool StartCapture(Injection& inj, std::string* error) {
   return true;
 }
 
-}  // namespace gt::collector
+}  // namespace gt::inject

@@ -4,7 +4,10 @@
 
 #include <cstdlib>
 
-namespace gt::collector {
+namespace gt::inject {
+
+using decode::JoinSourcePath;
+using decode::SourceLine;
 
 bool CubinLines::Keep(const void* cubin, size_t size, uint64_t* crc_out) {
   if (!cubin || size == 0) return false;
@@ -59,4 +62,4 @@ uint64_t CubinLines::skipped() const {
   return skipped_;
 }
 
-}  // namespace gt::collector
+}  // namespace gt::inject

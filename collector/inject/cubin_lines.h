@@ -13,7 +13,7 @@
 
 #include "decode/pc_sampling_decode.h"
 
-namespace gt::collector {
+namespace gt::inject {
 
 class CubinLines {
  public:
@@ -22,7 +22,7 @@ class CubinLines {
   // skipped()). Returns false when CUPTI cannot compute the CRC (not a cubin).
   bool Keep(const void* cubin, size_t size, uint64_t* crc = nullptr);
   // False when the cubin is unknown, the function is not in it, or the cubin has no line info (-lineinfo).
-  bool Resolve(uint64_t crc, const std::string& function, uint64_t pc_offset, SourceLine* out) const;
+  bool Resolve(uint64_t crc, const std::string& function, uint64_t pc_offset, decode::SourceLine* out) const;
   size_t count() const;
   size_t bytes() const;
   uint64_t skipped() const;
@@ -35,4 +35,4 @@ class CubinLines {
   std::map<uint64_t, std::vector<uint8_t>> cubins_;
 };
 
-}  // namespace gt::collector
+}  // namespace gt::inject

@@ -21,7 +21,15 @@
 
 #include "inject/injection.h"
 
-namespace gt::collector {
+namespace gt::inject {
+
+using config::CaptureMode;
+using config::Config;
+using config::ConfigFromEnv;
+using config::TraceClockNow;
+using decode::ActivityDecoder;
+using decode::DecoderOptions;
+
 namespace {
 
 Injection* g_injection = nullptr;  // leaked on purpose: it must outlive static destructors and atexit order
@@ -384,20 +392,20 @@ void Warn(const char* fmt, ...) {
   std::fprintf(stderr, "gcollect[%d]: %s\n", static_cast<int>(getpid()), buf);
 }
 
-}  // namespace gt::collector
+}  // namespace gt::inject
 
 // ---- [SECTION] entry points
 // --------------------------------------------------------------------------------------
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
-  gt::collector::Start("cuda");
+  gt::inject::Start("cuda");
   return 1;  // never make cuInit fail because of the profiler
 }
 
 // NVTX calls this on the first NVTX API use in the process (NVTX_INJECTION64_PATH). Starting CUPTI here keeps
 // ranges opened before CUDA initializes; CUPTI's own NVTX handler then receives the calls.
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(const void* get_export_table) {
-  gt::collector::Injection* inj = gt::collector::Start("nvtx");
+  gt::inject::Injection* inj = gt::inject::Start("nvtx");
   if (!inj) return 0;
   Dl_info info{};
   if (!dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) || !info.dli_fname) return 0;
@@ -406,7 +414,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(c
   using NvtxInit = int (*)(const void*);
   auto forward = reinterpret_cast<NvtxInit>(dlsym(cupti, "InitializeInjectionNvtx2"));
   if (!forward) {
-    gt::collector::Warn("this CUPTI has no NVTX handler: NVTX ranges are not recorded");
+    gt::inject::Warn("this CUPTI has no NVTX handler: NVTX ranges are not recorded");
     return 0;
   }
   return forward(get_export_table);

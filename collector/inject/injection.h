@@ -18,16 +18,16 @@
 #include "decode/cupti_decode.h"
 #include "gt/writer.h"
 
-namespace gt::collector {
+namespace gt::inject {
 
 struct Injection {
-  Config config;
+  config::Config config;
   uint32_t pid = 0;
   std::string part_path;
 
   std::mutex mu;  // guards writer + decoder (CUPTI's buffer thread, the flush thread and exit race for them)
   std::unique_ptr<TraceWriter> writer;
-  std::unique_ptr<ActivityDecoder> decoder;
+  std::unique_ptr<decode::ActivityDecoder> decoder;
   bool finished = false;
 
   CUpti_SubscriberHandle subscriber = nullptr;
@@ -90,4 +90,4 @@ void StopOptionalModules(Injection& inj);
 
 void Warn(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
-}  // namespace gt::collector
+}  // namespace gt::inject

@@ -9,7 +9,7 @@
 #include "inject/injection.h"
 #include "inject/pc_sampling.h"
 
-namespace gt::collector {
+namespace gt::inject {
 namespace {
 
 struct Module {
@@ -57,4 +57,4 @@ void StopOptionalModules(Injection& inj) {
   }
 }
 
-}  // namespace gt::collector
+}  // namespace gt::inject

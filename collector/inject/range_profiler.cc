@@ -47,16 +47,19 @@
 #include <map>
 #include <mutex>
 
-#include "inject/counters_module.h"
-#include "inject/graph_nodes.h"
 #include "counters/host_config.h"
 #include "counters/join.h"
 #include "counters/metric_sets.h"
 #include "counters/selection.h"
 #include "decode/cupti_decode.h"
+#include "inject/counters_module.h"
+#include "inject/graph_nodes.h"
 #include "inject/injection.h"
 
-namespace gt::collector {
+namespace gt::inject {
+
+using decode::Demangle;
+
 namespace {
 
 using counters::MetricHost;
@@ -334,7 +337,7 @@ struct State {
   std::map<std::string, CostRow> cost;
   bool announced = false;
   std::atomic<uint64_t> captured_launches{0};  // launches into capturing streams (graph nodes, not run)
-  counters::GraphCatalog graphs;
+  GraphCatalog graphs;
   uint64_t graph_launches = 0;         // cuGraphLaunch calls
   uint64_t graph_replays = 0;          // of them, replayed node by node to profile kernels
   uint64_t graph_launches_unread = 0;  // of them, of graphs whose kernels could not be read (and after)
@@ -894,7 +897,7 @@ void RecordLaunch(Injection& inj, State& st, ContextSession& s, const PendingLau
 // Profiles one kernel node of a graph being replayed node by node, the same two ways as a direct launch, and
 // leaves the node's effect in device memory for the nodes after it. Returns the launch's result.
 CUresult ProfileGraphKernel(Injection& inj, State& st, ContextSession& s, CUcontext ctx,
-                            const counters::GraphNodeLaunch& node, uint32_t ordinal, CUstream stream) {
+                            const GraphNodeLaunch& node, uint32_t ordinal, CUstream stream) {
   PendingLaunch p;
   p.ctx = ctx;
   p.name = node.info.kernel_name;
@@ -906,7 +909,7 @@ CUresult ProfileGraphKernel(Injection& inj, State& st, ContextSession& s, CUcont
   p.dynamic_smem = node.dynamic_smem;
   p.start = std::chrono::steady_clock::now();
   CUlaunchAttribute attrs[2];
-  CUlaunchConfig config = counters::KernelLaunchConfig(node, stream, attrs);
+  CUlaunchConfig config = KernelLaunchConfig(node, stream, attrs);
   LaunchCall call;
   call.cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx;
   call.ex.config = &config;
@@ -951,7 +954,7 @@ using Chosen = std::vector<std::pair<uint32_t, counters::LaunchSelector::Decisio
 // Replays one graph launch node by node on its stream (graph_plan.h), profiling the chosen kernel nodes, then
 // restores device memory so that the app's own graph launch, which runs when this callback returns, computes
 // what it would have without us.
-void ReplayGraph(Injection& inj, State& st, CUcontext ctx, const counters::GraphExec& g, CUstream stream,
+void ReplayGraph(Injection& inj, State& st, CUcontext ctx, const GraphExec& g, CUstream stream,
                  const Chosen& chosen) {
   auto not_profiled = [&](const std::string& why) {
     for (const auto& [node, decision] : chosen)
@@ -986,12 +989,12 @@ void ReplayGraph(Injection& inj, State& st, CUcontext ctx, const counters::Graph
   ++st.graph_replays;
   size_t next = 0;
   for (uint32_t i : g.plan.order) {
-    const counters::GraphNodeLaunch& node = g.nodes[i];
+    const GraphNodeLaunch& node = g.nodes[i];
     CUresult r = CUDA_SUCCESS;
     if (next < chosen.size() && chosen[next].first == i)
       r = ProfileGraphKernel(inj, st, s, ctx, node, chosen[next++].second.ordinal, stream);
     else
-      r = counters::IssueNode(node, stream);
+      r = IssueNode(node, stream);
     if (r != CUDA_SUCCESS) {
       // Later nodes would read what this one did not write: stop; the chosen kernels left are not profiled.
       std::string why = "re-issuing a node of the graph failed (CUresult " + std::to_string(int(r)) + ")";
@@ -1022,7 +1025,7 @@ void OnGraphLaunch(Injection& inj, State& st, CUpti_CallbackId cbid, const CUpti
   if (IsCapturing(stream)) return;  // becomes a child graph node of the capture; nothing runs now
   std::lock_guard<std::mutex> lock(st.mu);
   ++st.graph_launches;
-  const counters::GraphExec* g = st.graphs.Find(a->hGraph);
+  const GraphExec* g = st.graphs.Find(a->hGraph);
   if (!g || g->nodes.empty()) {
     // Its kernels cannot be counted, so graph ordinals of any name may differ between the runs from here on.
     ++st.graph_launches_unread;
@@ -1309,4 +1312,4 @@ void StopCountersModule(Injection& inj) {
   // g_state stays allocated: a late callback from another thread must not touch freed memory.
 }
 
-}  // namespace gt::collector
+}  // namespace gt::inject

@@ -16,7 +16,14 @@
 #include "gt/writer.h"
 #include "launcher/launcher.h"
 
-namespace gt::collector {
+namespace gt::launcher {
+
+using config::CaptureMode;
+using config::Config;
+using config::ConfigToEnv;
+using config::EnvVar;
+using config::kTraceKernel;
+
 namespace {
 
 std::vector<std::string> PartFiles(const std::string& dir) {
@@ -242,4 +249,4 @@ bool RunCountersPass(const LaunchOptions& o, const Config& timeline_config,
   return WriteTrace(timeline, output);
 }
 
-}  // namespace gt::collector
+}  // namespace gt::launcher

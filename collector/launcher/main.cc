@@ -11,8 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "launcher/counters_pass.h"
 #include "gt/reader.h"
+#include "launcher/counters_pass.h"
 #include "launcher/launcher.h"
 
 #ifndef GT_VERSION
@@ -23,7 +23,8 @@
 #endif
 
 using namespace gt;
-using namespace gt::collector;
+using namespace gt::config;
+using namespace gt::launcher;
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include "launcher/launcher.h"
 
-namespace gt::collector {
+namespace gt::launcher {
 namespace {
 
 std::string Human(double v, const char* const* units, int n, double step) {
@@ -182,4 +182,4 @@ std::string FormatSummary(const TraceSummary& s, const std::string& path, uint64
   return out;
 }
 
-}  // namespace gt::collector
+}  // namespace gt::launcher

@@ -324,7 +324,7 @@ TEST_CASE("counters-only trace: profiled kernels end to end, counters joined, th
 }
 
 TEST_CASE("gcollect --counters-only and --cache-control flags", "[counters][options]") {
-  using gt::collector::ParseOptions;
+  using gt::launcher::ParseOptions;
   auto o = ParseOptions({"--counters-only", "--", "./app"});
   REQUIRE(o.ok());
   CHECK(o->counters_only);
@@ -343,7 +343,7 @@ TEST_CASE("gcollect --counters-only and --cache-control flags", "[counters][opti
   CHECK_FALSE(ParseOptions({"--counters-only=1", "./app"}).ok());
   CHECK_FALSE(ParseOptions({"--counters-only", "--duration", "2", "./app"}).ok());  // no timeline to cut
   CHECK_FALSE(ParseOptions({"--counters-only", "--pc-sampling", "./app"}).ok());    // rides the timeline run
-  CHECK(gt::collector::UsageText().find("--counters-only") != std::string::npos);
+  CHECK(gt::launcher::UsageText().find("--counters-only") != std::string::npos);
 }
 
 TEST_CASE("the counters run's environment carries the cache choice", "[counters][options]") {
