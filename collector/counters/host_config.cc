@@ -1,21 +1,14 @@
 #include "counters/host_config.h"
 
+#include "cupti/cupti_result.h"
+
 #include <cupti.h>
 #include <cupti_profiler_host.h>
 
 namespace gt::counters {
 
-std::string CuptiErrorString(int result) {
-  const char* text = nullptr;
-  cuptiGetResultString(static_cast<CUptiResult>(result), &text);
-  return std::string(text ? text : "CUPTI error") + " (" + std::to_string(result) + ")";
-}
-
 namespace {
-Status CuptiStatus(CUptiResult r, const char* what) {
-  if (r == CUPTI_SUCCESS) return Status::Ok();
-  return Internal(std::string(what) + ": " + CuptiErrorString(r));
-}
+using cupti::ToStatus;
 CUpti_Profiler_Host_Object* Obj(void* p) {
   return static_cast<CUpti_Profiler_Host_Object*>(p);
 }
@@ -81,24 +74,22 @@ StatusOr<MetricPlan> MetricHost::Plan(const std::vector<std::string>& metrics) {
   add.pHostObject = Obj(host_object_);
   add.ppMetricNames = names.data();
   add.numMetrics = names.size();
-  GT_RETURN_IF_ERROR(
-      CuptiStatus(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics"));
+  GT_RETURN_IF_ERROR(ToStatus(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics"));
   CUpti_Profiler_Host_GetConfigImageSize_Params size{
       CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
   size.pHostObject = Obj(host_object_);
   GT_RETURN_IF_ERROR(
-      CuptiStatus(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize"));
+      ToStatus(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize"));
   plan.config_image.resize(size.configImageSize);
   CUpti_Profiler_Host_GetConfigImage_Params img{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
   img.pHostObject = Obj(host_object_);
   img.configImageSize = plan.config_image.size();
   img.pConfigImage = plan.config_image.data();
-  GT_RETURN_IF_ERROR(CuptiStatus(cuptiProfilerHostGetConfigImage(&img), "cuptiProfilerHostGetConfigImage"));
+  GT_RETURN_IF_ERROR(ToStatus(cuptiProfilerHostGetConfigImage(&img), "cuptiProfilerHostGetConfigImage"));
   CUpti_Profiler_Host_GetNumOfPasses_Params passes{CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
   passes.configImageSize = plan.config_image.size();
   passes.pConfigImage = plan.config_image.data();
-  GT_RETURN_IF_ERROR(
-      CuptiStatus(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses"));
+  GT_RETURN_IF_ERROR(ToStatus(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses"));
   plan.passes = passes.numOfPasses;
   return plan;
 }
@@ -117,7 +108,7 @@ Status MetricHost::Evaluate(const std::vector<uint8_t>& counter_data, size_t ran
   p.ppMetricNames = names.data();
   p.numMetrics = names.size();
   p.pMetricValues = values->data();
-  return CuptiStatus(cuptiProfilerHostEvaluateToGpuValues(&p), "cuptiProfilerHostEvaluateToGpuValues");
+  return ToStatus(cuptiProfilerHostEvaluateToGpuValues(&p), "cuptiProfilerHostEvaluateToGpuValues");
 }
 
 StatusOr<MetricPlan> PlanMetricsForChip(const std::string& chip, const std::vector<std::string>& metrics) {

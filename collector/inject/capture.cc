@@ -8,6 +8,8 @@
 #include <cstring>
 #include <vector>
 
+#include "cupti/cupti_result.h"
+#include "gt/env.h"
 #include "inject/injection.h"
 
 namespace gt::inject {
@@ -33,7 +35,7 @@ uint32_t Tid() {
 }
 
 bool DebugMarkers() {
-  static const bool on = std::getenv("GTRACE_DEBUG_MARKERS") != nullptr;
+  static const bool on = env::Get(env::Var::kDebugMarkers) != nullptr;
   return on;
 }
 
@@ -208,9 +210,7 @@ bool StartCapture(Injection& inj, std::string* error) {
   for (auto [dom, id] : ids) {
     CUptiResult r = cuptiEnableCallback(1, inj.subscriber, dom, id);
     if (r != CUPTI_SUCCESS) {
-      const char* s = nullptr;
-      cuptiGetResultString(r, &s);
-      *error = std::string("cuptiEnableCallback: ") + (s ? s : "error");
+      *error = cupti::Describe("cuptiEnableCallback", r);
       return false;
     }
   }

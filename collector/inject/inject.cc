@@ -19,6 +19,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "gt/env.h"
 #include "inject/injection.h"
 
 namespace gt::inject {
@@ -208,7 +209,7 @@ void FatalSignalHandler(int sig) {
   // Restore the default first: a second fault (or a signal on the flusher itself) terminates at once.
   signal(sig, SIG_DFL);
   // GTRACE_DEBUG_BACKTRACE=1: where a crash happened (GPU machines may have no debugger).
-  static const bool backtrace_wanted = getenv("GTRACE_DEBUG_BACKTRACE") != nullptr;
+  static const bool backtrace_wanted = env::Get(env::Var::kDebugBacktrace) != nullptr;
   if (backtrace_wanted && !async) {
     void* frames[48];
     int n = backtrace(frames, 48);
@@ -299,7 +300,7 @@ Injection* Start(const char* entry_point) {
   std::lock_guard<std::mutex> lock(g_start_mu);
   if (g_start_attempted) return g_injection;
   g_start_attempted = true;
-  if (std::getenv("GTRACE_DISABLE")) return nullptr;
+  if (env::Get(env::Var::kDisable)) return nullptr;
 
   auto* inj = new Injection();
   std::string warnings;
@@ -383,7 +384,7 @@ Injection* GetInjection() {
 }
 
 void Warn(const char* fmt, ...) {
-  if (std::getenv("GTRACE_QUIET")) return;
+  if (env::Get(env::Var::kQuiet)) return;
   char buf[1024];
   va_list ap;
   va_start(ap, fmt);

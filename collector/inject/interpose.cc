@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "cupti/cupti_result.h"
 #include "inject/injection.h"
 
 namespace gt::inject {
@@ -25,17 +26,15 @@ static void NoteSecondClient(void* return_address, CUptiResult result) {
   Dl_info info{};
   std::string who = "unknown library";
   if (dladdr(return_address, &info) && info.dli_fname) who = info.dli_fname;
-  const char* r = nullptr;
-  cuptiGetResultString(result, &r);
+  const char* r = cupti::ResultText(result);
   Warn(
       "a second CUPTI client in the app tried to subscribe (%s): %s. CUPTI allows one per process, so that "
       "profiler (torch.profiler / Kineto?) records no CUDA activity while gcollect traces.",
-      who.c_str(), r ? r : "error");
+      who.c_str(), r);
   std::lock_guard<std::mutex> lock(inj->mu);
   if (!inj->finished)
     AddLoss(*inj, "cupti_second_client", static_cast<uint8_t>(Severity::kWarning), 1,
-            "another CUPTI client (" + who + ") tried to subscribe; CUPTI refused it (" + (r ? r : "error") +
-                ")");
+            "another CUPTI client (" + who + ") tried to subscribe; CUPTI refused it (" + r + ")");
 }
 
 CUptiResult CallRealSubscribeV2(CUpti_SubscriberHandle* s, CUpti_CallbackFunc cb, void* ud,

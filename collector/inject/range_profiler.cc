@@ -1,6 +1,6 @@
 // The counters module: CUPTI Range Profiler per kernel launch (see counters_module.h for the why).
 //
-// Sequence (checked on the H200, shared/notes/gpu.md): lazily at the first launch of a context,
+// Sequence (the order CUPTI accepts, checked on the H200): lazily at the first launch of a context,
 // cuptiProfilerInitialize -> DeviceSupported -> chip name -> counter availability -> host config
 // (host_config.h)
 // -> cuptiRangeProfilerEnable -> counter data image -> SetConfig(auto range, kernel replay). A selected
@@ -51,7 +51,9 @@
 #include "counters/join.h"
 #include "counters/metric_sets.h"
 #include "counters/selection.h"
+#include "cupti/cupti_result.h"
 #include "decode/cupti_decode.h"
+#include "gt/env.h"
 #include "inject/counters_module.h"
 #include "inject/graph_nodes.h"
 #include "inject/injection.h"
@@ -352,17 +354,7 @@ struct State {
 };
 State* g_state = nullptr;
 
-const char* Err(CUptiResult r) {
-  const char* s = nullptr;
-  cuptiGetResultString(r, &s);
-  return s ? s : "CUPTI error";
-}
-
-bool Check(CUptiResult r, const char* what, std::string* error) {
-  if (r == CUPTI_SUCCESS) return true;
-  *error = std::string(what) + ": " + Err(r) + " (" + std::to_string(int(r)) + ")";
-  return false;
-}
+using cupti::Check;
 
 // Counter data images are sized for this many ranges; a profiled launch decodes one.
 constexpr size_t kMaxRanges = 64;
@@ -696,7 +688,7 @@ bool FinishKernelReplay(ContextSession& s, PendingLaunch* p, std::string* error)
 // this returns, so the app's own launch computes what it would have without us.
 OwnReplay RunOwnReplay(State& st, ContextSession& s, CUcontext ctx, const LaunchCall& call, CUstream stream,
                        PendingLaunch* p, std::string* error) {
-  static const bool debug = getenv("GTRACE_COUNTERS_DEBUG") != nullptr;
+  static const bool debug = env::Get(env::Var::kCountersDebug) != nullptr;
   const CheckpointApi& cp = Checkpoints();
   if (!cp.ok()) {
     *error = cp.error;
@@ -763,7 +755,7 @@ OwnReplay RunOwnReplay(State& st, ContextSession& s, CUcontext ctx, const Launch
   if (restored != CUPTI_SUCCESS) {
     // The app's launch now runs on memory our passes changed: say so loudly, and never replay this way again.
     s.own_replay_error =
-        std::string("restoring device memory after the replay passes failed: ") + Err(restored);
+        std::string("restoring device memory after the replay passes failed: ") + cupti::ResultText(restored);
     Warn("gtrace counters: %s; this launch's results in the app may be wrong", s.own_replay_error.c_str());
     *error = s.own_replay_error;
     return OwnReplay::kFailed;
@@ -1012,7 +1004,7 @@ void ReplayGraph(Injection& inj, State& st, CUcontext ctx, const GraphExec& g, C
         "gtrace counters: restoring device memory after replaying a graph failed (%s); the app's graph "
         "launch "
         "now runs on memory the replay changed, and its results may be wrong",
-        Err(restored));
+        cupti::ResultText(restored));
 }
 
 // cuGraphLaunch ENTER: counts the graph's kernels (graph ordinals, model.h) and, when the selector picks one,
@@ -1207,7 +1199,7 @@ bool StartCountersModule(Injection& inj) {
                               CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresWaitNodeSetParams}) {
     CUptiResult r = cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
     if (r != CUPTI_SUCCESS) {
-      Warn("gtrace counters: cuptiEnableCallback: %s", Err(r));
+      Warn("gtrace counters: cuptiEnableCallback: %s", cupti::ResultText(r));
       delete st;
       return false;
     }

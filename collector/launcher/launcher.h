@@ -39,7 +39,7 @@ struct LaunchOptions {
   bool keep_parts = false;
   double wait_children_s = 5;  // how long to wait for descendants still running after the app exits
   std::string inject_lib;      // "" = beside the gcollect binary
-  // Kernel counters (issue 5): a second run of the app under the range profiler, joined into the trace.
+  // Kernel counters: a second run of the app under the range profiler, joined into the trace.
   uint32_t counter_sets = 0;         // counters::CounterSet bits; 0 = no counters run
   std::string kernel_regex;          // --kernel-regex
   uint64_t launch_skip = 0;          // --launch-skip
