@@ -23,7 +23,8 @@ StatusOr<std::unique_ptr<MetricHost>> MetricHost::Create(const std::string& chip
   p.pCounterAvailabilityImage = counter_availability.empty() ? nullptr : counter_availability.data();
   CUptiResult r = cuptiProfilerHostInitialize(&p);
   if (r != CUPTI_SUCCESS)
-    return Unsupported("CUPTI profiler host does not support chip '" + chip + "': " + CuptiErrorString(r));
+    return Unsupported("CUPTI profiler host does not support chip '" + chip +
+                       "': " + cupti::ResultWithCode(r));
   std::unique_ptr<MetricHost> host(new MetricHost());
   host->chip_ = chip;
   host->host_object_ = p.pHostObject;
@@ -44,7 +45,7 @@ bool MetricHost::IsValidMetric(const std::string& name, std::string* why) {
   p.pMetricName = name.c_str();
   CUptiResult r = cuptiProfilerHostGetMetricProperties(&p);
   if (r != CUPTI_SUCCESS) {
-    if (why) *why = CuptiErrorString(r);
+    if (why) *why = cupti::ResultWithCode(r);
     return false;
   }
   // A bare base name validates here but fails in ConfigAddMetrics: require a rollup/submetric suffix.

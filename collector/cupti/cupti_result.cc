@@ -10,8 +10,12 @@ const char* ResultText(CUptiResult r) {
   return s ? s : "CUPTI error";
 }
 
+std::string ResultWithCode(CUptiResult r) {
+  return std::string(ResultText(r)) + " (" + std::to_string(int(r)) + ")";
+}
+
 std::string Describe(const char* what, CUptiResult r) {
-  return std::string(what) + ": " + ResultText(r) + " (" + std::to_string(int(r)) + ")";
+  return std::string(what) + ": " + ResultWithCode(r);
 }
 
 bool Check(CUptiResult r, const char* what, std::string* error) {
