@@ -95,25 +95,9 @@ Status WriteTraceData(const TraceData& data, TraceWriter& writer) {
   std::vector<StringId> cache(data.strings.size(), kNone);
   Remap remap{data, writer, cache};
   writer.SetMetadata(data.metadata);
-  WriteAll(data.processes, remap, writer);
-  WriteAll(data.threads, remap, writer);
-  WriteAll(data.devices, remap, writer);
-  WriteAll(data.contexts, remap, writer);
-  WriteAll(data.streams, remap, writer);
-  WriteAll(data.counter_descriptors, remap, writer);
-  WriteAll(data.kernels, remap, writer);
-  WriteAll(data.memcpys, remap, writer);
-  WriteAll(data.memsets, remap, writer);
-  WriteAll(data.api_calls, remap, writer);
-  WriteAll(data.nvtx, remap, writer);
-  WriteAll(data.syncs, remap, writer);
-  WriteAll(data.memory, remap, writer);
-  WriteAll(data.overheads, remap, writer);
-  WriteAll(data.counter_samples, remap, writer);
-  WriteAll(data.kernel_metrics, remap, writer);
-  WriteAll(data.stall_samples, remap, writer);
-  WriteAll(data.flows, remap, writer);
-  WriteAll(data.losses, remap, writer);
+#define GT_WRITE_FIELD(R, Method, field) WriteAll(data.field, remap, writer);
+  GT_FOR_EACH_RECORD_TYPE(GT_WRITE_FIELD)
+#undef GT_WRITE_FIELD
   return writer.Flush();
 }
 #endif
