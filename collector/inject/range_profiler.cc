@@ -44,8 +44,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <mutex>
+#include <vector>
 
 #include "counters/host_config.h"
 #include "counters/join.h"
@@ -53,6 +55,7 @@
 #include "counters/selection.h"
 #include "cupti/cupti_result.h"
 #include "decode/cupti_decode.h"
+#include "decode/launch_cbids.h"
 #include "gt/env.h"
 #include "inject/counters_module.h"
 #include "inject/graph_nodes.h"
@@ -786,20 +789,6 @@ bool IsCapturing(CUstream stream) {
          (r == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE);
 }
 
-bool IsLaunch(CUpti_CallbackId cbid) {
-  switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-      return true;
-    default:
-      return false;
-  }
-}
-
 const char* Getenv(void*, const char* name) {
   return getenv(name);
 }
@@ -1064,7 +1053,8 @@ void CountersOnCallback(Injection& inj, CUpti_CallbackDomain domain, CUpti_Callb
   if (!st || domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   if (t_internal_launch) {
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-    if (IsLaunch(cbid) && cb->callbackSite == CUPTI_API_ENTER) NoteOwnLaunch(inj, cb->correlationId);
+    if (decode::IsKernelLaunchCbid(cbid) && cb->callbackSite == CUPTI_API_ENTER)
+      NoteOwnLaunch(inj, cb->correlationId);
     return;
   }
   if (IsGraphLaunch(cbid)) {
@@ -1075,7 +1065,7 @@ void CountersOnCallback(Injection& inj, CUpti_CallbackDomain domain, CUpti_Callb
     OnGraphBookkeeping(*st, cbid, static_cast<const CUpti_CallbackData*>(data));
     return;
   }
-  if (!IsLaunch(cbid)) return;
+  if (!decode::IsKernelLaunchCbid(cbid)) return;
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   if (cb->callbackSite == CUPTI_API_ENTER) {
     PendingLaunch probe;
@@ -1171,32 +1161,29 @@ bool StartCountersModule(Injection& inj) {
     delete st;
     return true;  // nothing of this subset in the chosen sets: the run records its timeline kinds only
   }
-  for (CUpti_CallbackId id : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemcpyNodeSetParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemsetNodeSetParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecHostNodeSetParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecChildGraphNodeSetParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecBatchMemOpNodeSetParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresSignalNodeSetParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresWaitNodeSetParams}) {
+  std::vector<CUpti_CallbackId> callbacks(std::begin(decode::kKernelLaunchCbids),
+                                          std::end(decode::kKernelLaunchCbids));
+  callbacks.insert(callbacks.end(), {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemcpyNodeSetParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemsetNodeSetParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecHostNodeSetParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecChildGraphNodeSetParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecBatchMemOpNodeSetParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresSignalNodeSetParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresWaitNodeSetParams});
+  for (CUpti_CallbackId id : callbacks) {
     CUptiResult r = cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
     if (r != CUPTI_SUCCESS) {
       Warn("gtrace counters: cuptiEnableCallback: %s", cupti::ResultText(r));
