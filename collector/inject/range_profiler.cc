@@ -527,6 +527,16 @@ CUresult Reissue(const LaunchCall& c) {
   }
 }
 
+// The shape, function and stream of cuLaunchKernel and cuLaunchCooperativeKernel (same fields, two structs).
+template <class Params>
+void ReadGridLaunch(const Params& a, PendingLaunch* p, CUfunction* fn, CUstream* stream) {
+  p->grid = double(a.gridDimX) * a.gridDimY * a.gridDimZ;
+  p->block = double(a.blockDimX) * a.blockDimY * a.blockDimZ;
+  p->dynamic_smem = a.sharedMemBytes;
+  *fn = a.f;
+  *stream = a.hStream;
+}
+
 // Launch attributes from the driver call's parameters (what the timeline records for the same launch).
 void ReadLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* cb, PendingLaunch* p, CUfunction* fn,
                 CUstream* stream, LaunchCall* call) {
@@ -538,22 +548,14 @@ void ReadLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* cb, PendingLaun
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
       const auto* a = static_cast<const cuLaunchKernel_params*>(cb->functionParams);
       call->kernel = *a;
-      p->grid = double(a->gridDimX) * a->gridDimY * a->gridDimZ;
-      p->block = double(a->blockDimX) * a->blockDimY * a->blockDimZ;
-      p->dynamic_smem = a->sharedMemBytes;
-      *fn = a->f;
-      *stream = a->hStream;
+      ReadGridLaunch(*a, p, fn, stream);
       break;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
       const auto* a = static_cast<const cuLaunchCooperativeKernel_params*>(cb->functionParams);
       call->cooperative = *a;
-      p->grid = double(a->gridDimX) * a->gridDimY * a->gridDimZ;
-      p->block = double(a->blockDimX) * a->blockDimY * a->blockDimZ;
-      p->dynamic_smem = a->sharedMemBytes;
-      *fn = a->f;
-      *stream = a->hStream;
+      ReadGridLaunch(*a, p, fn, stream);
       break;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:

@@ -74,6 +74,14 @@ counters::CountersOptions KernelReplayRunOptions(const LaunchOptions& o) {
   return co;
 }
 
+// Reads trace files, saying on stderr what they lack.
+Status LoadSayingWarnings(const std::vector<std::string>& paths, TraceData* out) {
+  std::vector<std::string> warnings;
+  Status s = counters::LoadTraceFiles(paths, out, &warnings);
+  for (const auto& w : warnings) fprintf(stderr, "gcollect: warning: %s\n", w.c_str());
+  return s;
+}
+
 bool WriteTrace(const TraceData& data, const std::string& output) {
   const std::string tmp = output + ".counters.tmp";
   auto sink = MakeFileSink(tmp, /*overwrite=*/true);
@@ -176,9 +184,7 @@ bool RunCountersApp(const LaunchOptions& o, const Config& timeline_config,
   if (app.ShellStatus() != 0 && !o.quiet)
     fprintf(stderr, "gcollect: the %s exited with status %d; joining what it recorded\n", label,
             app.ShellStatus());
-  std::vector<std::string> warnings;
-  Status s = counters::LoadTraceFiles(PartFiles(parts), out, &warnings);
-  for (const auto& w : warnings) fprintf(stderr, "gcollect: warning: %s\n", w.c_str());
+  Status s = LoadSayingWarnings(PartFiles(parts), out);
   if (!s.ok()) {
     fprintf(stderr, "gcollect: error: reading the %s: %s (parts kept in %s)\n", label, s.ToString().c_str(),
             parts.c_str());
@@ -213,9 +219,7 @@ void SupplementKernelReplayMetrics(const LaunchOptions& o, const Config& config,
 bool FinishCountersOnly(const LaunchOptions& o, const Config& config, const std::vector<EnvVar>& base_env,
                         const std::string& output) {
   TraceData data;
-  std::vector<std::string> warnings;
-  Status s = counters::LoadTraceFiles({output}, &data, &warnings);
-  for (const auto& w : warnings) fprintf(stderr, "gcollect: warning: %s\n", w.c_str());
+  Status s = LoadSayingWarnings({output}, &data);
   if (!s.ok()) {
     fprintf(stderr, "gcollect: error: reading the counters run: %s\n", s.ToString().c_str());
     return false;
@@ -235,9 +239,7 @@ bool RunCountersPass(const LaunchOptions& o, const Config& timeline_config,
   if (!RunCountersApp(o, timeline_config, base_env, CountersOptionsFor(o), output + ".counters.parts",
                       "counters run", &counters_data))
     return false;
-  std::vector<std::string> warnings;
-  Status s = counters::LoadTraceFiles({output}, &timeline, &warnings);
-  for (const auto& w : warnings) fprintf(stderr, "gcollect: warning: %s\n", w.c_str());
+  Status s = LoadSayingWarnings({output}, &timeline);
   if (!s.ok()) {
     fprintf(stderr, "gcollect: error: reading the timeline run: %s\n", s.ToString().c_str());
     return false;
