@@ -40,7 +40,7 @@ for t in "${TARGETS[@]}"; do
   corpus="$BUILD/corpus/$name"
   mkdir -p "$corpus"
   [ -d "tests/fuzz/corpus/$name" ] && cp -n "tests/fuzz/corpus/$name"/* "$corpus"/ 2>/dev/null || true
-  if [ "$name" = fuzz_reader ] && [ -x "$BUILD/tests/fuzz/gen_fuzz_seeds" ]; then
+  if { [ "$name" = fuzz_reader ] || [ "$name" = fuzz_merge ]; } && [ -x "$BUILD/tests/fuzz/gen_fuzz_seeds" ]; then
     "$BUILD/tests/fuzz/gen_fuzz_seeds" "$corpus"
   fi
   echo "=== $name: ${PER}s ==="

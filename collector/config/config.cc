@@ -5,7 +5,9 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace gt::collector {
+#include "gt/env.h"
+
+namespace gt::config {
 namespace {
 
 struct KindName {
@@ -13,19 +15,30 @@ struct KindName {
   uint32_t bits;
 };
 constexpr KindName kKindNames[] = {
-    {"cuda", kTraceCuda},         {"kernel", kTraceKernel},   {"memcpy", kTraceMemcpy},
-    {"memset", kTraceMemset},     {"runtime", kTraceRuntime}, {"cuda-api", kTraceRuntime},
-    {"api", kTraceRuntime},       {"driver", kTraceDriver},   {"cuda-driver", kTraceDriver},
-    {"nvtx", kTraceNvtx},         {"sync", kTraceSync},       {"memory", kTraceMemory},
-    {"overhead", kTraceOverhead}, {"default", kTraceDefault}, {"none", 0},
+    {"cuda", kTraceCuda},
+    {"kernel", kTraceKernel},
+    {"memcpy", kTraceMemcpy},
+    {"memset", kTraceMemset},
+    {"runtime", kTraceRuntime},
+    {"cuda-api", kTraceRuntime},
+    {"api", kTraceRuntime},
+    {"driver", kTraceDriver},
+    {"cuda-driver", kTraceDriver},
+    {"nvtx", kTraceNvtx},
+    {"sync", kTraceSync},
+    {"memory", kTraceMemory},
+    {"overhead", kTraceOverhead},
+    {"default", kTraceDefault},
+    {"none", 0},
     {"runtime-all", kTraceRuntime | kTraceRuntimeAll},
 };
 // Canonical single-bit names, for FormatTraceKinds.
 constexpr KindName kBitNames[] = {
-    {"kernel", kTraceKernel},   {"memcpy", kTraceMemcpy}, {"memset", kTraceMemset},
-    {"runtime", kTraceRuntime}, {"driver", kTraceDriver}, {"nvtx", kTraceNvtx},
-    {"sync", kTraceSync},       {"memory", kTraceMemory}, {"overhead", kTraceOverhead},
-    {"runtime-all", kTraceRuntimeAll},
+    {"kernel", kTraceKernel},     {"memcpy", kTraceMemcpy},
+    {"memset", kTraceMemset},     {"runtime", kTraceRuntime},
+    {"driver", kTraceDriver},     {"nvtx", kTraceNvtx},
+    {"sync", kTraceSync},         {"memory", kTraceMemory},
+    {"overhead", kTraceOverhead}, {"runtime-all", kTraceRuntimeAll},
 };
 
 bool ParseI64(const char* s, int64_t* out) {
@@ -60,7 +73,8 @@ bool ParseTraceKinds(std::string_view list, uint32_t* kinds, std::string* error)
     if (!found) {
       if (error) {
         *error = "unknown trace kind '" + std::string(item) +
-                 "' (known: cuda, kernel, memcpy, memset, runtime, runtime-all, driver, nvtx, sync, memory, overhead, "
+                 "' (known: cuda, kernel, memcpy, memset, runtime, runtime-all, driver, nvtx, sync, memory, "
+                 "overhead, "
                  "default, none)";
       }
       return false;
@@ -87,19 +101,19 @@ std::string FormatTraceKinds(uint32_t kinds) {
 }
 
 void ConfigToEnv(const Config& c, void (*set)(void*, const char*, const char*), void* ctx) {
-  set(ctx, "GTRACE_PARTS_DIR", c.parts_dir.c_str());
-  set(ctx, "GTRACE_TRACE", FormatTraceKinds(c.kinds).c_str());
+  set(ctx, env::Name(env::Var::kPartsDir), c.parts_dir.c_str());
+  set(ctx, env::Name(env::Var::kTrace), FormatTraceKinds(c.kinds).c_str());
   std::string window = std::to_string(c.window_start_ns) + ":" + std::to_string(c.window_end_ns);
-  set(ctx, "GTRACE_WINDOW", window.c_str());
+  set(ctx, env::Name(env::Var::kWindow), window.c_str());
   std::string capture = c.capture == CaptureMode::kProfilerApi ? "cudaProfilerApi"
                         : c.capture == CaptureMode::kNvtx      ? "nvtx:" + c.capture_nvtx_name
                                                                : "none";
-  set(ctx, "GTRACE_CAPTURE", capture.c_str());
-  set(ctx, "GTRACE_LAUNCHER_PID", std::to_string(c.launcher_pid).c_str());
-  set(ctx, "GTRACE_FLUSH_MS", std::to_string(c.flush_interval_ms).c_str());
-  set(ctx, "GTRACE_MODULES", c.modules.c_str());
+  set(ctx, env::Name(env::Var::kCapture), capture.c_str());
+  set(ctx, env::Name(env::Var::kLauncherPid), std::to_string(c.launcher_pid).c_str());
+  set(ctx, env::Name(env::Var::kFlushMs), std::to_string(c.flush_interval_ms).c_str());
+  set(ctx, env::Name(env::Var::kModules), c.modules.c_str());
   if (c.pc_sampling_period_exp)
-    set(ctx, "GTRACE_PC_SAMPLING_PERIOD", std::to_string(c.pc_sampling_period_exp).c_str());
+    set(ctx, env::Name(env::Var::kPcSamplingPeriod), std::to_string(c.pc_sampling_period_exp).c_str());
 }
 
 Config ConfigFromEnv(const char* (*get)(void*, const char*), void* ctx, std::string* warnings) {
@@ -107,12 +121,12 @@ Config ConfigFromEnv(const char* (*get)(void*, const char*), void* ctx, std::str
   auto warn = [&](const std::string& w) {
     if (warnings) *warnings += w + "\n";
   };
-  if (const char* v = get(ctx, "GTRACE_PARTS_DIR")) c.parts_dir = v;
-  if (const char* v = get(ctx, "GTRACE_TRACE")) {
+  if (const char* v = get(ctx, env::Name(env::Var::kPartsDir))) c.parts_dir = v;
+  if (const char* v = get(ctx, env::Name(env::Var::kTrace))) {
     std::string err;
     if (!ParseTraceKinds(v, &c.kinds, &err)) warn("GTRACE_TRACE: " + err + "; using the default kinds");
   }
-  if (const char* v = get(ctx, "GTRACE_WINDOW")) {
+  if (const char* v = get(ctx, env::Name(env::Var::kWindow))) {
     std::string s = v;
     size_t colon = s.find(':');
     int64_t a = 0, b = 0;
@@ -124,7 +138,7 @@ Config ConfigFromEnv(const char* (*get)(void*, const char*), void* ctx, std::str
       c.window_end_ns = b;
     }
   }
-  if (const char* v = get(ctx, "GTRACE_CAPTURE")) {
+  if (const char* v = get(ctx, env::Name(env::Var::kCapture))) {
     std::string s = v;
     if (s == "cudaProfilerApi") {
       c.capture = CaptureMode::kProfilerApi;
@@ -135,19 +149,19 @@ Config ConfigFromEnv(const char* (*get)(void*, const char*), void* ctx, std::str
       warn("GTRACE_CAPTURE: unknown '" + s + "'; capturing everything");
     }
   }
-  if (const char* v = get(ctx, "GTRACE_LAUNCHER_PID")) {
+  if (const char* v = get(ctx, env::Name(env::Var::kLauncherPid))) {
     int64_t p = 0;
     if (ParseI64(v, &p) && p >= 0 && p <= UINT32_MAX) c.launcher_pid = static_cast<uint32_t>(p);
   }
-  if (const char* v = get(ctx, "GTRACE_FLUSH_MS")) {
+  if (const char* v = get(ctx, env::Name(env::Var::kFlushMs))) {
     int64_t ms = 0;
     if (ParseI64(v, &ms) && ms >= 10 && ms <= 60000)
       c.flush_interval_ms = static_cast<uint32_t>(ms);
     else
       warn("GTRACE_FLUSH_MS: expected 10..60000");
   }
-  if (const char* v = get(ctx, "GTRACE_MODULES")) c.modules = v;
-  if (const char* v = get(ctx, "GTRACE_PC_SAMPLING_PERIOD")) {
+  if (const char* v = get(ctx, env::Name(env::Var::kModules))) c.modules = v;
+  if (const char* v = get(ctx, env::Name(env::Var::kPcSamplingPeriod))) {
     int64_t e = 0;
     if (ParseI64(v, &e) && e >= kPcSamplingMinPeriodExp && e <= kPcSamplingMaxPeriodExp)
       c.pc_sampling_period_exp = static_cast<uint32_t>(e);
@@ -169,4 +183,4 @@ int64_t RealtimeNow() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
-}  // namespace gt::collector
+}  // namespace gt::config

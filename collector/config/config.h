@@ -6,19 +6,19 @@
 #include <string>
 #include <string_view>
 
-namespace gt::collector {
+namespace gt::config {
 
 // Record kinds a run can ask for. Bits travel in GTRACE_TRACE as a comma list of names.
 enum TraceKind : uint32_t {
-  kTraceKernel = 1u << 0,    // CONCURRENT_KERNEL
-  kTraceMemcpy = 1u << 1,    // MEMCPY
-  kTraceMemset = 1u << 2,    // MEMSET
-  kTraceRuntime = 1u << 3,   // RUNTIME API calls
-  kTraceDriver = 1u << 4,    // DRIVER API calls (opt-in: mostly noise under PyTorch)
-  kTraceNvtx = 1u << 5,      // MARKER + MARKER_DATA
-  kTraceSync = 1u << 6,      // SYNCHRONIZATION
-  kTraceMemory = 1u << 7,    // MEMORY2 (allocations / frees)
-  kTraceOverhead = 1u << 8,  // OVERHEAD (CUPTI's own cost)
+  kTraceKernel = 1u << 0,      // CONCURRENT_KERNEL
+  kTraceMemcpy = 1u << 1,      // MEMCPY
+  kTraceMemset = 1u << 2,      // MEMSET
+  kTraceRuntime = 1u << 3,     // RUNTIME API calls
+  kTraceDriver = 1u << 4,      // DRIVER API calls (opt-in: mostly noise under PyTorch)
+  kTraceNvtx = 1u << 5,        // MARKER + MARKER_DATA
+  kTraceSync = 1u << 6,        // SYNCHRONIZATION
+  kTraceMemory = 1u << 7,      // MEMORY2 (allocations / frees)
+  kTraceOverhead = 1u << 8,    // OVERHEAD (CUPTI's own cost)
   kTraceRuntimeAll = 1u << 9,  // also the noisy runtime queries skipped by default (cudaGetDevice, ...)
 };
 
@@ -44,7 +44,8 @@ struct Config {
       0;  // gcollect's pid: its direct child is the root app, whose ProcessRecord gcollect writes
   uint32_t flush_interval_ms = 1000;
   std::string modules;  // optional injection modules, comma list (e.g. "counters"); see inject/modules.cc
-  uint32_t pc_sampling_period_exp = 0;  // --pc-sampling=N: period 2^N cycles (module "pcsampling"); 0 = default
+  uint32_t pc_sampling_period_exp =
+      0;  // --pc-sampling=N: period 2^N cycles (module "pcsampling"); 0 = default
 };
 
 // "cuda,nvtx" -> bits. Names: cuda, kernel, memcpy, memset, runtime (alias cuda-api, api), driver
@@ -68,4 +69,4 @@ Config ConfigFromEnv(const char* (*get)(void* ctx, const char* name), void* ctx,
 int64_t TraceClockNow();
 int64_t RealtimeNow();
 
-}  // namespace gt::collector
+}  // namespace gt::config

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace gt::collector {
+namespace gt::config {
 namespace {
 
 bool ParseInt(const char* s, int32_t* out) {
@@ -61,4 +61,4 @@ std::string ReadBootId() {
   return id;
 }
 
-}  // namespace gt::collector
+}  // namespace gt::config

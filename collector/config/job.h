@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-namespace gt::collector {
+namespace gt::config {
 
 struct JobIdentity {
   std::string job;    // "" = no launcher named one
@@ -26,4 +26,4 @@ JobIdentity ReadJobIdentity(const std::function<const char*(const char*)>& geten
 // The boot id (/proc/sys/kernel/random/boot_id): processes with the same one share CLOCK_MONOTONIC.
 std::string ReadBootId();
 
-}  // namespace gt::collector
+}  // namespace gt::config

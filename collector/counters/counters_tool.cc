@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "counters/host_config.h"
+#include "counters/join.h"
+#include "counters/metric_sets.h"
+#include "counters/selection.h"
 #include "gt/reader.h"
 #include "gt/trace_data.h"
 #include "gt/writer.h"
-#include "host_config.h"
-#include "join.h"
-#include "metric_sets.h"
-#include "selection.h"
 
 using namespace gt;
 

@@ -1,4 +1,4 @@
-#include "graph_plan.h"
+#include "counters/graph_plan.h"
 
 #include <algorithm>
 #include <map>

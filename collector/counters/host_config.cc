@@ -1,21 +1,14 @@
-#include "host_config.h"
+#include "counters/host_config.h"
+
+#include "cupti/cupti_result.h"
 
 #include <cupti.h>
 #include <cupti_profiler_host.h>
 
 namespace gt::counters {
 
-std::string CuptiErrorString(int result) {
-  const char* text = nullptr;
-  cuptiGetResultString(static_cast<CUptiResult>(result), &text);
-  return std::string(text ? text : "CUPTI error") + " (" + std::to_string(result) + ")";
-}
-
 namespace {
-Status CuptiStatus(CUptiResult r, const char* what) {
-  if (r == CUPTI_SUCCESS) return Status::Ok();
-  return Internal(std::string(what) + ": " + CuptiErrorString(r));
-}
+using cupti::ToStatus;
 CUpti_Profiler_Host_Object* Obj(void* p) {
   return static_cast<CUpti_Profiler_Host_Object*>(p);
 }
@@ -30,7 +23,8 @@ StatusOr<std::unique_ptr<MetricHost>> MetricHost::Create(const std::string& chip
   p.pCounterAvailabilityImage = counter_availability.empty() ? nullptr : counter_availability.data();
   CUptiResult r = cuptiProfilerHostInitialize(&p);
   if (r != CUPTI_SUCCESS)
-    return Unsupported("CUPTI profiler host does not support chip '" + chip + "': " + CuptiErrorString(r));
+    return Unsupported("CUPTI profiler host does not support chip '" + chip +
+                       "': " + cupti::ResultWithCode(r));
   std::unique_ptr<MetricHost> host(new MetricHost());
   host->chip_ = chip;
   host->host_object_ = p.pHostObject;
@@ -51,7 +45,7 @@ bool MetricHost::IsValidMetric(const std::string& name, std::string* why) {
   p.pMetricName = name.c_str();
   CUptiResult r = cuptiProfilerHostGetMetricProperties(&p);
   if (r != CUPTI_SUCCESS) {
-    if (why) *why = CuptiErrorString(r);
+    if (why) *why = cupti::ResultWithCode(r);
     return false;
   }
   // A bare base name validates here but fails in ConfigAddMetrics: require a rollup/submetric suffix.
@@ -81,24 +75,22 @@ StatusOr<MetricPlan> MetricHost::Plan(const std::vector<std::string>& metrics) {
   add.pHostObject = Obj(host_object_);
   add.ppMetricNames = names.data();
   add.numMetrics = names.size();
-  GT_RETURN_IF_ERROR(
-      CuptiStatus(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics"));
+  GT_RETURN_IF_ERROR(ToStatus(cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics"));
   CUpti_Profiler_Host_GetConfigImageSize_Params size{
       CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
   size.pHostObject = Obj(host_object_);
   GT_RETURN_IF_ERROR(
-      CuptiStatus(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize"));
+      ToStatus(cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize"));
   plan.config_image.resize(size.configImageSize);
   CUpti_Profiler_Host_GetConfigImage_Params img{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
   img.pHostObject = Obj(host_object_);
   img.configImageSize = plan.config_image.size();
   img.pConfigImage = plan.config_image.data();
-  GT_RETURN_IF_ERROR(CuptiStatus(cuptiProfilerHostGetConfigImage(&img), "cuptiProfilerHostGetConfigImage"));
+  GT_RETURN_IF_ERROR(ToStatus(cuptiProfilerHostGetConfigImage(&img), "cuptiProfilerHostGetConfigImage"));
   CUpti_Profiler_Host_GetNumOfPasses_Params passes{CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
   passes.configImageSize = plan.config_image.size();
   passes.pConfigImage = plan.config_image.data();
-  GT_RETURN_IF_ERROR(
-      CuptiStatus(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses"));
+  GT_RETURN_IF_ERROR(ToStatus(cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses"));
   plan.passes = passes.numOfPasses;
   return plan;
 }
@@ -117,7 +109,7 @@ Status MetricHost::Evaluate(const std::vector<uint8_t>& counter_data, size_t ran
   p.ppMetricNames = names.data();
   p.numMetrics = names.size();
   p.pMetricValues = values->data();
-  return CuptiStatus(cuptiProfilerHostEvaluateToGpuValues(&p), "cuptiProfilerHostEvaluateToGpuValues");
+  return ToStatus(cuptiProfilerHostEvaluateToGpuValues(&p), "cuptiProfilerHostEvaluateToGpuValues");
 }
 
 StatusOr<MetricPlan> PlanMetricsForChip(const std::string& chip, const std::vector<std::string>& metrics) {

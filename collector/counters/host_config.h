@@ -50,7 +50,4 @@ class MetricHost {
 // Convenience for tests and planning: a fresh host object, plan, pass count.
 StatusOr<MetricPlan> PlanMetricsForChip(const std::string& chip, const std::vector<std::string>& metrics);
 
-// "CUPTI_ERROR_INVALID_PARAMETER (1)"
-std::string CuptiErrorString(int result);
-
 }  // namespace gt::counters

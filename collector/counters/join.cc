@@ -1,4 +1,4 @@
-#include "join.h"
+#include "counters/join.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,9 +8,10 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "counters/metric_sets.h"
+#include "gt/counter_vocab.h"
 #include "gt/reader.h"
 #include "gt/writer.h"
-#include "metric_sets.h"
 
 namespace gt::counters {
 namespace {
@@ -72,6 +73,14 @@ std::vector<std::pair<std::string, uint32_t>> ProcessKeys(const TraceData& t, bo
     out.emplace_back(name + "#" + std::to_string(seen[name]++), pid);
   }
   return out;
+}
+
+// "counters_unmatched": what the join could not pair, with the first few problems spelled out.
+LossRecord UnmatchedLoss(const JoinReport& report, Interner& intern) {
+  std::string detail = report.Summary();
+  for (size_t i = 0; i < report.problems.size() && i < 5; ++i) detail += "\n" + report.problems[i];
+  return MakeLoss(intern("counters_unmatched"), Severity::kWarning, report.unmatched_launches,
+                  intern(detail));
 }
 
 double Get(const std::map<std::string, double>& m, const char* key, double fallback = -1) {
@@ -284,14 +293,7 @@ JoinReport JoinCountersIntoTimeline(TraceData& timeline, const TraceData& counte
     timeline.losses.push_back(r);
   }
   if (report.unmatched_launches || report.unmatched_processes) {
-    LossRecord loss;
-    loss.name = intern("counters_unmatched");
-    loss.severity = static_cast<uint8_t>(Severity::kWarning);
-    loss.count = report.unmatched_launches;
-    std::string detail = report.Summary();
-    for (size_t i = 0; i < report.problems.size() && i < 5; ++i) detail += "\n" + report.problems[i];
-    loss.detail = intern(detail);
-    timeline.losses.push_back(loss);
+    timeline.losses.push_back(UnmatchedLoss(report, intern));
   }
   if (mode == JoinMode::kPrimary) ReportNotProfiled(counters, report);
   ApplyCounterPeaks(timeline);
@@ -313,7 +315,7 @@ JoinReport BuildCountersOnlyTrace(TraceData& t) {
     if (ordinals[i] != kNone) by_key[{t.kernels[i].pid, t.kernels[i].name, ordinals[i]}] = i;
 
   // Launches with counters, their duration, and the kernel each belongs to.
-  const StringId time_metric = intern("gpu__time_duration.sum");
+  const StringId time_metric = intern(metric::kTime);
   std::map<std::tuple<uint32_t, StringId, uint32_t>, double> launches;  // -> duration ns (-1 = none)
   for (const auto& m : t.kernel_metrics) {
     double& d = launches.try_emplace({m.pid, m.kernel_name, m.launch_ordinal}, -1.0).first->second;
@@ -378,23 +380,13 @@ JoinReport BuildCountersOnlyTrace(TraceData& t) {
       "with "
       "gpu__time_duration.sum as duration; gaps, overlap and host activity were not measured";
   t.metadata.entries.emplace_back("timeline", kTimeline);
-  LossRecord info;
-  info.name = intern("counters_only");
-  info.severity = static_cast<uint8_t>(Severity::kInfo);
-  info.count = report.matched_launches;
-  info.detail = intern(
-      std::string(kTimeline) + "; " + std::to_string(dropped) + " unprofiled launches are not in this trace" +
-      (without_time ? "; " + std::to_string(without_time) + " launches had no duration" : ""));
-  t.losses.push_back(info);
+  t.losses.push_back(MakeLoss(
+      intern("counters_only"), Severity::kInfo, report.matched_launches,
+      intern(std::string(kTimeline) + "; " + std::to_string(dropped) +
+             " unprofiled launches are not in this trace" +
+             (without_time ? "; " + std::to_string(without_time) + " launches had no duration" : ""))));
   if (report.unmatched_launches) {
-    LossRecord loss;
-    loss.name = intern("counters_unmatched");
-    loss.severity = static_cast<uint8_t>(Severity::kWarning);
-    loss.count = report.unmatched_launches;
-    std::string detail = report.Summary();
-    for (size_t i = 0; i < report.problems.size() && i < 5; ++i) detail += "\n" + report.problems[i];
-    loss.detail = intern(detail);
-    t.losses.push_back(loss);
+    t.losses.push_back(UnmatchedLoss(report, intern));
   }
   ApplyCounterPeaks(t);
   return report;
@@ -411,26 +403,26 @@ int ApplyCounterPeaks(TraceData& trace) {
     b = std::max(b, m.value);
   }
   auto get = [&](const char* k) { return best.count(k) ? best[k] : 0.0; };
-  const double sm_hz = get("sm__cycles_elapsed.avg.per_second");
+  const double sm_hz = get(metric::kSmClock);
   if (sm_hz <= 0) return 0;
-  double dram = get("dram__bytes.sum.peak_sustained") * get("dram__cycles_elapsed.avg.per_second");
-  double l2 = get("lts__t_bytes.sum.peak_sustained") * get("lts__cycles_elapsed.avg.per_second");
-  double l1 = get("l1tex__t_bytes.sum.peak_sustained") * sm_hz;
+  double dram = get(metric::kDramBytesPeak) * get(metric::kDramClock);
+  double l2 = get(metric::kL2BytesPeak) * get(metric::kL2Clock);
+  double l1 = get(metric::kL1BytesPeak) * sm_hz;
   struct P {
     Precision p;
     const char* metric;
     double per_count;
   };
   const P peaks[] = {
-      {Precision::kFp64, "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained", 2},
-      {Precision::kFp32, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", 2},
-      {Precision::kFp16, "sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained", 2},
-      {Precision::kFp64Tensor, "sm__ops_path_tensor_src_fp64.sum.peak_sustained", 1},
-      {Precision::kTf32Tensor, "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32.sum.peak_sustained", 1},
-      {Precision::kFp16Tensor, "sm__ops_path_tensor_op_hgmma_src_fp16.sum.peak_sustained", 1},
-      {Precision::kBf16Tensor, "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum.peak_sustained", 1},
-      {Precision::kFp8Tensor, "sm__ops_path_tensor_src_fp8.sum.peak_sustained", 1},
-      {Precision::kInt8Tensor, "sm__ops_path_tensor_op_igmma_src_int8.sum.peak_sustained", 1},
+      {Precision::kFp64, metric::kDfmaPeak, 2},
+      {Precision::kFp32, metric::kFfmaPeak, 2},
+      {Precision::kFp16, metric::kHfmaPeak, 2},
+      {Precision::kFp64Tensor, metric::kTensorFp64Peak, 1},
+      {Precision::kTf32Tensor, metric::kTensorHgmmaTf32Peak, 1},
+      {Precision::kFp16Tensor, metric::kTensorHgmmaFp16Peak, 1},
+      {Precision::kBf16Tensor, metric::kTensorHgmmaBf16Peak, 1},
+      {Precision::kFp8Tensor, metric::kTensorFp8Peak, 1},
+      {Precision::kInt8Tensor, metric::kTensorIgmmaInt8Peak, 1},
   };
   int updated = 0;
   for (auto& d : trace.devices) {

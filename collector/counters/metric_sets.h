@@ -1,8 +1,9 @@
 // Metric sets of `gcollect --counters[=SET]`: which CUPTI Range Profiler metrics each set asks for.
 //
-// Pure data + parsing, no CUPTI: the names are validated against the chip by host_config.h (which also counts
-// passes), and the viewer's analysis (viewer/core/src/analysis) reads the same names back from the trace. The
-// names are Hopper's (GH100, sm_90); metrics a chip lacks are dropped with a warning at setup, never guessed.
+// Parsing and set membership, no CUPTI: the metric names and each set's list are the counter vocabulary's
+// (gt/counter_vocab.h), which the viewer's analysis reads back from the trace; host_config.h validates them
+// against the chip (and counts passes). Metrics a chip lacks are dropped with a warning at setup, never
+// guessed.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gt/counter_vocab.h"
 #include "gt/status.h"
 
 namespace gt::counters {
@@ -35,23 +37,12 @@ std::string CounterSetsToString(uint32_t sets);
 // The metrics of `sets`, in a stable order, without duplicates.
 std::vector<std::string> MetricsForSets(uint32_t sets);
 
-// Warp-stall reasons the GH100 range profiler reports (smsp__warps_issue_stalled_<reason>.sum).
+// Warp-stall reasons the GH100 range profiler reports (smsp__warps_issue_stalled_<reason>.sum), in the order
+// the stall metrics are configured.
 const std::vector<std::string>& StallReasons();
-inline constexpr std::string_view kStallMetricPrefix = "smsp__warps_issue_stalled_";
-inline constexpr std::string_view kStallMetricSuffix = ".sum";
-// "long_scoreboard" for "smsp__warps_issue_stalled_long_scoreboard.sum", else "".
-std::string_view StallReasonOfMetric(std::string_view metric);
+using gt::StallReasonOfMetric;  // the vocabulary's, gt/counter_vocab.h
 
-// Launch attributes recorded by the counters module itself (not hardware counters), named like ncu's so that
-// a counters trace is self-describing even without a timeline run to join.
-namespace launch_metric {
-inline constexpr const char* kGridSize = "launch__grid_size";
-inline constexpr const char* kBlockSize = "launch__block_size";
-inline constexpr const char* kRegisters = "launch__registers_per_thread";
-inline constexpr const char* kStaticShared = "launch__shared_mem_per_block_static";
-inline constexpr const char* kDynamicShared = "launch__shared_mem_per_block_dynamic";
-inline constexpr const char* kPasses = "profiler__passes";          // range-profiler passes of this launch
-inline constexpr const char* kCostNs = "profiler__replay_cost_ns";  // wall time the replay added
-}  // namespace launch_metric
+// Launch attributes recorded by the counters module itself (gt/counter_vocab.h names them).
+namespace launch_metric = gt::metric;
 
 }  // namespace gt::counters

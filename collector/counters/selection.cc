@@ -1,21 +1,22 @@
-#include "selection.h"
+#include "counters/selection.h"
 
 #include <cstdio>
 #include <cstdlib>
 
-#include "metric_sets.h"
+#include "counters/metric_sets.h"
+#include "gt/env.h"
 
 namespace gt::counters {
 
 void CountersOptionsToEnv(const CountersOptions& o,
                           void (*set)(void* ctx, const char* name, const char* value), void* ctx) {
-  set(ctx, "GTRACE_COUNTERS", CounterSetsToString(o.sets).c_str());
-  set(ctx, "GTRACE_KERNEL_REGEX", o.kernel_regex.c_str());
-  set(ctx, "GTRACE_LAUNCH_SKIP", std::to_string(o.launch_skip).c_str());
-  set(ctx, "GTRACE_LAUNCH_COUNT", std::to_string(o.launch_count).c_str());
-  set(ctx, "GTRACE_COUNTERS_PER_NAME", std::to_string(o.per_name_limit).c_str());
-  set(ctx, "GTRACE_COUNTERS_CACHE", o.flush_caches ? "all" : "none");
-  set(ctx, "GTRACE_COUNTERS_SUBSET",
+  set(ctx, env::Name(env::Var::kCounters), CounterSetsToString(o.sets).c_str());
+  set(ctx, env::Name(env::Var::kKernelRegex), o.kernel_regex.c_str());
+  set(ctx, env::Name(env::Var::kLaunchSkip), std::to_string(o.launch_skip).c_str());
+  set(ctx, env::Name(env::Var::kLaunchCount), std::to_string(o.launch_count).c_str());
+  set(ctx, env::Name(env::Var::kCountersPerName), std::to_string(o.per_name_limit).c_str());
+  set(ctx, env::Name(env::Var::kCountersCache), o.flush_caches ? "all" : "none");
+  set(ctx, env::Name(env::Var::kCountersSubset),
       o.subset == MetricSubset::kCacheSensitive ? "cache"
       : o.subset == MetricSubset::kOther        ? "other"
                                                 : "all");
@@ -49,24 +50,27 @@ Status ParseU64(const char* name, const char* text, uint64_t* out) {
 
 StatusOr<CountersOptions> CountersOptionsFromEnv(const char* (*get)(void* ctx, const char* name), void* ctx) {
   CountersOptions o;
-  const char* sets = get(ctx, "GTRACE_COUNTERS");
+  const char* sets = get(ctx, env::Name(env::Var::kCounters));
   if (!sets) return o;  // counters off
   auto bits = ParseCounterSets(sets);
   if (!bits.ok()) return bits.status();
   o.sets = *bits;
-  if (const char* re = get(ctx, "GTRACE_KERNEL_REGEX")) o.kernel_regex = re;
-  GT_RETURN_IF_ERROR(ParseU64("GTRACE_LAUNCH_SKIP", get(ctx, "GTRACE_LAUNCH_SKIP"), &o.launch_skip));
-  GT_RETURN_IF_ERROR(ParseU64("GTRACE_LAUNCH_COUNT", get(ctx, "GTRACE_LAUNCH_COUNT"), &o.launch_count));
+  if (const char* re = get(ctx, env::Name(env::Var::kKernelRegex))) o.kernel_regex = re;
+  GT_RETURN_IF_ERROR(
+      ParseU64(env::Name(env::Var::kLaunchSkip), get(ctx, env::Name(env::Var::kLaunchSkip)), &o.launch_skip));
+  GT_RETURN_IF_ERROR(ParseU64(env::Name(env::Var::kLaunchCount), get(ctx, env::Name(env::Var::kLaunchCount)),
+                              &o.launch_count));
   uint64_t per_name = o.per_name_limit;
-  GT_RETURN_IF_ERROR(ParseU64("GTRACE_COUNTERS_PER_NAME", get(ctx, "GTRACE_COUNTERS_PER_NAME"), &per_name));
+  GT_RETURN_IF_ERROR(ParseU64(env::Name(env::Var::kCountersPerName),
+                              get(ctx, env::Name(env::Var::kCountersPerName)), &per_name));
   o.per_name_limit = static_cast<uint32_t>(per_name);
-  if (const char* cache = get(ctx, "GTRACE_COUNTERS_CACHE"); cache && *cache) {
+  if (const char* cache = get(ctx, env::Name(env::Var::kCountersCache)); cache && *cache) {
     std::string c = cache;
     if (c != "all" && c != "none")
       return InvalidArgument("GTRACE_COUNTERS_CACHE: expected all or none, got '" + c + "'");
     o.flush_caches = c == "all";
   }
-  if (const char* subset = get(ctx, "GTRACE_COUNTERS_SUBSET"); subset && *subset) {
+  if (const char* subset = get(ctx, env::Name(env::Var::kCountersSubset)); subset && *subset) {
     std::string v = subset;
     if (v == "all")
       o.subset = MetricSubset::kAll;

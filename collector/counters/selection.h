@@ -76,7 +76,7 @@ class LaunchSelector {
   uint64_t matched_ = 0, profiled_ = 0, launches_ = 0;
 };
 
-// Cost model measured on the H200 (shared/notes/gpu.md, docs/benchmarks.md): ~14 ms per replay pass per
+// Cost model measured on the H200 (docs/benchmarks.md): ~14 ms per replay pass per
 // profiled launch, plus ~1.3 ms per GiB of device memory the app holds per pass (the replay saves and
 // restores it), plus setup (the first profiled launch of a process included).
 struct CostEstimate {

@@ -2,7 +2,7 @@
 
 #include <time.h>
 
-namespace gt::collector {
+namespace gt::decode {
 
 ClockOffset EstimateOffset(const std::vector<ClockSample>& samples) {
   ClockOffset best;
@@ -38,4 +38,4 @@ std::vector<ClockSample> SampleClocks(int other_clock_id, int n) {
   return out;
 }
 
-}  // namespace gt::collector
+}  // namespace gt::decode

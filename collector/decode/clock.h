@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace gt::collector {
+namespace gt::decode {
 
 // One bracketed read: reference clock before, other clock, reference clock after.
 struct ClockSample {
@@ -28,4 +28,4 @@ ClockOffset EstimateOffset(const std::vector<ClockSample>& samples);
 // Reads `n` bracketed samples of (CLOCK_MONOTONIC, `other_clock_id`).
 std::vector<ClockSample> SampleClocks(int other_clock_id, int n);
 
-}  // namespace gt::collector
+}  // namespace gt::decode

@@ -10,7 +10,7 @@
 
 #include "decode/device_peaks.h"
 
-namespace gt::collector {
+namespace gt::decode {
 
 // ---- [SECTION] field mappers
 // -------------------------------------------------------------------------------------
@@ -650,4 +650,4 @@ void ActivityDecoder::Finish() {
   EndBuffer();
 }
 
-}  // namespace gt::collector
+}  // namespace gt::decode

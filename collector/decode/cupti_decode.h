@@ -19,7 +19,7 @@
 #include "gt/model.h"
 #include "gt/writer.h"
 
-namespace gt::collector {
+namespace gt::decode {
 
 // ---- [SECTION] field mappers
 // -------------------------------------------------------------------------------------
@@ -146,4 +146,4 @@ class ActivityDecoder {
   std::unordered_map<uint32_t, uint32_t> null_stream_of_context_;
 };
 
-}  // namespace gt::collector
+}  // namespace gt::decode

@@ -1,6 +1,6 @@
 #include "decode/device_peaks.h"
 
-namespace gt::collector {
+namespace gt::decode {
 namespace {
 
 struct ArchRow {
@@ -75,4 +75,4 @@ const char* ChipForComputeCapability(uint32_t major, uint32_t minor) {
   }
 }
 
-}  // namespace gt::collector
+}  // namespace gt::decode

@@ -12,7 +12,7 @@
 
 #include "gt/model.h"
 
-namespace gt::collector {
+namespace gt::decode {
 
 // FLOP per clock per SM for each Precision; all zero when the architecture is not in the table.
 std::array<double, kPrecisionCount> FlopsPerClockPerSm(uint32_t cc_major, uint32_t cc_minor);
@@ -24,4 +24,4 @@ void DerivePeaks(DeviceRecord& d, double cupti_bandwidth_bytes_per_s);
 // Marketing chip name for a compute capability when CUPTI cannot tell ("GH100" for 9.0); "" when unknown.
 const char* ChipForComputeCapability(uint32_t cc_major, uint32_t cc_minor);
 
-}  // namespace gt::collector
+}  // namespace gt::decode

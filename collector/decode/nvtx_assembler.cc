@@ -2,7 +2,7 @@
 
 #include <cstddef>
 
-namespace gt::collector {
+namespace gt::decode {
 
 bool NvtxMessageEquals(std::string_view wanted, const char* ascii, const wchar_t* wide) {
   if (ascii) return wanted == std::string_view(ascii);
@@ -150,4 +150,4 @@ void NvtxAssembler::CloseAll(Timestamp end) {
   early_end_order_.clear();
 }
 
-}  // namespace gt::collector
+}  // namespace gt::decode

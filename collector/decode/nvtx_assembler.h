@@ -13,7 +13,7 @@
 
 #include "gt/model.h"
 
-namespace gt::collector {
+namespace gt::decode {
 
 // --capture-range=nvtx:NAME: does an NVTX message equal NAME (UTF-8)? A message is ASCII (`ascii`) or wide
 // (`wide`, wchar_t: UTF-32 on Linux, compared after encoding to UTF-8); the other pointer is null. Registered
@@ -68,4 +68,4 @@ class NvtxAssembler {
   std::vector<NvtxRecord> output_;
 };
 
-}  // namespace gt::collector
+}  // namespace gt::decode

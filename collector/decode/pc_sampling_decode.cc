@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace gt::collector {
+namespace gt::decode {
 
 std::string PcSamplingReasonKey(std::string_view name) {
   constexpr std::string_view kStalled = "smsp__pcsamp_warps_issue_stalled_";
@@ -117,4 +117,4 @@ std::string JoinSourcePath(const char* dir, const char* file) {
   return d + f;
 }
 
-}  // namespace gt::collector
+}  // namespace gt::decode

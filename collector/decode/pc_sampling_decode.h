@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace gt::collector {
+namespace gt::decode {
 
 // "smsp__pcsamp_warps_issue_stalled_long_scoreboard" -> "long_scoreboard". The "_not_issued" twins -> ""
 // (not part of the histogram), and so do CUPTI's counters in the same list (smsp__pcsamp_sample_count,
@@ -121,4 +121,4 @@ class SourceLineCache {
 // "src/dir" + "file.cu" -> "src/dir/file.cu"; either may be empty or null.
 std::string JoinSourcePath(const char* dir, const char* file);
 
-}  // namespace gt::collector
+}  // namespace gt::decode

@@ -8,10 +8,32 @@
 #include <ctime>
 #include <string_view>
 
+#include "cupti/cupti_result.h"
 #include "decode/clock.h"
+#include "gt/env.h"
 #include "inject/injection.h"
 
-namespace gt::collector {
+namespace gt::inject {
+
+using config::CaptureMode;
+using config::kTraceDriver;
+using config::kTraceKernel;
+using config::kTraceMemcpy;
+using config::kTraceMemory;
+using config::kTraceMemset;
+using config::kTraceNvtx;
+using config::kTraceOverhead;
+using config::kTraceRuntime;
+using config::kTraceRuntimeAll;
+using config::kTraceSync;
+using config::TraceClockNow;
+using decode::ApiDisplayName;
+using decode::ClockOffset;
+using decode::EstimateOffset;
+using decode::IsKeyRuntimeApi;
+using decode::SampleClocks;
+using decode::SyncKindOfApi;
+
 namespace {
 
 constexpr size_t kBufferBytes =
@@ -59,7 +81,7 @@ void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buffer
     std::lock_guard<std::mutex> lock(inj->mu);
     if (!inj->finished) {
       CUpti_Activity* record = nullptr;
-      static const bool debug_markers = std::getenv("GTRACE_DEBUG_MARKERS") != nullptr;
+      static const bool debug_markers = env::Get(env::Var::kDebugMarkers) != nullptr;
       while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
         if (debug_markers && record->kind == CUPTI_ACTIVITY_KIND_MARKER) {
           const auto* m = reinterpret_cast<const CUpti_ActivityMarker2*>(record);
@@ -176,17 +198,11 @@ constexpr KindBit kKindMap[] = {
     {kTraceOverhead, {CUPTI_ACTIVITY_KIND_OVERHEAD, CUPTI_ACTIVITY_KIND_INVALID}},
 };
 
-std::string CuptiError(const char* what, CUptiResult r) {
-  const char* s = nullptr;
-  cuptiGetResultString(r, &s);
-  return std::string(what) + ": " + (s ? s : "unknown CUPTI error") + " (" + std::to_string(int(r)) + ")";
-}
-
 // GTRACE_CUPTI_ATTRS="device_buffer_mb=N,prealloc=N,pool_limit=N,host_pinned=0|1": CUPTI's device-buffer
 // attributes for the GPU-side timestamp records, for overhead experiments (docs/collector.md). They must be
 // set before any context exists, which holds here (InitializeInjection runs inside cuInit).
 void ApplyActivityAttributes() {
-  const char* spec = std::getenv("GTRACE_CUPTI_ATTRS");
+  const char* spec = env::Get(env::Var::kCuptiAttrs);
   if (!spec || !*spec) return;
   std::string all = spec;
   size_t at = 0;
@@ -220,7 +236,7 @@ void ApplyActivityAttributes() {
            key.c_str());
       continue;
     }
-    if (r != CUPTI_SUCCESS) Warn("%s", CuptiError(("GTRACE_CUPTI_ATTRS " + key).c_str(), r).c_str());
+    if (r != CUPTI_SUCCESS) Warn("%s", cupti::Describe(("GTRACE_CUPTI_ATTRS " + key).c_str(), r).c_str());
   }
 }
 
@@ -243,6 +259,7 @@ struct ApiEntry {
   uint32_t stream_id;
   uint8_t sync_kind;  // SyncKind; 0 = not a sync call (or --trace without sync)
 };
+static_assert(sizeof(ApiEntry) == 64, "one cache line per API call on the app's path");
 
 struct ApiBuffer {
   std::mutex mu;  // the owner thread vs the flusher (taken once per flush)
@@ -381,7 +398,7 @@ void OnApiCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUp
 
 bool ApiCallbackMode() {
   static const bool activity = [] {
-    const char* v = std::getenv("GTRACE_API");
+    const char* v = env::Get(env::Var::kApi);
     return v && std::string(v) == "activity";
   }();
   return !activity;
@@ -429,13 +446,8 @@ void CUPTIAPI DispatchCallback(void* userdata, CUpti_CallbackDomain domain, CUpt
 }  // namespace
 
 void AddLoss(Injection& inj, const char* name, uint8_t severity, uint64_t count, const std::string& detail) {
-  LossRecord l;
-  l.name = inj.writer->Intern(name);
-  l.severity = severity;
-  l.pid = inj.pid;
-  l.count = count;
-  l.detail = inj.writer->Intern(detail);
-  inj.writer->Add(l);
+  inj.writer->Add(MakeLoss(inj.writer->Intern(name), static_cast<Severity>(severity), count,
+                           inj.writer->Intern(detail), inj.pid));
 }
 
 void NoteOwnLaunch(Injection& inj, uint32_t correlation_id) {
@@ -476,7 +488,7 @@ bool StartActivity(Injection& inj, std::string* error) {
     return false;
   }
   if (r != CUPTI_SUCCESS) {
-    *error = CuptiError("cuptiSubscribe_v2", r);
+    *error = cupti::Describe("cuptiSubscribe_v2", r);
     return false;
   }
 
@@ -486,7 +498,7 @@ bool StartActivity(Injection& inj, std::string* error) {
   // (bimodal 5.0 / 6.8 us per launch instead of 4.8-5.3), so by default the decoder shifts CUPTI's stamps by
   // a measured realtime -> monotonic offset, re-measured at every flush. GTRACE_CLOCK=monotonic selects the
   // callback.
-  const char* clock = std::getenv("GTRACE_CLOCK");
+  const char* clock = env::Get(env::Var::kClock);
   bool use_callback = clock && std::string(clock) == "monotonic";
   if (!use_callback || cuptiActivityRegisterTimestampCallback(MonotonicTimestamp) != CUPTI_SUCCESS) {
     inj.clock_shifted = true;
@@ -497,7 +509,7 @@ bool StartActivity(Injection& inj, std::string* error) {
   cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   r = cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
   if (r != CUPTI_SUCCESS) {
-    *error = CuptiError("cuptiActivityRegisterCallbacks", r);
+    *error = cupti::Describe("cuptiActivityRegisterCallbacks", r);
     return false;
   }
   if ((inj.config.kinds & kTraceRuntime) && ApiCallbackMode()) {
@@ -510,7 +522,7 @@ bool StartActivity(Injection& inj, std::string* error) {
        {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT, CUPTI_ACTIVITY_KIND_NAME}) {
     r = cuptiActivityEnable(k);
     if (r != CUPTI_SUCCESS && k == CUPTI_ACTIVITY_KIND_DEVICE) {
-      *error = CuptiError("cuptiActivityEnable(DEVICE)", r);
+      *error = cupti::Describe("cuptiActivityEnable(DEVICE)", r);
       return false;
     }
   }
@@ -521,7 +533,7 @@ namespace {
 void EnableApiCallbacks(Injection& inj, bool enable) {
   const uint32_t kinds = inj.config.kinds;
   static const std::vector<CUpti_CallbackId> runtime_ids = KeyRuntimeCallbackIds(kinds & kTraceRuntimeAll);
-  static const bool no_driver_launch = std::getenv("GTRACE_NO_DRIVER_LAUNCH") != nullptr;
+  static const bool no_driver_launch = env::Get(env::Var::kNoDriverLaunch) != nullptr;
   const bool profiler_capture = inj.config.capture == CaptureMode::kProfilerApi;
   if (!enable) g_api->recording.store(false);
   g_api->epoch.fetch_add(1);
@@ -552,10 +564,10 @@ void EnableApiCallbacks(Injection& inj, bool enable) {
   }
   if (enable) g_api->recording.store(true);
   if (failed && enable) {
-    Warn("%s", CuptiError("cuptiEnableCallback", first_error).c_str());
+    Warn("%s", cupti::Describe("cuptiEnableCallback", first_error).c_str());
     std::lock_guard<std::mutex> lock(inj.mu);
     AddLoss(inj, "cupti_kind_unavailable", static_cast<uint8_t>(Severity::kWarning), failed,
-            "API call callbacks: " + CuptiError("cuptiEnableCallback", first_error));
+            "API call callbacks: " + cupti::Describe("cuptiEnableCallback", first_error));
   }
 }
 }  // namespace
@@ -580,16 +592,16 @@ void EnableTraceKinds(Injection& inj, bool enable) {
       // overhead experiment (docs/collector.md): it times kernels without instrumenting their code, at the
       // price of serializing kernels of different streams.
       static const bool serial_kernels = [] {
-        const char* v = std::getenv("GTRACE_KERNEL_ACTIVITY");
+        const char* v = env::Get(env::Var::kKernelActivity);
         return v && std::string_view(v) == "serial";
       }();
       if (k == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL && serial_kernels) k = CUPTI_ACTIVITY_KIND_KERNEL;
       CUptiResult r = enable ? cuptiActivityEnable(k) : cuptiActivityDisable(k);
       if (r != CUPTI_SUCCESS && enable) {
-        Warn("%s", CuptiError("cuptiActivityEnable", r).c_str());
+        Warn("%s", cupti::Describe("cuptiActivityEnable", r).c_str());
         std::lock_guard<std::mutex> lock(inj.mu);
         AddLoss(inj, "cupti_kind_unavailable", static_cast<uint8_t>(Severity::kWarning), 1,
-                "activity kind " + std::to_string(int(k)) + ": " + CuptiError("enable", r));
+                "activity kind " + std::to_string(int(k)) + ": " + cupti::Describe("enable", r));
       }
     }
   }
@@ -599,7 +611,7 @@ void EnableTraceKinds(Injection& inj, bool enable) {
     if ((kinds & kTraceRuntime) && !(kinds & kTraceRuntimeAll) && enable) {
       for (CUpti_CallbackId id : kNoisyRuntimeApis) cuptiActivityEnableRuntimeApi(id, 0);
     }
-    static const bool no_driver_launch = std::getenv("GTRACE_NO_DRIVER_LAUNCH") != nullptr;
+    static const bool no_driver_launch = env::Get(env::Var::kNoDriverLaunch) != nullptr;
     if ((kinds & kTraceRuntime) && !(kinds & kTraceDriver) && !no_driver_launch) {
       for (CUpti_CallbackId id : kDriverLaunchApis) cuptiActivityEnableDriverApi(id, enable ? 1 : 0);
     }
@@ -684,4 +696,4 @@ void FlushActivity(bool forced) {
   cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
-}  // namespace gt::collector
+}  // namespace gt::inject

@@ -8,9 +8,15 @@
 #include <cstring>
 #include <vector>
 
+#include "cupti/cupti_result.h"
+#include "gt/env.h"
 #include "inject/injection.h"
 
-namespace gt::collector {
+namespace gt::inject {
+
+using config::CaptureMode;
+using decode::NvtxMessageEquals;
+
 namespace {
 
 // The open capture range. Push/pop ranges nest per thread and per domain: the range closes at the pop that
@@ -29,7 +35,7 @@ uint32_t Tid() {
 }
 
 bool DebugMarkers() {
-  static const bool on = std::getenv("GTRACE_DEBUG_MARKERS") != nullptr;
+  static const bool on = env::Get(env::Var::kDebugMarkers) != nullptr;
   return on;
 }
 
@@ -204,13 +210,11 @@ bool StartCapture(Injection& inj, std::string* error) {
   for (auto [dom, id] : ids) {
     CUptiResult r = cuptiEnableCallback(1, inj.subscriber, dom, id);
     if (r != CUPTI_SUCCESS) {
-      const char* s = nullptr;
-      cuptiGetResultString(r, &s);
-      *error = std::string("cuptiEnableCallback: ") + (s ? s : "error");
+      *error = cupti::Describe("cuptiEnableCallback", r);
       return false;
     }
   }
   return true;
 }
 
-}  // namespace gt::collector
+}  // namespace gt::inject

@@ -6,7 +6,11 @@
 #include <cstdlib>
 #include <new>
 
-namespace gt::collector {
+namespace gt::inject {
+
+using decode::JoinSourcePath;
+using decode::SourceLine;
+
 namespace {
 
 // The exit fence (see cubin_lines.h). Seen with CUPTI 13.0 (H200 crashes, and the same frames reproduced
@@ -118,4 +122,4 @@ uint64_t CubinLines::refused_at_exit() const {
   return refused_at_exit_;
 }
 
-}  // namespace gt::collector
+}  // namespace gt::inject

@@ -21,7 +21,7 @@
 
 #include "decode/pc_sampling_decode.h"
 
-namespace gt::collector {
+namespace gt::inject {
 
 class CubinLines {
  public:
@@ -31,7 +31,7 @@ class CubinLines {
   bool Keep(const void* cubin, size_t size, uint64_t* crc = nullptr);
   // False when the cubin is unknown, the function is not in it, the cubin has no line info (-lineinfo), or
   // the process is exiting (see the top of this file).
-  bool Resolve(uint64_t crc, const std::string& function, uint64_t pc_offset, SourceLine* out) const;
+  bool Resolve(uint64_t crc, const std::string& function, uint64_t pc_offset, decode::SourceLine* out) const;
   size_t count() const;
   size_t bytes() const;
   uint64_t skipped() const;
@@ -50,4 +50,4 @@ class CubinLines {
   std::map<uint64_t, Kept> cubins_;
 };
 
-}  // namespace gt::collector
+}  // namespace gt::inject

@@ -21,9 +21,21 @@
 #include <sstream>
 
 #include "config/job.h"
+#include "gt/env.h"
 #include "inject/injection.h"
 
-namespace gt::collector {
+namespace gt::inject {
+
+using config::CaptureMode;
+using config::JobIdentity;
+using config::ReadBootId;
+using config::ReadJobIdentity;
+using config::Config;
+using config::ConfigFromEnv;
+using config::TraceClockNow;
+using decode::ActivityDecoder;
+using decode::DecoderOptions;
+
 namespace {
 
 Injection* g_injection = nullptr;  // leaked on purpose: it must outlive static destructors and atexit order
@@ -214,7 +226,7 @@ void FatalSignalHandler(int sig) {
   // Restore the default first: a second fault (or a signal on the flusher itself) terminates at once.
   signal(sig, SIG_DFL);
   // GTRACE_DEBUG_BACKTRACE=1: where a crash happened (GPU machines may have no debugger).
-  static const bool backtrace_wanted = getenv("GTRACE_DEBUG_BACKTRACE") != nullptr;
+  static const bool backtrace_wanted = env::Get(env::Var::kDebugBacktrace) != nullptr;
   if (backtrace_wanted && !async) {
     void* frames[48];
     int n = backtrace(frames, 48);
@@ -314,7 +326,7 @@ Injection* Start(const char* entry_point) {
   std::lock_guard<std::mutex> lock(g_start_mu);
   if (g_start_attempted) return g_injection;
   g_start_attempted = true;
-  if (std::getenv("GTRACE_DISABLE")) return nullptr;
+  if (env::Get(env::Var::kDisable)) return nullptr;
 
   auto* inj = new Injection();
   std::string warnings;
@@ -398,7 +410,7 @@ Injection* GetInjection() {
 }
 
 void Warn(const char* fmt, ...) {
-  if (std::getenv("GTRACE_QUIET")) return;
+  if (env::Get(env::Var::kQuiet)) return;
   char buf[1024];
   va_list ap;
   va_start(ap, fmt);
@@ -407,20 +419,20 @@ void Warn(const char* fmt, ...) {
   std::fprintf(stderr, "gcollect[%d]: %s\n", static_cast<int>(getpid()), buf);
 }
 
-}  // namespace gt::collector
+}  // namespace gt::inject
 
 // ---- [SECTION] entry points
 // --------------------------------------------------------------------------------------
 
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
-  gt::collector::Start("cuda");
+  gt::inject::Start("cuda");
   return 1;  // never make cuInit fail because of the profiler
 }
 
 // NVTX calls this on the first NVTX API use in the process (NVTX_INJECTION64_PATH). Starting CUPTI here keeps
 // ranges opened before CUDA initializes; CUPTI's own NVTX handler then receives the calls.
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(const void* get_export_table) {
-  gt::collector::Injection* inj = gt::collector::Start("nvtx");
+  gt::inject::Injection* inj = gt::inject::Start("nvtx");
   if (!inj) return 0;
   Dl_info info{};
   if (!dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) || !info.dli_fname) return 0;
@@ -429,7 +441,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(c
   using NvtxInit = int (*)(const void*);
   auto forward = reinterpret_cast<NvtxInit>(dlsym(cupti, "InitializeInjectionNvtx2"));
   if (!forward) {
-    gt::collector::Warn("this CUPTI has no NVTX handler: NVTX ranges are not recorded");
+    gt::inject::Warn("this CUPTI has no NVTX handler: NVTX ranges are not recorded");
     return 0;
   }
   return forward(get_export_table);

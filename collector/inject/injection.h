@@ -18,16 +18,16 @@
 #include "decode/cupti_decode.h"
 #include "gt/writer.h"
 
-namespace gt::collector {
+namespace gt::inject {
 
 struct Injection {
-  Config config;
+  config::Config config;
   uint32_t pid = 0;
   std::string part_path;
 
   std::mutex mu;  // guards writer + decoder (CUPTI's buffer thread, the flush thread and exit race for them)
   std::unique_ptr<TraceWriter> writer;
-  std::unique_ptr<ActivityDecoder> decoder;
+  std::unique_ptr<decode::ActivityDecoder> decoder;
   bool finished = false;
   // This process's record as written at start (ids interned), when it describes itself (not the root app,
   // whose record gcollect writes with the exit status it reaps): rewritten at exit with how it ended, so
@@ -96,4 +96,4 @@ void StopOptionalModules(Injection& inj);
 
 void Warn(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
-}  // namespace gt::collector
+}  // namespace gt::inject

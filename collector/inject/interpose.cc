@@ -10,9 +10,10 @@
 #include <cstring>
 #include <fstream>
 
+#include "cupti/cupti_result.h"
 #include "inject/injection.h"
 
-namespace gt::collector {
+namespace gt::inject {
 
 template <typename F>
 F RealCupti(const char* name) {
@@ -25,17 +26,15 @@ static void NoteSecondClient(void* return_address, CUptiResult result) {
   Dl_info info{};
   std::string who = "unknown library";
   if (dladdr(return_address, &info) && info.dli_fname) who = info.dli_fname;
-  const char* r = nullptr;
-  cuptiGetResultString(result, &r);
+  const char* r = cupti::ResultText(result);
   Warn(
       "a second CUPTI client in the app tried to subscribe (%s): %s. CUPTI allows one per process, so that "
       "profiler (torch.profiler / Kineto?) records no CUDA activity while gcollect traces.",
-      who.c_str(), r ? r : "error");
+      who.c_str(), r);
   std::lock_guard<std::mutex> lock(inj->mu);
   if (!inj->finished)
     AddLoss(*inj, "cupti_second_client", static_cast<uint8_t>(Severity::kWarning), 1,
-            "another CUPTI client (" + who + ") tried to subscribe; CUPTI refused it (" + (r ? r : "error") +
-                ")");
+            "another CUPTI client (" + who + ") tried to subscribe; CUPTI refused it (" + r + ")");
 }
 
 CUptiResult CallRealSubscribeV2(CUpti_SubscriberHandle* s, CUpti_CallbackFunc cb, void* ud,
@@ -100,7 +99,7 @@ void ScanThreadNames() {
   closedir(d);
 }
 
-}  // namespace gt::collector
+}  // namespace gt::inject
 
 // Thread names: a thread that names itself and exits before CUPTI's records are decoded keeps its name.
 extern "C" __attribute__((visibility("default"))) int pthread_setname_np(pthread_t thread, const char* name) {
@@ -109,26 +108,26 @@ extern "C" __attribute__((visibility("default"))) int pthread_setname_np(pthread
   if (!real) return ENOSYS;
   int r = real(thread, name);
   if (r == 0 && pthread_equal(thread, pthread_self()))
-    gt::collector::RememberThreadName(static_cast<uint32_t>(gettid()), name);
+    gt::inject::RememberThreadName(static_cast<uint32_t>(gettid()), name);
   return r;
 }
 
 extern "C" __attribute__((visibility("default"))) CUptiResult CUPTIAPI
 cuptiSubscribe(CUpti_SubscriberHandle* s, CUpti_CallbackFunc cb, void* ud) {
   using Fn = CUptiResult (*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*);
-  static Fn real = gt::collector::RealCupti<Fn>("cuptiSubscribe");
+  static Fn real = gt::inject::RealCupti<Fn>("cuptiSubscribe");
   if (!real) return CUPTI_ERROR_NOT_INITIALIZED;
   CUptiResult r = real(s, cb, ud);
-  if (r != CUPTI_SUCCESS) gt::collector::NoteSecondClient(__builtin_return_address(0), r);
+  if (r != CUPTI_SUCCESS) gt::inject::NoteSecondClient(__builtin_return_address(0), r);
   return r;
 }
 
 extern "C" __attribute__((visibility("default"))) CUptiResult CUPTIAPI
 cuptiSubscribe_v2(CUpti_SubscriberHandle* s, CUpti_CallbackFunc cb, void* ud, CUpti_SubscriberParams* p) {
   using Fn = CUptiResult (*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*, CUpti_SubscriberParams*);
-  static Fn real = gt::collector::RealCupti<Fn>("cuptiSubscribe_v2");
+  static Fn real = gt::inject::RealCupti<Fn>("cuptiSubscribe_v2");
   if (!real) return CUPTI_ERROR_NOT_INITIALIZED;
   CUptiResult r = real(s, cb, ud, p);
-  if (r != CUPTI_SUCCESS) gt::collector::NoteSecondClient(__builtin_return_address(0), r);
+  if (r != CUPTI_SUCCESS) gt::inject::NoteSecondClient(__builtin_return_address(0), r);
   return r;
 }

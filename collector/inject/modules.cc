@@ -1,15 +1,15 @@
 // Optional in-process modules, started after the timeline is running. GTRACE_MODULES (a comma list, set by
 // gcollect for a pass that needs it) picks them: "counters" (the counters run) and "pcsampling" (rides the
-// timeline run, inject/pc_sampling.h). The counters module (issue 5: range profiler, one extra pass
-// over the app) registers here: add its name to kModules with start/flush/stop functions that use `inj`'s
-// writer under inj.mu and its CUPTI subscriber (there can be only one per process).
+// timeline run, inject/pc_sampling.h). A module (the counters one: range profiler, one extra pass over the
+// app, inject/counters_module.h) registers here: its name in kModules with start/flush/stop functions that
+// use `inj`'s writer under inj.mu and its CUPTI subscriber (there can be only one per process).
 #include <cstring>
 
-#include "counters/counters_module.h"
+#include "inject/counters_module.h"
 #include "inject/injection.h"
 #include "inject/pc_sampling.h"
 
-namespace gt::collector {
+namespace gt::inject {
 namespace {
 
 struct Module {
@@ -57,4 +57,4 @@ void StopOptionalModules(Injection& inj) {
   }
 }
 
-}  // namespace gt::collector
+}  // namespace gt::inject

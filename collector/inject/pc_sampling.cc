@@ -32,7 +32,20 @@
 #include "inject/cubin_lines.h"
 #include "inject/injection.h"
 
-namespace gt::collector {
+namespace gt::inject {
+
+using config::kPcSamplingDefaultPeriodExp;
+using config::kPcSamplingMaxPeriodExp;
+using config::kPcSamplingMinPeriodExp;
+using config::TraceClockNow;
+using decode::Demangle;
+using decode::PcSampleAggregator;
+using decode::PcSampleRow;
+using decode::PcSamplingTotals;
+using decode::PcStallReasonTable;
+using decode::SourceLine;
+using decode::SourceLineCache;
+
 namespace {
 
 // ---- [SECTION] buffers
@@ -567,4 +580,4 @@ void StopPcSamplingModule(Injection& inj) {
   // a late callback (context destroyed after exit handlers) finds it; writes are refused once finished.
 }
 
-}  // namespace gt::collector
+}  // namespace gt::inject

@@ -7,7 +7,7 @@
 
 #include <cupti.h>
 
-namespace gt::collector {
+namespace gt::inject {
 
 struct Injection;
 
@@ -15,4 +15,4 @@ bool StartPcSamplingModule(Injection& inj);
 void FlushPcSamplingModule(Injection& inj);
 void StopPcSamplingModule(Injection& inj);
 
-}  // namespace gt::collector
+}  // namespace gt::inject

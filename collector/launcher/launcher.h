@@ -20,7 +20,7 @@
 #include "gt/trace_data.h"
 #include "gt/writer.h"
 
-namespace gt::collector {
+namespace gt::launcher {
 
 // ---- [SECTION] options
 // -------------------------------------------------------------------------------------------
@@ -28,10 +28,10 @@ namespace gt::collector {
 struct LaunchOptions {
   std::string output;  // "" = default name chosen by DefaultOutputPath
   bool force_overwrite = false;
-  uint32_t kinds = kTraceDefault;
+  uint32_t kinds = config::kTraceDefault;
   double delay_s = 0;
   double duration_s = 0;  // 0 = until the app ends
-  CaptureMode capture = CaptureMode::kNone;
+  config::CaptureMode capture = config::CaptureMode::kNone;
   std::string capture_nvtx_name;
   bool gpu_metrics = false;
   uint32_t gpu_metrics_interval_ms = 100;
@@ -39,7 +39,7 @@ struct LaunchOptions {
   bool keep_parts = false;
   double wait_children_s = 5;  // how long to wait for descendants still running after the app exits
   std::string inject_lib;      // "" = beside the gcollect binary
-  // Kernel counters (issue 5): a second run of the app under the range profiler, joined into the trace.
+  // Kernel counters: a second run of the app under the range profiler, joined into the trace.
   uint32_t counter_sets = 0;         // counters::CounterSet bits; 0 = no counters run
   std::string kernel_regex;          // --kernel-regex
   uint64_t launch_skip = 0;          // --launch-skip
@@ -85,7 +85,7 @@ struct AppExit {
 // One run of the app with `env_extra` added to the environment. Ctrl-C on gcollect reaches the app once (the
 // terminal's signal, or gcollect's forwarding of a signal sent to gcollect alone); a third Ctrl-C kills it.
 // `on_started(pid)` runs once the child exists (the caller writes its process record).
-AppExit RunApp(const std::vector<std::string>& argv, const std::vector<EnvVar>& env_extra,
+AppExit RunApp(const std::vector<std::string>& argv, const std::vector<config::EnvVar>& env_extra,
                double wait_children_s, const std::function<void(pid_t)>& on_started);
 
 // Resolves argv[0] through PATH like execvp; "" when not found or not executable (with `why`).
@@ -158,4 +158,4 @@ class NvmlSampler {
   Impl* impl_;
 };
 
-}  // namespace gt::collector
+}  // namespace gt::launcher

@@ -16,8 +16,9 @@
 #include <thread>
 
 #include "config/job.h"
-#include "counters/counters_pass.h"
+#include "gt/env.h"
 #include "gt/reader.h"
+#include "launcher/counters_pass.h"
 #include "launcher/launcher.h"
 #include "launcher/output_name.h"
 
@@ -29,7 +30,8 @@
 #endif
 
 using namespace gt;
-using namespace gt::collector;
+using namespace gt::config;
+using namespace gt::launcher;
 
 namespace {
 
@@ -48,7 +50,7 @@ std::string SelfDir() {
 
 std::string FindInjectionLibrary(const LaunchOptions& o) {
   if (!o.inject_lib.empty()) return o.inject_lib;
-  if (const char* e = std::getenv("GTRACE_INJECT_LIB")) return e;
+  if (const char* e = env::Get(env::Var::kInjectLib)) return e;
   std::string dir = SelfDir();
   for (const char* rel :
        {"/libgtrace_inject.so", "/../lib/libgtrace_inject.so", "/../collector/libgtrace_inject.so"}) {
@@ -60,7 +62,7 @@ std::string FindInjectionLibrary(const LaunchOptions& o) {
 
 // The `gtrace` CLI that does the uploading: the collector itself links no HTTP code.
 std::string FindGtraceCli() {
-  if (const char* e = std::getenv("GTRACE_CLI")) return e;
+  if (const char* e = env::Get(env::Var::kCli)) return e;
   std::string dir = SelfDir();
   for (const char* rel : {"/gtrace", "/../viewer/cli/gtrace", "/../bin/gtrace"}) {
     std::string p = dir + rel;
@@ -254,11 +256,8 @@ int main(int argc, char** argv) {
     if (!s.ok()) {
       std::fprintf(stderr, "gcollect: warning: --gpu-metrics unavailable: %s\n", s.message().c_str());
       std::lock_guard<std::mutex> lock(writer_mu);
-      LossRecord l;
-      l.name = writer->Intern("gpu_metrics_unavailable");
-      l.severity = static_cast<uint8_t>(Severity::kWarning);
-      l.detail = writer->Intern(s.message());
-      writer->Add(l);
+      writer->Add(MakeLoss(writer->Intern("gpu_metrics_unavailable"), Severity::kWarning, 0,
+                           writer->Intern(s.message())));
     }
   }
 
@@ -266,8 +265,8 @@ int main(int argc, char** argv) {
   auto setter = [](void* ctx, const char* n, const char* v) {
     static_cast<std::vector<EnvVar>*>(ctx)->push_back({n, v});
   };
-  // A pass is one run of the app. The timeline is pass 1; the counters module (issue 5) adds a second pass
-  // with config.modules = "counters" and its own parts directory, merged after this one.
+  // A pass is one run of the app. The timeline is pass 1; the counters module (range profiler) adds a second
+  // pass with config.modules = "counters" and its own parts directory, merged after this one.
   std::vector<EnvVar> pass_env;
   if (o.counters_only) {  // the one run is a counters run (kernel records + counters, no timeline)
     AppendCountersRunEnv(o, config, /*self_describing_root=*/false, &pass_env);
@@ -279,11 +278,11 @@ int main(int argc, char** argv) {
   env.push_back({"CUDA_INJECTION64_PATH", inject});
   if (!o.counters_only && ((o.kinds & kTraceNvtx) || o.capture == CaptureMode::kNvtx))
     env.push_back({"NVTX_INJECTION64_PATH", inject});
-  if (o.quiet) env.push_back({"GTRACE_QUIET", "1"});
+  if (o.quiet) env.push_back({env::Name(env::Var::kQuiet), "1"});
   // Preloading the injection library (1) loads the toolkit's libcupti it was built against before a
   // framework's same-soname copy, and (2) lets it see an app's own cuptiSubscribe calls (second-client
   // warning). It does nothing in a process until CUDA or NVTX start it.
-  if (!std::getenv("GTRACE_NO_PRELOAD")) {
+  if (!env::Get(env::Var::kNoPreload)) {
     const char* pre = std::getenv("LD_PRELOAD");
     env.push_back({"LD_PRELOAD", pre && *pre ? inject + ":" + pre : inject});
   }
@@ -319,14 +318,11 @@ int main(int argc, char** argv) {
     p.rank = job.rank, p.local_rank = job.local_rank, p.world_size = job.world_size;
     writer->Add(p);
     if (app.still_running) {
-      LossRecord l;
-      l.name = writer->Intern("processes_still_running");
-      l.severity = static_cast<uint8_t>(Severity::kWarning);
-      l.count = 1;
-      l.detail =
-          writer->Intern("descendants of the app were still running when gcollect stopped waiting (" +
-                         std::to_string(o.wait_children_s) + " s); their traces end at their last flush");
-      writer->Add(l);
+      writer->Add(MakeLoss(
+          writer->Intern("processes_still_running"), Severity::kWarning, 1,
+          writer->Intern("descendants of the app were still running when gcollect stopped "
+                         "waiting (" +
+                         std::to_string(o.wait_children_s) + " s); their traces end at their last flush")));
     }
     meta.entries.emplace_back("exit_status", std::to_string(app.ShellStatus()));
     meta.clock_syncs = anchors.Stop();

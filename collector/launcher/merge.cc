@@ -14,7 +14,7 @@
 
 #include "launcher/launcher.h"
 
-namespace gt::collector {
+namespace gt::launcher {
 namespace {
 
 Status AppendFile(int out_fd, const std::string& path, uint64_t* bytes) {
@@ -110,4 +110,4 @@ StatusOr<MergeResult> MergeParts(const std::string& first, const std::string& pa
   return result;
 }
 
-}  // namespace gt::collector
+}  // namespace gt::launcher

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace gt::collector {
+namespace gt::launcher {
 
 struct NvmlGpu {
   std::string uuid;  // "GPU-8-4-4-4-12 hex" (nvmlDeviceGetUUID), the form CUPTI's device records carry too
@@ -85,4 +85,4 @@ inline NvmlCudaMap MapNvmlToCuda(const std::vector<NvmlGpu>& gpus, const char* v
   return m;
 }
 
-}  // namespace gt::collector
+}  // namespace gt::launcher

@@ -13,7 +13,10 @@
 #include "launcher/launcher.h"
 #include "launcher/nvml_map.h"
 
-namespace gt::collector {
+namespace gt::launcher {
+
+using config::TraceClockNow;
+
 namespace {
 
 using nvmlReturn = int;  // NVML_SUCCESS = 0
@@ -214,4 +217,4 @@ uint64_t NvmlSampler::samples() const {
   return impl_->samples.load();
 }
 
-}  // namespace gt::collector
+}  // namespace gt::launcher

@@ -6,7 +6,13 @@
 #include "counters/metric_sets.h"
 #include "launcher/launcher.h"
 
-namespace gt::collector {
+namespace gt::launcher {
+
+using config::CaptureMode;
+using config::kPcSamplingDefaultPeriodExp;
+using config::kPcSamplingMaxPeriodExp;
+using config::kPcSamplingMinPeriodExp;
+using config::ParseTraceKinds;
 
 std::string UsageText() {
   return R"(usage: gcollect [options] -- ./app [args...]
@@ -273,4 +279,4 @@ StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
   return o;
 }
 
-}  // namespace gt::collector
+}  // namespace gt::launcher

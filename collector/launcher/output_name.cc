@@ -1,6 +1,6 @@
 #include "launcher/output_name.h"
 
-namespace gt::collector {
+namespace gt::launcher {
 
 StatusOr<std::string> ExpandOutputPattern(const std::string& pattern, const std::string& host, long pid,
                                           const std::function<const char*(const char*)>& getenv) {
@@ -38,4 +38,4 @@ StatusOr<std::string> ExpandOutputPattern(const std::string& pattern, const std:
   return out;
 }
 
-}  // namespace gt::collector
+}  // namespace gt::launcher

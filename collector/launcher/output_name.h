@@ -7,7 +7,7 @@
 
 #include "gt/status.h"
 
-namespace gt::collector {
+namespace gt::launcher {
 
 // %h host name, %p gcollect's pid, %q{NAME} the environment variable NAME (an error when unset: a file name
 // that silently lost its rank would make every rank write the same file), %% a literal %. Any other %
@@ -15,4 +15,4 @@ namespace gt::collector {
 StatusOr<std::string> ExpandOutputPattern(const std::string& pattern, const std::string& host, long pid,
                                           const std::function<const char*(const char*)>& getenv);
 
-}  // namespace gt::collector
+}  // namespace gt::launcher

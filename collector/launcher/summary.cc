@@ -8,7 +8,7 @@
 #include "gt/units.h"
 #include "launcher/launcher.h"
 
-namespace gt::collector {
+namespace gt::launcher {
 namespace {
 
 std::string Ellipsize(const std::string& s, size_t n) {
@@ -145,4 +145,4 @@ std::string FormatSummary(const TraceSummary& s, const std::string& path, uint64
   return out;
 }
 
-}  // namespace gt::collector
+}  // namespace gt::launcher

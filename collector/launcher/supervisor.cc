@@ -15,7 +15,11 @@
 
 extern char** environ;
 
-namespace gt::collector {
+namespace gt::launcher {
+
+using config::EnvVar;
+using config::TraceClockNow;
+
 namespace {
 
 std::atomic<int> g_pending_signal{0};
@@ -220,4 +224,4 @@ AppExit RunApp(const std::vector<std::string>& argv, const std::vector<EnvVar>& 
   return result;
 }
 
-}  // namespace gt::collector
+}  // namespace gt::launcher

@@ -5,7 +5,7 @@
 #include <set>
 #include <unordered_map>
 
-namespace gt::collector {
+namespace gt::check {
 namespace {
 
 std::string BaseName(const std::string& demangled) {
@@ -243,4 +243,4 @@ void CheckWorkload(const TraceData& d, const std::string& w, CheckReport& r) {
   }
 }
 
-}  // namespace gt::collector
+}  // namespace gt::check

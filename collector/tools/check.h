@@ -8,7 +8,7 @@
 
 #include "gt/trace_data.h"
 
-namespace gt::collector {
+namespace gt::check {
 
 struct CheckReport {
   std::vector<std::string> failures;
@@ -25,4 +25,4 @@ void CheckGeneric(const TraceData& d, CheckReport& r);
 void CheckWorkload(const TraceData& d, const std::string& workload, CheckReport& r);
 std::vector<std::string> KnownWorkloads();
 
-}  // namespace gt::collector
+}  // namespace gt::check

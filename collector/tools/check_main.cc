@@ -48,8 +48,8 @@ int main(int argc, char** argv) {
                 data.syncs.size(), data.memory.size(), data.streams.size());
     return 0;
   }
-  gt::collector::CheckReport r;
-  gt::collector::CheckWorkload(data, argc > 2 ? argv[2] : "", r);
+  gt::check::CheckReport r;
+  gt::check::CheckWorkload(data, argc > 2 ? argv[2] : "", r);
   for (const auto& n : r.notes) std::printf("note: %s\n", n.c_str());
   for (const auto& f : r.failures) std::printf("FAIL: %s\n", f.c_str());
   std::printf("%s: %s\n", argv[1], r.ok() ? "ok" : "FAILED");

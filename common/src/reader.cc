@@ -161,63 +161,12 @@ using namespace format;
 // ================================================================================================================
 namespace {
 
-void Deliver(TraceSink& s, std::span<const ProcessRecord> r) {
-  s.OnProcesses(r);
-}
-void Deliver(TraceSink& s, std::span<const ThreadRecord> r) {
-  s.OnThreads(r);
-}
-void Deliver(TraceSink& s, std::span<const DeviceRecord> r) {
-  s.OnDevices(r);
-}
-void Deliver(TraceSink& s, std::span<const ContextRecord> r) {
-  s.OnContexts(r);
-}
-void Deliver(TraceSink& s, std::span<const StreamRecord> r) {
-  s.OnStreams(r);
-}
-void Deliver(TraceSink& s, std::span<const KernelRecord> r) {
-  s.OnKernels(r);
-}
-void Deliver(TraceSink& s, std::span<const MemcpyRecord> r) {
-  s.OnMemcpys(r);
-}
-void Deliver(TraceSink& s, std::span<const MemsetRecord> r) {
-  s.OnMemsets(r);
-}
-void Deliver(TraceSink& s, std::span<const ApiCallRecord> r) {
-  s.OnApiCalls(r);
-}
-void Deliver(TraceSink& s, std::span<const NvtxRecord> r) {
-  s.OnNvtx(r);
-}
-void Deliver(TraceSink& s, std::span<const SyncRecord> r) {
-  s.OnSyncs(r);
-}
-void Deliver(TraceSink& s, std::span<const MemoryRecord> r) {
-  s.OnMemory(r);
-}
-void Deliver(TraceSink& s, std::span<const OverheadRecord> r) {
-  s.OnOverheads(r);
-}
-void Deliver(TraceSink& s, std::span<const CounterDescriptor> r) {
-  s.OnCounterDescriptors(r);
-}
-void Deliver(TraceSink& s, std::span<const CounterSample> r) {
-  s.OnCounterSamples(r);
-}
-void Deliver(TraceSink& s, std::span<const KernelMetricRecord> r) {
-  s.OnKernelMetrics(r);
-}
-void Deliver(TraceSink& s, std::span<const StallSample> r) {
-  s.OnStallSamples(r);
-}
-void Deliver(TraceSink& s, std::span<const FlowRecord> r) {
-  s.OnFlows(r);
-}
-void Deliver(TraceSink& s, std::span<const LossRecord> r) {
-  s.OnLoss(r);
-}
+#define GT_DELIVER(R, Method, field)                 \
+  void Deliver(TraceSink& s, std::span<const R> r) { \
+    s.Method(r);                                     \
+  }
+GT_FOR_EACH_RECORD_TYPE(GT_DELIVER)
+#undef GT_DELIVER
 
 std::string Offset(size_t pos) {
   return "offset " + std::to_string(pos);
@@ -455,29 +404,11 @@ class CaptureSink final : public TraceSink {
         Deliver(sink, std::span<const R>(reinterpret_cast<const R*>(bytes_.data()), count_));
     });
   }
-#define GT_CAPTURE(Method, R)                  \
+#define GT_CAPTURE(R, Method, field)           \
   void Method(std::span<const R> r) override { \
     Append(r);                                 \
   }
-  GT_CAPTURE(OnProcesses, ProcessRecord)
-  GT_CAPTURE(OnThreads, ThreadRecord)
-  GT_CAPTURE(OnDevices, DeviceRecord)
-  GT_CAPTURE(OnContexts, ContextRecord)
-  GT_CAPTURE(OnStreams, StreamRecord)
-  GT_CAPTURE(OnKernels, KernelRecord)
-  GT_CAPTURE(OnMemcpys, MemcpyRecord)
-  GT_CAPTURE(OnMemsets, MemsetRecord)
-  GT_CAPTURE(OnApiCalls, ApiCallRecord)
-  GT_CAPTURE(OnNvtx, NvtxRecord)
-  GT_CAPTURE(OnSyncs, SyncRecord)
-  GT_CAPTURE(OnMemory, MemoryRecord)
-  GT_CAPTURE(OnOverheads, OverheadRecord)
-  GT_CAPTURE(OnCounterDescriptors, CounterDescriptor)
-  GT_CAPTURE(OnCounterSamples, CounterSample)
-  GT_CAPTURE(OnKernelMetrics, KernelMetricRecord)
-  GT_CAPTURE(OnStallSamples, StallSample)
-  GT_CAPTURE(OnFlows, FlowRecord)
-  GT_CAPTURE(OnLoss, LossRecord)
+  GT_FOR_EACH_RECORD_TYPE(GT_CAPTURE)
 #undef GT_CAPTURE
 
  private:

@@ -151,11 +151,9 @@ struct Tag {
 };
 template <class F>
 void ForEachRecordType(F&& f) {
-  f(Tag<ProcessRecord>{}), f(Tag<ThreadRecord>{}), f(Tag<DeviceRecord>{}), f(Tag<ContextRecord>{}),
-      f(Tag<StreamRecord>{}), f(Tag<CounterDescriptor>{}), f(Tag<KernelRecord>{}), f(Tag<MemcpyRecord>{}),
-      f(Tag<MemsetRecord>{}), f(Tag<ApiCallRecord>{}), f(Tag<NvtxRecord>{}), f(Tag<SyncRecord>{}),
-      f(Tag<MemoryRecord>{}), f(Tag<OverheadRecord>{}), f(Tag<CounterSample>{}), f(Tag<KernelMetricRecord>{}),
-      f(Tag<StallSample>{}), f(Tag<FlowRecord>{}), f(Tag<LossRecord>{});
+#define GT_TAG(R, Method, field) f(Tag<R>{});
+  GT_FOR_EACH_RECORD_TYPE(GT_TAG)
+#undef GT_TAG
 }
 
 // Number of columns of R (arrays count one column per element).

@@ -43,69 +43,6 @@ void TraceData::OnStrings(StringId first_id, std::span<const std::string_view> s
   for (size_t i = 0; i < s.size(); ++i) strings[first_id + i].assign(s[i]);
 }
 
-template <class R>
-static void Append(std::vector<R>& v, std::span<const R> r) {
-  v.insert(v.end(), r.begin(), r.end());
-}
-
-void TraceData::OnProcesses(std::span<const ProcessRecord> r) {
-  Append(processes, r);
-}
-void TraceData::OnThreads(std::span<const ThreadRecord> r) {
-  Append(threads, r);
-}
-void TraceData::OnDevices(std::span<const DeviceRecord> r) {
-  Append(devices, r);
-}
-void TraceData::OnContexts(std::span<const ContextRecord> r) {
-  Append(contexts, r);
-}
-void TraceData::OnStreams(std::span<const StreamRecord> r) {
-  Append(streams, r);
-}
-void TraceData::OnKernels(std::span<const KernelRecord> r) {
-  Append(kernels, r);
-}
-void TraceData::OnMemcpys(std::span<const MemcpyRecord> r) {
-  Append(memcpys, r);
-}
-void TraceData::OnMemsets(std::span<const MemsetRecord> r) {
-  Append(memsets, r);
-}
-void TraceData::OnApiCalls(std::span<const ApiCallRecord> r) {
-  Append(api_calls, r);
-}
-void TraceData::OnNvtx(std::span<const NvtxRecord> r) {
-  Append(nvtx, r);
-}
-void TraceData::OnSyncs(std::span<const SyncRecord> r) {
-  Append(syncs, r);
-}
-void TraceData::OnMemory(std::span<const MemoryRecord> r) {
-  Append(memory, r);
-}
-void TraceData::OnOverheads(std::span<const OverheadRecord> r) {
-  Append(overheads, r);
-}
-void TraceData::OnCounterDescriptors(std::span<const CounterDescriptor> r) {
-  Append(counter_descriptors, r);
-}
-void TraceData::OnCounterSamples(std::span<const CounterSample> r) {
-  Append(counter_samples, r);
-}
-void TraceData::OnKernelMetrics(std::span<const KernelMetricRecord> r) {
-  Append(kernel_metrics, r);
-}
-void TraceData::OnStallSamples(std::span<const StallSample> r) {
-  Append(stall_samples, r);
-}
-void TraceData::OnFlows(std::span<const FlowRecord> r) {
-  Append(flows, r);
-}
-void TraceData::OnLoss(std::span<const LossRecord> r) {
-  Append(losses, r);
-}
-
 void UpdateProcess(ProcessRecord& q, const ProcessRecord& p) {
   if (p.end_ns != 0 || p.exit_kind != uint8_t(ExitKind::kRunning)) {
     if (p.end_ns) q.end_ns = p.end_ns;
@@ -189,25 +126,9 @@ Status WriteTraceData(const TraceData& data, TraceWriter& writer) {
   std::vector<StringId> cache(data.strings.size(), kNone);
   Remap remap{data, writer, cache};
   writer.SetMetadata(data.metadata);
-  WriteAll(data.processes, remap, writer);
-  WriteAll(data.threads, remap, writer);
-  WriteAll(data.devices, remap, writer);
-  WriteAll(data.contexts, remap, writer);
-  WriteAll(data.streams, remap, writer);
-  WriteAll(data.counter_descriptors, remap, writer);
-  WriteAll(data.kernels, remap, writer);
-  WriteAll(data.memcpys, remap, writer);
-  WriteAll(data.memsets, remap, writer);
-  WriteAll(data.api_calls, remap, writer);
-  WriteAll(data.nvtx, remap, writer);
-  WriteAll(data.syncs, remap, writer);
-  WriteAll(data.memory, remap, writer);
-  WriteAll(data.overheads, remap, writer);
-  WriteAll(data.counter_samples, remap, writer);
-  WriteAll(data.kernel_metrics, remap, writer);
-  WriteAll(data.stall_samples, remap, writer);
-  WriteAll(data.flows, remap, writer);
-  WriteAll(data.losses, remap, writer);
+#define GT_WRITE_FIELD(R, Method, field) WriteAll(data.field, remap, writer);
+  GT_FOR_EACH_RECORD_TYPE(GT_WRITE_FIELD)
+#undef GT_WRITE_FIELD
   return writer.Flush();
 }
 #endif

@@ -83,30 +83,12 @@ void TransformSink::OnStrings(StringId first_id, std::span<const std::string_vie
   next_.OnStrings(first, strings);
 }
 
-#define GT_FORWARD(Method, R)                        \
+#define GT_FORWARD(R, Method, field)                 \
   void TransformSink::Method(std::span<const R> r) { \
     const auto moved = Transform(r);                 \
     next_.Method(std::span<const R>(moved));         \
   }
-GT_FORWARD(OnProcesses, ProcessRecord)
-GT_FORWARD(OnThreads, ThreadRecord)
-GT_FORWARD(OnDevices, DeviceRecord)
-GT_FORWARD(OnContexts, ContextRecord)
-GT_FORWARD(OnStreams, StreamRecord)
-GT_FORWARD(OnKernels, KernelRecord)
-GT_FORWARD(OnMemcpys, MemcpyRecord)
-GT_FORWARD(OnMemsets, MemsetRecord)
-GT_FORWARD(OnApiCalls, ApiCallRecord)
-GT_FORWARD(OnNvtx, NvtxRecord)
-GT_FORWARD(OnSyncs, SyncRecord)
-GT_FORWARD(OnMemory, MemoryRecord)
-GT_FORWARD(OnOverheads, OverheadRecord)
-GT_FORWARD(OnCounterDescriptors, CounterDescriptor)
-GT_FORWARD(OnCounterSamples, CounterSample)
-GT_FORWARD(OnKernelMetrics, KernelMetricRecord)
-GT_FORWARD(OnStallSamples, StallSample)
-GT_FORWARD(OnFlows, FlowRecord)
-GT_FORWARD(OnLoss, LossRecord)
+GT_FOR_EACH_RECORD_TYPE(GT_FORWARD)
 #undef GT_FORWARD
 
 }  // namespace gt

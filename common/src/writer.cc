@@ -443,63 +443,12 @@ StringId TraceWriter::Intern(std::string_view text) {
 void TraceWriter::SetMetadata(const TraceMetadata& m) {
   impl_->SetMetadata(m);
 }
-void TraceWriter::Add(const ProcessRecord& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const ThreadRecord& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const DeviceRecord& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const ContextRecord& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const StreamRecord& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const KernelRecord& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const MemcpyRecord& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const MemsetRecord& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const ApiCallRecord& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const NvtxRecord& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const SyncRecord& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const MemoryRecord& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const OverheadRecord& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const CounterDescriptor& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const CounterSample& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const KernelMetricRecord& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const StallSample& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const FlowRecord& r) {
-  impl_->Add(r);
-}
-void TraceWriter::Add(const LossRecord& r) {
-  impl_->Add(r);
-}
+#define GT_WRITER_ADD(R, Method, field) \
+  void TraceWriter::Add(const R& r) {   \
+    impl_->Add(r);                      \
+  }
+GT_FOR_EACH_RECORD_TYPE(GT_WRITER_ADD)
+#undef GT_WRITER_ADD
 Status TraceWriter::Flush() {
   return impl_->Flush();
 }

@@ -3,6 +3,7 @@
 // give the known bottleneck, the right roofline side and flags for impossible values.
 #include <catch2/catch.hpp>
 
+#include "gt/counter_vocab.h"
 #include "gt/viewer/analysis.h"
 
 using namespace gt;
@@ -31,16 +32,16 @@ KernelCounters Make(const char* name, double time_us,
   c.pid = 7;
   c.kernel_name = name;
   c.launch_ordinal = 0;
-  c.Set("gpu__time_duration.sum", time_us * 1e3);
-  c.Set("sm__cycles_elapsed.avg.per_second", 1.98e9);
-  c.Set("sm__cycles_elapsed.avg", time_us * 1e-6 * 1.98e9);
+  c.Set(gt::metric::kTime, time_us * 1e3);
+  c.Set(gt::metric::kSmClock, 1.98e9);
+  c.Set(gt::metric::kSmCycles, time_us * 1e-6 * 1.98e9);
   for (const auto& [k, v] : kv) c.Set(k, v);
   return c;
 }
 
 void Stalls(KernelCounters& c, double issued,
             std::initializer_list<std::pair<const char*, double>> per_issued) {
-  c.Set("smsp__inst_issued.sum", issued);
+  c.Set(gt::metric::kIssued, issued);
   for (const char* r :
        {"long_scoreboard", "barrier", "short_scoreboard", "lg_throttle", "mio_throttle", "wait",
         "math_pipe_throttle", "not_selected", "selected", "branch_resolving", "no_instruction", "drain",
@@ -54,22 +55,22 @@ void Stalls(KernelCounters& c, double issued,
 KernelCounters CopyKernel() {
   // 1 GiB float4 copy: 532 µs, 2 GiB of DRAM traffic.
   auto c = Make("copy_float4", 532,
-                {{"dram__bytes_read.sum", 1073741824.0},
-                 {"dram__bytes_write.sum", 1073741824.0},
-                 {"dram__bytes.sum", 2147483648.0},
-                 {"lts__t_bytes.sum", 2147483648.0},
-                 {"l1tex__t_bytes.sum", 1073741824.0},
-                 {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 0},
-                 {"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 268435456.0},
-                 {"sm__sass_thread_inst_executed_op_fmul_pred_on.sum", 0},
-                 {"lts__t_sectors.sum", 67108864.0},
-                 {"lts__t_sectors_lookup_hit.sum", 33554432.0},
-                 {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 33554432.0},
-                 {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 2097152.0},
-                 {"sm__warps_active.avg.pct_of_peak_sustained_active", 88.0},
-                 {"launch__grid_size", 65536},
-                 {"launch__block_size", 256},
-                 {"launch__registers_per_thread", 16}});
+                {{gt::metric::kDramBytesRead, 1073741824.0},
+                 {gt::metric::kDramBytesWrite, 1073741824.0},
+                 {gt::metric::kDramBytes, 2147483648.0},
+                 {gt::metric::kL2Bytes, 2147483648.0},
+                 {gt::metric::kL1Bytes, 1073741824.0},
+                 {gt::metric::kFfma, 0},
+                 {gt::metric::kFadd, 268435456.0},
+                 {gt::metric::kFmul, 0},
+                 {gt::metric::kL2Sectors, 67108864.0},
+                 {gt::metric::kL2SectorHits, 33554432.0},
+                 {gt::metric::kGlobalLoadSectors, 33554432.0},
+                 {gt::metric::kGlobalLoadRequests, 2097152.0},
+                 {gt::metric::kWarpsActivePct, 88.0},
+                 {gt::metric::kGridSize, 65536},
+                 {gt::metric::kBlockSize, 256},
+                 {gt::metric::kRegisters, 16}});
   Stalls(c, 1.0e7, {{"long_scoreboard", 289}, {"not_selected", 0.5}, {"wait", 2}, {"drain", 5}});
   return c;
 }
@@ -77,15 +78,15 @@ KernelCounters CopyKernel() {
 KernelCounters FmaKernel() {
   // 65 TFLOP/s of FP32 FMA for 1091 µs.
   auto c = Make("fma_loop", 1091,
-                {{"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 65e12 * 1091e-6 / 2},
-                 {"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 0},
-                 {"sm__sass_thread_inst_executed_op_fmul_pred_on.sum", 0},
-                 {"dram__bytes.sum", 4.0e6},
-                 {"lts__t_bytes.sum", 8.0e6},
-                 {"l1tex__t_bytes.sum", 8.0e6},
-                 {"launch__grid_size", 1056},
-                 {"launch__block_size", 256},
-                 {"launch__registers_per_thread", 32}});
+                {{gt::metric::kFfma, 65e12 * 1091e-6 / 2},
+                 {gt::metric::kFadd, 0},
+                 {gt::metric::kFmul, 0},
+                 {gt::metric::kDramBytes, 4.0e6},
+                 {gt::metric::kL2Bytes, 8.0e6},
+                 {gt::metric::kL1Bytes, 8.0e6},
+                 {gt::metric::kGridSize, 1056},
+                 {gt::metric::kBlockSize, 256},
+                 {gt::metric::kRegisters, 32}});
   Stalls(c, 1.1e9, {{"not_selected", 9.3}, {"wait", 2.0}, {"math_pipe_throttle", 1.5}});
   return c;
 }
@@ -123,10 +124,10 @@ TEST_CASE("FMA loop is compute-bound on FP32 with ready warps", "[analysis][verd
 
 TEST_CASE("strided read is memory-bound and uncoalesced", "[analysis][verdict]") {
   auto c = Make("strided_read", 304,
-                {{"dram__bytes.sum", 0.774 * 4.8e12 * 304e-6},
-                 {"lts__t_bytes.sum", 0.774 * 4.8e12 * 304e-6},
-                 {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 32.0 * 1e6},
-                 {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", 1e6}});
+                {{gt::metric::kDramBytes, 0.774 * 4.8e12 * 304e-6},
+                 {gt::metric::kL2Bytes, 0.774 * 4.8e12 * 304e-6},
+                 {gt::metric::kGlobalLoadSectors, 32.0 * 1e6},
+                 {gt::metric::kGlobalLoadRequests, 1e6}});
   Stalls(c, 2e7, {{"long_scoreboard", 269}});
   KernelAnalysis a = AnalyzeKernel(c, H200());
   CHECK(a.bottleneck == Bottleneck::kMemory);
@@ -136,12 +137,12 @@ TEST_CASE("strided read is memory-bound and uncoalesced", "[analysis][verdict]")
 
 TEST_CASE("atomics on one address are latency-bound by atomic contention", "[analysis][verdict]") {
   auto c = Make("atomic_one_address", 7361,
-                {{"dram__bytes.sum", 1e5},
-                 {"lts__t_bytes.sum", 1.3e9},
-                 {"sm__sass_inst_executed_op_global_atom.sum", 0},
-                 {"sm__sass_inst_executed_op_global_red.sum", 4.2e6},
-                 {"smsp__inst_executed.sum", 5.0e7},
-                 {"smsp__thread_inst_executed.sum", 32 * 5.0e7}});
+                {{gt::metric::kDramBytes, 1e5},
+                 {gt::metric::kL2Bytes, 1.3e9},
+                 {gt::metric::kGlobalAtomics, 0},
+                 {gt::metric::kGlobalReductions, 4.2e6},
+                 {gt::metric::kInstExecuted, 5.0e7},
+                 {gt::metric::kThreadInstExecuted, 32 * 5.0e7}});
   Stalls(c, 5.0e7, {{"lg_throttle", 400}, {"drain", 40}, {"long_scoreboard", 10}});
   KernelAnalysis a = AnalyzeKernel(c, H200());
   CHECK(a.bottleneck == Bottleneck::kLatency);
@@ -152,9 +153,9 @@ TEST_CASE("atomics on one address are latency-bound by atomic contention", "[ana
 
 TEST_CASE("barrier + divergence kernel names both", "[analysis][verdict]") {
   auto c = Make("sync_divergence", 1496,
-                {{"dram__bytes.sum", 1e6},
-                 {"smsp__inst_executed.sum", 1e9},
-                 {"smsp__thread_inst_executed.sum", 12.5 * 1e9}});
+                {{gt::metric::kDramBytes, 1e6},
+                 {gt::metric::kInstExecuted, 1e9},
+                 {gt::metric::kThreadInstExecuted, 12.5 * 1e9}});
   Stalls(c, 1e9, {{"barrier", 5.05}, {"wait", 1.2}, {"branch_resolving", 0.6}});
   KernelAnalysis a = AnalyzeKernel(c, H200());
   CHECK(a.verdict.find("of stalls are barrier: balance work before __syncthreads") != std::string::npos);
@@ -163,9 +164,9 @@ TEST_CASE("barrier + divergence kernel names both", "[analysis][verdict]") {
 
 TEST_CASE("bank conflicts are named", "[analysis][verdict]") {
   auto c = Make("smem_bank_conflicts", 400,
-                {{"dram__bytes.sum", 1e6},
-                 {"l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", 31e6},
-                 {"l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", 32e6}});
+                {{gt::metric::kDramBytes, 1e6},
+                 {gt::metric::kSharedBankConflicts, 31e6},
+                 {gt::metric::kSharedWavefronts, 32e6}});
   Stalls(c, 1e8, {{"mio_throttle", 20}, {"short_scoreboard", 12}});
   KernelAnalysis a = AnalyzeKernel(c, H200());
   CHECK(a.verdict.find("of stalls are mio-throttle") != std::string::npos);
@@ -174,8 +175,8 @@ TEST_CASE("bank conflicts are named", "[analysis][verdict]") {
 }
 
 TEST_CASE("tiny kernels are launch-bound", "[analysis][verdict]") {
-  auto c =
-      Make("tiny", 2.1, {{"dram__bytes.sum", 4096}, {"launch__grid_size", 1}, {"launch__block_size", 32}});
+  auto c = Make("tiny", 2.1,
+                {{gt::metric::kDramBytes, 4096}, {gt::metric::kGridSize, 1}, {gt::metric::kBlockSize, 32}});
   Stalls(c, 100, {{"no_instruction", 3}});
   KernelAnalysis a = AnalyzeKernel(c, H200());
   CHECK(a.bottleneck == Bottleneck::kLaunch);
@@ -187,8 +188,8 @@ TEST_CASE("tiny kernels are launch-bound", "[analysis][verdict]") {
 
 TEST_CASE("impossible ratios are clamped and flagged, not shown as truth", "[analysis][flags]") {
   auto c = CopyKernel();
-  c.Set("lts__t_sectors.sum", 100);
-  c.Set("lts__t_sectors_lookup_hit.sum", 108);  // 108%: hits and lookups from different passes
+  c.Set(gt::metric::kL2Sectors, 100);
+  c.Set(gt::metric::kL2SectorHits, 108);  // 108%: hits and lookups from different passes
   KernelAnalysis a = AnalyzeKernel(c, H200());
   REQUIRE(a.l2_hit_pct);
   CHECK(a.l2_hit_pct.suspect);
@@ -200,12 +201,12 @@ TEST_CASE("impossible ratios are clamped and flagged, not shown as truth", "[ana
 
   // The collector's own flag travels through as well.
   auto d = CopyKernel();
-  d.Set("sm__warps_active.avg.pct_of_peak_sustained_active", 88.0, kMetricSuspect);
+  d.Set(gt::metric::kWarpsActivePct, 88.0, kMetricSuspect);
   CHECK(AnalyzeKernel(d, H200()).flags.size() == 1);
 
   // More DRAM bytes than the peak allows.
   auto e = CopyKernel();
-  e.Set("dram__bytes.sum", 5e12 * 532e-6 * 1.2);
+  e.Set(gt::metric::kDramBytes, 5e12 * 532e-6 * 1.2);
   KernelAnalysis ea = AnalyzeKernel(e, H200());
   CHECK(ea.bandwidth_pct[0].suspect);
   CHECK(ea.bandwidth_pct[0].value == Approx(100));
@@ -214,8 +215,8 @@ TEST_CASE("impossible ratios are clamped and flagged, not shown as truth", "[ana
 TEST_CASE("hardware peak_sustained values set the denominators like ncu", "[analysis][peaks]") {
   auto c = CopyKernel();
   // 2 DRAM partitions... whatever the chip says: 1536 B/cycle at 3.2 GHz = 4.9152 TB/s.
-  c.Set("dram__bytes.sum.peak_sustained", 1536);
-  c.Set("dram__cycles_elapsed.avg.per_second", 3.2e9);
+  c.Set(gt::metric::kDramBytesPeak, 1536);
+  c.Set(gt::metric::kDramClock, 3.2e9);
   KernelAnalysis a = AnalyzeKernel(c, H200());
   CHECK(a.bandwidth_pct[0].value == Approx(100.0 * 2147483648.0 / 532e-6 / (1536 * 3.2e9)).epsilon(1e-9));
 }
@@ -223,7 +224,7 @@ TEST_CASE("hardware peak_sustained values set the denominators like ncu", "[anal
 TEST_CASE("missing counters leave quantities absent, not zero", "[analysis]") {
   KernelCounters c;
   c.kernel_name = "k";
-  c.Set("gpu__time_duration.sum", 1000);
+  c.Set(gt::metric::kTime, 1000);
   KernelAnalysis a = AnalyzeKernel(c, H200());
   CHECK_FALSE(a.l1_hit_pct);
   CHECK_FALSE(a.flops_per_s);
@@ -233,12 +234,8 @@ TEST_CASE("missing counters leave quantities absent, not zero", "[analysis]") {
 }
 
 TEST_CASE("grouping records per launch and merging launches", "[analysis][inputs]") {
-  std::vector<std::string> strings = {"",
-                                      "kern",
-                                      "gpu__time_duration.sum",
-                                      "dram__bytes.sum",
-                                      "long_scoreboard",
-                                      "sm__warps_active.avg.pct_of_peak_sustained_active"};
+  std::vector<std::string> strings = {
+      "", "kern", gt::metric::kTime, gt::metric::kDramBytes, "long_scoreboard", gt::metric::kWarpsActivePct};
   auto str = [&](StringId id) -> std::string_view {
     return id < strings.size() ? std::string_view(strings[id]) : std::string_view();
   };
@@ -256,9 +253,9 @@ TEST_CASE("grouping records per launch and merging launches", "[analysis][inputs
   KernelCounters merged = MergeLaunches(groups);
   CHECK(merged.launches == 2);
   CHECK(merged.launch_ordinal == kNone);
-  CHECK(merged.Get("gpu__time_duration.sum") == 3000);
-  CHECK(merged.Get("dram__bytes.sum") == 10000);
-  CHECK(merged.Get("sm__warps_active.avg.pct_of_peak_sustained_active") == 50);
+  CHECK(merged.Get(gt::metric::kTime) == 3000);
+  CHECK(merged.Get(gt::metric::kDramBytes) == 10000);
+  CHECK(merged.Get(gt::metric::kWarpsActivePct) == 50);
   KernelAnalysis a = AnalyzeKernel(merged, H200());
   CHECK(a.time_s.value == Approx(1.5e-6));  // per launch
 }

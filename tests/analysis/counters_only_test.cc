@@ -10,14 +10,15 @@
 #include <map>
 #include <string>
 
+#include "counters/join.h"
+#include "counters/metric_sets.h"
+#include "counters/selection.h"
+#include "gt/counter_vocab.h"
 #include "gt/reader.h"
 #include "gt/viewer/analysis.h"
 #include "gt/viewer/load.h"
 #include "gt/writer.h"
-#include "join.h"
 #include "launcher/launcher.h"
-#include "metric_sets.h"
-#include "selection.h"
 
 using namespace gt;
 using namespace gt::counters;
@@ -58,14 +59,14 @@ void Metric(TraceData& t, const char* kernel, uint32_t ordinal, const std::strin
 
 // A memory-bound launch: `bytes` of DRAM traffic in `ns`, with the peaks the roofline needs.
 void Launch(TraceData& t, const char* kernel, uint32_t ordinal, double ns, double bytes) {
-  Metric(t, kernel, ordinal, "gpu__time_duration.sum", ns);
-  Metric(t, kernel, ordinal, "dram__bytes_read.sum", bytes / 2);
-  Metric(t, kernel, ordinal, "dram__bytes_write.sum", bytes / 2);
-  Metric(t, kernel, ordinal, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum", bytes / 64);
-  Metric(t, kernel, ordinal, "sm__cycles_elapsed.avg.per_second", 1.755e9);
-  Metric(t, kernel, ordinal, "dram__cycles_elapsed.avg.per_second", 2.619e9);
-  Metric(t, kernel, ordinal, "dram__bytes.sum.peak_sustained", 1831.9);
-  Metric(t, kernel, ordinal, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", 16896);
+  Metric(t, kernel, ordinal, gt::metric::kTime, ns);
+  Metric(t, kernel, ordinal, gt::metric::kDramBytesRead, bytes / 2);
+  Metric(t, kernel, ordinal, gt::metric::kDramBytesWrite, bytes / 2);
+  Metric(t, kernel, ordinal, gt::metric::kFfma, bytes / 64);
+  Metric(t, kernel, ordinal, gt::metric::kSmClock, 1.755e9);
+  Metric(t, kernel, ordinal, gt::metric::kDramClock, 2.619e9);
+  Metric(t, kernel, ordinal, gt::metric::kDramBytesPeak, 1831.9);
+  Metric(t, kernel, ordinal, gt::metric::kFfmaPeak, 16896);
   Metric(t, kernel, ordinal, launch_metric::kGridSize, 264);
   Metric(t, kernel, ordinal, launch_metric::kBlockSize, 256);
 }
@@ -168,7 +169,7 @@ TEST_CASE("the join pairs graph kernels by graph ordinal and reports the ones no
   // Eager counters on the eager launches, graph ordinal 0 on the first graph launch (correlation id 9).
   std::map<std::pair<std::string, uint32_t>, double> duration;  // (kernel, correlation id) -> ns
   for (const auto& m : timeline.kernel_metrics)
-    if (timeline.Str(m.metric) == "gpu__time_duration.sum")
+    if (timeline.Str(m.metric) == gt::metric::kTime)
       duration[{timeline.Str(m.kernel_name), m.correlation_id}] = m.value;
   CHECK(duration == std::map<std::pair<std::string, uint32_t>, double>{{{"graph_scale", 5}, 12'345},
                                                                        {{"graph_add", 6}, 23'456},
@@ -314,7 +315,7 @@ TEST_CASE("counters-only trace: profiled kernels end to end, counters joined, th
   REQUIRE(launches.size() == 4);
   std::vector<KernelAnalysis> analyses;
   for (const auto& c : launches) {
-    CHECK(c.Get("gpu__time_duration.sum") > 0);
+    CHECK(c.Get(gt::metric::kTime) > 0);
     analyses.push_back(AnalyzeKernel(c, back.devices[0], LaunchShapeOf(c)));
   }
   RooflineModel roof = BuildRoofline(back.devices[0]);
@@ -324,7 +325,7 @@ TEST_CASE("counters-only trace: profiled kernels end to end, counters joined, th
 }
 
 TEST_CASE("gcollect --counters-only and --cache-control flags", "[counters][options]") {
-  using gt::collector::ParseOptions;
+  using gt::launcher::ParseOptions;
   auto o = ParseOptions({"--counters-only", "--", "./app"});
   REQUIRE(o.ok());
   CHECK(o->counters_only);
@@ -343,7 +344,7 @@ TEST_CASE("gcollect --counters-only and --cache-control flags", "[counters][opti
   CHECK_FALSE(ParseOptions({"--counters-only=1", "./app"}).ok());
   CHECK_FALSE(ParseOptions({"--counters-only", "--duration", "2", "./app"}).ok());  // no timeline to cut
   CHECK_FALSE(ParseOptions({"--counters-only", "--pc-sampling", "./app"}).ok());    // rides the timeline run
-  CHECK(gt::collector::UsageText().find("--counters-only") != std::string::npos);
+  CHECK(gt::launcher::UsageText().find("--counters-only") != std::string::npos);
 }
 
 TEST_CASE("the counters run's environment carries the cache choice", "[counters][options]") {
@@ -394,7 +395,7 @@ TEST_CASE("a real counters-only trace from the H200 opens in the viewer with its
   for (const auto& r : m.kernel_metrics) {
     const std::pair<uint32_t, std::string> key{r.correlation_id, m.Str(r.kernel_name)};
     REQUIRE(kernel_dur.count(key));
-    if (m.Str(r.metric) == "gpu__time_duration.sum") {
+    if (m.Str(r.metric) == gt::metric::kTime) {
       CHECK(double(kernel_dur[key]) == Approx(r.value).margin(1));
       ++durations;
       graph += IsGraphOrdinal(r.launch_ordinal);

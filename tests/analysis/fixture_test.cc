@@ -1,5 +1,5 @@
-// Against the real counters traces from the H200 (tests/data/counters_h200*.gtrace, one per --cache-control mode:
-// the kernels/ workloads run as children of one shell under `gcollect --counters`, see
+// Against the real counters traces from the H200 (tests/data/counters_h200*.gtrace, one per --cache-control
+// mode: the kernels/ workloads run as children of one shell under `gcollect --counters`, see
 // bench/counters/run_device.sh): the two-run join, the
 // roofline placement, the verdicts naming each workload's known bottleneck, and the flags.
 #include <catch2/catch.hpp>

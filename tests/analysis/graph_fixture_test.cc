@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "gt/counter_vocab.h"
 #include "gt/viewer/analysis.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/profiled.h"
@@ -38,7 +39,7 @@ TEST_CASE("graph kernels of a real PyTorch CUDA graph carry their own counters",
       ++graph_launches;
       graph_kernels.insert(c.kernel_name);
       CHECK(c.correlation_id != 0);
-      CHECK(c.Get("gpu__time_duration.sum") > 0);
+      CHECK(c.Get(gt::metric::kTime) > 0);
     }
   // 7 kernels per replay (3 GEMMs and their epilogues, GELUs, the state update), first 3 replays profiled.
   CHECK(graph_launches >= 15);
@@ -83,7 +84,7 @@ TEST_CASE("graph kernels of a real PyTorch CUDA graph carry their own counters",
     CHECK_FALSE(a.verdict.empty());
     if (c.kernel_name.find("gemm") != std::string::npos) {
       ++gemms;
-      CHECK(c.Get("sm__sass_thread_inst_executed_op_ffma_pred_on.sum") > 0);
+      CHECK(c.Get(gt::metric::kFfma) > 0);
     }
   }
   CHECK(gemms >= 3);

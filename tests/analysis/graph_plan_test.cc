@@ -2,8 +2,8 @@
 // (graph_plan.h). Graphs built in code: no GPU.
 #include <catch2/catch.hpp>
 
-#include "graph_plan.h"
-#include "selection.h"
+#include "counters/graph_plan.h"
+#include "counters/selection.h"
 
 using namespace gt;
 using namespace gt::counters;

@@ -2,8 +2,9 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "join.h"
-#include "metric_sets.h"
+#include "counters/join.h"
+#include "counters/metric_sets.h"
+#include "gt/counter_vocab.h"
 
 using namespace gt;
 using namespace gt::counters;
@@ -52,7 +53,7 @@ void AddLaunch(TraceData& t, uint32_t pid, const char* kernel, uint32_t ordinal,
                double time_ns) {
   AddMetric(t, pid, kernel, ordinal, launch_metric::kGridSize, grid);
   AddMetric(t, pid, kernel, ordinal, launch_metric::kBlockSize, 256);
-  AddMetric(t, pid, kernel, ordinal, "gpu__time_duration.sum", time_ns);
+  AddMetric(t, pid, kernel, ordinal, gt::metric::kTime, time_ns);
 }
 
 }  // namespace
@@ -144,11 +145,11 @@ TEST_CASE("a second run that differs is reported, not guessed", "[counters][join
 TEST_CASE("device peaks come from the profiler's peak_sustained values", "[counters][join][peaks]") {
   TraceData t;
   t.devices.push_back(DeviceRecord{});
-  AddMetric(t, 1, "k", 0, "sm__cycles_elapsed.avg.per_second", 1.755e9);
-  AddMetric(t, 1, "k", 1, "sm__cycles_elapsed.avg.per_second", 1.98e9);
-  AddMetric(t, 1, "k", 0, "dram__bytes.sum.peak_sustained", 1536);
-  AddMetric(t, 1, "k", 0, "dram__cycles_elapsed.avg.per_second", 3.1e9);
-  AddMetric(t, 1, "k", 0, "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained", 16896);
+  AddMetric(t, 1, "k", 0, gt::metric::kSmClock, 1.755e9);
+  AddMetric(t, 1, "k", 1, gt::metric::kSmClock, 1.98e9);
+  AddMetric(t, 1, "k", 0, gt::metric::kDramBytesPeak, 1536);
+  AddMetric(t, 1, "k", 0, gt::metric::kDramClock, 3.1e9);
+  AddMetric(t, 1, "k", 0, gt::metric::kFfmaPeak, 16896);
   CHECK(ApplyCounterPeaks(t) == 1);
   const DeviceRecord& d = t.devices[0];
   CHECK(d.dram_bandwidth == Approx(1536 * 3.1e9));
@@ -207,7 +208,7 @@ TEST_CASE("a supplementary counters run adds its metrics once, passes and cost a
   TraceData own;
   AddProcess(own, 555, "app", 0);
   AddLaunch(own, 555, "copy", 0, 64, 532000);
-  AddMetric(own, 555, "copy", 0, "dram__bytes_write.sum", 1.0e6);
+  AddMetric(own, 555, "copy", 0, gt::metric::kDramBytesWrite, 1.0e6);
   AddMetric(own, 555, "copy", 0, launch_metric::kPasses, 3);
   AddMetric(own, 555, "copy", 0, launch_metric::kCostNs, 40e6);
   REQUIRE(JoinCountersIntoTimeline(tl, own).matched_launches == 1);
@@ -215,7 +216,7 @@ TEST_CASE("a supplementary counters run adds its metrics once, passes and cost a
   TraceData other;
   AddProcess(other, 777, "app", 0);
   AddLaunch(other, 777, "copy", 0, 64, 540000);
-  AddMetric(other, 777, "copy", 0, "smsp__inst_issued.sum", 12345);
+  AddMetric(other, 777, "copy", 0, gt::metric::kIssued, 12345);
   AddMetric(other, 777, "copy", 0, launch_metric::kPasses, 5);
   AddMetric(other, 777, "copy", 0, launch_metric::kCostNs, 60e6);
   JoinReport r = JoinCountersIntoTimeline(tl, other, JoinMode::kSupplement);
@@ -225,10 +226,10 @@ TEST_CASE("a supplementary counters run adds its metrics once, passes and cost a
     CHECK(m.correlation_id == 7);
     values[tl.Str(m.metric)].push_back(m.value);
   }
-  CHECK(values["gpu__time_duration.sum"] == std::vector<double>{532000});  // the first run's, once
+  CHECK(values[gt::metric::kTime] == std::vector<double>{532000});  // the first run's, once
   CHECK(values[launch_metric::kGridSize] == std::vector<double>{64});
-  CHECK(values["dram__bytes_write.sum"] == std::vector<double>{1.0e6});
-  CHECK(values["smsp__inst_issued.sum"] == std::vector<double>{12345});
+  CHECK(values[gt::metric::kDramBytesWrite] == std::vector<double>{1.0e6});
+  CHECK(values[gt::metric::kIssued] == std::vector<double>{12345});
   CHECK(values[launch_metric::kPasses] == std::vector<double>{8});
   CHECK(values[launch_metric::kCostNs] == std::vector<double>{100e6});
 }

@@ -3,8 +3,9 @@
 #include <catch2/catch.hpp>
 #include <map>
 
-#include "metric_sets.h"
-#include "selection.h"
+#include "counters/metric_sets.h"
+#include "counters/selection.h"
+#include "gt/counter_vocab.h"
 
 using namespace gt::counters;
 
@@ -26,13 +27,13 @@ TEST_CASE("metric lists", "[counters][sets]") {
   auto has = [&](const std::vector<std::string>& v, const char* m) {
     return std::find(v.begin(), v.end(), m) != v.end();
   };
-  CHECK(has(def, "gpu__time_duration.sum"));
-  CHECK(has(def, "dram__bytes_read.sum"));
-  CHECK(has(def, "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum"));
+  CHECK(has(def, gt::metric::kTime));
+  CHECK(has(def, gt::metric::kDramBytesRead));
+  CHECK(has(def, gt::metric::kTensorHgmmaBf16));
   CHECK(has(def, "smsp__warps_issue_stalled_long_scoreboard.sum"));
-  CHECK(has(def, "sm__warps_active.avg.pct_of_peak_sustained_active"));
-  CHECK_FALSE(has(def, "sm__throughput.avg.pct_of_peak_sustained_elapsed"));  // sol is on request only
-  CHECK(has(MetricsForSets(kSetSol), "sm__throughput.avg.pct_of_peak_sustained_elapsed"));
+  CHECK(has(def, gt::metric::kWarpsActivePct));
+  CHECK_FALSE(has(def, gt::metric::kSmThroughputPct));  // sol is on request only
+  CHECK(has(MetricsForSets(kSetSol), gt::metric::kSmThroughputPct));
   std::vector<std::string> sorted = def;
   std::sort(sorted.begin(), sorted.end());
   CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());  // no duplicates
@@ -43,7 +44,7 @@ TEST_CASE("metric lists", "[counters][sets]") {
   CHECK(StallReasons().size() == 19);
   CHECK(StallReasonOfMetric("smsp__warps_issue_stalled_long_scoreboard.sum") == "long_scoreboard");
   CHECK(StallReasonOfMetric("smsp__warps_issue_stalled_long_scoreboard_not_issued.sum").empty());
-  CHECK(StallReasonOfMetric("dram__bytes.sum").empty());
+  CHECK(StallReasonOfMetric(gt::metric::kDramBytes).empty());
 }
 
 TEST_CASE("launch selection: per-name cap, regex, skip, count", "[counters][selection]") {
@@ -125,13 +126,13 @@ TEST_CASE("cache-control all splits the metrics between the two replays", "[coun
     return std::find(v.begin(), v.end(), m) != v.end();
   };
   // Traffic and time depend on what the caches hold at the kernel's start: gtrace's own replay flushes.
-  for (const char* m : {"dram__bytes_write.sum", "lts__t_bytes.sum", "gpu__time_duration.sum"}) {
+  for (const char* m : {gt::metric::kDramBytesWrite, gt::metric::kL2Bytes, gt::metric::kTime}) {
     CHECK(has(cache, m));
     CHECK_FALSE(has(other, m));
   }
   // Instruction counts (SASS-patched ones included) and stalls come from CUPTI's kernel replay.
-  for (const char* m : {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", "smsp__inst_issued.sum",
-                        "smsp__warps_issue_stalled_long_scoreboard.sum", "l1tex__t_bytes.sum"}) {
+  for (const char* m : {gt::metric::kFfma, gt::metric::kIssued,
+                        "smsp__warps_issue_stalled_long_scoreboard.sum", gt::metric::kL1Bytes}) {
     CHECK(has(other, m));
     CHECK_FALSE(has(cache, m));
   }

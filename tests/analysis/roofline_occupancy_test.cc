@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "gt/counter_vocab.h"
 #include "gt/viewer/analysis.h"
 
 using namespace gt;
@@ -24,11 +25,11 @@ DeviceRecord H200() {
 KernelAnalysis Point(const char* name, double flops, double dram_bytes, double time_s, Precision p) {
   KernelCounters c;
   c.kernel_name = name;
-  c.Set("gpu__time_duration.sum", time_s * 1e9);
-  c.Set("sm__cycles_elapsed.avg.per_second", 1.98e9);
-  c.Set("dram__bytes.sum", dram_bytes);
-  if (p == Precision::kFp32) c.Set("sm__sass_thread_inst_executed_op_ffma_pred_on.sum", flops / 2);
-  if (p == Precision::kBf16Tensor) c.Set("sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum", flops);
+  c.Set(gt::metric::kTime, time_s * 1e9);
+  c.Set(gt::metric::kSmClock, 1.98e9);
+  c.Set(gt::metric::kDramBytes, dram_bytes);
+  if (p == Precision::kFp32) c.Set(gt::metric::kFfma, flops / 2);
+  if (p == Precision::kBf16Tensor) c.Set(gt::metric::kTensorHgmmaBf16, flops);
   return AnalyzeKernel(c, H200());
 }
 }  // namespace

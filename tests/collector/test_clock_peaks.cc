@@ -7,7 +7,8 @@
 #include "decode/device_peaks.h"
 
 using namespace gt;
-using namespace gt::collector;
+using namespace gt::config;
+using namespace gt::decode;
 
 TEST_CASE("clock offset comes from the tightest bracket") {
   std::vector<ClockSample> s = {

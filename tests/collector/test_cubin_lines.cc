@@ -18,7 +18,8 @@
 
 #include "inject/cubin_lines.h"
 
-using namespace gt::collector;
+using namespace gt::decode;
+using namespace gt::inject;
 
 namespace {
 

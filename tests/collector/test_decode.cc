@@ -13,7 +13,7 @@
 #include "gt/trace_data.h"
 
 using namespace gt;
-using namespace gt::collector;
+using namespace gt::decode;
 
 namespace {
 

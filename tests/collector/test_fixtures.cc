@@ -9,7 +9,8 @@
 #include "tools/check.h"
 
 using namespace gt;
-using namespace gt::collector;
+using namespace gt::check;
+using namespace gt::launcher;
 
 namespace {
 std::vector<std::string> Fixtures() {

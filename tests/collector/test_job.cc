@@ -9,7 +9,8 @@
 #include "launcher/output_name.h"
 
 using namespace gt;
-using namespace gt::collector;
+using namespace gt::config;
+using namespace gt::launcher;
 
 namespace {
 std::map<std::string, std::string> env = {{"RANK", "3"}, {"SLURM_PROCID", "12"}, {"ODD", "a/b"}};

@@ -8,7 +8,8 @@
 #include "launcher/nvml_map.h"
 
 using namespace gt;
-using namespace gt::collector;
+using namespace gt::config;
+using namespace gt::launcher;
 
 static StatusOr<LaunchOptions> Parse(std::vector<std::string> args) {
   return ParseOptions(args);

@@ -11,7 +11,9 @@
 #include "decode/pc_sampling_decode.h"
 #include "launcher/launcher.h"
 
-using namespace gt::collector;
+using namespace gt::config;
+using namespace gt::decode;
+using namespace gt::launcher;
 
 namespace {
 

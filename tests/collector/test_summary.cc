@@ -3,7 +3,7 @@
 #include "launcher/launcher.h"
 
 using namespace gt;
-using namespace gt::collector;
+using namespace gt::launcher;
 
 namespace {
 StringId Add(TraceData& d, const std::string& s) {

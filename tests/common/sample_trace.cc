@@ -1,5 +1,7 @@
 #include "sample_trace.h"
 
+#include "gt/counter_vocab.h"
+
 namespace gt::test {
 
 Status WriteSampleTrace(TraceWriter& w) {
@@ -57,7 +59,7 @@ Status WriteSampleTrace(TraceWriter& w) {
   w.Add(CounterSample{1, 2'000'000, 0});
   w.Add(CounterSample{1, 2'100'000, 97.5});
   w.Add(CounterSample{1, 2'400'000, 3});
-  w.Add(KernelMetricRecord{pid, 12, k.name, 0, w.Intern("dram__bytes_read.sum"), 1.5e8, 0});
+  w.Add(KernelMetricRecord{pid, 12, k.name, 0, w.Intern(gt::metric::kDramBytesRead), 1.5e8, 0});
   w.Add(StallSample{pid, 12, k.name, 0, w.Intern("long_scoreboard"), UINT64_MAX, 0, 0, 1234});
   w.Add(FlowRecord{1, pid, uint16_t(RecordKind::kNvtx), uint16_t(RecordKind::kApiCall), 77, 12});
   w.Add(LossRecord{w.Intern("cupti_dropped_records"), uint8_t(Severity::kWarning), pid, 3,

@@ -20,18 +20,15 @@ class WriterSink : public TraceSink {
       ok_ &= id == first_id + i;  // the generator's ids must be the writer's
     }
   }
-  void OnProcesses(std::span<const ProcessRecord> r) override { AddAll(r); }
-  void OnThreads(std::span<const ThreadRecord> r) override { AddAll(r); }
-  void OnDevices(std::span<const DeviceRecord> r) override { AddAll(r); }
-  void OnStreams(std::span<const StreamRecord> r) override { AddAll(r); }
-  void OnKernels(std::span<const KernelRecord> r) override { AddAll(r); }
-  void OnMemcpys(std::span<const MemcpyRecord> r) override { AddAll(r); }
-  void OnMemsets(std::span<const MemsetRecord> r) override { AddAll(r); }
-  void OnApiCalls(std::span<const ApiCallRecord> r) override { AddAll(r); }
-  void OnNvtx(std::span<const NvtxRecord> r) override { AddAll(r); }
-  void OnCounterDescriptors(std::span<const CounterDescriptor> r) override { AddAll(r); }
-  void OnCounterSamples(std::span<const CounterSample> r) override { AddAll(r); }
-  bool ok() const { return ok_; }
+#define GT_WRITE_ALL(R, Method, field)         \
+  void Method(std::span<const R> r) override { \
+    AddAll(r);                                 \
+  }
+  GT_FOR_EACH_RECORD_TYPE(GT_WRITE_ALL)
+#undef GT_WRITE_ALL
+  bool ok() const {
+    return ok_;
+  }
 
  private:
   template <typename T>

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "gt/env.h"
 #include "gt/server/client.h"
 #include "gt/server/server.h"
 #include "serve_validate.h"
@@ -81,7 +82,7 @@ bool ParseInt(const std::string& s, int64_t lo, int64_t hi, int64_t* out) {
 }
 
 std::string DefaultStore() {
-  if (const char* env = std::getenv("GTRACE_STORE"); env && *env) return env;
+  if (const char* env = env::Get(env::Var::kStore); env && *env) return env;
   if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/gtrace/store";
   if (const char* home = std::getenv("HOME"); home && *home)
     return std::string(home) + "/.local/share/gtrace/store";
@@ -90,7 +91,7 @@ std::string DefaultStore() {
 
 // The page is built by the wasm preset (build/wasm/web) or installed next to the binary (share/gtrace/web).
 std::string FindWebRoot() {
-  if (const char* env = std::getenv("GTRACE_WEB_ROOT"); env && *env) return env;
+  if (const char* env = env::Get(env::Var::kWebRoot); env && *env) return env;
   std::error_code ec;
   std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return "";

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli.h"
+#include "gt/env.h"
 #include "gt/server/client.h"
 
 namespace gt::cli {
@@ -26,8 +27,8 @@ int CmdUpload(int argc, char** argv) {
       "trace damaged (the link still works), 64 usage error.\n";
   std::string path, server_url, token_file;
   bool json = false;
-  if (const char* env = std::getenv("GTRACE_SERVER")) server_url = env;
-  if (const char* env = std::getenv("GTRACE_TOKEN_FILE")) token_file = env;
+  if (const char* env = env::Get(env::Var::kServer)) server_url = env;
+  if (const char* env = env::Get(env::Var::kTokenFile)) token_file = env;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (IsHelp(a)) {

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -370,6 +371,68 @@ struct LossRecord {
   uint64_t count = 0;
   StringId detail = 0;  // human-readable explanation
 };
+// One loss, its strings already interned in the trace being written.
+inline LossRecord MakeLoss(StringId name, Severity severity, uint64_t count, StringId detail, uint32_t pid = 0) {
+  LossRecord l;
+  l.name = name;
+  l.severity = static_cast<uint8_t>(severity);
+  l.pid = pid;
+  l.count = count;
+  l.detail = detail;
+  return l;
+}
+
+// Every record type in chunk-flush order (entities before the events that use them), with its TraceSink method
+// and its TraceData vector. The codec's type list (schema.h ForEachRecordType), the sink interface and the sinks
+// that take every type (the reader's dispatch and capture sink, TraceData) all expand this one list: a new record
+// type is a line here, its struct above and its fields' codec in schema.h.
+#define GT_FOR_EACH_RECORD_TYPE(X)                                     \
+  X(ProcessRecord, OnProcesses, processes)                         \
+  X(ThreadRecord, OnThreads, threads)                              \
+  X(DeviceRecord, OnDevices, devices)                              \
+  X(ContextRecord, OnContexts, contexts)                           \
+  X(StreamRecord, OnStreams, streams)                              \
+  X(CounterDescriptor, OnCounterDescriptors, counter_descriptors)  \
+  X(KernelRecord, OnKernels, kernels)                              \
+  X(MemcpyRecord, OnMemcpys, memcpys)                              \
+  X(MemsetRecord, OnMemsets, memsets)                              \
+  X(ApiCallRecord, OnApiCalls, api_calls)                          \
+  X(NvtxRecord, OnNvtx, nvtx)                                      \
+  X(SyncRecord, OnSyncs, syncs)                                    \
+  X(MemoryRecord, OnMemory, memory)                                \
+  X(OverheadRecord, OnOverheads, overheads)                        \
+  X(CounterSample, OnCounterSamples, counter_samples)              \
+  X(KernelMetricRecord, OnKernelMetrics, kernel_metrics)           \
+  X(StallSample, OnStallSamples, stall_samples)                    \
+  X(FlowRecord, OnFlows, flows)                                    \
+  X(LossRecord, OnLoss, losses)
+
+// Record structs are copied in bulk (the reader's capture sink, the collector's buffers) and sized into every
+// sink's memory, so each stays trivially copyable and its size changes only on purpose. The sizes hold for the
+// wasm build too: records have only fixed-width fields.
+#define GT_RECORD_IS_TRIVIAL(R, Method, field) \
+  static_assert(std::is_trivially_copyable_v<R>, #R " is copied as bytes");
+GT_FOR_EACH_RECORD_TYPE(GT_RECORD_IS_TRIVIAL)
+#undef GT_RECORD_IS_TRIVIAL
+static_assert(sizeof(ProcessRecord) == 64);  // 1.1: host, boot id, job, ranks
+static_assert(sizeof(ThreadRecord) == 12);
+static_assert(sizeof(DeviceRecord) == 200);
+static_assert(sizeof(ContextRecord) == 12);
+static_assert(sizeof(StreamRecord) == 28);
+static_assert(sizeof(CounterDescriptor) == 20);
+static_assert(sizeof(KernelRecord) == 112);
+static_assert(sizeof(MemcpyRecord) == 64);
+static_assert(sizeof(MemsetRecord) == 64);
+static_assert(sizeof(ApiCallRecord) == 48);
+static_assert(sizeof(NvtxRecord) == 56);
+static_assert(sizeof(SyncRecord) == 48);
+static_assert(sizeof(MemoryRecord) == 56);
+static_assert(sizeof(OverheadRecord) == 32);
+static_assert(sizeof(CounterSample) == 24);
+static_assert(sizeof(KernelMetricRecord) == 40);
+static_assert(sizeof(StallSample) == 48);
+static_assert(sizeof(FlowRecord) == 32);
+static_assert(sizeof(LossRecord) == 32);
 
 const char* RecordKindName(RecordKind kind);
 const char* CopyKindName(uint8_t kind);

@@ -22,25 +22,11 @@ class TraceSink {
   virtual ~TraceSink() = default;
   virtual void OnMetadata(const TraceMetadata& m) {}
   virtual void OnStrings(StringId first_id, std::span<const std::string_view> strings) {}
-  virtual void OnProcesses(std::span<const ProcessRecord> r) {}
-  virtual void OnThreads(std::span<const ThreadRecord> r) {}
-  virtual void OnDevices(std::span<const DeviceRecord> r) {}
-  virtual void OnContexts(std::span<const ContextRecord> r) {}
-  virtual void OnStreams(std::span<const StreamRecord> r) {}
-  virtual void OnKernels(std::span<const KernelRecord> r) {}
-  virtual void OnMemcpys(std::span<const MemcpyRecord> r) {}
-  virtual void OnMemsets(std::span<const MemsetRecord> r) {}
-  virtual void OnApiCalls(std::span<const ApiCallRecord> r) {}
-  virtual void OnNvtx(std::span<const NvtxRecord> r) {}
-  virtual void OnSyncs(std::span<const SyncRecord> r) {}
-  virtual void OnMemory(std::span<const MemoryRecord> r) {}
-  virtual void OnOverheads(std::span<const OverheadRecord> r) {}
-  virtual void OnCounterDescriptors(std::span<const CounterDescriptor> r) {}
-  virtual void OnCounterSamples(std::span<const CounterSample> r) {}
-  virtual void OnKernelMetrics(std::span<const KernelMetricRecord> r) {}
-  virtual void OnStallSamples(std::span<const StallSample> r) {}
-  virtual void OnFlows(std::span<const FlowRecord> r) {}
-  virtual void OnLoss(std::span<const LossRecord> r) {}
+  // One method per record type: OnProcesses(std::span<const ProcessRecord>), OnKernels(...), ... (model.h).
+#define GT_SINK_METHOD(R, Method, field) \
+  virtual void Method(std::span<const R> r) {}
+  GT_FOR_EACH_RECORD_TYPE(GT_SINK_METHOD)
+#undef GT_SINK_METHOD
 };
 
 // What a read saw. A file with lost chunks still loads; the loss is reported here and, for consumers that

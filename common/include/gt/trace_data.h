@@ -39,25 +39,12 @@ struct TraceData : TraceSink {
 
   void OnMetadata(const TraceMetadata& m) override;
   void OnStrings(StringId first_id, std::span<const std::string_view> s) override;
-  void OnProcesses(std::span<const ProcessRecord> r) override;
-  void OnThreads(std::span<const ThreadRecord> r) override;
-  void OnDevices(std::span<const DeviceRecord> r) override;
-  void OnContexts(std::span<const ContextRecord> r) override;
-  void OnStreams(std::span<const StreamRecord> r) override;
-  void OnKernels(std::span<const KernelRecord> r) override;
-  void OnMemcpys(std::span<const MemcpyRecord> r) override;
-  void OnMemsets(std::span<const MemsetRecord> r) override;
-  void OnApiCalls(std::span<const ApiCallRecord> r) override;
-  void OnNvtx(std::span<const NvtxRecord> r) override;
-  void OnSyncs(std::span<const SyncRecord> r) override;
-  void OnMemory(std::span<const MemoryRecord> r) override;
-  void OnOverheads(std::span<const OverheadRecord> r) override;
-  void OnCounterDescriptors(std::span<const CounterDescriptor> r) override;
-  void OnCounterSamples(std::span<const CounterSample> r) override;
-  void OnKernelMetrics(std::span<const KernelMetricRecord> r) override;
-  void OnStallSamples(std::span<const StallSample> r) override;
-  void OnFlows(std::span<const FlowRecord> r) override;
-  void OnLoss(std::span<const LossRecord> r) override;
+#define GT_KEEP(R, Method, field)                  \
+  void Method(std::span<const R> r) override {     \
+    field.insert(field.end(), r.begin(), r.end()); \
+  }
+  GT_FOR_EACH_RECORD_TYPE(GT_KEEP)
+#undef GT_KEEP
 };
 
 // One record per pid, in order of first appearance: a process that describes itself writes its record when it

@@ -87,7 +87,7 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 // Counters add up over launches; averages, percentages, rates and launch attributes do not.
 bool IsAdditive(std::string_view name) {
   if (name.substr(0, 8) == "launch__") return false;
-  if (name.substr(0, 10) == "profiler__") return name == "profiler__replay_cost_ns";
+  if (name.substr(0, 10) == "profiler__") return name == metric::kCostNs;
   return EndsWith(name, ".sum");
 }
 }  // namespace
@@ -129,11 +129,11 @@ LaunchShape LaunchShapeOf(const KernelRecord& k) {
 
 LaunchShape LaunchShapeOf(const KernelCounters& c) {
   LaunchShape s;
-  s.grid_blocks = static_cast<uint64_t>(c.Get("launch__grid_size"));
-  s.block_threads = static_cast<uint32_t>(c.Get("launch__block_size"));
-  s.registers_per_thread = static_cast<uint32_t>(c.Get("launch__registers_per_thread"));
-  s.static_shared_bytes = static_cast<uint32_t>(c.Get("launch__shared_mem_per_block_static"));
-  s.dynamic_shared_bytes = static_cast<uint32_t>(c.Get("launch__shared_mem_per_block_dynamic"));
+  s.grid_blocks = static_cast<uint64_t>(c.Get(metric::kGridSize));
+  s.block_threads = static_cast<uint32_t>(c.Get(metric::kBlockSize));
+  s.registers_per_thread = static_cast<uint32_t>(c.Get(metric::kRegisters));
+  s.static_shared_bytes = static_cast<uint32_t>(c.Get(metric::kStaticShared));
+  s.dynamic_shared_bytes = static_cast<uint32_t>(c.Get(metric::kDynamicShared));
   return s;
 }
 

@@ -3,17 +3,18 @@
 #include <cmath>
 #include <cstdio>
 
+#include "gt/counter_vocab.h"
 #include "gt/viewer/analysis.h"
 
 namespace gt {
 namespace {
 
-// ---- metric names (CUPTI's; the collector's sets live in collector/counters/metric_sets.cc) ----
-constexpr const char* kTime = "gpu__time_duration.sum";
-constexpr const char* kSmClock = "sm__cycles_elapsed.avg.per_second";
-constexpr const char* kSmCycles = "sm__cycles_elapsed.avg";
-constexpr const char* kIssued = "smsp__inst_issued.sum";
-constexpr const char* kIssuedPeak = "smsp__inst_issued.sum.peak_sustained";
+// Metric names are the counter vocabulary's (gt/counter_vocab.h), shared with the collector's sets.
+using metric::kIssued;
+using metric::kIssuedPeak;
+using metric::kSmClock;
+using metric::kSmCycles;
+using metric::kTime;
 
 struct FlopTerm {
   const char* metric;
@@ -26,51 +27,25 @@ struct PrecisionCounters {
   double peak_flops_per_count;  // FLOPs per counted unit at peak
 };
 const PrecisionCounters kPrecisions[] = {
-    {Precision::kFp64,
-     {{"sm__sass_thread_inst_executed_op_dfma_pred_on.sum", 2},
-      {"sm__sass_thread_inst_executed_op_dadd_pred_on.sum", 1},
-      {"sm__sass_thread_inst_executed_op_dmul_pred_on.sum", 1}},
-     "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained",
-     2},
-    {Precision::kFp32,
-     {{"sm__sass_thread_inst_executed_op_ffma_pred_on.sum", 2},
-      {"sm__sass_thread_inst_executed_op_fadd_pred_on.sum", 1},
-      {"sm__sass_thread_inst_executed_op_fmul_pred_on.sum", 1}},
-     "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
-     2},
+    {Precision::kFp64, {{metric::kDfma, 2}, {metric::kDadd, 1}, {metric::kDmul, 1}}, metric::kDfmaPeak, 2},
+    {Precision::kFp32, {{metric::kFfma, 2}, {metric::kFadd, 1}, {metric::kFmul, 1}}, metric::kFfmaPeak, 2},
     // Half precision outside tensor cores; the SASS counters do not tell fp16 from bf16 (both land here).
-    {Precision::kFp16,
-     {{"sm__sass_thread_inst_executed_op_hfma_pred_on.sum", 2},
-      {"sm__sass_thread_inst_executed_op_hadd_pred_on.sum", 1},
-      {"sm__sass_thread_inst_executed_op_hmul_pred_on.sum", 1}},
-     "sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained",
-     2},
-    {Precision::kFp64Tensor,
-     {{"sm__ops_path_tensor_src_fp64.sum", 1}},
-     "sm__ops_path_tensor_src_fp64.sum.peak_sustained",
-     1},
+    {Precision::kFp16, {{metric::kHfma, 2}, {metric::kHadd, 1}, {metric::kHmul, 1}}, metric::kHfmaPeak, 2},
+    {Precision::kFp64Tensor, {{metric::kTensorFp64, 1}}, metric::kTensorFp64Peak, 1},
     {Precision::kTf32Tensor,
-     {{"sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32.sum", 1},
-      {"sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32.sum", 1}},
-     "sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32.sum.peak_sustained",
+     {{metric::kTensorHgmmaTf32, 1}, {metric::kTensorHmmaTf32, 1}},
+     metric::kTensorHgmmaTf32Peak,
      1},
     {Precision::kFp16Tensor,
-     {{"sm__ops_path_tensor_op_hgmma_src_fp16.sum", 1}, {"sm__ops_path_tensor_op_hmma_src_fp16.sum", 1}},
-     "sm__ops_path_tensor_op_hgmma_src_fp16.sum.peak_sustained",
+     {{metric::kTensorHgmmaFp16, 1}, {metric::kTensorHmmaFp16, 1}},
+     metric::kTensorHgmmaFp16Peak,
      1},
     {Precision::kBf16Tensor,
-     {{"sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum", 1},
-      {"sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32.sum", 1}},
-     "sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32.sum.peak_sustained",
+     {{metric::kTensorHgmmaBf16, 1}, {metric::kTensorHmmaBf16, 1}},
+     metric::kTensorHgmmaBf16Peak,
      1},
-    {Precision::kFp8Tensor,
-     {{"sm__ops_path_tensor_src_fp8.sum", 1}},
-     "sm__ops_path_tensor_src_fp8.sum.peak_sustained",
-     1},
-    {Precision::kInt8Tensor,
-     {{"sm__ops_path_tensor_op_igmma_src_int8.sum", 1}},
-     "sm__ops_path_tensor_op_igmma_src_int8.sum.peak_sustained",
-     1},
+    {Precision::kFp8Tensor, {{metric::kTensorFp8, 1}}, metric::kTensorFp8Peak, 1},
+    {Precision::kInt8Tensor, {{metric::kTensorIgmmaInt8, 1}}, metric::kTensorIgmmaInt8Peak, 1},
 };
 
 struct LevelCounters {
@@ -79,9 +54,9 @@ struct LevelCounters {
   const char* clock;  // per second; nullptr = the SM clock
 };
 const LevelCounters kLevels[kMemoryLevelCount] = {
-    {"dram__bytes.sum", "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"},
-    {"lts__t_bytes.sum", "lts__t_bytes.sum.peak_sustained", "lts__cycles_elapsed.avg.per_second"},
-    {"l1tex__t_bytes.sum", "l1tex__t_bytes.sum.peak_sustained", nullptr},
+    {metric::kDramBytes, metric::kDramBytesPeak, metric::kDramClock},
+    {metric::kL2Bytes, metric::kL2BytesPeak, metric::kL2Clock},
+    {metric::kL1Bytes, metric::kL1BytesPeak, nullptr},
 };
 
 Quantity Present(double v) {
@@ -248,8 +223,8 @@ KernelAnalysis AnalyzeKernel(const KernelCounters& c, const DeviceRecord& device
   if (any_flop_counter && seconds > 0) a.flops_per_s = Present(a.total_flops / seconds);
 
   // ---- bytes, bandwidth and intensity per memory level ----
-  if (const auto* r = c.Find("dram__bytes_read.sum")) a.dram_read_bytes = Present(r->value / n);
-  if (const auto* w = c.Find("dram__bytes_write.sum")) a.dram_write_bytes = Present(w->value / n);
+  if (const auto* r = c.Find(metric::kDramBytesRead)) a.dram_read_bytes = Present(r->value / n);
+  if (const auto* w = c.Find(metric::kDramBytesWrite)) a.dram_write_bytes = Present(w->value / n);
   double level_peak[kMemoryLevelCount] = {device.dram_bandwidth, device.l2_bandwidth, device.l1_bandwidth};
   for (size_t l = 0; l < kMemoryLevelCount; ++l) {
     const auto& lc = kLevels[l];
@@ -286,7 +261,7 @@ KernelAnalysis AnalyzeKernel(const KernelCounters& c, const DeviceRecord& device
   }
 
   // ---- speed of light ----
-  if (const auto* sm = c.Find("sm__throughput.avg.pct_of_peak_sustained_elapsed")) {
+  if (const auto* sm = c.Find(metric::kSmThroughputPct)) {
     a.compute_pct = Percent(sm->value, "SM throughput", &flags, "a throughput above 100% of peak");
     a.sol_from_hardware = true;
   } else {
@@ -303,7 +278,7 @@ KernelAnalysis AnalyzeKernel(const KernelCounters& c, const DeviceRecord& device
         best = a.bandwidth_pct[l].value;
         a.memory_level = static_cast<MemoryLevel>(l);
       }
-    if (const auto* mem = c.Find("gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"))
+    if (const auto* mem = c.Find(metric::kComputeMemoryThroughputPct))
       a.memory_pct = Percent(mem->value, "memory throughput", &flags, "a throughput above 100% of peak");
     else if (best >= 0)
       a.memory_pct = Present(best);
@@ -317,13 +292,13 @@ KernelAnalysis AnalyzeKernel(const KernelCounters& c, const DeviceRecord& device
     return Percent(100.0 * h->value / t->value, name, &flags,
                    "hits and lookups were counted in different replay passes (too little traffic to trust)");
   };
-  a.l1_hit_pct = hit_rate("l1tex__t_sectors_lookup_hit.sum", "l1tex__t_sectors.sum", "L1 hit rate");
-  a.l2_hit_pct = hit_rate("lts__t_sectors_lookup_hit.sum", "lts__t_sectors.sum", "L2 hit rate");
+  a.l1_hit_pct = hit_rate(metric::kL1SectorHits, metric::kL1Sectors, "L1 hit rate");
+  a.l2_hit_pct = hit_rate(metric::kL2SectorHits, metric::kL2Sectors, "L2 hit rate");
 
   // ---- occupancy ----
   LaunchShape launch = launch_in.known() ? launch_in : LaunchShapeOf(c);
   a.occupancy = ComputeOccupancy(launch, device);
-  if (const auto* occ = c.Find("sm__warps_active.avg.pct_of_peak_sustained_active")) {
+  if (const auto* occ = c.Find(metric::kWarpsActivePct)) {
     a.achieved_occupancy_pct =
         Percent(occ->value, "achieved occupancy", &flags, "above 100% of the SM's warps");
     if (a.occupancy.valid && occ->value > a.occupancy.theoretical_pct + 10) {
@@ -344,10 +319,8 @@ KernelAnalysis AnalyzeKernel(const KernelCounters& c, const DeviceRecord& device
     if (!x || !y || y->value <= 0) return {};
     return Present(x->value / y->value);
   };
-  a.sectors_per_request_ld = ratio("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-                                   "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum");
-  a.sectors_per_request_st = ratio("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-                                   "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum");
+  a.sectors_per_request_ld = ratio(metric::kGlobalLoadSectors, metric::kGlobalLoadRequests);
+  a.sectors_per_request_st = ratio(metric::kGlobalStoreSectors, metric::kGlobalStoreRequests);
   for (Quantity* q : {&a.sectors_per_request_ld, &a.sectors_per_request_st}) {
     if (*q && q->value > 32.5) {  // a warp-wide request touches at most 32 sectors
       q->suspect = true;
@@ -356,26 +329,22 @@ KernelAnalysis AnalyzeKernel(const KernelCounters& c, const DeviceRecord& device
           {"sectors per request", "more than 32 sectors per request (counters from different passes)"});
     }
   }
-  a.bank_conflict_ratio = ratio("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
-                                "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum");
+  a.bank_conflict_ratio = ratio(metric::kSharedBankConflicts, metric::kSharedWavefronts);
   if (a.bank_conflict_ratio && a.bank_conflict_ratio.value > 1.0) {
     a.bank_conflict_ratio.suspect = true;
     a.bank_conflict_ratio.value = 1.0;
     flags.push_back(
         {"bank conflicts", "more conflicts than shared-memory wavefronts (counters from different passes)"});
   }
-  a.active_threads_per_warp = ratio("smsp__thread_inst_executed.sum", "smsp__inst_executed.sum");
+  a.active_threads_per_warp = ratio(metric::kThreadInstExecuted, metric::kInstExecuted);
   if (a.active_threads_per_warp && a.active_threads_per_warp.value > 32.5) {
     a.active_threads_per_warp.suspect = true;
     a.active_threads_per_warp.value = 32;
     flags.push_back({"active threads per warp", "more than 32 threads per warp instruction"});
   }
-  if (c.Has("sm__sass_inst_executed_op_global_atom.sum") || c.Has("sm__sass_inst_executed_op_global_red.sum"))
-    a.atomics = Present((c.Get("sm__sass_inst_executed_op_global_atom.sum") +
-                         c.Get("sm__sass_inst_executed_op_global_red.sum")) /
-                        n);
-  if (const auto* h = c.Find("sm__inst_executed_pipe_tensor_op_hmma.sum"))
-    a.hmma_instructions = Present(h->value / n);
+  if (c.Has(metric::kGlobalAtomics) || c.Has(metric::kGlobalReductions))
+    a.atomics = Present((c.Get(metric::kGlobalAtomics) + c.Get(metric::kGlobalReductions)) / n);
+  if (const auto* h = c.Find(metric::kHmmaInstructions)) a.hmma_instructions = Present(h->value / n);
 
   a.stalls = ComputeStallShares(c);
 
@@ -500,7 +469,7 @@ KernelAnalysis AnalyzeKernel(const KernelCounters& c, const DeviceRecord& device
              a.active_threads_per_warp.value);
     diagnoses.push_back(buf);
   }
-  const double executed = c.Get("smsp__inst_executed.sum") / n;
+  const double executed = c.Get(metric::kInstExecuted) / n;
   if (a.atomics && a.atomics.value > 0 && executed > 0 && a.atomics.value / executed >= 0.01 &&
       a.bottleneck != Bottleneck::kMemory && a.bottleneck != Bottleneck::kCompute) {
     snprintf(buf, sizeof buf, "atomic contention: %s global atomics serialize in L2",

@@ -2,9 +2,9 @@
 //
 // Pure functions over the format's records (KernelMetricRecord, StallSample, KernelRecord, DeviceRecord): no
 // UI, no CUPTI, deterministic, so golden tests pin every number and every sentence. Metric names are CUPTI's
-// (the collector's sets are in collector/counters/metric_sets.cc); metrics a trace lacks leave the derived
-// quantity absent rather than zero, and impossible values are clamped for display *and* flagged, never shown
-// as truth.
+// (the counter vocabulary, gt/counter_vocab.h, shared with the collector); metrics a trace lacks leave the
+// derived quantity absent rather than zero, and impossible values are clamped for display *and* flagged,
+// never shown as truth.
 //
 // [SECTION] Inputs       KernelCounters, grouping records per launch, launch shape
 // [SECTION] Occupancy    theoretical occupancy + limiting resource from the launch and DeviceRecord limits
@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gt/counter_vocab.h"
 #include "gt/model.h"
 #include "gt/units.h"
 
@@ -105,14 +106,7 @@ Occupancy ComputeOccupancy(const LaunchShape& launch, const DeviceRecord& device
 // ---- [SECTION] Stalls
 // ----------------------------------------------------------------------------------------
 
-struct StallReasonInfo {
-  const char* key;        // "long_scoreboard" (CUPTI's suffix)
-  const char* title;      // "Long Scoreboard"
-  const char* meaning;    // what the warp waits for
-  const char* fix;        // the usual fix
-  const char* short_fix;  // for the one-line verdict: "improve locality"
-  bool is_stall;          // false for "selected" (issuing) and "not_selected" (ready, normal when busy)
-};
+// StallReasonInfo (key, title, meaning, fix) is the counter vocabulary's: gt/counter_vocab.h.
 std::span<const StallReasonInfo> StallReasonTable();  // every GH100 reason, in display order
 const StallReasonInfo* FindStallReason(std::string_view key);
 

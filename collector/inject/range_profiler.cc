@@ -1,6 +1,6 @@
 // The counters module: CUPTI Range Profiler per kernel launch (see counters_module.h for the why).
 //
-// Sequence (checked on the H200, shared/notes/gpu.md): lazily at the first launch of a context,
+// Sequence (the order CUPTI accepts, checked on the H200): lazily at the first launch of a context,
 // cuptiProfilerInitialize -> DeviceSupported -> chip name -> counter availability -> host config
 // (host_config.h)
 // -> cuptiRangeProfilerEnable -> counter data image -> SetConfig(auto range, kernel replay). A selected
@@ -44,19 +44,27 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <mutex>
+#include <vector>
 
-#include "counters/counters_module.h"
-#include "counters/graph_nodes.h"
 #include "counters/host_config.h"
 #include "counters/join.h"
 #include "counters/metric_sets.h"
 #include "counters/selection.h"
+#include "cupti/cupti_result.h"
 #include "decode/cupti_decode.h"
+#include "decode/launch_cbids.h"
+#include "gt/env.h"
+#include "inject/counters_module.h"
+#include "inject/graph_nodes.h"
 #include "inject/injection.h"
 
-namespace gt::collector {
+namespace gt::inject {
+
+using decode::Demangle;
+
 namespace {
 
 using counters::MetricHost;
@@ -334,7 +342,7 @@ struct State {
   std::map<std::string, CostRow> cost;
   bool announced = false;
   std::atomic<uint64_t> captured_launches{0};  // launches into capturing streams (graph nodes, not run)
-  counters::GraphCatalog graphs;
+  GraphCatalog graphs;
   uint64_t graph_launches = 0;         // cuGraphLaunch calls
   uint64_t graph_replays = 0;          // of them, replayed node by node to profile kernels
   uint64_t graph_launches_unread = 0;  // of them, of graphs whose kernels could not be read (and after)
@@ -349,17 +357,7 @@ struct State {
 };
 State* g_state = nullptr;
 
-const char* Err(CUptiResult r) {
-  const char* s = nullptr;
-  cuptiGetResultString(r, &s);
-  return s ? s : "CUPTI error";
-}
-
-bool Check(CUptiResult r, const char* what, std::string* error) {
-  if (r == CUPTI_SUCCESS) return true;
-  *error = std::string(what) + ": " + Err(r) + " (" + std::to_string(int(r)) + ")";
-  return false;
-}
+using cupti::Check;
 
 // Counter data images are sized for this many ranges; a profiled launch decodes one.
 constexpr size_t kMaxRanges = 64;
@@ -529,6 +527,16 @@ CUresult Reissue(const LaunchCall& c) {
   }
 }
 
+// The shape, function and stream of cuLaunchKernel and cuLaunchCooperativeKernel (same fields, two structs).
+template <class Params>
+void ReadGridLaunch(const Params& a, PendingLaunch* p, CUfunction* fn, CUstream* stream) {
+  p->grid = double(a.gridDimX) * a.gridDimY * a.gridDimZ;
+  p->block = double(a.blockDimX) * a.blockDimY * a.blockDimZ;
+  p->dynamic_smem = a.sharedMemBytes;
+  *fn = a.f;
+  *stream = a.hStream;
+}
+
 // Launch attributes from the driver call's parameters (what the timeline records for the same launch).
 void ReadLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* cb, PendingLaunch* p, CUfunction* fn,
                 CUstream* stream, LaunchCall* call) {
@@ -540,22 +548,14 @@ void ReadLaunch(CUpti_CallbackId cbid, const CUpti_CallbackData* cb, PendingLaun
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: {
       const auto* a = static_cast<const cuLaunchKernel_params*>(cb->functionParams);
       call->kernel = *a;
-      p->grid = double(a->gridDimX) * a->gridDimY * a->gridDimZ;
-      p->block = double(a->blockDimX) * a->blockDimY * a->blockDimZ;
-      p->dynamic_smem = a->sharedMemBytes;
-      *fn = a->f;
-      *stream = a->hStream;
+      ReadGridLaunch(*a, p, fn, stream);
       break;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz: {
       const auto* a = static_cast<const cuLaunchCooperativeKernel_params*>(cb->functionParams);
       call->cooperative = *a;
-      p->grid = double(a->gridDimX) * a->gridDimY * a->gridDimZ;
-      p->block = double(a->blockDimX) * a->blockDimY * a->blockDimZ;
-      p->dynamic_smem = a->sharedMemBytes;
-      *fn = a->f;
-      *stream = a->hStream;
+      ReadGridLaunch(*a, p, fn, stream);
       break;
     }
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
@@ -693,7 +693,7 @@ bool FinishKernelReplay(ContextSession& s, PendingLaunch* p, std::string* error)
 // this returns, so the app's own launch computes what it would have without us.
 OwnReplay RunOwnReplay(State& st, ContextSession& s, CUcontext ctx, const LaunchCall& call, CUstream stream,
                        PendingLaunch* p, std::string* error) {
-  static const bool debug = getenv("GTRACE_COUNTERS_DEBUG") != nullptr;
+  static const bool debug = env::Get(env::Var::kCountersDebug) != nullptr;
   const CheckpointApi& cp = Checkpoints();
   if (!cp.ok()) {
     *error = cp.error;
@@ -760,7 +760,7 @@ OwnReplay RunOwnReplay(State& st, ContextSession& s, CUcontext ctx, const Launch
   if (restored != CUPTI_SUCCESS) {
     // The app's launch now runs on memory our passes changed: say so loudly, and never replay this way again.
     s.own_replay_error =
-        std::string("restoring device memory after the replay passes failed: ") + Err(restored);
+        std::string("restoring device memory after the replay passes failed: ") + cupti::ResultText(restored);
     Warn("gtrace counters: %s; this launch's results in the app may be wrong", s.own_replay_error.c_str());
     *error = s.own_replay_error;
     return OwnReplay::kFailed;
@@ -789,20 +789,6 @@ bool IsCapturing(CUstream stream) {
   // CAPTURE_IMPLICIT: the legacy stream while another stream captures; the launch itself would fail.
   return r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT ||
          (r == CUDA_SUCCESS && status != CU_STREAM_CAPTURE_STATUS_NONE);
-}
-
-bool IsLaunch(CUpti_CallbackId cbid) {
-  switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-      return true;
-    default:
-      return false;
-  }
 }
 
 const char* Getenv(void*, const char* name) {
@@ -894,7 +880,7 @@ void RecordLaunch(Injection& inj, State& st, ContextSession& s, const PendingLau
 // Profiles one kernel node of a graph being replayed node by node, the same two ways as a direct launch, and
 // leaves the node's effect in device memory for the nodes after it. Returns the launch's result.
 CUresult ProfileGraphKernel(Injection& inj, State& st, ContextSession& s, CUcontext ctx,
-                            const counters::GraphNodeLaunch& node, uint32_t ordinal, CUstream stream) {
+                            const GraphNodeLaunch& node, uint32_t ordinal, CUstream stream) {
   PendingLaunch p;
   p.ctx = ctx;
   p.name = node.info.kernel_name;
@@ -906,7 +892,7 @@ CUresult ProfileGraphKernel(Injection& inj, State& st, ContextSession& s, CUcont
   p.dynamic_smem = node.dynamic_smem;
   p.start = std::chrono::steady_clock::now();
   CUlaunchAttribute attrs[2];
-  CUlaunchConfig config = counters::KernelLaunchConfig(node, stream, attrs);
+  CUlaunchConfig config = KernelLaunchConfig(node, stream, attrs);
   LaunchCall call;
   call.cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx;
   call.ex.config = &config;
@@ -951,7 +937,7 @@ using Chosen = std::vector<std::pair<uint32_t, counters::LaunchSelector::Decisio
 // Replays one graph launch node by node on its stream (graph_plan.h), profiling the chosen kernel nodes, then
 // restores device memory so that the app's own graph launch, which runs when this callback returns, computes
 // what it would have without us.
-void ReplayGraph(Injection& inj, State& st, CUcontext ctx, const counters::GraphExec& g, CUstream stream,
+void ReplayGraph(Injection& inj, State& st, CUcontext ctx, const GraphExec& g, CUstream stream,
                  const Chosen& chosen) {
   auto not_profiled = [&](const std::string& why) {
     for (const auto& [node, decision] : chosen)
@@ -986,12 +972,12 @@ void ReplayGraph(Injection& inj, State& st, CUcontext ctx, const counters::Graph
   ++st.graph_replays;
   size_t next = 0;
   for (uint32_t i : g.plan.order) {
-    const counters::GraphNodeLaunch& node = g.nodes[i];
+    const GraphNodeLaunch& node = g.nodes[i];
     CUresult r = CUDA_SUCCESS;
     if (next < chosen.size() && chosen[next].first == i)
       r = ProfileGraphKernel(inj, st, s, ctx, node, chosen[next++].second.ordinal, stream);
     else
-      r = counters::IssueNode(node, stream);
+      r = IssueNode(node, stream);
     if (r != CUDA_SUCCESS) {
       // Later nodes would read what this one did not write: stop; the chosen kernels left are not profiled.
       std::string why = "re-issuing a node of the graph failed (CUresult " + std::to_string(int(r)) + ")";
@@ -1009,7 +995,7 @@ void ReplayGraph(Injection& inj, State& st, CUcontext ctx, const counters::Graph
         "gtrace counters: restoring device memory after replaying a graph failed (%s); the app's graph "
         "launch "
         "now runs on memory the replay changed, and its results may be wrong",
-        Err(restored));
+        cupti::ResultText(restored));
 }
 
 // cuGraphLaunch ENTER: counts the graph's kernels (graph ordinals, model.h) and, when the selector picks one,
@@ -1022,7 +1008,7 @@ void OnGraphLaunch(Injection& inj, State& st, CUpti_CallbackId cbid, const CUpti
   if (IsCapturing(stream)) return;  // becomes a child graph node of the capture; nothing runs now
   std::lock_guard<std::mutex> lock(st.mu);
   ++st.graph_launches;
-  const counters::GraphExec* g = st.graphs.Find(a->hGraph);
+  const GraphExec* g = st.graphs.Find(a->hGraph);
   if (!g || g->nodes.empty()) {
     // Its kernels cannot be counted, so graph ordinals of any name may differ between the runs from here on.
     ++st.graph_launches_unread;
@@ -1069,7 +1055,8 @@ void CountersOnCallback(Injection& inj, CUpti_CallbackDomain domain, CUpti_Callb
   if (!st || domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   if (t_internal_launch) {
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-    if (IsLaunch(cbid) && cb->callbackSite == CUPTI_API_ENTER) NoteOwnLaunch(inj, cb->correlationId);
+    if (decode::IsKernelLaunchCbid(cbid) && cb->callbackSite == CUPTI_API_ENTER)
+      NoteOwnLaunch(inj, cb->correlationId);
     return;
   }
   if (IsGraphLaunch(cbid)) {
@@ -1080,7 +1067,7 @@ void CountersOnCallback(Injection& inj, CUpti_CallbackDomain domain, CUpti_Callb
     OnGraphBookkeeping(*st, cbid, static_cast<const CUpti_CallbackData*>(data));
     return;
   }
-  if (!IsLaunch(cbid)) return;
+  if (!decode::IsKernelLaunchCbid(cbid)) return;
   const auto* cb = static_cast<const CUpti_CallbackData*>(data);
   if (cb->callbackSite == CUPTI_API_ENTER) {
     PendingLaunch probe;
@@ -1176,35 +1163,32 @@ bool StartCountersModule(Injection& inj) {
     delete st;
     return true;  // nothing of this subset in the chosen sets: the run records its timeline kinds only
   }
-  for (CUpti_CallbackId id : {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-                              CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemcpyNodeSetParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemsetNodeSetParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecHostNodeSetParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecChildGraphNodeSetParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecBatchMemOpNodeSetParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresSignalNodeSetParams,
-                              CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresWaitNodeSetParams}) {
+  std::vector<CUpti_CallbackId> callbacks(std::begin(decode::kKernelLaunchCbids),
+                                          std::end(decode::kKernelLaunchCbids));
+  callbacks.insert(callbacks.end(), {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiate_v2,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithParams_ptsz,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecUpdate_v2,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecKernelNodeSetParams_v2,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemcpyNodeSetParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecMemsetNodeSetParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecHostNodeSetParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecChildGraphNodeSetParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecNodeSetParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecBatchMemOpNodeSetParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresSignalNodeSetParams,
+                                     CUPTI_DRIVER_TRACE_CBID_cuGraphExecExternalSemaphoresWaitNodeSetParams});
+  for (CUpti_CallbackId id : callbacks) {
     CUptiResult r = cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
     if (r != CUPTI_SUCCESS) {
-      Warn("gtrace counters: cuptiEnableCallback: %s", Err(r));
+      Warn("gtrace counters: cuptiEnableCallback: %s", cupti::ResultText(r));
       delete st;
       return false;
     }
@@ -1309,4 +1293,4 @@ void StopCountersModule(Injection& inj) {
   // g_state stays allocated: a late callback from another thread must not touch freed memory.
 }
 
-}  // namespace gt::collector
+}  // namespace gt::inject

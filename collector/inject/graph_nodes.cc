@@ -1,10 +1,16 @@
-#include "counters/graph_nodes.h"
+#include "inject/graph_nodes.h"
 
 #include <dlfcn.h>
 
 #include "decode/cupti_decode.h"
 
-namespace gt::counters {
+namespace gt::inject {
+
+using counters::GraphNodeInfo;
+using counters::GraphNodeKind;
+using counters::GraphPlan;
+using counters::PlanGraph;
+
 namespace {
 
 // Looked up in libcuda itself, as range_profiler.cc does: the driver is loaded (it calls us) and a link-time
@@ -121,7 +127,7 @@ std::string Flatten(CUgraph graph, GraphExec& out, std::vector<std::pair<uint32_
             !mangled)
           return "a kernel node's function has no name";
         n.info.kind = GraphNodeKind::kKernel;
-        n.info.kernel_name = collector::Demangle(mangled);
+        n.info.kernel_name = decode::Demangle(mangled);
         n.grid[0] = p.gridDimX, n.grid[1] = p.gridDimY, n.grid[2] = p.gridDimZ;
         n.block[0] = p.blockDimX, n.block[1] = p.blockDimY, n.block[2] = p.blockDimZ;
         n.dynamic_smem = p.sharedMemBytes;
@@ -312,4 +318,4 @@ CUresult IssueNode(const GraphNodeLaunch& n, CUstream stream) {
   return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-}  // namespace gt::counters
+}  // namespace gt::inject

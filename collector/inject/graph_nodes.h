@@ -12,11 +12,11 @@
 
 #include "counters/graph_plan.h"
 
-namespace gt::counters {
+namespace gt::inject {
 
 // One node of a (flattened) graph, as the counters run issues it again.
 struct GraphNodeLaunch {
-  GraphNodeInfo info;
+  counters::GraphNodeInfo info;
   // kKernel: the node's parameters (the argument arrays belong to the clone, which the catalog keeps).
   CUfunction function = nullptr;
   unsigned grid[3] = {1, 1, 1};
@@ -34,7 +34,7 @@ struct GraphNodeLaunch {
 struct GraphExec {
   CUgraph clone = nullptr;  // ours; child graphs are part of it
   std::vector<GraphNodeLaunch> nodes;
-  GraphPlan plan;
+  counters::GraphPlan plan;
   std::string stale;  // set when the app changed node parameters after instantiation: not replayed
 };
 
@@ -59,4 +59,4 @@ CUresult IssueNode(const GraphNodeLaunch& node, CUstream stream);
 // The same kernel launch as a cuLaunchKernelEx config: `attrs` must outlive the launch (2 entries).
 CUlaunchConfig KernelLaunchConfig(const GraphNodeLaunch& node, CUstream stream, CUlaunchAttribute* attrs);
 
-}  // namespace gt::counters
+}  // namespace gt::inject

@@ -1,4 +1,4 @@
-#include "counters/counters_pass.h"
+#include "launcher/counters_pass.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -16,7 +16,14 @@
 #include "gt/writer.h"
 #include "launcher/launcher.h"
 
-namespace gt::collector {
+namespace gt::launcher {
+
+using config::CaptureMode;
+using config::Config;
+using config::ConfigToEnv;
+using config::EnvVar;
+using config::kTraceKernel;
+
 namespace {
 
 std::vector<std::string> PartFiles(const std::string& dir) {
@@ -65,6 +72,14 @@ counters::CountersOptions KernelReplayRunOptions(const LaunchOptions& o) {
   co.flush_caches = false;
   co.subset = counters::MetricSubset::kOther;
   return co;
+}
+
+// Reads trace files, saying on stderr what they lack.
+Status LoadSayingWarnings(const std::vector<std::string>& paths, TraceData* out) {
+  std::vector<std::string> warnings;
+  Status s = counters::LoadTraceFiles(paths, out, &warnings);
+  for (const auto& w : warnings) fprintf(stderr, "gcollect: warning: %s\n", w.c_str());
+  return s;
 }
 
 bool WriteTrace(const TraceData& data, const std::string& output) {
@@ -169,9 +184,7 @@ bool RunCountersApp(const LaunchOptions& o, const Config& timeline_config,
   if (app.ShellStatus() != 0 && !o.quiet)
     fprintf(stderr, "gcollect: the %s exited with status %d; joining what it recorded\n", label,
             app.ShellStatus());
-  std::vector<std::string> warnings;
-  Status s = counters::LoadTraceFiles(PartFiles(parts), out, &warnings);
-  for (const auto& w : warnings) fprintf(stderr, "gcollect: warning: %s\n", w.c_str());
+  Status s = LoadSayingWarnings(PartFiles(parts), out);
   if (!s.ok()) {
     fprintf(stderr, "gcollect: error: reading the %s: %s (parts kept in %s)\n", label, s.ToString().c_str(),
             parts.c_str());
@@ -206,9 +219,7 @@ void SupplementKernelReplayMetrics(const LaunchOptions& o, const Config& config,
 bool FinishCountersOnly(const LaunchOptions& o, const Config& config, const std::vector<EnvVar>& base_env,
                         const std::string& output) {
   TraceData data;
-  std::vector<std::string> warnings;
-  Status s = counters::LoadTraceFiles({output}, &data, &warnings);
-  for (const auto& w : warnings) fprintf(stderr, "gcollect: warning: %s\n", w.c_str());
+  Status s = LoadSayingWarnings({output}, &data);
   if (!s.ok()) {
     fprintf(stderr, "gcollect: error: reading the counters run: %s\n", s.ToString().c_str());
     return false;
@@ -228,9 +239,7 @@ bool RunCountersPass(const LaunchOptions& o, const Config& timeline_config,
   if (!RunCountersApp(o, timeline_config, base_env, CountersOptionsFor(o), output + ".counters.parts",
                       "counters run", &counters_data))
     return false;
-  std::vector<std::string> warnings;
-  Status s = counters::LoadTraceFiles({output}, &timeline, &warnings);
-  for (const auto& w : warnings) fprintf(stderr, "gcollect: warning: %s\n", w.c_str());
+  Status s = LoadSayingWarnings({output}, &timeline);
   if (!s.ok()) {
     fprintf(stderr, "gcollect: error: reading the timeline run: %s\n", s.ToString().c_str());
     return false;
@@ -242,4 +251,4 @@ bool RunCountersPass(const LaunchOptions& o, const Config& timeline_config,
   return WriteTrace(timeline, output);
 }
 
-}  // namespace gt::collector
+}  // namespace gt::launcher

@@ -7,7 +7,7 @@
 
 #include <cupti.h>
 
-namespace gt::collector {
+namespace gt::inject {
 
 struct Injection;
 
@@ -17,4 +17,4 @@ void StopCountersModule(Injection& inj);
 // Forwarded by the injection's subscriber callback for every enabled driver-API callback.
 void CountersOnCallback(Injection& inj, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
 
-}  // namespace gt::collector
+}  // namespace gt::inject
