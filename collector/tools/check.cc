@@ -48,8 +48,14 @@ size_t CountNvtx(const TraceData& d, const std::string& msg) {
 }  // namespace
 
 std::vector<std::string> KnownWorkloads() {
-  return {"copy",   "fma",     "strided", "atomics",     "syncdiv",     "bank_conflicts", "tiny_burst",
-          "memcpy", "streams", "nvtx",    "multithread", "torch_train", "multiproc",      "idle"};
+  return {"copy",         "fma",
+          "strided",      "atomics",
+          "syncdiv",      "bank_conflicts",
+          "tiny_burst",   "memcpy",
+          "streams",      "nvtx",
+          "multithread",  "torch_train",
+          "multiproc",    "idle",
+          "torchrun_ddp", "rank0_per_gcollect"};
 }
 
 void CheckGeneric(const TraceData& d, CheckReport& r) {
@@ -218,6 +224,33 @@ void CheckWorkload(const TraceData& d, const std::string& w, CheckReport& r) {
     size_t steps = 0;
     for (const auto& n : d.nvtx) steps += d.Str(n.message).rfind("step ", 0) == 0;
     Expect(r, steps == 40, "torch_train: expected 40 'step N' NVTX ranges, got " + std::to_string(steps));
+  } else if (w == "torchrun_ddp" || w == "rank0_per_gcollect") {
+    // bench/collector/torch_ddp.py under torchrun: one gcollect around torchrun (the worker describes itself,
+    // and exits 3 on purpose), or torchrun starting one gcollect per rank (-o rank_%q{RANK}).
+    std::vector<ProcessRecord> procs = d.processes;
+    CollapseProcesses(procs);
+    const ProcessRecord* worker = nullptr;
+    for (const auto& p : procs)
+      if (p.rank == 0) worker = &p;
+    Expect(r, worker != nullptr, w + ": expected a process recorded as rank 0");
+    if (worker) {
+      const int code = w == "torchrun_ddp" ? 3 : 0;
+      Expect(r, worker->world_size == 1 && worker->local_rank == 0 && !d.Str(worker->job).empty(),
+             w + ": rank 0 should say world size 1, local rank 0 and its job");
+      Expect(r, worker->exit_kind == uint8_t(ExitKind::kExited) && worker->exit_code == code,
+             w + ": rank 0 should have exited with " + std::to_string(code));
+      Expect(r, !d.Str(worker->host).empty() && !d.Str(worker->boot_id).empty(), w + ": host and boot id");
+    }
+    size_t steps = 0, nccl_open = 0, init = 0;
+    for (const auto& n : d.nvtx) {
+      steps += d.Str(n.message).rfind("step ", 0) == 0;
+      if (d.Str(n.domain) != "NCCL") continue;
+      nccl_open += (n.flags & kNvtxUnclosed) != 0;
+      init += d.Str(n.message) == "ncclCommInitRankConfig" && n.end - n.start < 5'000'000'000;
+    }
+    Expect(r, steps == 20, w + ": expected 20 'step N' ranges, got " + std::to_string(steps));
+    Expect(r, nccl_open == 0, w + ": NCCL ranges left open (payload pops not ended)");
+    if (w == "torchrun_ddp") Expect(r, init == 1, w + ": expected one closed ncclCommInitRankConfig range");
   } else if (w == "idle") {
     const int steps = 3;  // gt_k_idle's default
     ExpectKernels(d, r, "busy_kernel", 1 + 4 * steps);

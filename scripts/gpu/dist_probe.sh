@@ -15,7 +15,9 @@ echo "== $N GPU(s); one gcollect around torchrun; rank 0 exits 3" >>"$R"
 "$C/gcollect" -q -o $D/job -- torchrun --standalone --nproc_per_node=$N bench/collector/torch_ddp.py --exit-code 3 >>"$R" 2>&1
 echo "gcollect rc=$?" >>"$R"
 "$C/gtrace" info $D/job.gtrace | grep -E "Format|^  pid|rank|host|boot_id" >>"$R"
-"$C/gtrace" stats --top 12 $D/job.gtrace | sed -n '/NVTX/,$p' | head -30 >>"$R"
+echo "NCCL NVTX ranges left open (flags=8): $("$C/gtrace_check" $D/job.gtrace --dump | grep "dom='NCCL'" | grep -c 'flags=8')" >>"$R"
+"$C/gtrace_check" $D/job.gtrace --dump | grep "dom='NCCL'" | grep -E "ncclComm" >>"$R"
+"$C/gtrace" stats --top 12 $D/job.gtrace | sed -n '/idle/,/Kernels/p' | head -30 >>"$R"
 echo "== one gcollect per rank: torchrun --no-python gcollect -o rank_%q{RANK}" >>"$R"
 torchrun --standalone --nproc_per_node=$N --no-python "$C/gcollect" -q -o "$D/rank_%q{RANK}" -- python3 bench/collector/torch_ddp.py --exit-code 0 >>"$R" 2>&1
 echo "torchrun rc=$?" >>"$R"
