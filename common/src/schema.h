@@ -156,6 +156,33 @@ void ForEachRecordType(F&& f) {
 #undef GT_TAG
 }
 
+// A visitor that leaves every field alone: derive from it and define only the column types you act on (a
+// derived method hides the base's template of the same name).
+struct PassFields {
+  template <class T>
+  void Ts(T&) {}
+  template <class T, class U>
+  void Dur(T&, U&) {}
+  template <class T>
+  void Id(T&) {}
+  template <class T>
+  void Id64(T&) {}
+  template <class T>
+  void U16(T&) {}
+  template <class T>
+  void U32(T&) {}
+  template <class T>
+  void U64(T&) {}
+  template <class T>
+  void I32(T&) {}
+  template <class T>
+  void U8(T&) {}
+  template <class T>
+  void F64(T&) {}
+  template <class T>
+  void Str(T&) {}
+};
+
 // Number of columns of R (arrays count one column per element).
 struct ColumnCounter {
   uint32_t n = 0;

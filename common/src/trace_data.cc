@@ -77,30 +77,11 @@ void CollapseProcesses(std::vector<ProcessRecord>& processes) {
 namespace {
 
 // Re-interns every Str field through the writer; all other fields pass through.
-struct Remap {
+struct Remap : schema::PassFields {
   const TraceData& data;
   TraceWriter& writer;
   std::vector<StringId>& cache;  // data id -> writer id, kNone = not yet interned
-  template <class T>
-  void Ts(T&) {}
-  template <class T, class U>
-  void Dur(T&, U&) {}
-  template <class T>
-  void Id(T&) {}
-  template <class T>
-  void Id64(T&) {}
-  template <class T>
-  void U16(T&) {}
-  template <class T>
-  void U32(T&) {}
-  template <class T>
-  void U64(T&) {}
-  template <class T>
-  void I32(T&) {}
-  template <class T>
-  void U8(T&) {}
-  template <class T>
-  void F64(T&) {}
+  Remap(const TraceData& d, TraceWriter& w, std::vector<StringId>& c) : data(d), writer(w), cache(c) {}
   void Str(StringId& id) {
     if (id == 0) return;
     if (id >= cache.size()) {

@@ -7,28 +7,13 @@ namespace {
 
 // One pass over a record's fields through the schema: timestamps onto the new clock, string ids past the
 // base. Process ids are named fields, handled after the pass.
-struct FieldMover {
+struct FieldMover : schema::PassFields {
   const ClockMap& clock;
   StringId base;
   StringId* max_id;
+  FieldMover(const ClockMap& c, StringId b, StringId* m) : clock(c), base(b), max_id(m) {}
   void Ts(int64_t& t) { t = clock.Apply(t); }
   void Dur(int64_t& end, const int64_t&) { end = clock.Apply(end); }
-  template <class T>
-  void Id(T&) {}
-  template <class T>
-  void Id64(T&) {}
-  template <class T>
-  void U16(T&) {}
-  template <class T>
-  void U32(T&) {}
-  template <class T>
-  void U64(T&) {}
-  template <class T>
-  void I32(T&) {}
-  template <class T>
-  void U8(T&) {}
-  template <class T>
-  void F64(T&) {}
   void Str(StringId& id) {
     if (id == 0) return;
     id += base;
