@@ -1,4 +1,4 @@
-"""An 8-layer bf16 transformer training loop: the workload of issue 20 (PC sampling killed PyTorch apps).
+"""An 8-layer bf16 transformer training loop: the workload on which PC sampling once killed PyTorch apps at exit.
 
   python3 torch_transformer.py [--steps N] [--layers L] [--dim D] [--seq S] [--batch B]
 

@@ -26,7 +26,7 @@ enum CounterSet : uint32_t {
   kSetSol = 1u << 4,   // unit throughputs in % of peak (costly: on request only)
   kSetHmma = 1u << 5,  // legacy mma.sync (HMMA) tensor FLOPs per input type (+3 passes on GH100)
 };
-// The default keeps to <= 8 range-profiler passes on GH100 (checked by tests/analysis/metric_sets_test.cc).
+// The default keeps to <= 8 range-profiler passes on GH100 (checked by tests/collector/counters/metric_sets_test.cc).
 inline constexpr uint32_t kDefaultSets = kSetRoofline | kSetStalls | kSetOccupancy | kSetAccess;
 inline constexpr uint32_t kAllSets = kDefaultSets | kSetSol | kSetHmma;
 

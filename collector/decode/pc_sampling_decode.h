@@ -31,7 +31,7 @@ namespace gt::decode {
 // (not part of the histogram), and so do CUPTI's counters in the same list (smsp__pcsamp_sample_count,
 // smsp__pcsamp_samples_data_dropped). Names without the prefix are kept (minus a "smsp__pcsamp_" prefix) so a
 // new reason still shows up; "no_instructions" and "warpgroup_arrive" become the counters' "no_instruction"
-// and "gmma". The 40 names GH100 reports are in tests/collector/test_pc_sampling.cc.
+// and "gmma". The 40 names GH100 reports are in tests/collector/pc_sampling_test.cc.
 std::string PcSamplingReasonKey(std::string_view cupti_name);
 
 // Stall-reason index (as in CUpti_PCSamplingStallReason) -> key, from cuptiPCSamplingGetStallReasons.

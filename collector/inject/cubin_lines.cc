@@ -14,7 +14,7 @@ using decode::SourceLine;
 namespace {
 
 // The exit fence (see cubin_lines.h). Seen with CUPTI 13.0 (H200 crashes, and the same frames reproduced
-// without a GPU in tests/collector/test_cubin_lines.cc): cuptiGetSassToSourceCorrelation parses a new cubin
+// without a GPU in tests/collector/cubin_lines_test.cc): cuptiGetSassToSourceCorrelation parses a new cubin
 // through a function-local std::vector<std::string> that it builds, and registers for destruction, on its
 // first parse. exit() ran that destructor before the injection's handler stopped the flush thread, whose next
 // parse read the freed strings: SIGBUS or SIGSEGV inside libcupti. Process-wide, like CUPTI's statics.

@@ -1,9 +1,9 @@
 // Cubins kept for PC sampling's source correlation: copied at MODULE_LOADED (the driver's image may go away),
 // keyed by CUPTI's cubin CRC (the key PC records carry), asked once per sampled PC for its file and line with
 // cuptiGetSassToSourceCorrelation. Both CUPTI calls are host-only: tests run them on a cubin built by nvcc,
-// without a GPU (tests/collector/test_cubin_lines.cc).
+// without a GPU (tests/collector/cubin_lines_test.cc).
 //
-// Process exit (issue 20): CUPTI's cubin parser builds function-local statics the first time it parses a
+// Process exit: CUPTI's cubin parser builds function-local statics the first time it parses a
 // cubin and registers their destructors with __cxa_atexit then, i.e. after the injection's own exit handler,
 // so exit() destroys them while the flush thread may still look lines up. CubinLines therefore (re)registers
 // an exit fence after each cubin's first lookup: it runs before whatever that lookup registered, waits for

@@ -27,8 +27,11 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "cupti/cupti_result.h"
 #include "decode/cupti_decode.h"
+#include "decode/launch_cbids.h"
 #include "decode/pc_sampling_decode.h"
+#include "gt/env.h"
 #include "inject/cubin_lines.h"
 #include "inject/injection.h"
 
@@ -124,9 +127,7 @@ struct State {
 State* g_state = nullptr;
 
 const char* Err(CUptiResult r) {
-  const char* s = nullptr;
-  cuptiGetResultString(r, &s);
-  return s ? s : "CUPTI error";
+  return cupti::ResultText(r);
 }
 
 void NoteError(State& st, const std::string& what) {
@@ -341,26 +342,13 @@ void KeepCubin(State& st, const CUpti_ModuleResourceData* m) {
   if (m) st.cubins.Keep(m->pCubin, m->cubinSize);
 }
 
-bool IsLaunch(CUpti_CallbackId cbid) {
-  switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-      return true;
-    default:
-      return false;
-  }
-}
-
 void OnCallback(Injection& inj, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   State* st = g_state;
   if (!st || !data) return;
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
     const auto* cb = static_cast<const CUpti_CallbackData*>(data);
-    if (!st->getdata_on_launch || !IsLaunch(cbid) || cb->callbackSite != CUPTI_API_EXIT) return;
+    if (!st->getdata_on_launch || !decode::IsKernelLaunchCbid(cbid) || cb->callbackSite != CUPTI_API_EXIT)
+      return;
     int64_t now = TraceClockNow();
     std::unique_lock<std::timed_mutex> lock(st->mu, std::try_to_lock);
     if (!lock.owns_lock() || now - st->last_getdata_ns < st->interval_ns) return;
@@ -455,14 +443,14 @@ bool StartPcSamplingModule(Injection& inj) {
   uint32_t e = inj.config.pc_sampling_period_exp;
   st->period_exp =
       e >= kPcSamplingMinPeriodExp && e <= kPcSamplingMaxPeriodExp ? e : kPcSamplingDefaultPeriodExp;
-  st->verbose = std::getenv("GTRACE_PCS_VERBOSE") != nullptr;
-  st->resolve_lines = std::getenv("GTRACE_PCS_NO_LINES") == nullptr;
+  st->verbose = env::IsSet(env::Var::kPcsVerbose);
+  st->resolve_lines = !env::IsSet(env::Var::kPcsNoLines);
   if (st->verbose) {
     void* warm[2];
     backtrace(warm, 2);  // loads libgcc now, not inside the handler
     for (int sig : {SIGSEGV, SIGBUS, SIGABRT}) signal(sig, CrashHandler);
   }
-  const char* mode = std::getenv("GTRACE_PCS_GETDATA");
+  const char* mode = env::Get(env::Var::kPcsGetData);
   st->getdata_on_launch = mode && std::strcmp(mode, "launch") == 0;
   st->interval_ns = int64_t(inj.config.flush_interval_ms) * 1000000;
   st->lines =
@@ -482,11 +470,7 @@ bool StartPcSamplingModule(Injection& inj) {
     }
   }
   if (st->getdata_on_launch) {
-    for (CUpti_CallbackId id :
-         {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-          CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-          CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-          CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz})
+    for (CUpti_CallbackId id : decode::kKernelLaunchCbids)
       cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
   }
   g_state = st;
@@ -515,7 +499,7 @@ void StopPcSamplingModule(Injection& inj) {
   if (!st) return;
   // The teardown below calls into CUPTI while the app exits; put the timeline on disk first, so that whatever
   // happens there can cost the samples at most. (PyTorch runs died at exit under --pc-sampling: a source-line
-  // lookup on the flush thread after exit() had destroyed CUPTI's parser statics, issue 20; CubinLines now
+  // lookup on the flush thread after exit() had destroyed CUPTI's parser statics; CubinLines now
   // refuses lookups once exit() has begun.)
   if (inj.cupti_ok) {
     Step(*st, "stop: flushing the timeline");
@@ -535,7 +519,7 @@ void StopPcSamplingModule(Injection& inj) {
   Step(*st, "stop: rows written");
   const PcSamplingTotals& t = st->agg.totals();
   std::string summary = Describe(*st);
-  if (!std::getenv("GTRACE_QUIET")) fprintf(stderr, "gtrace pc sampling: %s\n", summary.c_str());
+  if (!env::IsSet(env::Var::kQuiet)) fprintf(stderr, "gtrace pc sampling: %s\n", summary.c_str());
   if (st->verbose)
     fprintf(stderr,
             "gtrace pc sampling: %llu GetData calls, %llu errors%s%s; %zu cubins kept (%zu bytes), %llu line "
@@ -571,7 +555,7 @@ void StopPcSamplingModule(Injection& inj) {
             st->lines->skipped() + st->cubins.skipped(),
             "PCs or cubins left without source lines (lookup budget or cubin memory cap reached)");
   // PCs first seen after exit() began (this handler runs late in exit): CUPTI's parser may already be torn
-  // down, so CubinLines answers no line for them (issue 20; inject/cubin_lines.h).
+  // down, so CubinLines answers no line for them (inject/cubin_lines.h).
   if (uint64_t refused = st->cubins.refused_at_exit())
     AddLoss(inj, "pc_sampling_lines_at_exit", static_cast<uint8_t>(Severity::kInfo), refused,
             "PCs first seen while the process exited are left without source lines (CUPTI's source "

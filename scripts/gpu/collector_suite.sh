@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The collector's GPU suite (issue 3), run on the H200 through the device tool:
+# The collector's GPU suite (traces and overhead), run on the H200 through the device tool:
 #   bash scripts/gpu/collector_suite.sh [all|traces|bench|apimodes|kinds|final|spin|quick|serial]
 # Expects the binaries in .device-carry/ (scripts/gpu/collector_carry.sh puts them there) and writes
 # $OUT/suite.tar.gz (traces + logs) and $OUT/bench.txt. Each step is bounded by `timeout`.

@@ -1,6 +1,6 @@
 // Every GTRACE_* environment variable gtrace reads, with its default and meaning, in one table. Code reads
 // them through env::Get / env::Name, never getenv("GTRACE_...") itself, so the table stays complete;
-// docs/user-guide.md lists the same variables (tests/common/test_env.cc checks it names every entry).
+// docs/user-guide.md lists the same variables (tests/common/env_test.cc checks it names every entry).
 #pragma once
 
 #include <cstdint>

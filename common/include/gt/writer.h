@@ -44,25 +44,10 @@ class TraceWriter {
   StringId Intern(std::string_view text);
 
   void SetMetadata(const TraceMetadata& metadata);  // written at the next Flush(); may be called again
-  void Add(const ProcessRecord& r);
-  void Add(const ThreadRecord& r);
-  void Add(const DeviceRecord& r);
-  void Add(const ContextRecord& r);
-  void Add(const StreamRecord& r);
-  void Add(const KernelRecord& r);
-  void Add(const MemcpyRecord& r);
-  void Add(const MemsetRecord& r);
-  void Add(const ApiCallRecord& r);
-  void Add(const NvtxRecord& r);
-  void Add(const SyncRecord& r);
-  void Add(const MemoryRecord& r);
-  void Add(const OverheadRecord& r);
-  void Add(const CounterDescriptor& r);
-  void Add(const CounterSample& r);
-  void Add(const KernelMetricRecord& r);
-  void Add(const StallSample& r);
-  void Add(const FlowRecord& r);
-  void Add(const LossRecord& r);
+  // One Add per record type (GT_FOR_EACH_RECORD_TYPE in model.h).
+#define GT_WRITER_ADD(R, Method, field) void Add(const R& r);
+  GT_FOR_EACH_RECORD_TYPE(GT_WRITER_ADD)
+#undef GT_WRITER_ADD
 
   // Encodes every pending record (strings first) and hands the bytes to the sink.
   Status Flush();

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 20 (PC sampling killed PyTorch apps): repeated `gcollect --pc-sampling` runs of an 8-layer bf16
+# PC sampling once killed PyTorch apps at exit: repeated `gcollect --pc-sampling` runs of an 8-layer bf16
 # transformer training loop on the H200 (device tool). Binaries in $C (default .device-carry/pcs): gcollect,
 # libgtrace_inject.so, gtrace_check, torch_transformer.py, lib/libzstd.so.1, optionally asan/ (an ASan+UBSan
 # libgtrace_inject.so and the sanitizer runtimes).

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "format.h"
-#include "test_records.h"
+#include "random_records.h"
 
 using namespace gt;
 using namespace gt::test;

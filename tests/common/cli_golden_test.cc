@@ -5,7 +5,7 @@
 #include "chrome_export.h"
 #include "info.h"
 #include "sample_trace.h"
-#include "test_records.h"
+#include "random_records.h"
 
 using namespace gt;
 using namespace gt::test;

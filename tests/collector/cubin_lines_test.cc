@@ -104,7 +104,7 @@ TEST_CASE("cubin lines: the memory cap skips cubins instead of growing, garbage 
   CHECK(store.count() == 0);
 }
 
-// Issue 20: `gcollect --pc-sampling` killed PyTorch apps (SIGBUS/SIGSEGV, ~40% of runs of an 8-layer
+// `gcollect --pc-sampling` killed PyTorch apps (SIGBUS/SIGSEGV, ~40% of runs of an 8-layer
 // transformer on the H200) inside cuptiGetSassToSourceCorrelation on the flush thread while the app was in
 // exit(). CUPTI parses a cubin the first time it is asked about it, and that parse uses a function-local
 // static (a std::vector<std::string>) that CUPTI builds on first use, registering its destructor with

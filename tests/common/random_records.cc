@@ -1,4 +1,4 @@
-#include "test_records.h"
+#include "random_records.h"
 
 #include <catch2/catch.hpp>
 
