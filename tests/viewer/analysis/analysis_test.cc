@@ -5,6 +5,9 @@
 
 #include "gt/counter_vocab.h"
 #include "gt/viewer/analysis.h"
+#include "gt/viewer/load.h"
+#include "gt/viewer/profiled.h"
+#include "gt/writer.h"
 
 using namespace gt;
 
@@ -258,4 +261,46 @@ TEST_CASE("grouping records per launch and merging launches", "[analysis][inputs
   CHECK(merged.Get(gt::metric::kWarpsActivePct) == 50);
   KernelAnalysis a = AnalyzeKernel(merged, H200());
   CHECK(a.time_s.value == Approx(1.5e-6));  // per launch
+}
+
+TEST_CASE("each profiled kernel is judged against the peaks of the GPU that ran it", "[analysis][peaks]") {
+  // Two GPUs in one trace (two ranks, or a merge of two hosts); the copy ran on the second, which has twice
+  // the DRAM bandwidth, so it uses half as much of it.
+  DeviceRecord first = H200(), second = H200();
+  second.device_id = 1;
+  second.dram_bandwidth = 9.6e12;
+  first.pid = second.pid = 7;
+  const KernelCounters copy = CopyKernel();
+  std::string bytes;
+  {
+    auto w = TraceWriter::Create(MakeStringSink(&bytes));
+    REQUIRE(w.ok());
+    TraceWriter& tw = **w;
+    first.name = second.name = tw.Intern("NVIDIA H200");
+    tw.Add(first);
+    tw.Add(second);
+    KernelRecord k;
+    k.pid = 7, k.device_id = 1, k.stream_id = 3, k.correlation_id = 5;
+    k.name = tw.Intern(copy.kernel_name);
+    k.start = 1'000'000, k.end = 1'532'000;
+    k.grid = {65536, 1, 1}, k.block = {256, 1, 1}, k.registers_per_thread = 16;
+    tw.Add(k);
+    for (const auto& v : copy.values) {
+      KernelMetricRecord r;
+      r.pid = 7, r.correlation_id = 5, r.kernel_name = k.name, r.metric = tw.Intern(v.name),
+      r.value = v.value;
+      tw.Add(r);
+    }
+    REQUIRE(tw.Finish().ok());
+  }
+  auto m = viewer::LoadTrace(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  REQUIRE(m.ok());
+  const viewer::ProfiledKernels p = viewer::AnalyzeProfiledKernels(**m);
+  REQUIRE(p.kernels.size() == 1);
+  REQUIRE(p.kernels[0].memory_pct);
+  const KernelAnalysis on_first = AnalyzeKernel(copy, first, {});
+  REQUIRE(on_first.memory_pct);
+  CHECK(p.kernels[0].memory_pct.value == Approx(on_first.memory_pct.value / 2).epsilon(0.02));
+  CHECK(p.launch_analyses[0].memory_pct.value == Approx(p.kernels[0].memory_pct.value));
 }

@@ -15,6 +15,7 @@ ProfiledKernels AnalyzeProfiledKernels(const TraceModel& m) {
   if (p.launches.empty()) return p;
   // One pass over the GPU lanes, for the profiled correlation ids only.
   std::map<std::pair<uint32_t, uint32_t>, LaunchShape> shape_by_corr;
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> device_by_corr;  // which GPU ran the launch
   for (const auto& r : m.kernel_metrics)
     if (r.correlation_id) shape_by_corr[{r.pid, r.correlation_id}];
   for (uint32_t l = 0; l < m.lanes.size() && !shape_by_corr.empty(); ++l) {
@@ -25,6 +26,7 @@ ProfiledKernels AnalyzeProfiledKernels(const TraceModel& m) {
       auto it = shape_by_corr.find({pid, lane.aux[i]});
       EventId e{l, i};
       if (it == shape_by_corr.end() || m.Kind(e) != EventKind::kKernel) continue;
+      device_by_corr[it->first] = m.tracks[lane.track].device_id;
       const uint32_t cfg = m.Payload(e);
       if (cfg >= m.launch_configs.size()) continue;
       const LaunchConfig& lc = m.launch_configs[cfg];
@@ -46,7 +48,26 @@ ProfiledKernels AnalyzeProfiledKernels(const TraceModel& m) {
     auto it = shape_by_name.find({c.pid, c.kernel_name});
     return it != shape_by_name.end() ? it->second : LaunchShape{};
   };
-  for (const auto& c : p.launches) p.launch_analyses.push_back(AnalyzeKernel(c, p.device, shape_of(c)));
+  // Each kernel against the peaks of the GPU that ran it (a job spans GPUs, after a merge of other kinds
+  // too): the device record its own process reported for that device, else any process's, else the trace's
+  // first.
+  std::map<std::pair<uint32_t, std::string>, uint32_t> device_by_name;
+  for (const auto& r : m.kernel_metrics) {
+    auto it = device_by_corr.find({r.pid, r.correlation_id});
+    if (it != device_by_corr.end()) device_by_name[{r.pid, m.Str(r.kernel_name)}] = it->second;
+  }
+  auto device_of = [&](const KernelCounters& c) -> const DeviceRecord& {
+    auto it = device_by_name.find({c.pid, c.kernel_name});
+    if (it == device_by_name.end()) return p.device;
+    const DeviceRecord* any = nullptr;
+    for (const DeviceRecord& d : m.devices) {
+      if (d.device_id != it->second) continue;
+      if (d.pid == c.pid) return d;
+      if (!any) any = &d;
+    }
+    return any ? *any : p.device;
+  };
+  for (const auto& c : p.launches) p.launch_analyses.push_back(AnalyzeKernel(c, device_of(c), shape_of(c)));
   std::map<std::pair<uint32_t, std::string>, std::vector<KernelCounters>> by_name;
   for (const auto& c : p.launches) by_name[{c.pid, c.kernel_name}].push_back(c);
   // Total GPU time per (pid, name) from the timeline, which has every launch (profiled or not).
@@ -60,7 +81,8 @@ ProfiledKernels AnalyzeProfiledKernels(const TraceModel& m) {
     }
   }
   for (auto& [key, launches] : by_name) {
-    p.kernels.push_back(AnalyzeKernel(MergeLaunches(launches), p.device, shape_of(launches.front())));
+    p.kernels.push_back(
+        AnalyzeKernel(MergeLaunches(launches), device_of(launches.front()), shape_of(launches.front())));
     auto t = total.find(key);
     p.kernel_total_time_s.push_back(t != total.end() ? t->second
                                                      : (p.kernels.back().time_s.value * launches.size()));
