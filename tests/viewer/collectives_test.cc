@@ -4,6 +4,7 @@
 
 #include "gt/viewer/collectives.h"
 #include "gt/viewer/load.h"
+#include "gt/viewer/summary.h"
 #include "sim_job.h"
 
 using namespace gt;
@@ -71,4 +72,22 @@ TEST_CASE("collectives: ordinary jitter is no straggler; one process is no job")
   auto one = Job({TwoRanks({}, -1)[0]});
   CHECK(AnalyzeCollectives(*one).collectives.empty());
   CHECK(FormatCollectiveReport(AnalyzeCollectives(*one)).empty());
+}
+
+TEST_CASE("collectives: per-rank kernel time and waiting, and gtrace diff's per-rank table") {
+  auto before = Job(TwoRanks({}, -1));
+  auto after = Job(TwoRanks({{4, 20'000'000}, {9, 20'000'000}, {17, 20'000'000}}, 1));
+  const auto a = KernelTimeByRank(*before), b = KernelTimeByRank(*after);
+  REQUIRE(a.size() == 2);
+  REQUIRE(b.size() == 2);
+  CHECK(a[0].rank == 0);
+  CHECK(a[1].rank == 1);
+  CHECK(a[0].kernels == 60);  // 30 compute kernels + 30 all-reduces
+  CHECK(a[0].nccl_ns > 0);
+  CHECK(a[0].nccl_ns < a[0].kernel_ns);
+  // Rank 0 waits 3 x 20 ms longer once rank 1 straggles; rank 1's own waiting does not grow.
+  CHECK(std::llabs((b[0].wait_ns - a[0].wait_ns) - 3 * 20'000'000) < 100'000);
+  CHECK(b[1].wait_ns <= a[1].wait_ns + 10'000);
+  const std::string diff = DiffReport(*before, "before", *after, "after", 10);
+  CHECK(diff.find("Per rank (kernel time on its GPUs") != std::string::npos);
 }

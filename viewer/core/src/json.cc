@@ -262,6 +262,17 @@ std::string DiffJson(const TraceModel& before, const std::string& before_label, 
     if (what == SummaryOf::kKernels) total[0] = TotalNs(a), total[1] = TotalNs(b);
     j[SummaryOfName(what)] = Changes(CompareSummaries(a, b));
   }
+  auto ranks = [](const TraceModel& m) {
+    json out = json::array();
+    for (const RankKernelTime& r : KernelTimeByRank(m))
+      out.push_back({{"rank", r.rank},
+                     {"kernels", r.kernels},
+                     {"kernel_ns", r.kernel_ns},
+                     {"nccl_ns", r.nccl_ns},
+                     {"wait_ns", r.wait_ns}});
+    return out;
+  };
+  j["ranks"] = {{"before", ranks(before)}, {"after", ranks(after)}};
   j["total_kernel_ns"] = {
       {"before", total[0]}, {"after", total[1]}, {"change_pct", Percent(double(total[0]), double(total[1]))}};
   return Dump(j, 2);

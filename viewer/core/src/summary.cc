@@ -16,6 +16,8 @@
 #include <map>
 #include <tuple>
 
+#include "gt/viewer/collectives.h"
+
 #include "gt/name_stats.h"
 #include "gt/viewer/profiled.h"
 #include "gt/viewer/query.h"
@@ -485,6 +487,30 @@ std::string StatsReport(const TraceModel& model, size_t top_n) {
 // [SECTION] Diff report
 // -----------------------------------------------------------------------------------------------------------------
 
+namespace {
+// Merged multi-rank traces compared rank by rank: whose GPU work grew, and who waits more at collectives.
+void AppendRankTable(std::string& o, const std::vector<RankKernelTime>& before,
+                     const std::vector<RankKernelTime>& after) {
+  if (before.empty() && after.empty()) return;
+  std::map<int32_t, std::pair<const RankKernelTime*, const RankKernelTime*>> ranks;
+  for (const auto& r : before) ranks[r.rank].first = &r;
+  for (const auto& r : after) ranks[r.rank].second = &r;
+  o += "\nPer rank (kernel time on its GPUs; waiting = its NCCL kernels waiting for later ranks):\n  " +
+       PadColumn("Rank", 8, false) + PadColumn("Kernels before", 16, true) + PadColumn("after", 12, true) +
+       PadColumn("change", 11, true) + PadColumn("Waiting before", 16, true) + PadColumn("after", 12, true) +
+       "\n";
+  for (const auto& [rank, pair] : ranks) {
+    const int64_t ka = pair.first ? pair.first->kernel_ns : 0, kb = pair.second ? pair.second->kernel_ns : 0;
+    o += "  " + PadColumn(std::to_string(rank), 8, false) +
+         PadColumn(pair.first ? FormatDuration(ka) : "-", 16, true) +
+         PadColumn(pair.second ? FormatDuration(kb) : "-", 12, true) +
+         PadColumn(SignedPercent(double(ka), double(kb)), 11, true) +
+         PadColumn(pair.first ? FormatDuration(pair.first->wait_ns) : "-", 16, true) +
+         PadColumn(pair.second ? FormatDuration(pair.second->wait_ns) : "-", 12, true) + "\n";
+  }
+}
+}  // namespace
+
 std::string DiffReport(const TraceModel& before, const std::string& before_label, const TraceModel& after,
                        const std::string& after_label, size_t top_n) {
   std::string o;
@@ -531,6 +557,7 @@ std::string DiffReport(const TraceModel& before, const std::string& before_label
                     CompareSummaries(SummarizeByName(before, SummaryOf::kCopies),
                                      SummarizeByName(after, SummaryOf::kCopies)),
                     top_n);
+  AppendRankTable(o, KernelTimeByRank(before), KernelTimeByRank(after));
   AppendChangeTable(
       o, "CUDA API calls (CPU time):",
       CompareSummaries(SummarizeByName(before, SummaryOf::kApi), SummarizeByName(after, SummaryOf::kApi)),

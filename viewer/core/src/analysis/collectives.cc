@@ -214,6 +214,39 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
   return report;
 }
 
+std::vector<RankKernelTime> KernelTimeByRank(const TraceModel& m) {
+  std::map<uint32_t, int32_t> rank_of;
+  for (const ProcessRecord& p : m.processes)
+    if (p.rank >= 0) rank_of[p.pid] = p.rank;
+  if (rank_of.empty()) return {};
+  std::map<int32_t, RankKernelTime> by_rank;
+  std::unordered_map<StringId, bool> nccl;
+  for (const Track& t : m.tracks) {
+    auto r = rank_of.find(t.pid);
+    if (t.kind != TrackKind::kGpuStream || r == rank_of.end()) continue;
+    RankKernelTime& rt = by_rank[r->second];
+    for (uint32_t d = 0; d < t.lane_count; ++d) {
+      const Lane& lane = m.lanes[t.first_lane + d];
+      for (uint32_t i = 0; i < lane.size(); ++i) {
+        if (m.Kind(EventId{t.first_lane + d, i}) != EventKind::kKernel) continue;
+        auto [it, fresh] = nccl.try_emplace(lane.name[i], false);
+        if (fresh) it->second = m.Str(lane.name[i]).rfind("nccl", 0) == 0;
+        const int64_t dur = lane.Duration(i);
+        rt.kernels++, rt.kernel_ns += dur;
+        if (it->second) rt.nccl_ns += dur;
+      }
+    }
+  }
+  for (const RankCollectiveStats& s : AnalyzeCollectives(m).ranks)
+    if (s.rank >= 0 && by_rank.count(s.rank)) by_rank[s.rank].wait_ns += s.wait_ns;
+  std::vector<RankKernelTime> out;
+  for (auto& [rank, t] : by_rank) {
+    t.rank = rank;
+    out.push_back(t);
+  }
+  return out;
+}
+
 std::string FormatCollectiveReport(const CollectiveReport& r) {
   if (r.collectives.empty()) return {};
   std::string o = "NCCL collectives: " + std::to_string(r.collectives.size()) + " matched across " +

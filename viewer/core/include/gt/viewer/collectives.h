@@ -64,6 +64,18 @@ struct CollectiveReport {
 // straggler.
 CollectiveReport AnalyzeCollectives(const TraceModel& model);
 
+// Per rank of a job: GPU time in its kernels, how much of it in NCCL kernels, and how long those waited for
+// later ranks. Ranked processes only (ProcessRecord::rank); empty for a trace without ranks. Sorted by rank;
+// two processes of one rank (a rank recorded twice) add up.
+struct RankKernelTime {
+  int32_t rank = -1;
+  uint64_t kernels = 0;
+  int64_t kernel_ns = 0;
+  int64_t nccl_ns = 0;
+  int64_t wait_ns = 0;
+};
+std::vector<RankKernelTime> KernelTimeByRank(const TraceModel& model);
+
 // The report for a terminal: per-rank table and the diagnosis lines.
 std::string FormatCollectiveReport(const CollectiveReport& report);
 
