@@ -448,8 +448,9 @@ StatusOr<MergePlan> PlanMerge(std::span<const MergeInput> inputs, const MergeOpt
     for (int32_t r = 0; r < world; ++r)
       if (!rank_inputs.count(r)) missing.push_back(r);
     if (!missing.empty())
-      plan.warnings.push_back("ranks " + RankList(missing) + " of " + std::to_string(world) +
-                              " are missing from the inputs");
+      plan.warnings.push_back((missing.size() == 1 ? "rank " : "ranks ") + RankList(missing) + " of " +
+                              std::to_string(world) + (missing.size() == 1 ? " is" : " are") +
+                              " missing from the inputs");
   }
   return plan;
 }
