@@ -138,7 +138,12 @@
     const heap = () => (Module.wasmMemory ? new Uint8Array(Module.wasmMemory.buffer) : Module.HEAPU8);
     for (const f of files) {
       const ptr = Module._malloc(Math.max(1, f.bytes.length));
-      if (!ptr) { showError(`Cannot open ${f.name}: not enough memory for ${mb(f.bytes.length)}.`); hideProgress(); return; }
+      if (!ptr) {
+        api.call('gt_clear_staged', null, []);  // the files staged so far are freed, not merged next time
+        showError(`Cannot open ${f.name}: not enough memory for ${mb(f.bytes.length)}.`);
+        hideProgress();
+        return;
+      }
       heap().set(f.bytes, ptr);  // the viewer takes ownership of the buffer
       api.num('gt_stage_buffer', f.name, ptr, f.bytes.length);
     }

@@ -115,8 +115,16 @@ void App::OpenBuffer(std::string name, uint8_t* data, size_t size) {
 }
 
 void App::StageInput(std::string name, uint8_t* data, size_t size) {
-  if (merging_) FreeStaged();  // a new set of files replaces a merge that has not started
+  if (merging_) ClearStaged();  // a new set of files replaces a merge that has not started
   staged_.push_back({std::move(name), data, size});
+}
+
+void App::ClearStaged() {
+  const bool was_merging = merging_;
+  FreeStaged();
+  // A merge waiting for its frame has nothing left to merge: back to what was shown before it.
+  if (was_merging && load_state_ == LoadState::kLoading)
+    load_state_ = model_ ? LoadState::kLoaded : LoadState::kIdle;
 }
 
 void App::FreeStaged() {

@@ -114,6 +114,7 @@ class App {
   // panel's entries.
   void StageInput(std::string name, uint8_t* data, size_t size);
   void OpenStaged();
+  void ClearStaged();  // drops the staged files (and a merge of them that has not run yet)
   size_t staged_inputs() const { return staged_.size(); }
   void Close();
 

@@ -80,6 +80,10 @@ GT_EXPORT int gt_stage_buffer(const char* name, uint8_t* data, uint32_t size) {
   app->StageInput(name ? name : "trace", data, size);
   return 0;
 }
+// Drops files staged by an open that was abandoned half way (the page ran out of memory copying the next).
+GT_EXPORT void gt_clear_staged() {
+  if (GlobalApp()) GlobalApp()->ClearStaged();
+}
 GT_EXPORT int gt_open_staged() {
   App* app = GlobalApp();
   if (!app) return -1;
