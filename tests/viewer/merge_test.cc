@@ -6,6 +6,7 @@
 #include <map>
 
 #include "gt/trace_data.h"
+#include "gt/viewer/collectives.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/merge.h"
 #include "gt/writer.h"
@@ -135,6 +136,10 @@ TEST_CASE("merge: a known offset between two hosts is recovered from collectives
     CHECK(*(*together)->metadata.Find("alignment:node-b") == *alignment);
     CHECK(viewer_plan.hosts.size() == 2);
     CHECK((*together)->losses.empty());
+    // One string table, as in the merged file: the collective's name is one id, so ranks' collectives match.
+    CHECK((*together)->strings.size() == (*m)->strings.size());
+    CHECK(AnalyzeCollectives(**together).collectives.size() == AnalyzeCollectives(**m).collectives.size());
+    CHECK(AnalyzeCollectives(**together).collectives.size() == 200);
   }
 }
 

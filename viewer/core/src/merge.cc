@@ -459,11 +459,12 @@ StatusOr<MergePlan> PlanMerge(std::span<const MergeInput> inputs, const MergeOpt
 // ---------------------------------------------------------------------------
 
 StatusOr<StringId> FeedMergeInput(const MergePlan& plan, size_t index, std::span<const uint8_t> bytes,
-                                  TraceSink& sink, StringId string_base) {
+                                  TraceSink& sink, StringId string_base, StringInterner* interner) {
   GT_ASSERT(index < plan.inputs.size());
   if (!plan.inputs[index].usable) return string_base;
   RecordTransform t = plan.transforms[index];
   t.string_base = string_base;
+  t.interner = interner;
   TransformSink moved(sink, t);
   auto report = ReadTrace(bytes, moved);
   if (!report.ok()) return report.status();
@@ -506,9 +507,12 @@ StatusOr<std::unique_ptr<TraceModel>> LoadMergedTraces(std::span<const MergeInpu
   const MergePlan& plan = *planned;
   ModelBuilder builder;
   builder.SetFormat(SourceFormat::kGtrace);
+  // One string table for all inputs: the model groups by string id (kernel table, search, collectives
+  // matched by kernel name across ranks), so the same name must be one id, as in a merged file.
+  StringInterner strings;
   StringId base = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    auto next = FeedMergeInput(plan, i, inputs[i].bytes, builder, base);
+    auto next = FeedMergeInput(plan, i, inputs[i].bytes, builder, base, &strings);
     // PlanMerge read every usable input once already: a failure here is a bug or a changed buffer, and a
     // half-fed input would leave dangling string ids, so it fails the whole load.
     if (!next.ok()) return Status(next.status().code(), inputs[i].name + ": " + next.status().message());

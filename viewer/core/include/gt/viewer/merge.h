@@ -76,9 +76,11 @@ struct MergePlan {
 StatusOr<MergePlan> PlanMerge(std::span<const MergeInput> inputs, const MergeOptions& options = {});
 
 // Feeds input `index` of the plan into `sink`, its string ids starting after `string_base`; returns the
-// highest string id it used (the next input's base). Unusable inputs feed nothing.
+// highest string id it used (the next input's base). Unusable inputs feed nothing. With `interner` (one for
+// all inputs fed into one sink) a text has one id in every input, and string_base is not used: for a sink
+// that groups by string id, as the viewer's model does (a writer interns texts itself).
 StatusOr<StringId> FeedMergeInput(const MergePlan& plan, size_t index, std::span<const uint8_t> bytes,
-                                  TraceSink& sink, StringId string_base);
+                                  TraceSink& sink, StringId string_base, StringInterner* interner = nullptr);
 
 // The merged trace's metadata: the reference host's entries, what was merged and how each host was placed.
 TraceMetadata MergedMetadata(const MergePlan& plan);
