@@ -153,7 +153,12 @@ void DrawCollectives(const viewer::CollectiveReport& r) {
       ImGui::Text("%s", FormatCount(s.last_arrivals).c_str());
     else
       ImGui::TextDisabled("-");
-    for (int64_t ns : {s.late_ns, s.wait_ns, s.comm_ns, s.compute_ns}) {
+    ImGui::TableNextColumn();
+    if (s.last_arrivals)
+      ImGui::Text("%s", FormatDuration(double(s.late_ns)).c_str());
+    else
+      ImGui::TextDisabled("-");
+    for (int64_t ns : {s.wait_ns, s.comm_ns, s.compute_ns}) {
       ImGui::TableNextColumn();
       ImGui::Text("%s", FormatDuration(double(ns)).c_str());
     }
