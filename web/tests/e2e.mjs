@@ -438,7 +438,12 @@ test('several ?url= parameters open merged', async () => {
   check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
   await checkJob(page);
   await shot(page, '10c-job-urls.png');
-  return page;
+  // The threaded build (cross-origin isolated page) merges the same way.
+  const iso = await openPage('job-urls-iso', query, {}, '/iso');
+  check(await iso.evaluate(() => window.gtThreads()) > 1, 'the isolated page runs the threaded build');
+  check(await settled(iso) === 2, 'loads on the threaded build: ' + await apiStr(iso, 'gt_last_error'));
+  await checkJob(iso);
+  return iso;
 });
 
 test('Kineto trace: counts, launch -> kernel flow and jump', async () => {
