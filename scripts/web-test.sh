@@ -35,7 +35,7 @@ if [ ! -f "$NATIVE/build.ninja" ]; then
   [ "$NATIVE" = build/native ] || { echo "web-test: $NATIVE is not a configured build" >&2; exit 1; }
   cmake --preset native >/dev/null
 fi
-cmake --build "$NATIVE" -j "$JOBS" --target gt_sample_trace gtrace
+cmake --build "$NATIVE" -j "$JOBS" --target gt_sample_trace gt_job_traces gtrace
 for f in index.html app.js style.css gtrace.js gtrace.wasm gtrace-mt.js gtrace-mt.wasm gtrace-mt.worker.js; do
   [ -f "build/wasm/web/$f" ] || { echo "web-test: build/wasm/web/$f missing" >&2; exit 1; }
 done
@@ -43,6 +43,9 @@ rm -rf test-output/web
 mkdir -p test-output/web/sample
 "$NATIVE/tests/web/gt_sample_trace" test-output/web/sample/sample.gtrace
 export GT_SAMPLE_GTRACE=$PWD/test-output/web/sample/sample.gtrace
+mkdir -p test-output/web/job
+"$NATIVE/tests/web/gt_job_traces" test-output/web/job  # rank0.gtrace, rank1.gtrace: the merged-open test
+export GT_JOB_DIR=$PWD/test-output/web/job
 export GT_GTRACE_BIN=$PWD/$NATIVE/viewer/cli/gtrace  # `gtrace serve` for the share-link test
 echo "web-test: browser tests (screenshots and logs in test-output/web/)"
 node web/tests/e2e.mjs --web-root build/wasm/web --out test-output/web "${ARGS[@]}"

@@ -1,4 +1,5 @@
-// Page glue for the gtrace viewer: gets trace bytes into the wasm (drag-and-drop, file picker, ?url=, ?trace=),
+// Page glue for the gtrace viewer: gets trace bytes into the wasm (drag-and-drop, file picker, ?url=, ?trace=;
+// several dropped files or ?url= parameters open merged, as one job),
 // shows download/parse progress and errors, and applies a shared view (&view=) once the trace is loaded.
 // Parsing, formats (gzip, Chrome JSON, Kineto, .gtrace) and everything drawn in the canvas live in the wasm.
 'use strict';
@@ -35,7 +36,7 @@
 
   // ---- the wasm module ----------------------------------------------------------------------------------------
   let ready = false;
-  let pending = null;  // {name, bytes} handed over before the runtime was up
+  let pending = null;  // {name, bytes} or {files: [{name, bytes}]} handed over before the runtime was up
   let pendingView = params.get('view');
 
   window.Module = {
@@ -47,7 +48,12 @@
       ready = true;
       $('boot').hidden = true;
       fitCanvas();
-      if (pending) { const p = pending; pending = null; openBytes(p.name, p.bytes); }
+      if (pending) {
+        const p = pending;
+        pending = null;
+        if (p.files) openMany(p.files);
+        else openBytes(p.name, p.bytes);
+      }
     }],
     onAbort: (what) => showError('The viewer stopped: ' + what + '. Reload the page to continue.'),
   };
@@ -124,11 +130,36 @@
     pollParse(name);
   }
 
-  function pollParse(name) {
+  // Several files of one job (one per rank or per node), opened as one trace: the wasm merges them onto one
+  // clock (viewer/core merge.h) in one step, so the overlay says so before that step keeps the page busy.
+  function openMany(files) {  // [{name, bytes}]
+    if (!ready) { pending = { files }; showProgress('Starting the viewer…', null); return; }
+    hideError();
+    const heap = () => (Module.wasmMemory ? new Uint8Array(Module.wasmMemory.buffer) : Module.HEAPU8);
+    for (const f of files) {
+      const ptr = Module._malloc(Math.max(1, f.bytes.length));
+      if (!ptr) {
+        api.call('gt_clear_staged', null, []);  // the files staged so far are freed, not merged next time
+        showError(`Cannot open ${f.name}: not enough memory for ${mb(f.bytes.length)}.`);
+        hideProgress();
+        return;
+      }
+      heap().set(f.bytes, ptr);  // the viewer takes ownership of the buffer
+      api.num('gt_stage_buffer', f.name, ptr, f.bytes.length);
+    }
+    const label = `${files.length} files`;
+    showProgress(`Merging ${label} onto one clock…`, null);
+    const rc = api.num('gt_open_staged');
+    if (rc !== 0) { hideProgress(); showError(api.str('gt_last_error') || `Cannot open ${label}.`); return; }
+    pollParse(label, true);
+  }
+
+  function pollParse(name, merging = false) {
     const state = api.num('gt_load_state');  // 0 idle, 1 loading, 2 loaded, 3 failed
     if (state === 1) {
-      showProgress(`Parsing ${name}…`, api.num('gt_load_progress'));
-      requestAnimationFrame(() => pollParse(name));
+      if (merging) showProgress(`Merging ${name} onto one clock…`, null);
+      else showProgress(`Parsing ${name}…`, api.num('gt_load_progress'));
+      requestAnimationFrame(() => pollParse(name, merging));
       return;
     }
     hideProgress();
@@ -170,6 +201,56 @@
       showError(`Cannot read ${file.name}: ${e.message || e}`);
     }
   }
+
+  // Several files at once (a drop of 2+ files, several ?url=): read them all, then merge.
+  async function openFiles(files) {
+    const serial = ++loadSerial;
+    hideError();
+    const read = [];
+    try {
+      for (const file of files) {
+        const label = `Reading ${file.name} (${read.length + 1} of ${files.length})`;
+        showProgress(label, 0);
+        const bytes = file.stream ? await readStream(file.stream(), file.size, label, serial)
+                                  : new Uint8Array(await file.arrayBuffer());
+        if (!bytes) return;  // superseded by a newer load
+        read.push({ name: file.name, bytes });
+      }
+    } catch (e) {
+      hideProgress();
+      showError(`Cannot read ${files[read.length].name}: ${e.message || e}`);
+      return;
+    }
+    source = null;  // several local files: no share link (one upload is one trace)
+    openMany(read);
+  }
+
+  async function openUrls(urls) {
+    const serial = ++loadSerial;
+    hideError();
+    const read = [];
+    for (const url of urls) {
+      const name = decodeURIComponent(url.split('?')[0].split('/').pop() || url);
+      try {
+        const response = await fetch(url);
+        if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
+        const label = `Downloading ${name} (${read.length + 1} of ${urls.length})`;
+        const total = response.headers.get('Content-Encoding') ? 0 : Number(response.headers.get('Content-Length')) || 0;
+        const bytes = response.body ? await readStream(response.body, total, label, serial)
+                                    : new Uint8Array(await response.arrayBuffer());
+        if (!bytes) return;
+        read.push({ name, bytes });
+      } catch (e) {
+        if (serial !== loadSerial) return;
+        hideProgress();
+        showError(`Cannot download ${name} from ${url}: ${e.message || e}`);
+        return;
+      }
+    }
+    source = null;
+    openMany(read);
+  }
+  window.gtOpenUrls = openUrls;
 
   async function openUrl(url, name, traceId) {
     const serial = ++loadSerial;
@@ -254,7 +335,8 @@
   // ---- file picker (also opened from the viewer's File menu through gtOpenFileDialog) ------------------------
   const input = $('file-input');
   input.addEventListener('change', () => {
-    if (input.files && input.files[0]) openFile(input.files[0]);
+    if (input.files && input.files.length > 1) openFiles(Array.from(input.files));
+    else if (input.files && input.files[0]) openFile(input.files[0]);
     input.value = '';
   });
   window.gtOpenFileDialog = () => input.click();
@@ -286,16 +368,18 @@
     dragDepth = 0;
     $('drop-hint').hidden = true;
     const files = e.dataTransfer && e.dataTransfer.files;
-    if (files && files.length > 0) { openFile(files[files.length - 1]); return; }
+    if (files && files.length > 1) { openFiles(Array.from(files)); return; }  // one job's files: merged
+    if (files && files.length > 0) { openFile(files[0]); return; }
     const uri = e.dataTransfer && e.dataTransfer.getData('text/uri-list');
     if (uri) openUrl(uri.split('\n')[0].trim());
   }, true);
 
   // ---- links: ?url=<trace URL>, ?trace=<stored id>, &view=<ViewState> ---------------------------------------
   window.addEventListener('DOMContentLoaded', () => {
-    const url = params.get('url');
+    const urls = params.getAll('url');  // ?url=a.gtrace&url=b.gtrace: the files of one job, merged
     const traceId = params.get('trace');
     if (traceId) openUrl('/api/traces/' + encodeURIComponent(traceId), traceId, traceId);
-    else if (url) openUrl(url);
+    else if (urls.length > 1) openUrls(urls);
+    else if (urls.length === 1) openUrl(urls[0]);
   });
 })();

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "gt/trace_data.h"
+#include "gt/viewer/collectives.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/merge.h"
 #include "gt/writer.h"
@@ -118,6 +119,57 @@ TEST_CASE("merge: a known offset between two hosts is recovered from collectives
     const std::string* alignment = (*m)->metadata.Find("alignment:node-b");
     REQUIRE(alignment);
     CHECK(alignment->rfind("collectives offset_ns=-123", 0) == 0);
+
+    // The viewer opens the files together through the same plan, without writing a merged file: the same
+    // groups, names, events and metadata.
+    MergePlan viewer_plan;
+    auto together = LoadMergedTraces(in, {}, &viewer_plan);
+    REQUIRE(together.ok());
+    std::vector<std::string> together_names;
+    for (const auto& g : (*together)->groups) together_names.push_back(g.name);
+    CHECK(together_names == names);
+    CHECK((*together)->lanes.size() == (*m)->lanes.size());
+    CHECK((*together)->first_ns == (*m)->first_ns);
+    CHECK((*together)->last_ns == (*m)->last_ns);
+    CHECK((*together)->event_count == (*m)->event_count);
+    REQUIRE((*together)->metadata.Find("alignment:node-b"));
+    CHECK(*(*together)->metadata.Find("alignment:node-b") == *alignment);
+    CHECK(viewer_plan.hosts.size() == 2);
+    CHECK((*together)->losses.empty());
+    // One string table, as in the merged file: the collective's name is one id, so ranks' collectives match.
+    CHECK((*together)->strings.size() == (*m)->strings.size());
+    CHECK(AnalyzeCollectives(**together).collectives.size() == AnalyzeCollectives(**m).collectives.size());
+    CHECK(AnalyzeCollectives(**together).collectives.size() == 200);
+  }
+}
+
+TEST_CASE("merge: the viewer names an input it cannot merge and opens the rest") {
+  SimHost a{"node-a", "boot-a"}, b{"node-b", "boot-b", 5'000'000};
+  SimRank r0{0, 0}, r1{1, 0};
+  r1.pid = 2000;
+  std::vector<std::string> files{RankFile(a, {r0}), "{\"traceEvents\": []}", RankFile(b, {r1})};
+  auto in = Inputs(files);
+  MergePlan plan;
+  auto m = LoadMergedTraces(in, {}, &plan);
+  REQUIRE(m.ok());
+  CHECK(Warned(plan, "rank1.gtrace: left out: not a .gtrace"));
+  std::vector<std::string> names;
+  for (const auto& g : (*m)->groups) names.push_back(g.name);
+  REQUIRE(names.size() == 4);
+  CHECK(names[0].find("rank 0 · node-a") != std::string::npos);
+  CHECK(names[1].find("rank 1 · node-b") != std::string::npos);
+  bool named = false;
+  for (const LossStat& l : (*m)->losses)
+    if (l.name == "merge: rank1.gtrace left out" && l.severity == uint8_t(Severity::kError) &&
+        l.detail.find("not a .gtrace") != std::string::npos)
+      named = true;
+  CHECK(named);
+
+  SECTION("nothing readable fails with the plan's message") {
+    std::vector<std::string> junk{"junk", "{}"};
+    auto none = LoadMergedTraces(Inputs(junk));
+    REQUIRE_FALSE(none.ok());
+    CHECK(none.status().message().find("no input is a readable .gtrace") != std::string::npos);
   }
 }
 

@@ -1,9 +1,11 @@
 // A simulated distributed job for tests: hosts with their own clocks (offset, drift, NTP error), ranks that
 // run one NCCL all-reduce per step with a compute kernel before it, a launch call and an NVTX step range
 // around each, stragglers on chosen steps. Each host's file is what gcollect would write there.
+// Free of Catch2: the browser tests' generator (tests/web/make_job_traces.cc) writes its rank files with it.
 #pragma once
 
-#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -52,11 +54,18 @@ inline int64_t Jitter(uint32_t c, const SimRank& r) {
   return int64_t(rng.Below(uint32_t(2 * r.jitter_ns + 1))) - r.jitter_ns;
 }
 
+// A writer failure is a broken test setup, not something to test: stop with the reason.
+inline void SimCheck(const Status& s, const char* what) {
+  if (s.ok()) return;
+  std::fprintf(stderr, "sim_job: %s: %s\n", what, s.ToString().c_str());
+  std::abort();
+}
+
 // One rank's file, as gcollect on `host` would write it.
 inline std::string RankFile(const SimHost& h, const std::vector<SimRank>& ranks, bool with_wall = true) {
   std::string out;
   auto w = TraceWriter::Create(MakeStringSink(&out));
-  REQUIRE(w.ok());
+  SimCheck(w.status(), "TraceWriter::Create");
   TraceWriter& tw = **w;
   TraceMetadata meta;
   meta.entries = {{"tool", "test"}, {"host", h.name}, {"boot_id", h.boot}};
@@ -106,7 +115,7 @@ inline std::string RankFile(const SimHost& h, const std::vector<SimRank>& ranks,
       tw.Add(step);
     }
   }
-  REQUIRE(tw.Finish().ok());
+  SimCheck(tw.Finish(), "TraceWriter::Finish");
   return out;
 }
 

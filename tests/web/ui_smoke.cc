@@ -2,11 +2,17 @@
 // (no window, no GL), fed synthetic mouse/keyboard input, over every trace given on the command line. Native
 // (ASan in the asan preset) so a UI bug is a stack trace here, not "memory access out of bounds" in the
 // browser.
-//   gt_ui_smoke TRACE... [--bad TRACE...]   exit 0 when every TRACE loads and draws 120 frames of wandering
+//   gt_ui_smoke TRACE... [--bad TRACE...]   (TRACE may be A,B,...: files opened together, merged) exit 0 when
+//   every TRACE loads and draws 120 frames of wandering
 //                                           input, and every --bad one fails with an error on the welcome
 //                                           screen
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
+
+#include "gt/reader.h"
 
 #include "imgui.h"
 #include "ui/app.h"
@@ -45,7 +51,26 @@ int main(int argc, char** argv) {
     }
     gt::ui::App app;
     gt::ui::SetGlobalApp(&app);
-    app.OpenFile(argv[i]);
+    const std::string arg = argv[i];
+    if (arg.find(',') == std::string::npos) {
+      app.OpenFile(arg);
+    } else {  // A,B,...: the files of one job, opened together (merged) as the page does for a multi-file
+              // drop
+      for (size_t at = 0; at <= arg.size();) {
+        const size_t end = std::min(arg.find(',', at), arg.size());
+        const std::string path = arg.substr(at, end - at);
+        auto bytes = gt::ReadFileBytes(path);
+        if (!bytes.ok()) {
+          std::printf("%s: %s\n", path.c_str(), bytes.status().ToString().c_str());
+          return 1;
+        }
+        auto* data = static_cast<uint8_t*>(std::malloc(std::max<size_t>(1, bytes->size())));
+        std::memcpy(data, bytes->data(), bytes->size());
+        app.StageInput(path, data, bytes->size());
+        at = end + 1;
+      }
+      app.OpenStaged();
+    }
     int frames = 0;
     while (app.load_state() == gt::ui::LoadState::kLoading && frames < 10000) Frame(app, 0), ++frames;
     std::printf("%s: state %d %s%s\n", argv[i], static_cast<int>(app.load_state()), app.last_error().c_str(),
@@ -69,6 +94,7 @@ int main(int argc, char** argv) {
       if (f % 30 == 14) io.AddKeyEvent(ImGuiKey_W, false);
       if (f == 40) app.SetSearch("a");
       if (f == 41) app.SearchStep(true);
+      if (f == 50) app.ShowPanel(gt::ui::Panel::kSummary);
       if (f == 60) app.ShowPanel(gt::ui::Panel::kKernels);
       if (f == 70) app.ShowPanel(gt::ui::Panel::kSearch);
       if (f == 80) app.ShowPanel(gt::ui::Panel::kLoss);

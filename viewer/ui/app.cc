@@ -13,6 +13,7 @@
 
 #include "gt/reader.h"
 #include "gt/units.h"
+#include "gt/viewer/merge.h"
 #include "ui/counters/counters_view.h"
 
 #ifdef __EMSCRIPTEN__
@@ -66,6 +67,7 @@ Panel PanelFromName(std::string_view name) {
 App::App() = default;
 
 App::~App() {
+  FreeStaged();
   std::free(load_bytes_);
 }
 
@@ -87,6 +89,7 @@ void App::OpenFile(const std::string& path) {
 }
 
 void App::OpenBuffer(std::string name, uint8_t* data, size_t size) {
+  FreeStaged();
   loader_.reset();
   std::free(load_bytes_);
   load_bytes_ = data;
@@ -111,12 +114,84 @@ void App::OpenBuffer(std::string name, uint8_t* data, size_t size) {
   load_state_ = LoadState::kLoading;
 }
 
+void App::StageInput(std::string name, uint8_t* data, size_t size) {
+  if (merging_) ClearStaged();  // a new set of files replaces a merge that has not started
+  staged_.push_back({std::move(name), data, size});
+}
+
+void App::ClearStaged() {
+  const bool was_merging = merging_;
+  FreeStaged();
+  // A merge waiting for its frame has nothing left to merge: back to what was shown before it.
+  if (was_merging && load_state_ == LoadState::kLoading)
+    load_state_ = model_ ? LoadState::kLoaded : LoadState::kIdle;
+}
+
+void App::FreeStaged() {
+  for (StagedInput& in : staged_) std::free(in.data);
+  staged_.clear();
+  merging_ = false;
+}
+
+void App::OpenStaged() {
+  if (staged_.empty()) {
+    Fail("Nothing to open: no file was staged");
+    return;
+  }
+  if (staged_.size() == 1) {
+    StagedInput one = std::move(staged_.front());
+    staged_.clear();
+    OpenBuffer(std::move(one.name), one.data, one.size);
+    return;
+  }
+  loader_.reset();
+  std::free(load_bytes_);
+  load_bytes_ = nullptr;
+  last_error_.clear();
+  load_warning_.clear();
+  // The trace's name: its files, the first few by name.
+  loading_name_.clear();
+  load_size_ = 0;
+  for (size_t i = 0; i < staged_.size(); ++i) {
+    load_size_ += staged_[i].size;
+    if (i < 3) loading_name_ += (i ? " + " : "") + staged_[i].name;
+  }
+  if (staged_.size() > 3) loading_name_ += " + " + std::to_string(staged_.size() - 3) + " more";
+  merging_ = true;
+  merge_wait_frames_ = 2;
+  load_state_ = LoadState::kLoading;
+}
+
+void App::StepMerge() {
+  // The merge reads every file twice (plan, then feed) in one call: let the loading screen reach the page
+  // first, so the page says what it is doing while it is busy.
+  if (merge_wait_frames_-- > 0) return;
+  std::vector<viewer::MergeInput> inputs;
+  for (const StagedInput& in : staged_)
+    inputs.push_back({in.name, std::span<const uint8_t>(in.data, in.size)});
+  viewer::MergePlan plan;
+  auto model = viewer::LoadMergedTraces(inputs, {}, &plan);
+  const size_t files = staged_.size();
+  FreeStaged();
+  if (!model.ok()) {
+    Fail("Cannot merge " + std::to_string(files) + " files (" + loading_name_ +
+         "): " + model.status().ToString());
+    return;
+  }
+  InstallModel(std::move(*model), plan.warnings);
+}
+
 double App::load_progress() const {
+  if (load_state_ == LoadState::kLoading && merging_) return 0.0;  // one step: no fraction to show
   if (load_state_ == LoadState::kLoading && loader_) return loader_->progress();
   return load_state_ == LoadState::kIdle ? 0.0 : 1.0;
 }
 
 void App::StepLoad() {
+  if (merging_) {
+    StepMerge();
+    return;
+  }
   // A frame's worth of decoding, so the page keeps drawing its progress bar and stays responsive.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
   while (!loader_->done() && std::chrono::steady_clock::now() < deadline) loader_->Step();
@@ -132,11 +207,23 @@ void App::FinishLoad() {
     Fail("Cannot open " + loading_name_ + ": " + model.status().ToString());
     return;
   }
-  model_ = std::move(*model);
+  InstallModel(std::move(*model), {});
+}
+
+void App::InstallModel(std::unique_ptr<viewer::TraceModel> model, const std::vector<std::string>& warnings) {
+  model_ = std::move(model);
   trace_name_ = loading_name_;
   load_state_ = LoadState::kLoaded;
   ResetView();
-  if (viewer::HasDataLoss(*model_)) {
+  if (!warnings.empty()) {
+    // A merge that left an input out or found ranks missing still opens: say so now, the Data loss panel
+    // lists each warning.
+    std::string all;
+    for (size_t i = 0; i < warnings.size() && i < 3; ++i) all += (i ? "; " : "") + warnings[i];
+    if (warnings.size() > 3) all += "; and " + std::to_string(warnings.size() - 3) + " more";
+    load_warning_ = "Merged with warnings: " + all + ". See the Data loss panel.";
+    ShowPanel(Panel::kLoss);
+  } else if (viewer::HasDataLoss(*model_)) {
     // A partly damaged trace: say so right away, the details are in the Data loss panel.
     std::string summary;
     int shown = 0;
@@ -160,6 +247,7 @@ void App::FinishLoad() {
 }
 
 void App::Fail(std::string message) {
+  FreeStaged();
   loader_.reset();
   std::free(load_bytes_);
   load_bytes_ = nullptr;
@@ -461,7 +549,10 @@ void App::DrawMenuBar(float* height) {
                         viewer::SourceFormatName(model_->format));
     if (DrawLossBadge(*this)) ShowPanel(Panel::kLoss);
   } else if (load_state_ == LoadState::kLoading) {
-    ImGui::TextDisabled("Loading %s... %.0f%%", loading_name_.c_str(), load_progress() * 100);
+    if (merging_)
+      ImGui::TextDisabled("Merging %s...", loading_name_.c_str());
+    else
+      ImGui::TextDisabled("Loading %s... %.0f%%", loading_name_.c_str(), load_progress() * 100);
   }
   *height = ImGui::GetWindowSize().y;
   ImGui::EndMainMenuBar();
@@ -505,8 +596,16 @@ void App::DrawLoading(const ImVec2& pos, const ImVec2& size) {
   const float w = 420;
   ImGui::SetCursorPos(ImVec2(std::max(20.0f, (size.x - w) / 2), size.y * 0.35f));
   ImGui::BeginGroup();
-  ImGui::Text("Loading %s (%s)", loading_name_.c_str(), FormatBytes(load_size_).c_str());
-  ImGui::ProgressBar(static_cast<float>(load_progress()), ImVec2(w, 0));
+  if (merging_) {
+    ImGui::Text("Merging %zu files (%s)", staged_.size(), FormatBytes(load_size_).c_str());
+    ImGui::TextDisabled("%s", loading_name_.c_str());
+    ImGui::TextDisabled("Placing hosts on one clock by wall clock and NCCL collectives...");
+    // No fraction to show (one step): a bar that moves says the page is alive.
+    ImGui::ProgressBar(float(std::fmod(ImGui::GetTime() * 0.5, 1.0)), ImVec2(w, 0), "merging");
+  } else {
+    ImGui::Text("Loading %s (%s)", loading_name_.c_str(), FormatBytes(load_size_).c_str());
+    ImGui::ProgressBar(static_cast<float>(load_progress()), ImVec2(w, 0));
+  }
   ImGui::EndGroup();
   ImGui::End();
 }

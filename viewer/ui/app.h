@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "gt/viewer/collectives.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/model.h"
 #include "gt/viewer/query.h"
@@ -82,6 +83,7 @@ struct KernelTableState {
 struct SummaryPanelState {
   std::vector<viewer::IdleGap> gaps;                   // built on first show
   std::vector<viewer::NameSummary> api, copies, nvtx;  // built on first show
+  viewer::CollectiveReport collectives;                // NCCL across ranks; built on first show
   bool built = false;
   viewer::SummaryOf selected_table = viewer::SummaryOf::kApi;
   int selected_row = -1;
@@ -105,6 +107,15 @@ class App {
   // previous trace (the error names the new file). OpenBuffer takes ownership of `data` (malloc'ed).
   void OpenFile(const std::string& path);
   void OpenBuffer(std::string name, uint8_t* data, size_t size);
+  // Several files of one distributed job, opened as one trace through the merge (gt/viewer/merge.h): stage
+  // each file (ownership of the malloc'ed `data` passes here), then OpenStaged. One staged file opens as
+  // OpenBuffer does. The merge runs in one step a frame after it starts, so "Merging N files" is drawn first;
+  // what the merge had to say (an input left out, missing ranks) becomes load_warning() and the Data loss
+  // panel's entries.
+  void StageInput(std::string name, uint8_t* data, size_t size);
+  void OpenStaged();
+  void ClearStaged();  // drops the staged files (and a merge of them that has not run yet)
+  size_t staged_inputs() const { return staged_.size(); }
   void Close();
 
   LoadState load_state() const { return load_state_; }
@@ -157,6 +168,9 @@ class App {
  private:
   void StepLoad();
   void FinishLoad();
+  void StepMerge();
+  void InstallModel(std::unique_ptr<viewer::TraceModel> model, const std::vector<std::string>& warnings);
+  void FreeStaged();
   void Fail(std::string message);
   void ResetView();
   void ApplyViewStateNow(const viewer::ViewState& vs);
@@ -170,6 +184,14 @@ class App {
   uint8_t* load_bytes_ = nullptr;  // malloc'ed; owned while loading
   size_t load_size_ = 0;
   std::string loading_name_;
+  struct StagedInput {
+    std::string name;
+    uint8_t* data = nullptr;  // malloc'ed; owned
+    size_t size = 0;
+  };
+  std::vector<StagedInput> staged_;  // files waiting for OpenStaged, then the merge's inputs
+  bool merging_ = false;
+  int merge_wait_frames_ = 0;  // frames drawn before the merge blocks, so its screen is on the page
   std::string trace_name_;
   std::string last_error_;
   std::string load_warning_;

@@ -68,6 +68,29 @@ GT_EXPORT int gt_open_buffer(const char* name, uint8_t* data, uint32_t size) {
   return app->load_state() == gt::ui::LoadState::kFailed ? 1 : 0;
 }
 
+// Several files of one job, opened as one trace through the merge: gt_stage_buffer for each (takes ownership
+// of `data`, from malloc), then gt_open_staged. Returns as gt_open_buffer; the merge's warnings (an input
+// left out, missing ranks) arrive as gt_load_warning and in gt_losses once loaded.
+GT_EXPORT int gt_stage_buffer(const char* name, uint8_t* data, uint32_t size) {
+  App* app = GlobalApp();
+  if (!app) {
+    std::free(data);
+    return -1;
+  }
+  app->StageInput(name ? name : "trace", data, size);
+  return 0;
+}
+// Drops files staged by an open that was abandoned half way (the page ran out of memory copying the next).
+GT_EXPORT void gt_clear_staged() {
+  if (GlobalApp()) GlobalApp()->ClearStaged();
+}
+GT_EXPORT int gt_open_staged() {
+  App* app = GlobalApp();
+  if (!app) return -1;
+  app->OpenStaged();
+  return app->load_state() == gt::ui::LoadState::kFailed ? 1 : 0;
+}
+
 // A path in the wasm file system (MEMFS) or, natively, on disk.
 GT_EXPORT int gt_open_file(const char* path) {
   App* app = GlobalApp();
@@ -387,12 +410,16 @@ GT_EXPORT int gt_show_panel(const char* name) {
 
 // The Summary tab's table `what` ("api", "copies", "nvtx"; also "kernels"), at most 100 rows by total time,
 // as name rows (gt/viewer/json.h: the rows of `gtrace stats --json`); "gaps": its idle gaps, as idle gaps.
-// "[]" with no trace or an unknown table.
+// "collectives": the NCCL report across ranks, an object in the shape of `gtrace stats --json`'s
+// "collectives" (per-rank rows, late collectives, the straggler diagnosis). "[]" with no trace or an unknown
+// table.
 GT_EXPORT const char* gt_summary(const char* what) {
   static std::string s;
   const viewer::TraceModel* m = Model();
   if (!m || !what) return "[]";
   if (std::string_view(what) == "gaps") return Keep(&s, viewer::IdleGapsJson(viewer::ExplainIdleGaps(*m, 5)));
+  if (std::string_view(what) == "collectives")
+    return Keep(&s, viewer::CollectivesJson(viewer::AnalyzeCollectives(*m)));
   for (auto kind : {viewer::SummaryOf::kKernels, viewer::SummaryOf::kCopies, viewer::SummaryOf::kApi,
                     viewer::SummaryOf::kNvtx})
     if (std::string_view(what) == viewer::SummaryOfName(kind))

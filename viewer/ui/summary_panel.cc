@@ -1,6 +1,7 @@
-// The "Summary" tab: CUDA API calls, memory copies/sets and NVTX ranges (or a PyTorch trace's host ops) by
-// name, the same tables as `gtrace stats` (viewer/core summary.h). Clicking a row highlights exactly the
-// events of that name and selects the first one.
+// The "Summary" tab: NCCL collectives across ranks (who arrives late, who waits; shown when the trace has
+// collectives of several ranks), CUDA API calls, memory copies/sets and NVTX ranges (or a PyTorch trace's
+// host ops) by name, the same tables as `gtrace stats` (viewer/core summary.h). Clicking a row highlights
+// exactly the events of that name and selects the first one.
 #include <cstdio>
 #include <cstring>
 
@@ -116,6 +117,61 @@ void DrawGaps(App& app, const std::vector<viewer::IdleGap>& gaps) {
   ImGui::EndTable();
 }
 
+// Per rank, the columns of `gtrace stats` (FormatCollectiveReport), then the straggler diagnosis in words.
+void DrawCollectives(const viewer::CollectiveReport& r) {
+  for (const std::string& line : r.diagnosis) {
+    ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(240, 200, 80, 255));
+    ImGui::Bullet();
+    ImGui::TextWrapped("%s", line.c_str());
+    ImGui::PopStyleColor();
+  }
+  if (r.diagnosis.empty())
+    ImGui::TextDisabled("No straggler: no rank arrives last by more than %s.",
+                        FormatDuration(double(r.late_threshold_ns)).c_str());
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit |
+                                ImGuiTableFlags_ScrollY;
+  const float height =
+      ImGui::GetTextLineHeightWithSpacing() * (float(std::min<size_t>(r.ranks.size(), 12)) + 2.2f);
+  if (!ImGui::BeginTable("##collectives", 8, flags, ImVec2(0, height))) return;
+  ImGui::TableSetupScrollFreeze(1, 1);
+  for (const char* c : {"Rank", "Collectives", "Late at", "Late total", "Waiting", "In NCCL", "Compute"})
+    ImGui::TableSetupColumn(c);
+  ImGui::TableSetupColumn("Hidden", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableHeadersRow();
+  for (const viewer::RankCollectiveStats& s : r.ranks) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    if (s.rank >= 0)
+      ImGui::Text("rank %d", s.rank);
+    else
+      ImGui::Text("pid %u", s.pid);
+    ImGui::TableNextColumn();
+    ImGui::Text("%s", FormatCount(s.collectives).c_str());
+    ImGui::TableNextColumn();
+    if (s.last_arrivals)
+      ImGui::Text("%s", FormatCount(s.last_arrivals).c_str());
+    else
+      ImGui::TextDisabled("-");
+    ImGui::TableNextColumn();
+    if (s.last_arrivals)
+      ImGui::Text("%s", FormatDuration(double(s.late_ns)).c_str());
+    else
+      ImGui::TextDisabled("-");
+    for (int64_t ns : {s.wait_ns, s.comm_ns, s.compute_ns}) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%s", FormatDuration(double(ns)).c_str());
+    }
+    // Share of NCCL time during which this rank's compute ran too: communication the GPU hid.
+    ImGui::TableNextColumn();
+    const double hidden = s.comm_ns > 0 ? double(s.overlap_ns) / double(s.comm_ns) : 0.0;
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.0f%%", hidden * 100);
+    ImGui::ProgressBar(static_cast<float>(hidden), ImVec2(90, 0), pct);
+  }
+  ImGui::EndTable();
+}
+
 }  // namespace
 
 void DrawSummaryPanel(App& app) {
@@ -127,6 +183,7 @@ void DrawSummaryPanel(App& app) {
     st.api = viewer::SummarizeByName(*m, viewer::SummaryOf::kApi);
     st.copies = viewer::SummarizeByName(*m, viewer::SummaryOf::kCopies);
     st.nvtx = viewer::SummarizeByName(*m, viewer::SummaryOf::kNvtx);
+    st.collectives = viewer::AnalyzeCollectives(*m);
     st.built = true;
   }
   ImGui::TextDisabled(
@@ -145,6 +202,14 @@ void DrawSummaryPanel(App& app) {
       {"NVTX ranges and host ops (nested ranges overlap)", "No NVTX ranges or host ops.", &st.nvtx,
        viewer::SummaryOf::kNvtx},
   };
+  // Only when collectives were matched across ranks: a one-process trace has nothing to compare.
+  if (!st.collectives.collectives.empty()) {
+    char header[160];
+    std::snprintf(header, sizeof header, "NCCL collectives across %zu ranks: %zu matched%s###collectives",
+                  st.collectives.ranks.size(), st.collectives.collectives.size(),
+                  st.collectives.diagnosis.empty() ? "" : ", straggler found");
+    if (ImGui::CollapsingHeader(header, ImGuiTreeNodeFlags_DefaultOpen)) DrawCollectives(st.collectives);
+  }
   char gap_header[96];
   std::snprintf(gap_header, sizeof gap_header, "Largest GPU idle gaps: %zu###gaps", st.gaps.size());
   if (ImGui::CollapsingHeader(gap_header, ImGuiTreeNodeFlags_DefaultOpen)) {

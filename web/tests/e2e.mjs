@@ -56,6 +56,12 @@ const dataDir = path.join(repo, 'tests/data');
 if (fs.existsSync(dataDir))
   for (const n of fs.readdirSync(dataDir).filter((n) => n.endsWith('.gtrace')).sort()) addGtrace(path.join(dataDir, n));
 if (process.env.GT_SAMPLE_GTRACE) addGtrace(process.env.GT_SAMPLE_GTRACE);
+// The files of a simulated two-rank job with a straggler (gt_job_traces, GT_JOB_DIR set by scripts/web-test.sh):
+// opened together, they are merged. Not in `gtraces`: each alone is an ordinary one-rank trace.
+const jobFiles = [];
+if (process.env.GT_JOB_DIR)
+  for (const n of ['rank0.gtrace', 'rank1.gtrace'])
+    jobFiles.push(addFixture({ name: n, bytes: fs.readFileSync(path.join(process.env.GT_JOB_DIR, n)) }));
 
 // ---- a tiny static server --------------------------------------------------------------------------------------
 const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm',
@@ -138,6 +144,18 @@ async function drop(page, fixtureName) {
     for (const type of ['dragenter', 'dragover', 'drop'])
       canvas.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
   }, fixtureName);
+}
+
+// Drops several fixtures in one DataTransfer, as a user selecting files in a file manager does.
+async function dropMany(page, fixtureNames) {
+  await page.evaluate(async (names) => {
+    const dt = new DataTransfer();
+    for (const name of names)
+      dt.items.add(new File([await (await fetch('/fixtures/' + encodeURIComponent(name))).blob()], name));
+    const canvas = document.getElementById('canvas');
+    for (const type of ['dragenter', 'dragover', 'drop'])
+      canvas.dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, fixtureNames);
 }
 
 // Waits for a load to settle; returns 2 (loaded) or 3 (failed).
@@ -370,6 +388,62 @@ test('Summary tab: the Kineto trace\'s API calls, copies and host ops by name', 
         'gaps name their CPU activity, with kind and overlap as the CLI gives them');
   await shot(page, '09d-summary.png');
   return page;
+});
+
+// The merged job: one group per rank, labelled with rank and host, and the straggler named in the Summary.
+async function checkJob(page) {
+  const groups = [...new Set((await apiJson(page, 'gt_tracks')).map((t) => t.group))];
+  check(groups.some((g) => /rank 0 · node-a/.test(g)), 'a group for rank 0 on node-a: ' + groups.join(' | '));
+  check(groups.some((g) => /rank 1 · node-b/.test(g)), 'a group for rank 1 on node-b: ' + groups.join(' | '));
+  const c = await apiJson(page, 'gt_summary', 'collectives');
+  check(c && c.matched === 40 && c.ranks.length === 2, 'the 40 all-reduces matched across 2 ranks: ' + JSON.stringify(c));
+  check(c.diagnosis.length === 1 && c.diagnosis[0].startsWith('rank 1 arrives late at 3 of 40 AllReduce'),
+        'the straggler named: ' + JSON.stringify(c.diagnosis));
+  check(c.ranks[1].late_at === 3 && c.ranks[0].wait_ns > 60e6, 'rank 0 waits for rank 1: ' + JSON.stringify(c.ranks));
+}
+
+test('several files dropped at once open merged: ranks grouped, the straggler in the Summary', async () => {
+  check(jobFiles.length === 2, 'GT_JOB_DIR names the job\'s rank files (scripts/web-test.sh writes them)');
+  const page = await openPage('job-merge');
+  await dropMany(page, jobFiles.map((f) => f.name));
+  check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
+  const name = await apiStr(page, 'gt_trace_name');
+  check(name.includes('rank0.gtrace') && name.includes('rank1.gtrace'), 'named after both files: ' + name);
+  check(await apiStr(page, 'gt_load_warning') === '', 'a clean merge warns of nothing');
+  await checkJob(page);
+  check(await api(page, 'gt_show_panel', 'summary') === 1, 'the Summary tab opens');
+  await frames(page, 4);
+  await shot(page, '10a-job-merged-summary.png');
+
+  // A JSON trace among them cannot be merged: it is named, the rest opens.
+  await dropMany(page, [...jobFiles.map((f) => f.name), chrome.name]);
+  check(await settled(page) === 2, 'the good files still load: ' + await apiStr(page, 'gt_last_error'));
+  const warning = await apiStr(page, 'gt_load_warning');
+  check(warning.includes(chrome.name) && warning.includes('left out'), 'the warning names the bad input: ' + warning);
+  check(await page.locator('#error-banner').isVisible(), 'and the page shows it');
+  const losses = await apiJson(page, 'gt_losses');
+  check(losses.some((l) => l.name === `merge: ${chrome.name} left out`), 'the Data loss panel lists it: ' +
+        JSON.stringify(losses));
+  check(await apiStr(page, 'gt_panel') === 'loss', 'the Data loss panel is shown');
+  await checkJob(page);
+  await frames(page, 3);
+  await shot(page, '10b-job-merged-bad-input.png');
+  return page;
+});
+
+test('several ?url= parameters open merged', async () => {
+  check(jobFiles.length === 2, 'GT_JOB_DIR names the job\'s rank files');
+  const query = '?' + jobFiles.map((f) => 'url=/fixtures/' + encodeURIComponent(f.name)).join('&');
+  const page = await openPage('job-urls', query);
+  check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
+  await checkJob(page);
+  await shot(page, '10c-job-urls.png');
+  // The threaded build (cross-origin isolated page) merges the same way.
+  const iso = await openPage('job-urls-iso', query, {}, '/iso');
+  check(await iso.evaluate(() => window.gtThreads()) > 1, 'the isolated page runs the threaded build');
+  check(await settled(iso) === 2, 'loads on the threaded build: ' + await apiStr(iso, 'gt_last_error'));
+  await checkJob(iso);
+  return iso;
 });
 
 test('Kineto trace: counts, launch -> kernel flow and jump', async () => {

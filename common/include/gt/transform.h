@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -25,6 +26,23 @@ struct ClockMap {
   bool identity() const { return offset_ns == 0 && drift == 0; }
 };
 
+// One string table for several inputs fed into one sink: the same text gets the same id in every input, so a
+// consumer that groups by string id (the viewer's kernel table, cross-rank collective matching) sees one
+// name, not one per input. Owned by the caller, shared by the inputs' TransformSinks, which then ignore
+// string_base.
+class StringInterner {
+ public:
+  // The text's id (0 for ""); `added` says whether it is new.
+  StringId Intern(std::string_view text, bool* added);
+  StringId max_id() const { return next_ - 1; }
+  std::string_view Text(StringId id) const { return texts_[id]; }
+
+ private:
+  std::unordered_map<std::string, StringId> ids_;
+  std::vector<std::string_view> texts_{""};  // id -> text (views of ids_' keys, which never move)
+  StringId next_ = 1;
+};
+
 struct RecordTransform {
   ClockMap clock;
   std::unordered_map<uint32_t, uint32_t> pids;  // old -> new; pids not listed stay
@@ -33,6 +51,7 @@ struct RecordTransform {
   // Process records that do not say where they ran (files of format 1.0) get these: the whole input was
   // recorded on one host, which its metadata names.
   std::string fill_host, fill_boot_id;
+  StringInterner* interner = nullptr;  // when set: strings deduplicated across inputs (string_base unused)
   uint32_t Pid(uint32_t pid) const {
     auto it = pids.find(pid);
     return it == pids.end() ? pid : it->second;
@@ -63,6 +82,8 @@ class TransformSink : public TraceSink {
   TraceSink& next_;
   const RecordTransform& t_;
   StringId max_string_id_ = 0;
+  std::vector<StringId> local_;    // with an interner: this input's id -> the shared id
+  StringId fill_ids_[2] = {0, 0};  // the fill strings' ids (host, boot id)
 };
 
 }  // namespace gt

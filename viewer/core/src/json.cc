@@ -222,6 +222,10 @@ json Collectives(const CollectiveReport& r) {
 }
 }  // namespace
 
+std::string CollectivesJson(const CollectiveReport& report) {
+  return Dump(Collectives(report), -1);
+}
+
 std::string StatsJson(const TraceModel& model) {
   json j = Trace(model);
   j["idle_gaps"] = Gaps(ExplainIdleGaps(model, 10));

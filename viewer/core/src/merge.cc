@@ -15,6 +15,7 @@
 
 #include "gt/model.h"
 #include "gt/trace_data.h"
+#include "gt/viewer/builder.h"
 
 namespace gt::viewer {
 namespace {
@@ -447,8 +448,9 @@ StatusOr<MergePlan> PlanMerge(std::span<const MergeInput> inputs, const MergeOpt
     for (int32_t r = 0; r < world; ++r)
       if (!rank_inputs.count(r)) missing.push_back(r);
     if (!missing.empty())
-      plan.warnings.push_back("ranks " + RankList(missing) + " of " + std::to_string(world) +
-                              " are missing from the inputs");
+      plan.warnings.push_back((missing.size() == 1 ? "rank " : "ranks ") + RankList(missing) + " of " +
+                              std::to_string(world) + (missing.size() == 1 ? " is" : " are") +
+                              " missing from the inputs");
   }
   return plan;
 }
@@ -457,11 +459,12 @@ StatusOr<MergePlan> PlanMerge(std::span<const MergeInput> inputs, const MergeOpt
 // ---------------------------------------------------------------------------
 
 StatusOr<StringId> FeedMergeInput(const MergePlan& plan, size_t index, std::span<const uint8_t> bytes,
-                                  TraceSink& sink, StringId string_base) {
+                                  TraceSink& sink, StringId string_base, StringInterner* interner) {
   GT_ASSERT(index < plan.inputs.size());
   if (!plan.inputs[index].usable) return string_base;
   RecordTransform t = plan.transforms[index];
   t.string_base = string_base;
+  t.interner = interner;
   TransformSink moved(sink, t);
   auto report = ReadTrace(bytes, moved);
   if (!report.ok()) return report.status();
@@ -495,6 +498,61 @@ TraceMetadata MergedMetadata(const MergePlan& plan) {
     for (const ClockSync& c : plan.inputs[i].metadata.clock_syncs)
       m.clock_syncs.push_back({c.realtime_ns, plan.transforms[i].clock.Apply(c.trace_ns)});
   return m;
+}
+
+StatusOr<std::unique_ptr<TraceModel>> LoadMergedTraces(std::span<const MergeInput> inputs,
+                                                       const MergeOptions& options, MergePlan* plan_out) {
+  auto planned = PlanMerge(inputs, options);
+  if (!planned.ok()) return planned.status();
+  const MergePlan& plan = *planned;
+  ModelBuilder builder;
+  builder.SetFormat(SourceFormat::kGtrace);
+  // One string table for all inputs: the model groups by string id (kernel table, search, collectives
+  // matched by kernel name across ranks), so the same name must be one id, as in a merged file.
+  StringInterner strings;
+  StringId base = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto next = FeedMergeInput(plan, i, inputs[i].bytes, builder, base, &strings);
+    // PlanMerge read every usable input once already: a failure here is a bug or a changed buffer, and a
+    // half-fed input would leave dangling string ids, so it fails the whole load.
+    if (!next.ok()) return Status(next.status().code(), inputs[i].name + ": " + next.status().message());
+    base = *next;
+  }
+  // Each input's OnMetadata replaced the previous one: the merged metadata says what was merged and how.
+  builder.OnMetadata(MergedMetadata(plan));
+  // One report over all inputs, so the Data loss panel counts every input's damaged chunks and truncation.
+  LoadReport report;
+  for (const MergeInputInfo& in : plan.inputs) {
+    if (!in.usable) continue;
+    const LoadReport& r = in.report;
+    report.version_major = std::max(report.version_major, r.version_major);
+    report.version_minor = std::max(report.version_minor, r.version_minor);
+    report.segments += r.segments;
+    report.chunks_ok += r.chunks_ok;
+    report.chunks_lost += r.chunks_lost;
+    report.chunks_unknown += r.chunks_unknown;
+    report.records += r.records;
+    report.bytes_lost += r.bytes_lost;
+    report.truncated = report.truncated || r.truncated;
+    for (const std::string& p : r.problems)
+      if (report.problems.size() < 100) report.problems.push_back(in.name + ": " + p);
+  }
+  for (const MergeInput& in : inputs) report.bytes_total += in.bytes.size();
+  builder.SetReport(report);
+  // Losses are keyed by name: one entry per warning keeps each message whole. An input left out loses all its
+  // events, which is an error; the other warnings (missing ranks, clocks placed by wall clock only) are not.
+  for (size_t i = 0; i < plan.inputs.size(); ++i)
+    if (!plan.inputs[i].usable)
+      builder.AddLoss("merge: " + plan.inputs[i].name + " left out", Severity::kError, 1,
+                      plan.inputs[i].error.empty() ? "not a readable .gtrace" : plan.inputs[i].error);
+  for (size_t i = 0; i < plan.warnings.size(); ++i) {
+    const std::string& w = plan.warnings[i];
+    if (w.find(": left out") != std::string::npos) continue;  // said above, as an error
+    builder.AddLoss("merge warning " + std::to_string(i + 1), Severity::kWarning, 1, w);
+  }
+  auto model = builder.Finish();
+  if (plan_out) *plan_out = std::move(*planned);
+  return model;
 }
 
 std::string FormatMergeReport(const MergePlan& plan) {

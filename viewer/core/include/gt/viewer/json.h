@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gt/viewer/analysis.h"
+#include "gt/viewer/collectives.h"
 #include "gt/viewer/model.h"
 #include "gt/viewer/profiled.h"
 #include "gt/viewer/query.h"
@@ -47,6 +48,11 @@ std::string EventJson(const TraceModel& model, EventId e);    // event; "null" w
 std::string KernelCountersJson(const ProfiledKernels& profiled, const std::vector<RooflinePoint>& points,
                                const KernelAnalysis* selected, const std::string* launch,
                                const PcSamplingProfile* pc_sampling);
+
+// The cross-rank NCCL report (the Summary tab's, the C API's gt_summary("collectives")), in the shape of
+// `gtrace stats --json`'s "collectives": {"matched","unmatched_kernels","late_threshold_ns","ranks":[...],
+// "late":[...],"diagnosis":[...]}.
+std::string CollectivesJson(const CollectiveReport& report);
 
 // `gtrace stats --json`: trace facts, devices, losses, idle gaps, per-kernel counter verdicts, and the name
 // tables (kernels, copies, api, nvtx).

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "gt/reader.h"
 #include "gt/status.h"
 #include "gt/transform.h"
+#include "gt/viewer/model.h"
 
 namespace gt::viewer {
 
@@ -74,12 +76,23 @@ struct MergePlan {
 StatusOr<MergePlan> PlanMerge(std::span<const MergeInput> inputs, const MergeOptions& options = {});
 
 // Feeds input `index` of the plan into `sink`, its string ids starting after `string_base`; returns the
-// highest string id it used (the next input's base). Unusable inputs feed nothing.
+// highest string id it used (the next input's base). Unusable inputs feed nothing. With `interner` (one for
+// all inputs fed into one sink) a text has one id in every input, and string_base is not used: for a sink
+// that groups by string id, as the viewer's model does (a writer interns texts itself).
 StatusOr<StringId> FeedMergeInput(const MergePlan& plan, size_t index, std::span<const uint8_t> bytes,
-                                  TraceSink& sink, StringId string_base);
+                                  TraceSink& sink, StringId string_base, StringInterner* interner = nullptr);
 
 // The merged trace's metadata: the reference host's entries, what was merged and how each host was placed.
 TraceMetadata MergedMetadata(const MergePlan& plan);
+
+// The viewer's way to open several files at once: plans the merge, then feeds every usable input straight
+// into one model (no merged .gtrace is written: the wasm build has no zstd compressor, and one pass is
+// enough). The plan's warnings become named entries of the model's losses (an input left out is an error, the
+// rest warnings), so a bad input shows in the Data loss panel rather than disappearing. Fails only when no
+// input is a readable .gtrace. `plan_out`, when given, receives the plan (for FormatMergeReport).
+StatusOr<std::unique_ptr<TraceModel>> LoadMergedTraces(std::span<const MergeInput> inputs,
+                                                       const MergeOptions& options = {},
+                                                       MergePlan* plan_out = nullptr);
 
 // A few lines for a terminal: per host its ranks, method, offset, drift, residual and support; then warnings.
 std::string FormatMergeReport(const MergePlan& plan);
