@@ -206,7 +206,8 @@ int main(int argc, char** argv) {
   std::string parts_dir = AbsolutePath(output + ".parts");
   if (Exists(parts_dir)) {
     if (!o.force_overwrite)
-      return Fail(2, parts_dir + " exists (left by an interrupted run?); remove it or pass -f");
+      return Fail(2, parts_dir + " holds the parts of an interrupted run: `gtrace recover " + parts_dir +
+                         "` turns them into a trace (or pass -f to discard them)");
     RemoveTree(parts_dir);
   }
   if (mkdir(parts_dir.c_str(), 0755) != 0)

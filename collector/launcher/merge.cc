@@ -1,112 +1,24 @@
-// Per-process parts -> one .gtrace. A .gtrace is a sequence of segments, so the output is the parts' bytes
-// one after another: gcollect's own part first (metadata, the root process, GPU metrics), then each traced
-// process. A part cut short by a crash is still copied: the reader keeps its intact chunks and resyncs at the
-// next segment.
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <cstdio>
-#include <cstring>
-
+// Per-process parts -> one .gtrace: gcollect's own part first (metadata, the root process, GPU metrics), then
+// each traced process (common/include/gt/parts.h does the concatenation; `gtrace recover` uses it too).
+#include "gt/parts.h"
 #include "launcher/launcher.h"
 
+#include <algorithm>
+
 namespace gt::launcher {
-namespace {
-
-Status AppendFile(int out_fd, const std::string& path, uint64_t* bytes) {
-  int in = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in < 0) return IoError("open " + path + ": " + std::strerror(errno));
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = read(in, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      close(in);
-      return IoError("read " + path + ": " + std::strerror(errno));
-    }
-    if (n == 0) break;
-    for (ssize_t off = 0; off < n;) {
-      ssize_t w = write(out_fd, buf + off, n - off);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        close(in);
-        return IoError("write: " + std::string(std::strerror(errno)));
-      }
-      off += w;
-      *bytes += static_cast<uint64_t>(w);
-    }
-  }
-  close(in);
-  return Status::Ok();
-}
-
-}  // namespace
 
 StatusOr<MergeResult> MergeParts(const std::string& first, const std::string& parts_dir,
                                  const std::string& output, bool overwrite) {
+  std::vector<std::string> parts = ListParts(parts_dir);
+  parts.erase(std::remove(parts.begin(), parts.end(), first), parts.end());
+  if (!first.empty()) parts.insert(parts.begin(), first);
+  auto done = ConcatenateParts(parts, output, overwrite);
+  if (!done.ok()) return done.status();
   MergeResult result;
-  std::vector<std::pair<unsigned long, std::string>> parts;  // (pid, name) for a stable, readable order
-  if (DIR* d = opendir(parts_dir.c_str())) {
-    while (dirent* e = readdir(d)) {
-      std::string name = e->d_name;
-      if (name.size() <= 7 || name.compare(name.size() - 7, 7, ".gtrace") != 0) continue;
-      std::string path = parts_dir + "/" + name;
-      if (path == first) continue;
-      parts.emplace_back(std::strtoul(name.c_str(), nullptr, 10), path);
-    }
-    closedir(d);
-  }
-  std::sort(parts.begin(), parts.end());
-
-  std::string tmp = output + ".tmp";
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError("cannot create " + tmp + ": " + std::strerror(errno));
-  auto fail = [&](Status s) -> StatusOr<MergeResult> {
-    close(fd);
-    unlink(tmp.c_str());
-    return s;
-  };
-  if (!first.empty()) {
-    Status s = AppendFile(fd, first, &result.bytes);
-    if (!s.ok()) return fail(s);
-    ++result.parts;
-  }
-  for (const auto& [pid, path] : parts) {
-    Status s = AppendFile(fd, path, &result.bytes);
-    if (!s.ok()) {
-      result.problems.push_back(s.ToString());
-      continue;
-    }
-    ++result.parts;
-    ++result.injected_processes;
-  }
-  if (fsync(fd) != 0) result.problems.push_back(std::string("fsync: ") + std::strerror(errno));
-  close(fd);
-  if (overwrite) {
-    if (rename(tmp.c_str(), output.c_str()) != 0) {
-      unlink(tmp.c_str());
-      return IoError("cannot write " + output + ": " + std::strerror(errno));
-    }
-  } else {
-    // link() fails when the name exists: no silent overwrite even if someone created it meanwhile.
-    if (link(tmp.c_str(), output.c_str()) != 0) {
-      int err = errno;
-      if (err == EEXIST) {
-        return IoError(output + " appeared while the app ran; the trace was kept as " + tmp);
-      }
-      // Filesystems without hard links: fall back to rename after a final existence check.
-      if (access(output.c_str(), F_OK) == 0 || rename(tmp.c_str(), output.c_str()) != 0) {
-        return IoError("cannot write " + output + ": " + std::strerror(err) + "; the trace was kept as " +
-                       tmp);
-      }
-    } else {
-      unlink(tmp.c_str());
-    }
-  }
+  result.bytes = done->bytes;
+  result.parts = done->parts;
+  result.injected_processes = done->parts - (first.empty() ? 0 : 1);
+  result.problems = std::move(done->problems);
   return result;
 }
 

@@ -76,6 +76,17 @@ int main(int argc, char** argv) {
     AddKernels(*w, 5, 100);           // never flushed: lost with the crash
     std::abort();
   }
+  if (mode == "part-wait") {  // a flushed part, then a long run: gcollect is killed meanwhile
+    auto w = OpenPart();
+    AddKernels(*w, 6, 1);
+    if (!w->Flush().ok()) return 92;
+    if (const char* ready = std::getenv("FAKE_READY_FILE")) {
+      FILE* f = std::fopen(ready, "w");
+      if (f) std::fclose(f);
+    }
+    usleep(arg * 1000);
+    return 0;
+  }
   if (mode == "part-fork") {
     pid_t child = fork();
     auto w = OpenPart();  // parent and child each write their own part

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "gt/parts.h"
 #include "gt/reader.h"
 #include "gt/trace_data.h"
 
@@ -199,6 +200,41 @@ TEST_CASE("Ctrl-C sent to gcollect reaches the app, and the trace is finalized")
   REQUIRE(p);
   CHECK(p->exit_kind == static_cast<uint8_t>(ExitKind::kSignaled));
   CHECK(p->exit_code == SIGINT);
+}
+
+TEST_CASE("gcollect killed with SIGKILL leaves its parts; the next run says how to recover them") {
+  std::string out = Work("killed.gtrace");
+  std::string ready = std::string(WORK_DIR) + "/ready-killed";
+  unlink(ready.c_str());
+  setenv("FAKE_READY_FILE", ready.c_str(), 1);
+  pid_t pid = 0;
+  Run({"-q", "-o", out, "--", FAKE_APP, "part-wait", "20000"}, &pid, /*wait=*/false);
+  unsetenv("FAKE_READY_FILE");
+  for (int i = 0; i < 500 && access(ready.c_str(), F_OK) != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(access(ready.c_str(), F_OK) == 0);
+  kill(pid, SIGKILL);  // gcollect itself, as if the machine lost it: no merge, no cleanup
+  waitpid(pid, nullptr, 0);
+  const std::vector<std::string> parts = ListParts(out + ".parts");
+  REQUIRE(parts.size() == 2);  // gcollect's own and the app's
+  CHECK(parts[0] == out + ".parts/gcollect.gtrace");
+  const std::string app_part = parts[1].substr(parts[1].rfind('/') + 1);
+  kill(pid_t(std::stol(app_part)), SIGKILL);  // the orphaned app
+
+  Result again = Run({"-q", "-o", out, "--", FAKE_APP, "exit", "0"});
+  CHECK(again.status == 2);
+  CHECK(again.err.find("gtrace recover " + out + ".parts") != std::string::npos);
+
+  // What `gtrace recover` does: the app's flushed kernels are all there.
+  const std::string recovered = std::string(WORK_DIR) + "/killed-recovered.gtrace";
+  unlink(recovered.c_str());
+  auto joined = ConcatenateParts(parts, recovered, false);
+  REQUIRE(joined.ok());
+  CHECK(joined->parts == 2);
+  LoadReport rep;
+  TraceData d = Load(recovered, &rep);
+  CHECK(d.kernels.size() == 6);
+  CHECK(rep.truncated);  // neither part was finished
 }
 
 TEST_CASE("a process that crashes after a flush keeps every flushed record") {

@@ -19,7 +19,8 @@
   X(stats, Stats,                                                                                \
     "summaries: GPU idle share, kernels, copies, API calls, NVTX (.gtrace, Chrome/Kineto JSON)") \
   X(diff, Diff, "compare two traces: what got faster or slower, by kernel, copy and API call")   \
-  X(merge, Merge, "merge the traces of a distributed job (one per rank or node) onto one clock")
+  X(merge, Merge, "merge the traces of a distributed job (one per rank or node) onto one clock") \
+  X(recover, Recover, "rebuild the trace of an interrupted gcollect run from its NAME.parts folder")
 
 namespace gt::cli {
 #define GT_DECLARE(name, Fn, summary) int Cmd##Fn(int argc, char** argv);
