@@ -1,5 +1,7 @@
 #include "gt/parts.h"
 
+#include "gt/reader.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -103,6 +105,21 @@ StatusOr<ConcatResult> ConcatenateParts(const std::vector<std::string>& parts, c
     }
   }
   return result;
+}
+
+StatusOr<std::string> ReadTraceOrParts(const std::string& path, bool* was_parts) {
+  struct stat st {};
+  const bool dir = stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  if (was_parts) *was_parts = dir;
+  if (!dir) return ReadFileBytes(path);
+  const std::vector<std::string> parts = ListParts(path);
+  if (parts.empty()) return NotFound(path + " is a directory without part files (*.gtrace)");
+  std::string all;
+  for (const std::string& p : parts) {
+    auto b = ReadFileBytes(p);
+    if (b.ok()) all += *b;  // an unreadable part is left out, as gtrace recover leaves it out
+  }
+  return all;
 }
 
 }  // namespace gt

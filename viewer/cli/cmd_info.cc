@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli.h"
+#include "gt/parts.h"
 #include "gt/trace_data.h"
 #include "info.h"
 
@@ -39,8 +40,14 @@ int CmdInfo(int argc, char** argv) {
   }
   if (path.empty()) return UsageError("info", "missing FILE");
 
-  auto bytes = ReadFileBytes(path);
+  bool parts = false;
+  auto bytes = ReadTraceOrParts(path, &parts);
   if (!bytes.ok()) return Fail("info", bytes.status());
+  if (parts)
+    std::fprintf(stderr,
+                 "gtrace info: %s holds the parts of an unfinished gcollect run; `gtrace recover %s` writes "
+                 "them as one trace\n",
+                 path.c_str(), path.c_str());
   TraceData data;
   auto report = ReadTrace({reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, data);
   if (!report.ok())

@@ -27,4 +27,9 @@ struct ConcatResult {
 StatusOr<ConcatResult> ConcatenateParts(const std::vector<std::string>& parts, const std::string& output,
                                         bool overwrite);
 
+// A trace file's bytes, or, for a NAME.gtrace.parts directory, its parts joined in memory (what `gtrace
+// recover` would write), so `gtrace info`, `stats` and the native viewer open an interrupted run as it is.
+// *was_parts tells which (may be null).
+StatusOr<std::string> ReadTraceOrParts(const std::string& path, bool* was_parts = nullptr);
+
 }  // namespace gt

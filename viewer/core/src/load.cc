@@ -9,6 +9,8 @@
 #include "builder_internal.h"
 #include "gt/viewer/load.h"
 
+#include "gt/parts.h"
+
 namespace gt::viewer {
 
 DetectedFormat DetectFormat(std::span<const uint8_t> bytes) {
@@ -197,7 +199,7 @@ StatusOr<std::unique_ptr<TraceModel>> LoadTrace(std::span<const uint8_t> bytes, 
 }
 
 StatusOr<std::unique_ptr<TraceModel>> LoadTraceFile(const std::string& path, LoadOptions options) {
-  auto bytes = ReadFileBytes(path);
+  auto bytes = ReadTraceOrParts(path);  // a NAME.gtrace.parts folder opens as the trace it would recover to
   if (!bytes.ok()) return bytes.status();
   const std::string& b = bytes.value();
   return LoadTrace(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(b.data()), b.size()), options);
