@@ -4,6 +4,7 @@
 
 #include "gt/viewer/collectives.h"
 #include "gt/viewer/load.h"
+#include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
 #include "sim_job.h"
 
@@ -90,4 +91,17 @@ TEST_CASE("collectives: per-rank kernel time and waiting, and gtrace diff's per-
   CHECK(b[1].wait_ns <= a[1].wait_ns + 10'000);
   const std::string diff = DiffReport(*before, "before", *after, "after", 10);
   CHECK(diff.find("Per rank (kernel time on its GPUs") != std::string::npos);
+}
+
+TEST_CASE("collectives: the model links each collective across ranks, from the rank that arrived last") {
+  auto m = Job(TwoRanks({{4, 20'000'000}}, 1));
+  const CollectiveReport r = AnalyzeCollectives(*m);
+  REQUIRE(r.collectives.size() == 30);
+  CHECK(m->flows.size() == 30);  // two ranks: one arrow per collective
+  const Collective& late = r.collectives[4];
+  const EventId waiting = late.ranks[0].kernel;  // rank 0 waited for rank 1 here
+  bool from_straggler = false;
+  for (const FlowArrow& a : FlowsOf(*m, waiting))
+    from_straggler |= !a.correlation && a.from == late.ranks[late.last].kernel && a.to == waiting;
+  CHECK(from_straggler);
 }

@@ -21,6 +21,7 @@
 
 #include "builder_internal.h"
 #include "gt/trace_data.h"
+#include "gt/viewer/collectives.h"
 #include "gt/viewer/lod.h"
 
 namespace gt::viewer::detail {
@@ -1115,6 +1116,11 @@ void ModelBuilder::Impl::ResolveFlows() {
     if (!(corr_kind(f.src_kind) && corr_kind(f.dst_kind))) ++unresolved;
   }
   flow_records.clear();
+  // One NCCL collective on every rank: arrows from the rank that arrived last to each of the others, so
+  // selecting a rank's collective shows whom it waited for.
+  for (const Collective& c : AnalyzeCollectives(M).collectives)
+    for (size_t i = 0; i < c.ranks.size(); ++i)
+      if (i != c.last) M.flows.push_back({c.ranks[c.last].kernel, c.ranks[i].kernel});
   std::sort(M.flows.begin(), M.flows.end(),
             [](const Flow& a, const Flow& b) { return std::tie(a.from, a.to) < std::tie(b.from, b.to); });
   if (unresolved)

@@ -82,11 +82,23 @@ std::string RankName(const CollectiveRank& r) {
   return r.rank >= 0 ? "rank " + std::to_string(r.rank) : "pid " + std::to_string(r.pid);
 }
 
+// Which interned names are NCCL kernels: one pass over the strings, so the pass over every kernel event (the
+// loader runs this on traces of any size) costs an array read each; empty when the trace has none.
+std::vector<uint8_t> NcclNames(const TraceModel& m) {
+  std::vector<uint8_t> is(m.strings.size(), 0);
+  bool any = false;
+  for (size_t i = 0; i < m.strings.size(); ++i)
+    if (m.strings[i].rfind("nccl", 0) == 0) is[i] = 1, any = true;
+  if (!any) is.clear();
+  return is;
+}
+
 }  // namespace
 
 CollectiveReport AnalyzeCollectives(const TraceModel& m) {
   CollectiveReport report;
-  std::unordered_map<StringId, bool> nccl;
+  const std::vector<uint8_t> nccl = NcclNames(m);
+  if (nccl.empty()) return report;
   std::map<uint32_t, std::vector<NcclKernel>> by_pid;
   std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> compute;
   for (const Track& t : m.tracks) {
@@ -97,9 +109,7 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
       for (uint32_t i = 0; i < lane.size(); ++i) {
         const EventId e{l, i};
         if (m.Kind(e) != EventKind::kKernel) continue;
-        auto [it, fresh] = nccl.try_emplace(lane.name[i], false);
-        if (fresh) it->second = m.Str(lane.name[i]).rfind("nccl", 0) == 0;
-        if (it->second)
+        if (lane.name[i] < nccl.size() && nccl[lane.name[i]])
           by_pid[t.pid].push_back({t.pid, lane.name[i], lane.start[i], lane.End(i), e});
         else
           compute[t.pid].push_back({lane.start[i], lane.End(i)});
@@ -220,7 +230,7 @@ std::vector<RankKernelTime> KernelTimeByRank(const TraceModel& m) {
     if (p.rank >= 0) rank_of[p.pid] = p.rank;
   if (rank_of.empty()) return {};
   std::map<int32_t, RankKernelTime> by_rank;
-  std::unordered_map<StringId, bool> nccl;
+  const std::vector<uint8_t> nccl = NcclNames(m);
   for (const Track& t : m.tracks) {
     auto r = rank_of.find(t.pid);
     if (t.kind != TrackKind::kGpuStream || r == rank_of.end()) continue;
@@ -229,11 +239,9 @@ std::vector<RankKernelTime> KernelTimeByRank(const TraceModel& m) {
       const Lane& lane = m.lanes[t.first_lane + d];
       for (uint32_t i = 0; i < lane.size(); ++i) {
         if (m.Kind(EventId{t.first_lane + d, i}) != EventKind::kKernel) continue;
-        auto [it, fresh] = nccl.try_emplace(lane.name[i], false);
-        if (fresh) it->second = m.Str(lane.name[i]).rfind("nccl", 0) == 0;
         const int64_t dur = lane.Duration(i);
         rt.kernels++, rt.kernel_ns += dur;
-        if (it->second) rt.nccl_ns += dur;
+        if (lane.name[i] < nccl.size() && nccl[lane.name[i]]) rt.nccl_ns += dur;
       }
     }
   }
