@@ -105,3 +105,18 @@ TEST_CASE("collectives: the model links each collective across ranks, from the r
     from_straggler |= !a.correlation && a.from == late.ranks[late.last].kernel && a.to == waiting;
   CHECK(from_straggler);
 }
+
+TEST_CASE("collectives: a selected NCCL kernel's details show the collective on every rank") {
+  auto m = Job(TwoRanks({{4, 20'000'000}}, 1));
+  const CollectiveReport& r = CollectivesOf(*m);
+  REQUIRE(r.collectives.size() == 30);
+  const Collective& late = r.collectives[4];
+  std::map<std::string, std::string> f;
+  for (const DetailField& d : EventDetails(*m, late.ranks[0].kernel)) f[d.name] = d.value;
+  CHECK(f["Collective"] == "AllReduce #4 across 2 ranks, in step 4");
+  CHECK(f["Arrived last"].rfind("rank 1, 20", 0) == 0);
+  CHECK(f["rank 0 (this)"].find("waited 20") != std::string::npos);
+  CHECK(f.count("rank 1"));
+  // A compute kernel is no collective.
+  CHECK(r.Find(EventId{late.ranks[0].kernel.lane, late.ranks[0].kernel.index + 1000}) == nullptr);
+}

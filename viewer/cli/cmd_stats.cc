@@ -60,7 +60,7 @@ int CmdStats(int argc, char** argv) {
   std::string out = json ? viewer::StatsJson(*model.value()) : viewer::StatsReport(*model.value(), top);
   if (!json) {
     const std::string collectives =
-        viewer::FormatCollectiveReport(viewer::AnalyzeCollectives(*model.value()));
+        viewer::FormatCollectiveReport(viewer::CollectivesOf(*model.value()));
     if (!collectives.empty()) out += "\n" + collectives;
   }
   std::fwrite(out.data(), 1, out.size(), stdout);

@@ -419,7 +419,7 @@ GT_EXPORT const char* gt_summary(const char* what) {
   if (!m || !what) return "[]";
   if (std::string_view(what) == "gaps") return Keep(&s, viewer::IdleGapsJson(viewer::ExplainIdleGaps(*m, 5)));
   if (std::string_view(what) == "collectives")
-    return Keep(&s, viewer::CollectivesJson(viewer::AnalyzeCollectives(*m)));
+    return Keep(&s, viewer::CollectivesJson(viewer::CollectivesOf(*m)));
   for (auto kind : {viewer::SummaryOf::kKernels, viewer::SummaryOf::kCopies, viewer::SummaryOf::kApi,
                     viewer::SummaryOf::kNvtx})
     if (std::string_view(what) == viewer::SummaryOfName(kind))

@@ -183,7 +183,7 @@ void DrawSummaryPanel(App& app) {
     st.api = viewer::SummarizeByName(*m, viewer::SummaryOf::kApi);
     st.copies = viewer::SummarizeByName(*m, viewer::SummaryOf::kCopies);
     st.nvtx = viewer::SummarizeByName(*m, viewer::SummaryOf::kNvtx);
-    st.collectives = viewer::AnalyzeCollectives(*m);
+    st.collectives = viewer::CollectivesOf(*m);
     st.built = true;
   }
   ImGui::TextDisabled(

@@ -1118,9 +1118,11 @@ void ModelBuilder::Impl::ResolveFlows() {
   flow_records.clear();
   // One NCCL collective on every rank: arrows from the rank that arrived last to each of the others, so
   // selecting a rank's collective shows whom it waited for.
-  for (const Collective& c : AnalyzeCollectives(M).collectives)
+  auto collectives = std::make_shared<CollectiveReport>(AnalyzeCollectives(M));
+  for (const Collective& c : collectives->collectives)
     for (size_t i = 0; i < c.ranks.size(); ++i)
       if (i != c.last) M.flows.push_back({c.ranks[c.last].kernel, c.ranks[i].kernel});
+  if (!collectives->collectives.empty()) M.collectives = std::move(collectives);
   std::sort(M.flows.begin(), M.flows.end(),
             [](const Flow& a, const Flow& b) { return std::tie(a.from, a.to) < std::tie(b.from, b.to); });
   if (unresolved)

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 
+#include "gt/viewer/collectives.h"
 #include "gt/viewer/query.h"
 
 namespace gt::viewer {
@@ -108,6 +109,22 @@ std::vector<DetailField> EventDetails(const TraceModel& model, EventId e) {
         add("Local memory/thread", FormatBytes(c.local_bytes_per_thread));
         add("Launch type", LaunchTypeName(c.launch_type));
         if (c.graph_id) add("Graph", std::to_string(c.graph_id) + " node " + std::to_string(c.graph_node_id));
+      }
+      // An NCCL collective matched across ranks: who arrived when, who waited, and for whom.
+      if (const auto* ref = CollectivesOf(model).Find(e)) {
+        const Collective& c = CollectivesOf(model).collectives[ref->collective];
+        auto who = [](const CollectiveRank& r) {
+          return r.rank >= 0 ? "rank " + std::to_string(r.rank) : "pid " + std::to_string(r.pid);
+        };
+        add("Collective", c.op + " #" + std::to_string(c.ordinal) + " across " +
+                              std::to_string(c.ranks.size()) + " ranks" +
+                              (c.step.empty() ? "" : ", in " + c.step));
+        add("Arrived last",
+            who(c.ranks[c.last]) + ", " + FormatDuration(double(c.skew_ns())) + " after the first");
+        for (const CollectiveRank& r : c.ranks)
+          add(who(r) + (&r == &c.ranks[ref->rank] ? " (this)" : ""),
+              "arrived +" + FormatDuration(double(r.start - c.first_arrival)) + ", waited " +
+                  FormatDuration(double(r.wait_ns)) + ", transfer " + FormatDuration(double(r.transfer_ns)));
       }
       break;
     }

@@ -247,7 +247,7 @@ std::string StatsJson(const TraceModel& model) {
                         {"flagged_values", a.flags.size()}});
   }
   j["kernel_counters"] = counters;
-  j["collectives"] = Collectives(AnalyzeCollectives(model));
+  j["collectives"] = Collectives(CollectivesOf(model));
   for (SummaryOf what : {SummaryOf::kKernels, SummaryOf::kCopies, SummaryOf::kApi, SummaryOf::kNvtx})
     j[SummaryOfName(what)] = Rows(SummarizeByName(model, what));
   return Dump(j, 2);

@@ -187,6 +187,10 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
     c.step = StepOf(m, c.ranks[c.last].kernel);
     late_at[c.ranks[c.last].pid].push_back(&c);
   }
+  for (uint32_t ci = 0; ci < report.collectives.size(); ++ci)
+    for (uint32_t ri = 0; ri < report.collectives[ci].ranks.size(); ++ri)
+      report.by_kernel.push_back({report.collectives[ci].ranks[ri].kernel, ci, ri});
+  std::sort(report.by_kernel.begin(), report.by_kernel.end());
   for (const auto& [pid, s] : stats) report.ranks.push_back(s);
   std::sort(report.ranks.begin(), report.ranks.end(), [](const auto& a, const auto& b) {
     return std::make_pair(a.rank, a.pid) < std::make_pair(b.rank, b.pid);
@@ -224,6 +228,16 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
   return report;
 }
 
+const CollectiveReport::KernelRef* CollectiveReport::Find(EventId kernel) const {
+  auto it = std::lower_bound(by_kernel.begin(), by_kernel.end(), KernelRef{kernel, 0, 0});
+  return it != by_kernel.end() && it->kernel == kernel ? &*it : nullptr;
+}
+
+const CollectiveReport& CollectivesOf(const TraceModel& model) {
+  static const CollectiveReport kNone;
+  return model.collectives ? *model.collectives : kNone;
+}
+
 std::vector<RankKernelTime> KernelTimeByRank(const TraceModel& m) {
   std::map<uint32_t, int32_t> rank_of;
   for (const ProcessRecord& p : m.processes)
@@ -245,7 +259,7 @@ std::vector<RankKernelTime> KernelTimeByRank(const TraceModel& m) {
       }
     }
   }
-  for (const RankCollectiveStats& s : AnalyzeCollectives(m).ranks)
+  for (const RankCollectiveStats& s : CollectivesOf(m).ranks)
     if (s.rank >= 0 && by_rank.count(s.rank)) by_rank[s.rank].wait_ns += s.wait_ns;
   std::vector<RankKernelTime> out;
   for (auto& [rank, t] : by_rank) {

@@ -58,6 +58,14 @@ struct CollectiveReport {
   // other ranks wait 60.0 ms in total" — one line per straggler, most lateness first; empty when none.
   std::vector<std::string> diagnosis;
   uint32_t unmatched = 0;  // NCCL kernels found on only one rank
+  // Every matched kernel -> (collective, rank entry), sorted by event, for the details of a selected kernel.
+  struct KernelRef {
+    EventId kernel;
+    uint32_t collective, rank;
+    friend bool operator<(const KernelRef& a, const KernelRef& b) { return a.kernel < b.kernel; }
+  };
+  std::vector<KernelRef> by_kernel;
+  const KernelRef* Find(EventId kernel) const;
 };
 
 // The lateness threshold: max(100 us, 5% of the median transfer time), so ordinary jitter is never a
@@ -75,6 +83,9 @@ struct RankKernelTime {
   int64_t wait_ns = 0;
 };
 std::vector<RankKernelTime> KernelTimeByRank(const TraceModel& model);
+
+// The model's report (computed once when it was built), or an empty one.
+const CollectiveReport& CollectivesOf(const TraceModel& model);
 
 // The report for a terminal: per-rank table and the diagnosis lines.
 std::string FormatCollectiveReport(const CollectiveReport& report);

@@ -33,6 +33,8 @@
 
 namespace gt::viewer {
 
+struct CollectiveReport;  // gt/viewer/collectives.h
+
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] Ids and kinds
 // ---------------------------------------------------------------------------------------------------------------
@@ -327,6 +329,9 @@ struct TraceModel {
   // Per-launch hardware counters and warp-stall bins, as recorded (gt/viewer/analysis.h derives the views).
   std::vector<KernelMetricRecord> kernel_metrics;
   std::vector<StallSample> stall_samples;
+  // NCCL collectives matched across ranks, computed once at build (null when the trace has none across two or
+  // more processes): the Summary, the details of a selected collective and the JSON read it.
+  std::shared_ptr<const CollectiveReport> collectives;
 
   int64_t first_ns = 0, last_ns = 0;  // extent of all events and samples
   uint64_t event_count = 0;           // timeline events (not counter samples)
