@@ -405,6 +405,7 @@ TEST_CASE("a full disk refuses uploads with 507 and keeps serving", "[server][re
   const json body = json::parse(refused->body);
   CHECK(body["status"] == 507);
   CHECK(body["error"].get<std::string>().find("No space left on device") != std::string::npos);
+  CHECK(body["error"].get<std::string>().find(".part") == std::string::npos);  // no store paths to clients
   CHECK(CountFiles(dir.path / "tmp") == 0);
   auto still = c.Get("/api/traces/" + id);  // earlier traces still download
   REQUIRE(still);

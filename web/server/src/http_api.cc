@@ -71,6 +71,15 @@ int HttpStatusFor(const Status& s) {
   }
 }
 
+// The client's reason for a 507: the OS's words ("No space left on device"), without the store's paths, which
+// are the server's business (the store's messages read "cannot write /srv/gtrace/tmp/upload-….part: …").
+std::string StoreRefusal(const Status& s) {
+  const std::string& m = s.message();
+  const size_t colon = m.rfind(": ");
+  return "cannot store the upload: the server's disk refused the write (" +
+         (colon == std::string::npos ? std::string("I/O error") : m.substr(colon + 2)) + ")";
+}
+
 // Shuts down (without closing: httplib's worker owns the descriptor) every connected TCP socket of this
 // process whose local port is `port`: the connections the server accepted. Clients in the same process
 // (tests) have their own ephemeral local ports and are left alone. Linux: the descriptors are listed from
@@ -340,7 +349,7 @@ class ShareServer::Impl {
         declared > options_.max_upload)
       return SendErrorAndClose(res, 413, limit_text);
     auto staging = store_->BeginUpload();
-    if (!staging.ok()) return SendError(res, 507, "cannot store uploads: " + staging.status().message());
+    if (!staging.ok()) return SendError(res, 507, StoreRefusal(staging.status()));
     TraceIdHasher hasher(secret_);
     bool too_large = false;
     Status write_error;
@@ -356,8 +365,7 @@ class ShareServer::Impl {
     // Every early return below drops `staging`, which deletes its temp file: a refused or cut-off upload
     // leaves nothing in the store.
     if (too_large) return SendErrorAndClose(res, 413, limit_text);
-    if (!write_error.ok())
-      return SendErrorAndClose(res, 507, "cannot store the upload: " + write_error.message());
+    if (!write_error.ok()) return SendErrorAndClose(res, 507, StoreRefusal(write_error));
     if (!complete)
       return SendErrorAndClose(res, 400, "upload incomplete: the connection ended inside the body");
     if (declared != 0 && (*staging)->size() != declared)
@@ -369,7 +377,7 @@ class ShareServer::Impl {
       // staging buffer until Finish() flushes them, so ENOSPC shows up here rather than in Append): 507 like
       // a refused Append, not a 500 that reads as a server bug.
       if (result.status().code() == StatusCode::kIoError)
-        return SendError(res, 507, "cannot store the upload: " + result.status().message());
+        return SendError(res, 507, StoreRefusal(result.status()));
       const int status = HttpStatusFor(result.status());
       return SendError(
           res, status,
