@@ -543,11 +543,15 @@ bool RunFullDisk(const Args& args, const fs::path& work, DiskCounts& counts) {
   // ~64 KiB traces: a few dozen fill the disk. Uploads go until 6 refusals in a row (the disk is full for
   // good).
   const size_t max_traces = static_cast<size_t>(args.full_disk_kib) / 32 + 50;
-  std::vector<std::string> traces;
+  std::vector<std::string> traces(max_traces);
+  for (size_t i = 0; i < max_traces; ++i)
+    traces[i] = MakeTrace(static_cast<uint32_t>(5'000'000 + i), 64 << 10, 256);
   Ledger ledger;
+  std::mutex counts_mu;  // the fill below runs on several clients
   auto upload = [&](size_t i, bool expect_ok) {
     auto c = NewClient(server.port());
     auto r = c->Post("/api/traces", traces[i], "application/octet-stream");
+    std::lock_guard<std::mutex> lock(counts_mu);
     if (!r) {
       ++counts.transport_errors;
       Fail("full disk: upload " + std::to_string(i) + " got no answer (" + httplib::to_string(r.error()) +
@@ -573,12 +577,35 @@ bool RunFullDisk(const Args& args, const fs::path& work, DiskCounts& counts) {
          r->body.substr(0, 200) + (expect_ok ? " (space had been freed)" : " (want 507 with a reason)"));
     return -1;
   };
-  int refused_in_a_row = 0;
-  for (size_t i = 0; i < max_traces && refused_in_a_row < 6; ++i) {
-    traces.push_back(MakeTrace(static_cast<uint32_t>(5'000'000 + i), 64 << 10, 256));
-    int got = upload(i, false);
-    refused_in_a_row = got == 1 ? 0 : refused_in_a_row + 1;
+  // Fill the disk from all clients at once, until 6 refusals in a row (full for good). After each refusal the
+  // client downloads an earlier trace: a full disk must not stop the server serving what it has.
+  std::atomic<size_t> next{0};
+  std::atomic<int> refused_in_a_row{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < args.clients; ++t) {
+    pool.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<uint32_t>(t + 100));
+      for (size_t i = next++; i < max_traces && refused_in_a_row < 6; i = next++) {
+        const int got = upload(i, false);
+        if (got == 1) {
+          refused_in_a_row = 0;
+          continue;
+        }
+        ++refused_in_a_row;
+        auto acked = ledger.Snapshot();
+        if (acked.empty()) continue;
+        const Acked& a = acked[rng() % acked.size()];
+        auto c = NewClient(server.port());
+        if (DownloadAndCheck(*c, a, traces[a.trace], rng, rng() % 2 == 0) == 1) {
+          std::lock_guard<std::mutex> lock(counts_mu);
+          ++counts.verified;
+        } else {
+          Fail("full disk: GET " + a.id + " failed while the disk was full");
+        }
+      }
+    });
   }
+  for (auto& th : pool) th.join();
   if (counts.rejected_507 == 0) Fail("full disk: the disk never filled up (no 507)");
   if (size_t left = CountFiles(store / "tmp"); left != 0)
     Fail("full disk: " + std::to_string(left) + " temp files left behind by refused uploads");
