@@ -80,10 +80,11 @@ std::string StoreRefusal(const Status& s) {
          (colon == std::string::npos ? std::string("I/O error") : m.substr(colon + 2)) + ")";
 }
 
-// Shuts down (without closing: httplib's worker owns the descriptor) every connected TCP socket of this
-// process whose local port is `port`: the connections the server accepted. Clients in the same process
-// (tests) have their own ephemeral local ports and are left alone. Linux: the descriptors are listed from
-// /proc/self/fd.
+// Shuts down the read side (without closing: httplib's worker owns the descriptor) of every connected TCP
+// socket of this process whose local port is `port`: the connections the server accepted. A blocked read then
+// sees EOF, while an answer already being written (an upload that finished, a download) still reaches its
+// client. Clients in the same process (tests) have their own ephemeral local ports and are left alone. Linux:
+// the descriptors are listed from /proc/self/fd.
 void ShutdownAcceptedConnections(int port) {
   DIR* d = opendir("/proc/self/fd");
   if (d == nullptr) return;
@@ -101,7 +102,7 @@ void ShutdownAcceptedConnections(int port) {
     if (local.ss_family == AF_INET6) local_port = ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port);
     if (local_port != port) continue;
     if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) continue;  // not connected
-    shutdown(fd, SHUT_RDWR);
+    shutdown(fd, SHUT_RD);  // reads end (EOF); an answer already being written still reaches its client
   }
   closedir(d);
 }
@@ -219,9 +220,9 @@ class ShareServer::Impl {
     if (started_) http_.stop();
     // httplib's stop() closes the listener, but a worker blocked reading a stalled upload (or waiting on an
     // idle keep-alive connection) only notices after the read timeout: a SIGTERM took up to 30 s per stalled
-    // client. Shutting the accepted connections down wakes those reads at once; the upload is then incomplete
-    // and its staging file dropped, as for any cut connection. Repeated until the accept loop has drained,
-    // for a connection accepted just before stop().
+    // client. Shutting the accepted connections' reads down wakes those reads at once; the upload is then
+    // incomplete and its staging file dropped, as for any cut connection. Repeated until the accept loop has
+    // drained, for a connection accepted just before stop().
     while (started_ && !listener_done_) {
       ShutdownAcceptedConnections(port_);
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
