@@ -31,7 +31,6 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
