@@ -292,3 +292,129 @@ TEST_CASE("a taken port is an error unless any free port is allowed", "[server]"
     }
   }
 }
+
+TEST_CASE("stopping does not wait for a stalled upload or an idle connection", "[server][reliability]") {
+  TestServer ts;
+  ts.Start();
+  const std::string trace = MakeTrace(32, 100000);
+  // A client that sent the headers and half the body, then went quiet without closing: before the fix the
+  // worker sat in its read until the 30 s read timeout and SIGTERM took that long (found by the soak).
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(ts.port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  const std::string request =
+      "POST /api/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+      "Content-Length: " +
+      std::to_string(trace.size()) + "\r\n\r\n" + trace.substr(0, trace.size() / 2);
+  REQUIRE(send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()));
+  // And an idle keep-alive connection from a finished download.
+  auto c = ts.Client();
+  c.set_keep_alive(true);
+  REQUIRE(c.Get("/api/health"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the worker is inside the body read
+  const auto t0 = std::chrono::steady_clock::now();
+  ts.Stop();
+  const double stop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  close(fd);
+  CHECK(stop_s < 3.0);
+  CHECK(ts.StoredTraces() == 0);  // the cut upload was never published
+  CHECK(ts.TempFiles() == 0);
+}
+
+namespace {
+
+using gt::Status;
+using gt::StatusOr;
+
+// A store whose disk is full on demand: staging fails in Finish() the way LocalDirStore does when its
+// buffered bytes meet ENOSPC (small uploads never reach the disk before Finish).
+class FullDiskStore final : public TraceStore {
+ public:
+  explicit FullDiskStore(std::unique_ptr<TraceStore> inner) : inner_(std::move(inner)) {}
+  std::atomic<bool> full{false};
+
+  class Staging final : public UploadStaging {
+   public:
+    Staging(std::unique_ptr<UploadStaging> inner, const std::atomic<bool>& full)
+        : inner_(std::move(inner)), full_(full) {}
+    Status Append(const char* data, size_t size) override { return inner_->Append(data, size); }
+    uint64_t size() const override { return inner_->size(); }
+    StatusOr<std::span<const uint8_t>> Finish() override {
+      if (full_) return gt::IoError("cannot write upload-x.part: No space left on device");
+      return inner_->Finish();
+    }
+    std::unique_ptr<UploadStaging> inner_;
+    const std::atomic<bool>& full_;
+  };
+
+  StatusOr<std::string> LoadOrCreateSecret() override { return inner_->LoadOrCreateSecret(); }
+  StatusOr<std::unique_ptr<UploadStaging>> BeginUpload() override {
+    auto s = inner_->BeginUpload();
+    if (!s.ok()) return s.status();
+    return std::unique_ptr<UploadStaging>(std::make_unique<Staging>(std::move(*s), full));
+  }
+  StatusOr<CommitResult> Commit(UploadStaging& staging, const std::string& id, const std::string& owner_hash,
+                                const std::string& format, const std::string& name, int64_t now) override {
+    return inner_->Commit(*static_cast<Staging&>(staging).inner_, id, owner_hash, format, name, now);
+  }
+  StatusOr<TraceMeta> Head(const std::string& id) override { return inner_->Head(id); }
+  StatusOr<std::shared_ptr<const TraceBlob>> Open(const std::string& id) override { return inner_->Open(id); }
+  Status Touch(const std::string& id, int64_t now) override { return inner_->Touch(id, now); }
+  StatusOr<bool> RemoveOwner(const std::string& id, const std::string& owner) override {
+    return inner_->RemoveOwner(id, owner);
+  }
+  Status ForEach(const std::function<void(const std::string&, const TraceMeta&)>& visit) override {
+    return inner_->ForEach(visit);
+  }
+
+ private:
+  std::unique_ptr<TraceStore> inner_;
+};
+
+}  // namespace
+
+TEST_CASE("a full disk refuses uploads with 507 and keeps serving", "[server][reliability]") {
+  TempDir dir;
+  auto local = OpenLocalDirStore(dir.str());
+  REQUIRE(local.ok());
+  auto store = std::make_unique<FullDiskStore>(std::move(*local));
+  FullDiskStore* disk = store.get();
+  ServerOptions options;
+  options.port = 0;
+  options.threads = 4;
+  auto server = ShareServer::Create(std::move(store), options);
+  REQUIRE(server.ok());
+  REQUIRE((*server)->Start().ok());
+  httplib::Client c("127.0.0.1", (*server)->port());
+  const std::string before = MakeTrace(33, 20000), during = MakeTrace(34, 20000);
+  auto first = Upload(c, before);
+  REQUIRE(first);
+  REQUIRE(first->status == 201);
+  const std::string id = json::parse(first->body)["id"];
+
+  disk->full = true;
+  // Before the fix this was a 500 (the failure surfaced in Finish, not Append): the soak's full tmpfs found
+  // it.
+  auto refused = Upload(c, during);
+  REQUIRE(refused);
+  CHECK(refused->status == 507);
+  const json body = json::parse(refused->body);
+  CHECK(body["status"] == 507);
+  CHECK(body["error"].get<std::string>().find("No space left on device") != std::string::npos);
+  CHECK(body["error"].get<std::string>().find(".part") == std::string::npos);  // no store paths to clients
+  CHECK(CountFiles(dir.path / "tmp") == 0);
+  auto still = c.Get("/api/traces/" + id);  // earlier traces still download
+  REQUIRE(still);
+  CHECK(still->status == 200);
+  CHECK(still->body == before);
+
+  disk->full = false;  // space freed: uploads work again
+  auto again = Upload(c, during);
+  REQUIRE(again);
+  CHECK(again->status == 201);
+  CHECK(CountFiles(dir.path / "traces", ".gtrace") == 2);
+}

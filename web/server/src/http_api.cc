@@ -4,8 +4,11 @@
 // [SECTION] download, delete, health
 // [SECTION] TTL sweep
 // [SECTION] ShareServer
+#include <dirent.h>
 #include <fcntl.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,6 +69,42 @@ int HttpStatusFor(const Status& s) {
     default:
       return 500;
   }
+}
+
+// The client's reason for a 507: the OS's words ("No space left on device"), without the store's paths, which
+// are the server's business (the store's messages read "cannot write /srv/gtrace/tmp/upload-….part: …").
+std::string StoreRefusal(const Status& s) {
+  const std::string& m = s.message();
+  const size_t colon = m.rfind(": ");
+  return "cannot store the upload: the server's disk refused the write (" +
+         (colon == std::string::npos ? std::string("I/O error") : m.substr(colon + 2)) + ")";
+}
+
+// Shuts down the read side (without closing: httplib's worker owns the descriptor) of every connected TCP
+// socket of this process whose local port is `port`: the connections the server accepted. A blocked read then
+// sees EOF, while an answer already being written (an upload that finished, a download) still reaches its
+// client. Clients in the same process (tests) have their own ephemeral local ports and are left alone. Linux:
+// the descriptors are listed from /proc/self/fd.
+void ShutdownAcceptedConnections(int port) {
+  DIR* d = opendir("/proc/self/fd");
+  if (d == nullptr) return;
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    const int fd = std::atoi(e->d_name);
+    if (fd == dirfd(d)) continue;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    sockaddr_storage local{}, peer{};
+    socklen_t len = sizeof(local), peer_len = sizeof(peer);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0) continue;
+    int local_port = -1;
+    if (local.ss_family == AF_INET) local_port = ntohs(reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+    if (local.ss_family == AF_INET6) local_port = ntohs(reinterpret_cast<sockaddr_in6*>(&local)->sin6_port);
+    if (local_port != port) continue;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) continue;  // not connected
+    shutdown(fd, SHUT_RD);  // reads end (EOF); an answer already being written still reaches its client
+  }
+  closedir(d);
 }
 
 // Accepts only what a browser or our CLI would send as Host; anything else falls back to the bind address.
@@ -161,7 +200,10 @@ class ShareServer::Impl {
                      " (address in use or not available)");
     started_ = true;
     SweepNow();
-    listener_ = std::thread([this] { http_.listen_after_bind(); });
+    listener_ = std::thread([this] {
+      http_.listen_after_bind();
+      listener_done_ = true;
+    });
     // httplib's stop() is a no-op until the accept loop runs; waiting here makes Start(); Stop() safe.
     while (!http_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     sweeper_ = std::thread([this] { SweepLoop(); });
@@ -176,6 +218,15 @@ class ShareServer::Impl {
     }
     stop_cv_.notify_all();
     if (started_) http_.stop();
+    // httplib's stop() closes the listener, but a worker blocked reading a stalled upload (or waiting on an
+    // idle keep-alive connection) only notices after the read timeout: a SIGTERM took up to 30 s per stalled
+    // client. Shutting the accepted connections' reads down wakes those reads at once; the upload is then
+    // incomplete and its staging file dropped, as for any cut connection. Repeated until the accept loop has
+    // drained, for a connection accepted just before stop().
+    while (started_ && !listener_done_) {
+      ShutdownAcceptedConnections(port_);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     if (listener_.joinable()) listener_.join();
     if (sweeper_.joinable()) sweeper_.join();
     std::lock_guard<std::mutex> lock(stop_mu_);
@@ -299,7 +350,7 @@ class ShareServer::Impl {
         declared > options_.max_upload)
       return SendErrorAndClose(res, 413, limit_text);
     auto staging = store_->BeginUpload();
-    if (!staging.ok()) return SendError(res, 500, "cannot store uploads: " + staging.status().message());
+    if (!staging.ok()) return SendError(res, 507, StoreRefusal(staging.status()));
     TraceIdHasher hasher(secret_);
     bool too_large = false;
     Status write_error;
@@ -315,8 +366,7 @@ class ShareServer::Impl {
     // Every early return below drops `staging`, which deletes its temp file: a refused or cut-off upload
     // leaves nothing in the store.
     if (too_large) return SendErrorAndClose(res, 413, limit_text);
-    if (!write_error.ok())
-      return SendErrorAndClose(res, 507, "cannot store the upload: " + write_error.message());
+    if (!write_error.ok()) return SendErrorAndClose(res, 507, StoreRefusal(write_error));
     if (!complete)
       return SendErrorAndClose(res, 400, "upload incomplete: the connection ended inside the body");
     if (declared != 0 && (*staging)->size() != declared)
@@ -324,6 +374,11 @@ class ShareServer::Impl {
     // The name travels in the query (?name=...): a header could not carry a browser's non-ASCII file name.
     auto result = Publish(**staging, hasher, req.get_param_value("name"));
     if (!result.ok()) {
+      // An I/O error here is the store refusing the write (a full disk, most often: small uploads sit in the
+      // staging buffer until Finish() flushes them, so ENOSPC shows up here rather than in Append): 507 like
+      // a refused Append, not a 500 that reads as a server bug.
+      if (result.status().code() == StatusCode::kIoError)
+        return SendError(res, 507, StoreRefusal(result.status()));
       const int status = HttpStatusFor(result.status());
       return SendError(
           res, status,
@@ -550,6 +605,7 @@ class ShareServer::Impl {
   int port_ = -1;
   bool started_ = false;
   std::thread listener_, sweeper_;
+  std::atomic<bool> listener_done_{false};
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false, stopped_ = false;
