@@ -1,5 +1,5 @@
 // libFuzzer target for the .gtrace reader: any bytes must load without crash, overrun or unbounded
-// allocation, and whatever loaded must re-encode and re-read to the same record counts.
+// allocation, and whatever loaded must re-encode and re-read to the same record counts (on a sample, below).
 #include <cstdint>
 #include <string>
 
@@ -7,13 +7,13 @@
 
 namespace {
 
-// The re-encode round trip (writer + zstd compression + a second read) costs far more than reading: run on
-// every input it held this target near 200 exec/s, so the reader's own checks got few executions. It runs on
-// a deterministic sample instead -- every input under 512 bytes (where most structure-level mutations live)
-// and 1 in 64 of the rest, picked by a hash of the bytes so a reproducer always takes the same path.
+// The re-encode round trip (writer + zstd compression + a third read) took about a third of each execution
+// (612 exec/s with it on every input, 931 on the sample; docs/benchmarks.md), time the reader's own checks
+// need for their executions. It runs on a deterministic sample instead: every input under 512 bytes and 1 in 64
+// of the rest, picked by a hash of the bytes, so a reproducer always takes the same path.
 bool RoundTripSample(const uint8_t* data, size_t size) {
   if (size < 512) return true;
-  uint64_t h = 1469598103934665603ull;  // FNV-1a over at most 256 bytes from each end: cheap on big inputs
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over 256 bytes at each end: cheap on big inputs
   auto mix = [&](size_t from, size_t to) {
     for (size_t i = from; i < to; ++i) h = (h ^ data[i]) * 1099511628211ull;
   };
