@@ -3,7 +3,7 @@
 namespace gt {
 
 void NameStats::Add(int64_t start_ns, int64_t dur_ns, uint64_t add_bytes) {
-  const int64_t end_ns = start_ns + dur_ns;
+  const int64_t end_ns = SatAdd(start_ns, dur_ns);  // sums saturate: untrusted traces carry any int64
   if (count == 0) {
     min_ns = max_ns = dur_ns;
     first_ns = start_ns;
@@ -15,7 +15,7 @@ void NameStats::Add(int64_t start_ns, int64_t dur_ns, uint64_t add_bytes) {
     last_ns = std::max(last_ns, end_ns);
   }
   ++count;
-  total_ns += dur_ns;
+  total_ns = SatAdd(total_ns, dur_ns);
   bytes += add_bytes;
 }
 
@@ -26,7 +26,7 @@ void NameStats::Merge(const NameStats& o) {
     return;
   }
   count += o.count;
-  total_ns += o.total_ns;
+  total_ns = SatAdd(total_ns, o.total_ns);
   min_ns = std::min(min_ns, o.min_ns);
   max_ns = std::max(max_ns, o.max_ns);
   first_ns = std::min(first_ns, o.first_ns);
@@ -41,7 +41,7 @@ void NameAggregator::Add(uint32_t name, int64_t start_ns, int64_t dur_ns, uint64
     rows_.push_back(NameRow{name, {}, 0});
   }
   rows_[row_of_[name]].stats.Add(start_ns, dur_ns, bytes);
-  all_ns_ += dur_ns;
+  all_ns_ = SatAdd(all_ns_, dur_ns);
 }
 
 }  // namespace gt

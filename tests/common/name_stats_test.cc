@@ -37,3 +37,23 @@ TEST_CASE("name aggregation: count, total, min, max, extents, share, order", "[n
   CHECK(m.first_ns == 10);
   CHECK(m.last_ns == 110);
 }
+
+// Found by fuzz_import_json: a JSON trace may carry int64-limit times and durations; totals and extents saturate.
+TEST_CASE("name aggregation saturates instead of overflowing", "[name_stats]") {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  NameAggregator agg;
+  agg.Add(1, 12000, 6000);
+  agg.Add(1, 9223372036854770000, 9223372036854770000 / 2);
+  agg.Add(1, 0, kMax - 1);
+  CHECK(agg.total_ns() == kMax);
+  const auto rows = agg.Rows();
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].stats.total_ns == kMax);
+  CHECK(rows[0].stats.last_ns == kMax);
+  CHECK(rows[0].stats.first_ns == 0);
+  NameStats s = rows[0].stats;
+  s.Merge(rows[0].stats);
+  CHECK(s.total_ns == kMax);
+  CHECK(SatSub(std::numeric_limits<int64_t>::min() + 5, 10) == std::numeric_limits<int64_t>::min());
+  CHECK(SatSub(kMax - 4000, -4000 - 5000) == kMax);
+}

@@ -1,9 +1,30 @@
 // libFuzzer target for the .gtrace reader: any bytes must load without crash, overrun or unbounded
-// allocation, and whatever loaded must re-encode and re-read to the same record counts.
+// allocation, and whatever loaded must re-encode and re-read to the same record counts (on a sample, below).
 #include <cstdint>
 #include <string>
 
 #include "gt/trace_data.h"
+
+namespace {
+
+// The re-encode round trip (writer + zstd compression + a third read) took about a third of each execution
+// (612 exec/s with it on every input, 931 on the sample; docs/benchmarks.md), time the reader's own checks
+// need for their executions. It runs on a deterministic sample instead: every input under 512 bytes and 1 in 64
+// of the rest, picked by a hash of the bytes, so a reproducer always takes the same path.
+bool RoundTripSample(const uint8_t* data, size_t size) {
+  if (size < 512) return true;
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over 256 bytes at each end: cheap on big inputs
+  auto mix = [&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) h = (h ^ data[i]) * 1099511628211ull;
+  };
+  mix(0, 256);
+  mix(size - 256, size);
+  h ^= size;
+  h *= 1099511628211ull;
+  return (h >> 32) % 64 == 0;
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gt::TraceData first;
@@ -21,6 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   GT_ASSERT(reader.report().records == report->records);
 
 #if GT_HAVE_ZSTD_COMPRESS
+  if (!RoundTripSample(data, size)) return 0;
   std::string bytes;
   auto writer = gt::TraceWriter::Create(gt::MakeStringSink(&bytes));
   GT_ASSERT(writer.ok());

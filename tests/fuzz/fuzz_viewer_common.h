@@ -22,8 +22,8 @@ inline void ExerciseModel(const gt::viewer::TraceModel& m) {
     events += lane.size();
     for (uint32_t i = 1; i < lane.size(); ++i) Check(lane.End(i - 1) <= lane.start[i]);
     std::vector<DrawItem> items;
-    const int64_t span = m.last_ns - m.first_ns;
-    QueryLane(lane, m.first_ns, m.last_ns + 1, span > 0 ? double(span) / 500 : 1.0, &items);
+    const int64_t span = m.span_ns();
+    QueryLane(lane, m.first_ns, gt::SatAdd(m.last_ns, 1), span > 0 ? double(span) / 500 : 1.0, &items);
     uint64_t covered = 0;
     for (const auto& it : items) covered += it.count;
     Check(covered == lane.size());
@@ -38,11 +38,11 @@ inline void ExerciseModel(const gt::viewer::TraceModel& m) {
   Check(events == m.event_count);
   for (const auto& c : m.counters) {
     std::vector<CounterColumn> cols;
-    QueryCounter(c, m.first_ns, m.last_ns + 1, 1000.0, &cols);
+    QueryCounter(c, m.first_ns, gt::SatAdd(m.last_ns, 1), 1000.0, &cols);
   }
   for (const auto& d : m.device_summaries) {
     std::vector<std::pair<int64_t, int64_t>> gaps;
-    QueryIdleGaps(m, d.device_id, m.first_ns, m.last_ns + 1, 1000.0, &gaps);
+    QueryIdleGaps(m, d.device_id, m.first_ns, gt::SatAdd(m.last_ns, 1), 1000.0, &gaps);
   }
   KernelSummary(m);
   Search s(m, "a");

@@ -1,8 +1,11 @@
 // Chrome trace JSON and Kineto JSON import: golden mappings, exact timestamps, damaged input.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
+#include "gt/viewer/summary.h"
 #include "test_util.h"
 
 using namespace gt;
@@ -206,4 +209,22 @@ TEST_CASE("JSON: hostile values do not crash or wrap", "[import][damage]") {
       LoadTrace(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(overflow.data()), overflow.size()));
   REQUIRE(o.ok());
   CHECK(o.value()->event_count == 1);
+}
+
+// Found by fuzz_import_load / fuzz_import_json: times at the int64 limit are valid input, and the model's
+// extent and the per-name totals saturate instead of overflowing (UBSan: signed overflow).
+TEST_CASE("import: int64-limit times saturate spans and totals", "[import]") {
+  const std::string json = R"J([
+    {"ph":"X","name":"a","pid":1,"tid":1,"ts":-4,"dur":1},
+    {"ph":"X","name":"a","pid":1,"tid":1,"ts":9223372036854775,"dur":0},
+    {"ph":"X","name":"b","pid":1,"tid":2,"ts":0,"dur":9223372036854775}
+  ])J";
+  auto m = Import(json);
+  CHECK(m->event_count == 3);
+  CHECK(m->first_ns == -4000);
+  CHECK(m->span_ns() == std::numeric_limits<int64_t>::max());
+  const std::string report = StatsReport(*m, 10);
+  CHECK(report.find("Duration:") != std::string::npos);
+  CHECK(FormatTimestamp(*m, m->last_ns) == "+9223372036.854779000 s");
+  CHECK(FormatTimestamp(*m, std::numeric_limits<int64_t>::min()) == "-9223372036.854771808 s");
 }

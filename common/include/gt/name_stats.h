@@ -10,6 +10,8 @@
 #include <limits>
 #include <vector>
 
+#include "gt/sat_math.h"
+
 namespace gt {
 
 // What the instances of one name add up to.

@@ -92,7 +92,7 @@ json Trace(const TraceModel& m) {
   for (const auto& d : m.device_summaries)
     devices.push_back({{"id", d.device_id},
                        {"name", d.name},
-                       {"span_ns", d.last_ns - d.first_ns},
+                       {"span_ns", d.span_ns()},
                        {"busy_ns", d.busy_ns},
                        {"idle_share", d.idle_share()},
                        {"kernels", d.kernel_count},
@@ -100,7 +100,7 @@ json Trace(const TraceModel& m) {
                        {"memsets", d.memset_count}});
   return {
       {"format", SourceFormatName(m.format)},  {"events", m.event_count}, {"counter_samples", m.sample_count},
-      {"duration_ns", m.last_ns - m.first_ns}, {"devices", devices},      {"losses", Losses(LossSummary(m))}};
+      {"duration_ns", m.span_ns()}, {"devices", devices},      {"losses", Losses(LossSummary(m))}};
 }
 
 }  // namespace

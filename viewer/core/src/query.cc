@@ -435,9 +435,11 @@ EventId FirstKernelEvent(const TraceModel& model, uint32_t pid, StringId name) {
 
 std::string FormatTimestamp(const TraceModel& model, int64_t ns) {
   char buf[64];
-  int64_t rel = ns - model.first_ns;
-  std::snprintf(buf, sizeof buf, "%s%" PRId64 ".%09" PRId64 " s", rel < 0 ? "-" : "+",
-                (rel < 0 ? -rel : rel) / 1000000000, (rel < 0 ? -rel : rel) % 1000000000);
+  // 128-bit: an imported trace may hold times at both int64 limits, so the difference can exceed int64.
+  const __int128 rel = static_cast<__int128>(ns) - model.first_ns;
+  const uint64_t mag = static_cast<uint64_t>(rel < 0 ? -rel : rel);
+  std::snprintf(buf, sizeof buf, "%s%" PRIu64 ".%09" PRIu64 " s", rel < 0 ? "-" : "+", mag / 1000000000,
+                mag % 1000000000);
   return buf;
 }
 

@@ -433,7 +433,7 @@ std::string StatsReport(const TraceModel& model, size_t top_n) {
                 "Format: %s\nEvents: %" PRIu64 " on %zu tracks, %" PRIu64 " counter samples\n",
                 SourceFormatName(model.format), model.event_count, model.tracks.size(), model.sample_count);
   o += buf;
-  o += "Duration: " + FormatDuration(model.last_ns - model.first_ns) + "\n";
+  o += "Duration: " + FormatDuration(model.span_ns()) + "\n";
   auto losses = LossSummary(model);
   if (!losses.empty()) {
     o += "\nData loss and warnings:\n";
@@ -449,7 +449,7 @@ std::string StatsReport(const TraceModel& model, size_t top_n) {
          PadColumn("Busy", 14, true) + PadColumn("Idle", 14, true) + PadColumn("Idle %", 9, true) +
          PadColumn("Kernels", 11, true) + PadColumn("Memcpy", 9, true) + PadColumn("Memset", 9, true) + "\n";
     for (const auto& d : model.device_summaries) {
-      o += "  " + PadColumn(d.name, 28, false) + PadColumn(FormatDuration(d.last_ns - d.first_ns), 14, true) +
+      o += "  " + PadColumn(d.name, 28, false) + PadColumn(FormatDuration(d.span_ns()), 14, true) +
            PadColumn(FormatDuration(d.busy_ns), 14, true) + PadColumn(FormatDuration(d.idle_ns()), 14, true) +
            PadColumn(Percent(d.idle_share()), 9, true) + PadColumn(std::to_string(d.kernel_count), 11, true) +
            PadColumn(std::to_string(d.memcpy_count), 9, true) +
@@ -517,7 +517,7 @@ std::string DiffReport(const TraceModel& before, const std::string& before_label
   auto header = [&](const char* which, const TraceModel& m, const std::string& label) {
     char buf[128];
     std::snprintf(buf, sizeof buf, " (%s, %" PRIu64 " events, %s)", SourceFormatName(m.format), m.event_count,
-                  FormatDuration(m.last_ns - m.first_ns).c_str());
+                  FormatDuration(m.span_ns()).c_str());
     o += std::string(which) + label + buf + (HasDataLoss(m) ? "  [loaded with losses]" : "") + "\n";
   };
   header("Before: ", before, before_label);

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "gt/model.h"
+#include "gt/sat_math.h"
 #include "gt/reader.h"
 
 namespace gt::viewer {
@@ -280,9 +281,10 @@ struct DeviceSummary {
   uint64_t memset_count = 0;
   // The largest idle intervals between first_ns and last_ns (at most 256, longest first).
   std::vector<std::pair<int64_t, int64_t>> largest_gaps;
-  int64_t idle_ns() const { return (last_ns - first_ns) - busy_ns; }
+  int64_t span_ns() const { return SatSub(last_ns, first_ns); }
+  int64_t idle_ns() const { return SatSub(span_ns(), busy_ns); }
   double idle_share() const {
-    return last_ns > first_ns ? double(idle_ns()) / double(last_ns - first_ns) : 0.0;
+    return last_ns > first_ns ? double(idle_ns()) / double(span_ns()) : 0.0;
   }
 };
 
@@ -334,6 +336,8 @@ struct TraceModel {
   std::shared_ptr<const CollectiveReport> collectives;
 
   int64_t first_ns = 0, last_ns = 0;  // extent of all events and samples
+  // last_ns - first_ns, saturated: an imported trace may span more than int64 nanoseconds can hold.
+  int64_t span_ns() const { return SatSub(last_ns, first_ns); }
   uint64_t event_count = 0;           // timeline events (not counter samples)
   uint64_t sample_count = 0;          // counter samples
 
