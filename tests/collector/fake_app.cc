@@ -87,6 +87,22 @@ int main(int argc, char** argv) {
     usleep(arg * 1000);
     return 0;
   }
+  if (mode == "orphan") {  // a child that outlives the app: it flushes a part, then runs on for `arg` ms
+    int flushed[2];
+    if (pipe(flushed) != 0) return 95;
+    if (fork() == 0) {
+      close(flushed[0]);
+      auto w = OpenPart();
+      AddKernels(*w, 5, 700);
+      if (!w->Flush().ok()) _exit(92);
+      if (write(flushed[1], "x", 1) != 1) _exit(96);
+      usleep(arg * 1000);
+      _exit(0);
+    }
+    close(flushed[1]);
+    char c = 0;
+    return read(flushed[0], &c, 1) == 1 ? 0 : 97;  // the app exits once its child's part is on disk
+  }
   if (mode == "part-fork") {
     pid_t child = fork();
     auto w = OpenPart();  // parent and child each write their own part

@@ -237,6 +237,47 @@ TEST_CASE("gcollect killed with SIGKILL leaves its parts; the next run says how 
   CHECK(rep.truncated);  // neither part was finished
 }
 
+TEST_CASE("an app killed with SIGKILL (as the OOM killer does) keeps every flushed record") {
+  std::string out = Work("oomkilled.gtrace");
+  std::string ready = std::string(WORK_DIR) + "/ready-oom";
+  unlink(ready.c_str());
+  setenv("FAKE_READY_FILE", ready.c_str(), 1);
+  pid_t pid = 0;
+  Run({"-q", "-o", out, "--", FAKE_APP, "part-wait", "20000"}, &pid, /*wait=*/false);
+  unsetenv("FAKE_READY_FILE");
+  for (int i = 0; i < 500 && access(ready.c_str(), F_OK) != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(access(ready.c_str(), F_OK) == 0);
+  const std::vector<std::string> parts = ListParts(out + ".parts");
+  REQUIRE(parts.size() == 2);
+  const std::string app_part = parts[1].substr(parts[1].rfind('/') + 1);
+  kill(pid_t(std::stol(app_part)), SIGKILL);  // the app, not gcollect: no handler of the app runs
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGKILL);
+  LoadReport rep;
+  TraceData d = Load(out, &rep);
+  CHECK(d.kernels.size() == 6);  // everything flushed before the kill
+  CHECK(rep.truncated);          // the app's part was never finished: named as a loss
+  const ProcessRecord* p = Root(d);
+  REQUIRE(p);
+  CHECK(p->exit_kind == static_cast<uint8_t>(ExitKind::kSignaled));
+  CHECK(p->exit_code == SIGKILL);
+}
+
+TEST_CASE("children that outlive the app: waited for, then recorded as still running") {
+  std::string out = Work("orphan.gtrace");
+  Result r = Run({"-o", out, "--wait-children", "0.5", "--", FAKE_APP, "orphan", "3000"});
+  CHECK(r.status == 0);
+  LoadReport rep;
+  TraceData d = Load(out, &rep);
+  CHECK(d.kernels.size() == 5);  // the child's flushed part is in the trace
+  bool named = false;
+  for (const auto& l : d.losses) named |= d.Str(l.name) == "processes_still_running";
+  CHECK(named);  // and the trace says the child was still running when gcollect stopped waiting
+}
+
 TEST_CASE("a process that crashes after a flush keeps every flushed record") {
   std::string out = Work("partcrash.gtrace");
   Result r = Run({"-o", out, "--", FAKE_APP, "part-crash"});
