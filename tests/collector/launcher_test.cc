@@ -176,17 +176,25 @@ TEST_CASE("an existing output is never overwritten silently") {
                                                  ReadFileBytes(out)->size())));
 }
 
-TEST_CASE("Ctrl-C sent to gcollect reaches the app, and the trace is finalized") {
-  std::string out = Work("sigint.gtrace");
-  std::string ready = std::string(WORK_DIR) + "/ready";
+// Starts gcollect on a long-running fake app (`mode`, 20 s) without waiting for it, and returns once the app
+// says it is running (it touches FAKE_READY_FILE): gcollect's pid.
+pid_t StartUntilReady(const std::string& out, const char* mode, const char* ready_name) {
+  const std::string ready = std::string(WORK_DIR) + "/" + ready_name;
   unlink(ready.c_str());
   setenv("FAKE_READY_FILE", ready.c_str(), 1);
   pid_t pid = 0;
-  Run({"-q", "-o", out, "--", FAKE_APP, "sleep", "20000"}, &pid, /*wait=*/false);
+  Run({"-q", "-o", out, "--", FAKE_APP, mode, "20000"}, &pid, /*wait=*/false);
   unsetenv("FAKE_READY_FILE");
   for (int i = 0; i < 500 && access(ready.c_str(), F_OK) != 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   REQUIRE(access(ready.c_str(), F_OK) == 0);
+  return pid;
+}
+}  // namespace
+
+TEST_CASE("Ctrl-C sent to gcollect reaches the app, and the trace is finalized") {
+  std::string out = Work("sigint.gtrace");
+  const pid_t pid = StartUntilReady(out, "sleep", "ready");
   auto t0 = std::chrono::steady_clock::now();
   kill(pid, SIGINT);
   int status = 0;
@@ -204,15 +212,7 @@ TEST_CASE("Ctrl-C sent to gcollect reaches the app, and the trace is finalized")
 
 TEST_CASE("gcollect killed with SIGKILL leaves its parts; the next run says how to recover them") {
   std::string out = Work("killed.gtrace");
-  std::string ready = std::string(WORK_DIR) + "/ready-killed";
-  unlink(ready.c_str());
-  setenv("FAKE_READY_FILE", ready.c_str(), 1);
-  pid_t pid = 0;
-  Run({"-q", "-o", out, "--", FAKE_APP, "part-wait", "20000"}, &pid, /*wait=*/false);
-  unsetenv("FAKE_READY_FILE");
-  for (int i = 0; i < 500 && access(ready.c_str(), F_OK) != 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  REQUIRE(access(ready.c_str(), F_OK) == 0);
+  const pid_t pid = StartUntilReady(out, "part-wait", "ready-killed");
   kill(pid, SIGKILL);  // gcollect itself, as if the machine lost it: no merge, no cleanup
   waitpid(pid, nullptr, 0);
   const std::vector<std::string> parts = ListParts(out + ".parts");
@@ -239,15 +239,7 @@ TEST_CASE("gcollect killed with SIGKILL leaves its parts; the next run says how 
 
 TEST_CASE("an app killed with SIGKILL (as the OOM killer does) keeps every flushed record") {
   std::string out = Work("oomkilled.gtrace");
-  std::string ready = std::string(WORK_DIR) + "/ready-oom";
-  unlink(ready.c_str());
-  setenv("FAKE_READY_FILE", ready.c_str(), 1);
-  pid_t pid = 0;
-  Run({"-q", "-o", out, "--", FAKE_APP, "part-wait", "20000"}, &pid, /*wait=*/false);
-  unsetenv("FAKE_READY_FILE");
-  for (int i = 0; i < 500 && access(ready.c_str(), F_OK) != 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  REQUIRE(access(ready.c_str(), F_OK) == 0);
+  const pid_t pid = StartUntilReady(out, "part-wait", "ready-oom");
   const std::vector<std::string> parts = ListParts(out + ".parts");
   REQUIRE(parts.size() == 2);
   const std::string app_part = parts[1].substr(parts[1].rfind('/') + 1);
