@@ -176,6 +176,7 @@ TEST_CASE("an existing output is never overwritten silently") {
                                                  ReadFileBytes(out)->size())));
 }
 
+namespace {
 // Starts gcollect on a long-running fake app (`mode`, 20 s) without waiting for it, and returns once the app
 // says it is running (it touches FAKE_READY_FILE): gcollect's pid.
 pid_t StartUntilReady(const std::string& out, const char* mode, const char* ready_name) {
