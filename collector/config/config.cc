@@ -183,4 +183,9 @@ int64_t RealtimeNow() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
 }
 
+ClockSync ReadClockSync() {
+  const int64_t before = TraceClockNow(), wall = RealtimeNow(), after = TraceClockNow();
+  return {wall, before + (after - before) / 2};
+}
+
 }  // namespace gt::config

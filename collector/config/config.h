@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "gt/model.h"
+
 namespace gt::config {
 
 // Record kinds a run can ask for. Bits travel in GTRACE_TRACE as a comma list of names.
@@ -31,7 +33,14 @@ inline constexpr uint32_t kPcSamplingMinPeriodExp = 5;
 inline constexpr uint32_t kPcSamplingMaxPeriodExp = 31;
 inline constexpr uint32_t kPcSamplingDefaultPeriodExp = 10;  // 2.9 M samples, 0 dropped on the H200 suite
 
-enum class CaptureMode : uint8_t { kNone = 0, kProfilerApi = 1, kNvtx = 2 };
+// kInProcess: the app switches recording itself (gtrace.profile in Python, collector/inject/inproc.cc); never
+// travels in the environment.
+enum class CaptureMode : uint8_t { kNone = 0, kProfilerApi = 1, kNvtx = 2, kInProcess = 3 };
+// A capture range that the injection's callbacks open and close (cudaProfilerStart/Stop or a named NVTX
+// range).
+inline bool HasCaptureRange(CaptureMode m) {
+  return m == CaptureMode::kProfilerApi || m == CaptureMode::kNvtx;
+}
 
 struct Config {
   uint32_t kinds = kTraceDefault;
@@ -68,5 +77,9 @@ Config ConfigFromEnv(const char* (*get)(void* ctx, const char* name), void* ctx,
 // Trace clock: CLOCK_MONOTONIC nanoseconds, the same in every process of the machine.
 int64_t TraceClockNow();
 int64_t RealtimeNow();
+// One anchor of the trace clock to the wall clock: the wall clock read between two trace-clock reads, paired
+// with their midpoint. Merges place hosts from these (and fit drift when a run records one every few
+// seconds).
+ClockSync ReadClockSync();
 
 }  // namespace gt::config

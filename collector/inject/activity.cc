@@ -441,7 +441,7 @@ void CUPTIAPI DispatchCallback(void* userdata, CUpti_CallbackDomain domain, CUpt
       (inj.config.kinds & kTraceRuntime))
     OnApiCallback(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
   if (auto module = inj.module_callback.load()) module(inj, domain, cbid, data);
-  if (inj.config.capture != CaptureMode::kNone) CaptureCallback()(userdata, domain, cbid, data);
+  if (config::HasCaptureRange(inj.config.capture)) CaptureCallback()(userdata, domain, cbid, data);
 }
 }  // namespace
 
@@ -585,7 +585,7 @@ void EnableTraceKinds(Injection& inj, bool enable) {
     if ((m.bit == kTraceRuntime || m.bit == kTraceSync) && api_callbacks) continue;
     // With a capture range, NVTX stays on throughout (enabled once): cheap, and it shows where the range
     // sits.
-    if (m.bit == kTraceNvtx && inj.config.capture != CaptureMode::kNone && !enable) continue;
+    if (m.bit == kTraceNvtx && config::HasCaptureRange(inj.config.capture) && !enable) continue;
     for (CUpti_ActivityKind k : m.kinds) {
       if (k == CUPTI_ACTIVITY_KIND_INVALID) continue;
       // GTRACE_KERNEL_ACTIVITY=serial: CUPTI's serialized KERNEL kind instead of CONCURRENT_KERNEL, an

@@ -2,6 +2,7 @@
 //
 // [SECTION] entry points (InitializeInjection, InitializeInjectionNvtx2)
 // [SECTION] start: config, part file, process record, CUPTI, flusher, exit hooks
+// [SECTION] in-process recording (gtrace.profile: started and stopped by the app; inproc.cc's C API)
 // [SECTION] flusher thread: periodic flush (crash loses <= one interval), window on/off, fatal-signal
 // finalize [SECTION] exit, fork and signals
 #include <dlfcn.h>
@@ -22,16 +23,17 @@
 
 #include "config/job.h"
 #include "gt/env.h"
+#include "gt/parts.h"
 #include "inject/injection.h"
 
 namespace gt::inject {
 
 using config::CaptureMode;
+using config::Config;
+using config::ConfigFromEnv;
 using config::JobIdentity;
 using config::ReadBootId;
 using config::ReadJobIdentity;
-using config::Config;
-using config::ConfigFromEnv;
 using config::TraceClockNow;
 using decode::ActivityDecoder;
 using decode::DecoderOptions;
@@ -86,6 +88,10 @@ const char* ApiNameOf(uint8_t domain, uint32_t cbid) {
 // ------------------------------------------------------------------------------------
 
 void FinalizeLocked(Injection& inj, const char* reason);
+bool PublishInProcess(Injection& inj, std::string* error);
+
+// Wall-clock anchors of in-process traces, as often as gcollect records them.
+constexpr int64_t kAnchorIntervalNs = 10'000'000'000;
 
 void FlushOnce(Injection& inj) {
   ScanThreadNames();  // before the buffers: threads named since the last flush may exit before we decode them
@@ -95,6 +101,10 @@ void FlushOnce(Injection& inj) {
   FlushOptionalModules(inj);
   std::lock_guard<std::mutex> lock(inj.mu);
   if (inj.finished) return;
+  if (!inj.inproc_output.empty() && TraceClockNow() >= inj.next_anchor_ns) {
+    inj.clock_syncs.push_back(config::ReadClockSync());
+    inj.next_anchor_ns = TraceClockNow() + kAnchorIntervalNs;
+  }
   uint64_t dropped = inj.dropped_records.load();
   if (dropped > inj.dropped_reported) {
     AddLoss(inj, "cupti_dropped_records", static_cast<uint8_t>(Severity::kDataLoss),
@@ -176,11 +186,27 @@ void FinalizeLocked(Injection& inj, const char* reason) {
     ProcessRecord p = inj.self;
     p.end_ns = TraceClockNow();
     const int sig = inj.fatal_signal.load();
+    // An in-process recording stopped by the app: the process goes on.
+    const bool still_running = !inj.inproc_output.empty() && !sig && inj.exit_status < 0;
     p.exit_kind = static_cast<uint8_t>(sig                    ? ExitKind::kSignaled
                                        : inj.exit_status >= 0 ? ExitKind::kExited
+                                       : still_running        ? ExitKind::kRunning
                                                               : ExitKind::kUnknown);
     p.exit_code = sig ? sig : std::max(inj.exit_status, 0);
     inj.writer->Add(p);
+  }
+  if (!inj.inproc_output.empty()) {  // gcollect writes the metadata of its runs in its own part
+    inj.clock_syncs.push_back(config::ReadClockSync());
+    TraceMetadata meta;
+    char host[256] = {0};
+    gethostname(host, sizeof host - 1);
+    meta.entries = {
+        {"tool", "gtrace.profile"},      {"tool_version", GT_VERSION},
+        {"command_line", CommandLine()}, {"host", host},
+        {"boot_id", ReadBootId()},       {"trace_kinds", config::FormatTraceKinds(inj.config.kinds)},
+        {"clock", "CLOCK_MONOTONIC"},    {"capture_range", "in-process"}};
+    meta.clock_syncs = inj.clock_syncs;
+    inj.writer->SetMetadata(meta);
   }
   Status s = inj.writer->Finish();
   if (!s.ok()) Warn("could not finish %s: %s", inj.part_path.c_str(), s.ToString().c_str());
@@ -203,7 +229,12 @@ void OnExit(int status, void*) {
   StopApiCalls();
   DrainApiCalls(*inj, DrainMode::kAll);
   std::lock_guard<std::mutex> lock(inj->mu);
+  const bool was_recording = !inj->finished;
   FinalizeLocked(*inj, nullptr);
+  if (was_recording && !inj->inproc_output.empty()) {
+    std::string error;
+    if (!PublishInProcess(*inj, &error)) Warn("%s", error.c_str());
+  }
 }
 
 void OnForkChild() {
@@ -322,65 +353,86 @@ void WriteProcessRecord(Injection& inj, bool with_process) {
   inj.writer->Add(main_thread);
 }
 
-Injection* Start(const char* entry_point) {
-  std::lock_guard<std::mutex> lock(g_start_mu);
-  if (g_start_attempted) return g_injection;
-  g_start_attempted = true;
-  if (env::Get(env::Var::kDisable)) return nullptr;
-
-  auto* inj = new Injection();
-  std::string warnings;
-  inj->config = ConfigFromEnv(GetEnv, nullptr, &warnings);
-  if (!warnings.empty()) Warn("%s", Trim(warnings).c_str());
-  inj->pid = static_cast<uint32_t>(getpid());
-  if (!OpenPart(*inj)) {
-    delete inj;
-    return nullptr;
+// A new trace on `inj`: its part file, this process's record, a fresh decoder. Called at start, and again by
+// an in-process recording that follows a stopped one (CUPTI stays attached in between).
+bool OpenTrace(Injection& inj, std::string* error) {
+  if (!OpenPart(inj)) {
+    *error = "cannot create a trace in " + (inj.config.parts_dir.empty() ? "." : inj.config.parts_dir);
+    return false;
   }
   // gcollect writes the root process's record (it knows the exit status); other processes describe
   // themselves.
-  bool is_root =
-      inj->config.launcher_pid != 0 && static_cast<uint32_t>(getppid()) == inj->config.launcher_pid;
-  WriteProcessRecord(*inj, /*with_process=*/!is_root);
+  bool is_root = inj.config.launcher_pid != 0 && static_cast<uint32_t>(getppid()) == inj.config.launcher_pid;
+  WriteProcessRecord(inj, /*with_process=*/!is_root);
 
   DecoderOptions opts;
-  opts.context.pid = inj->pid;
-  opts.window_start_ns = inj->config.window_start_ns;
-  opts.window_end_ns = inj->config.window_end_ns;
+  opts.context.pid = inj.pid;
+  opts.window_start_ns = inj.config.window_start_ns;
+  opts.window_end_ns = inj.config.window_end_ns;
   opts.api_name = ApiNameOf;
   opts.on_new_thread = OnNewThread;
-  opts.on_new_thread_ctx = inj;
-  inj->decoder = std::make_unique<ActivityDecoder>(inj->writer.get(), opts);
-  inj->decoder->MarkThreadKnown(inj->pid);  // WriteProcessRecord named the main thread
+  opts.on_new_thread_ctx = &inj;
+  inj.decoder = std::make_unique<ActivityDecoder>(inj.writer.get(), opts);
+  inj.decoder->MarkThreadKnown(inj.pid);  // WriteProcessRecord named the main thread
   ScanThreadNames();
+  inj.finished = false;
+  inj.dropped_reported = inj.dropped_records.load();
+  return true;
+}
 
-  std::string error;
-  // Threads created from here on (CUPTI's worker, our flusher) inherit a mask that blocks the asynchronous
-  // termination signals, so a Ctrl-C / SIGTERM is delivered to an app thread: the handler there waits for the
-  // flusher, which in turn waits for CUPTI's worker; either one catching the signal would deadlock the final
-  // flush.
-  sigset_t async_signals, saved_mask;
-  sigemptyset(&async_signals);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&async_signals, sig);
-  pthread_sigmask(SIG_BLOCK, &async_signals, &saved_mask);
-  struct MaskRestore {
-    sigset_t* saved;
-    ~MaskRestore() { pthread_sigmask(SIG_SETMASK, saved, nullptr); }
-  } restore{&saved_mask};
-  inj->cupti_ok = StartActivity(*inj, &error);
+// Threads created while this lives (CUPTI's worker, our flusher) inherit a mask that blocks the asynchronous
+// termination signals, so a Ctrl-C / SIGTERM is delivered to an app thread: the handler there waits for the
+// flusher, which in turn waits for CUPTI's worker; either one catching the signal would deadlock the final
+// flush.
+class BlockTerminationSignals {
+ public:
+  BlockTerminationSignals() {
+    sigset_t async_signals;
+    sigemptyset(&async_signals);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&async_signals, sig);
+    pthread_sigmask(SIG_BLOCK, &async_signals, &saved_);
+  }
+  ~BlockTerminationSignals() { pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
+
+ private:
+  sigset_t saved_;
+};
+
+void StartFlusher(Injection& inj) {
+  inj.stop_flusher = false;
+  BlockTerminationSignals blocked;
+  inj.flusher = std::thread(FlusherMain, &inj);
+}
+
+Injection* StartLocked(const Config& config, std::string* error) {
+  auto* inj = new Injection();
+  inj->config = config;
+  inj->pid = static_cast<uint32_t>(getpid());
+  if (!OpenTrace(*inj, error)) {
+    Warn("%s", error->c_str());
+    delete inj;
+    return nullptr;
+  }
+
+  {
+    BlockTerminationSignals blocked;
+    inj->cupti_ok = StartActivity(*inj, error);
+  }
   if (!inj->cupti_ok) {
-    Warn("CUPTI could not start (%s): process %u is not traced", error.c_str(), inj->pid);
+    Warn("CUPTI could not start (%s): process %u is not traced", error->c_str(), inj->pid);
     std::lock_guard<std::mutex> wl(inj->mu);
-    AddLoss(*inj, "cupti_unavailable", static_cast<uint8_t>(Severity::kError), 1, error);
+    AddLoss(*inj, "cupti_unavailable", static_cast<uint8_t>(Severity::kError), 1, *error);
     Status s = inj->writer->Finish();
     (void)s;
     inj->finished = true;
     g_injection = nullptr;
+    *error = "CUPTI could not start: " + *error;
     return nullptr;
   }
-  if (inj->config.capture != CaptureMode::kNone) {
-    if (!StartCapture(*inj, &error)) {
-      Warn("capture range unavailable (%s): tracing everything", error.c_str());
+  if (config::HasCaptureRange(inj->config.capture)) {
+    std::string capture_error;
+    if (!StartCapture(*inj, &capture_error)) {
+      Warn("capture range unavailable (%s): tracing everything", capture_error.c_str());
       inj->config.capture = CaptureMode::kNone;
     } else {
       EnableCaptureContext(*inj);
@@ -392,8 +444,9 @@ Injection* Start(const char* entry_point) {
   g_owner_pid = inj->pid;
   g_injection = inj;
   StartOptionalModules(*inj);
-  inj->flusher = std::thread(FlusherMain, inj);
+  StartFlusher(*inj);
   on_exit(OnExit, nullptr);
+  inj->on_exit_registered = true;
   static bool atfork_done = false;
   if (!atfork_done) {
     pthread_atfork(nullptr, nullptr, OnForkChild);
@@ -403,7 +456,114 @@ Injection* Start(const char* entry_point) {
   return inj;
 }
 
+Injection* Start(const char* entry_point) {
+  std::lock_guard<std::mutex> lock(g_start_mu);
+  if (g_start_attempted) return g_injection;
+  g_start_attempted = true;
+  if (env::Get(env::Var::kDisable)) return nullptr;
+  std::string warnings, error;
+  Config config = ConfigFromEnv(GetEnv, nullptr, &warnings);
+  if (!warnings.empty()) Warn("%s", Trim(warnings).c_str());
+  return StartLocked(config, &error);
+}
+
+// ---- [SECTION] in-process recording
+// ------------------------------------------------------------------------------
+
+// The finished part becomes the trace the app asked for (the same concatenation gcollect and `gtrace recover`
+// do); the parts folder goes when it held nothing else.
+bool PublishInProcess(Injection& inj, std::string* error) {
+  const std::string part = inj.part_path;
+  auto done = ConcatenateParts({part}, inj.inproc_output, /*overwrite=*/true);
+  if (!done.ok()) {
+    *error = "could not write " + inj.inproc_output + ": " + done.status().message() +
+             " (the recording is kept in " + part + ")";
+    return false;
+  }
+  unlink(part.c_str());
+  rmdir(inj.config.parts_dir.c_str());  // fails, harmlessly, while another part is in it
+  return true;
+}
+
 }  // namespace
+
+bool TracedByLauncher() {
+  return env::Get(env::Var::kLauncherPid) != nullptr || env::Get(env::Var::kPartsDir) != nullptr;
+}
+
+bool StartInProcess(const Config& config, const std::string& output, std::string* error) {
+  std::lock_guard<std::mutex> lock(g_start_mu);
+  Injection* inj = g_injection;
+  if (inj && inj->inproc_output.empty()) {
+    *error = "this process is already traced by gcollect";
+    return false;
+  }
+  if (inj && !inj->finished) {
+    *error = "a recording is already running in this process (stop it first)";
+    return false;
+  }
+  if (!inj) {
+    if (g_start_attempted && TracedByLauncher()) {
+      *error = "this process is already traced by gcollect";
+      return false;
+    }
+    g_start_attempted = true;  // a later cuInit must not start a second injection
+    Config c = config;
+    c.capture = CaptureMode::kInProcess;
+    c.modules.clear();  // counters and PC sampling need gcollect's replay passes
+    c.launcher_pid = 0;
+    // StartLocked publishes the injection only once CUPTI is up; the output must be known by then, since the
+    // flusher reads it.
+    inj = StartLocked(c, error);
+    if (!inj) {  // the app gets the reason; a part holding only that reason would be litter
+      unlink((c.parts_dir + "/" + std::to_string(getpid()) + ".gtrace").c_str());
+      rmdir(c.parts_dir.c_str());
+      return false;
+    }
+    std::lock_guard<std::mutex> wl(inj->mu);
+    inj->inproc_output = output;
+    inj->clock_syncs = {config::ReadClockSync()};
+    inj->next_anchor_ns = TraceClockNow() + kAnchorIntervalNs;
+    return true;
+  }
+  // A new recording after a stopped one: CUPTI is still subscribed; a new part, decoder and flusher.
+  {
+    std::lock_guard<std::mutex> wl(inj->mu);
+    Config c = config;
+    c.capture = CaptureMode::kInProcess;
+    c.modules.clear();
+    c.launcher_pid = 0;
+    inj->config = c;
+    if (!OpenTrace(*inj, error)) return false;
+    inj->inproc_output = output;
+    inj->clock_syncs = {config::ReadClockSync()};
+    inj->next_anchor_ns = TraceClockNow() + kAnchorIntervalNs;
+  }
+  RefreshClockOffset(*inj);  // the new decoder starts without the realtime -> monotonic shift
+  StartFlusher(*inj);
+  return true;
+}
+
+bool StopInProcess(std::string* error) {
+  std::lock_guard<std::mutex> start_lock(g_start_mu);
+  Injection* inj = g_injection;
+  if (!inj || inj->inproc_output.empty() || inj->finished) {
+    *error = "no recording is running in this process";
+    return false;
+  }
+  if (inj->tracing_enabled.load()) EnableTraceKinds(*inj, false);
+  {
+    std::lock_guard<std::mutex> fl(inj->flush_mu);
+    inj->stop_flusher = true;
+  }
+  inj->flush_cv.notify_all();
+  if (inj->flusher.joinable()) inj->flusher.join();
+  FlushActivity(true);
+  DrainApiCalls(*inj, DrainMode::kAll);
+  std::lock_guard<std::mutex> wl(inj->mu);
+  FinalizeLocked(*inj, nullptr);
+  return PublishInProcess(*inj, error);
+}
 
 Injection* GetInjection() {
   return g_injection;
@@ -431,9 +591,12 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 
 // NVTX calls this on the first NVTX API use in the process (NVTX_INJECTION64_PATH). Starting CUPTI here keeps
 // ranges opened before CUDA initializes; CUPTI's own NVTX handler then receives the calls.
+//
+// Outside gcollect, NVTX reaches here because in-process recording offered this library (inproc.cc): then the
+// app starts recording itself, so only CUPTI's handler is installed, ready for when MARKER records are
+// enabled.
 extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(const void* get_export_table) {
-  gt::inject::Injection* inj = gt::inject::Start("nvtx");
-  if (!inj) return 0;
+  if (gt::inject::TracedByLauncher() && !gt::inject::Start("nvtx")) return 0;
   Dl_info info{};
   if (!dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &info) || !info.dli_fname) return 0;
   void* cupti = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);

@@ -60,9 +60,24 @@ struct Injection {
   bool stop_flusher = false;
   std::atomic<int> fatal_signal{0};  // set by a signal handler; the flusher finalizes and re-raises
   std::atomic<bool> fatal_flush_done{false};
+
+  // In-process recording (gtrace.profile; inproc.cc): the app starts and stops it, and the trace is published
+  // to this path at stop (or at exit). Empty when started by CUDA or NVTX under gcollect.
+  std::string inproc_output;
+  std::vector<ClockSync> clock_syncs;  // in-process only: gcollect keeps the anchors of its runs itself
+  int64_t next_anchor_ns = 0;
+  bool on_exit_registered = false;
 };
 
 Injection* GetInjection();  // null until started
+
+// In-process recording (inproc.cc's C API). StartInProcess starts CUPTI with recording paused (or, after a
+// stopped recording, opens a new trace on the subscriber already attached); StopInProcess finishes the trace
+// and publishes it. Both return false with `error` set when they cannot (gcollect traces this process, a
+// recording is running, CUPTI refuses: another profiler holds it).
+bool StartInProcess(const config::Config& config, const std::string& output, std::string* error);
+bool StopInProcess(std::string* error);
+bool TracedByLauncher();  // gcollect set this process up (its environment), whether or not CUDA started yet
 
 // activity.cc
 bool StartActivity(Injection& inj, std::string* error);  // callbacks, clock, always-on kinds

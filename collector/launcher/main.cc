@@ -123,12 +123,6 @@ std::string Joined(const std::vector<std::string>& v) {
   return s;
 }
 
-// One anchor: the wall clock read between two trace-clock reads, paired with their midpoint.
-ClockSync ReadClockSync() {
-  const int64_t before = TraceClockNow(), wall = RealtimeNow(), after = TraceClockNow();
-  return {wall, before + (after - before) / 2};
-}
-
 // Anchors for the whole run, not only its ends: a merge places this host on other hosts' clocks from them and
 // can fit drift over a long run.
 class ClockAnchors {

@@ -48,14 +48,15 @@ size_t CountNvtx(const TraceData& d, const std::string& msg) {
 }  // namespace
 
 std::vector<std::string> KnownWorkloads() {
-  return {"copy",         "fma",
-          "strided",      "atomics",
-          "syncdiv",      "bank_conflicts",
-          "tiny_burst",   "memcpy",
-          "streams",      "nvtx",
-          "multithread",  "torch_train",
-          "multiproc",    "idle",
-          "torchrun_ddp", "rank0_per_gcollect"};
+  return {"copy",           "fma",
+          "strided",        "atomics",
+          "syncdiv",        "bank_conflicts",
+          "tiny_burst",     "memcpy",
+          "streams",        "nvtx",
+          "multithread",    "torch_train",
+          "multiproc",      "idle",
+          "torchrun_ddp",   "rank0_per_gcollect",
+          "inproc_profile", "inproc_restart"};
 }
 
 void CheckGeneric(const TraceData& d, CheckReport& r) {
@@ -251,6 +252,32 @@ void CheckWorkload(const TraceData& d, const std::string& w, CheckReport& r) {
     Expect(r, steps == 20, w + ": expected 20 'step N' ranges, got " + std::to_string(steps));
     Expect(r, nccl_open == 0, w + ": NCCL ranges left open (payload pops not ended)");
     if (w == "torchrun_ddp") Expect(r, init == 1, w + ": expected one closed ncclCommInitRankConfig range");
+  } else if (w == "inproc_profile" || w == "inproc_restart") {
+    // bench/python/profile_loop.py: gtrace.profile with schedule(wait=2, warmup=2, active=20) over 24 steps,
+    // or the second of two gtrace.start/stop recordings in one process (4 steps, --trace kernel,nvtx).
+    const bool scheduled = w == "inproc_profile";
+    const std::string* tool = d.metadata.Find("tool");
+    Expect(r, tool && *tool == "gtrace.profile", w + ": metadata should name gtrace.profile as the tool");
+    Timestamp first = 0, last = 0;
+    size_t steps = 0;
+    for (const auto& n : d.nvtx) {
+      if (d.Str(n.message) != "step") continue;
+      first = steps++ ? std::min(first, n.start) : n.start;
+      last = std::max(last, n.end);
+    }
+    const size_t want = scheduled ? 20 : 4;
+    Expect(r, steps == want,
+           w + ": expected " + std::to_string(want) + " 'step' ranges (the recorded steps), got " +
+               std::to_string(steps));
+    size_t outside = 0;
+    for (const auto& k : d.kernels) outside += k.start < first || k.end > last;
+    Expect(r, outside == 0, w + ": " + std::to_string(outside) + " kernels outside the recorded steps");
+    Expect(r, d.kernels.size() >= want * 100, w + ": expected >= 100 kernels per recorded step");
+    Expect(r, scheduled ? !d.api_calls.empty() : d.api_calls.empty(),
+           w + (scheduled ? ": API calls expected" : ": --trace kernel,nvtx recorded API calls"));
+    bool running = false;
+    for (const auto& p : d.processes) running |= p.exit_kind == uint8_t(ExitKind::kRunning);
+    Expect(r, running, w + ": the process goes on after stop(): it should show as running");
   } else if (w == "idle") {
     const int steps = 3;  // gt_k_idle's default
     ExpectKernels(d, r, "busy_kernel", 1 + 4 * steps);
