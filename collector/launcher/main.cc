@@ -1,6 +1,7 @@
 // gcollect [options] -- ./app args...   (see UsageText in options.cc)
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <dirent.h>
@@ -153,6 +154,12 @@ class ClockAnchors {
   std::vector<ClockSync> syncs_;
   std::thread thread_;
 };
+
+// Less than 1 MiB left for us: writes there are failing or about to.
+bool DiskFull(const std::string& path) {
+  struct statvfs v {};
+  return statvfs(path.c_str(), &v) == 0 && uint64_t(v.f_bavail) * v.f_frsize < (1u << 20);
+}
 
 int Fail(int code, const std::string& msg) {
   std::fprintf(stderr, "gcollect: error: %s\n", msg.c_str());
@@ -329,10 +336,19 @@ int main(int argc, char** argv) {
 
   auto merged = MergeParts(own_part, parts_dir, output, o.force_overwrite);
   if (!merged.ok()) {
-    std::fprintf(stderr, "gcollect: error: %s (parts kept in %s)\n", merged.status().message().c_str(),
-                 parts_dir.c_str());
+    std::fprintf(stderr,
+                 "gcollect: error: %s. Every recorded part is kept in %s: `gtrace info %s` reads it as it is;"
+                 " `gtrace recover %s` writes the trace%s\n",
+                 merged.status().message().c_str(), parts_dir.c_str(), parts_dir.c_str(), parts_dir.c_str(),
+                 DiskFull(parts_dir) ? " once the disk has space again" : "");
     return app.ShellStatus();
   }
+  if (DiskFull(parts_dir))
+    std::fprintf(
+        stderr,
+        "gcollect: warning: the disk holding %s is full: a process's part may stop where the disk filled"
+        " (the summary below names what was cut short)\n",
+        output.c_str());
   for (const auto& p : merged->problems) std::fprintf(stderr, "gcollect: warning: %s\n", p.c_str());
   if (!o.keep_parts) RemoveTree(parts_dir);
   if (o.counters_only)
@@ -341,16 +357,18 @@ int main(int argc, char** argv) {
     RunCountersPass(o, config, base_env, output);  // run 2 of 2, joined into `output`
   double finalize_s = (TraceClockNow() - exit_seen_ns) / 1e9;
 
-  // Summary from the file itself: what the user gets is what was written.
+  // Summary from the file itself: what the user gets is what was written. Built while reading
+  // (SummaryBuilder), so a run of 50 M kernels does not need the records in memory to report on them.
   auto bytes = ReadFileBytes(output);
-  TraceData data;
+  SummaryBuilder builder;
   LoadReport report;
   if (bytes.ok()) {
     auto r = ReadTrace(
-        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()), data);
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()), builder);
     if (r.ok()) report = *r;
   }
-  TraceSummary summary = Summarize(data);
+  bytes = std::string();  // the file's bytes go before the idle-share sort needs its memory
+  TraceSummary summary = builder.Finish();
   if (app.signaled) {
     std::fprintf(stderr,
                  "gcollect: the app was terminated by signal %d (%s); the trace holds what was flushed\n",
@@ -358,7 +376,7 @@ int main(int argc, char** argv) {
   } else if (app.exit_code != 0 && !o.quiet) {
     std::fprintf(stderr, "gcollect: the app exited with status %d\n", app.exit_code);
   }
-  if (data.devices.empty()) {
+  if (!builder.saw_devices() && report.clean()) {
     std::fprintf(
         stderr, "gcollect: no process of the app initialized CUDA, so no GPU activity was recorded%s\n",
         merged->injected_processes ? " (NVTX only)" : " (a CPU-only program, or CUDA failed to start)");

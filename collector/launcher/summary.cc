@@ -18,54 +18,84 @@ std::string Ellipsize(const std::string& s, size_t n) {
 
 }  // namespace
 
-TraceSummary Summarize(const TraceData& d, size_t top_n) {
-  TraceSummary s;
-  s.processes = static_cast<uint32_t>(d.processes.size());
-  {
-    std::vector<uint32_t> pids;
-    for (const auto& p : d.processes) pids.push_back(p.pid);
-    for (const auto& k : d.kernels) pids.push_back(k.pid);
-    for (const auto& a : d.api_calls) pids.push_back(a.pid);
-    std::sort(pids.begin(), pids.end());
-    s.processes = static_cast<uint32_t>(std::unique(pids.begin(), pids.end()) - pids.begin());
-  }
-  {
-    std::vector<std::string> uuids;  // every process reports the devices it sees: count each GPU once
-    for (const auto& dev : d.devices) uuids.push_back(d.Str(dev.uuid) + "/" + std::to_string(dev.device_id));
-    std::sort(uuids.begin(), uuids.end());
-    s.devices = static_cast<uint32_t>(std::unique(uuids.begin(), uuids.end()) - uuids.begin());
-  }
-  s.kernels = d.kernels.size();
-  s.memcpys = d.memcpys.size();
-  s.memsets = d.memsets.size();
-  s.api_calls = d.api_calls.size();
-  s.nvtx = d.nvtx.size();
-  s.syncs = d.syncs.size();
-  s.memory = d.memory.size();
+const std::string& SummaryBuilder::Str(StringId id) const {
+  static const std::string kEmpty;
+  return id < strings_.size() ? strings_[id] : kEmpty;
+}
 
-  NameAggregator by_name;
-  for (const auto& k : d.kernels) by_name.Add(k.name, k.start, k.end > k.start ? k.end - k.start : 0);
-  s.kernel_ns = by_name.total_ns();
-  for (const NameRow& r : by_name.Rows([&](StringId a, StringId b) { return d.Str(a) < d.Str(b); }))
-    s.top_kernels.push_back({d.Str(r.name), r.stats.count, r.stats.total_ns, r.stats.max_ns});
-  if (s.top_kernels.size() > top_n) s.top_kernels.resize(top_n);
+void SummaryBuilder::OnStrings(StringId first_id, std::span<const std::string_view> strings) {
+  if (strings_.size() < first_id + strings.size()) strings_.resize(first_id + strings.size());
+  for (size_t i = 0; i < strings.size(); ++i) strings_[first_id + i] = std::string(strings[i]);
+}
 
-  std::map<uint8_t, CopyStat> copies;
-  for (const auto& m : d.memcpys) {
-    auto& c = copies[m.copy_kind];
+void SummaryBuilder::OnProcesses(std::span<const ProcessRecord> r) {
+  for (const auto& p : r) pids_.push_back(p.pid);
+}
+
+void SummaryBuilder::OnDevices(std::span<const DeviceRecord> r) {
+  // Every process reports the devices it sees: each GPU counts once (by uuid and id, compared as text at the
+  // end since each part interns its own strings).
+  for (const auto& dev : r) device_keys_.emplace_back(dev.uuid, dev.device_id);
+}
+
+void SummaryBuilder::OnKernels(std::span<const KernelRecord> r) {
+  summary_.kernels += r.size();
+  for (const auto& k : r) {
+    kernel_names_.Add(k.name, k.start, k.end > k.start ? k.end - k.start : 0);
+    busy_[k.device_id].emplace_back(k.start, k.end);
+    if (pids_.empty() || pids_.back() != k.pid) pids_.push_back(k.pid);
+  }
+}
+
+void SummaryBuilder::OnMemcpys(std::span<const MemcpyRecord> r) {
+  summary_.memcpys += r.size();
+  for (const auto& m : r) {
+    auto& c = copies_[m.copy_kind];
     c.copy_kind = m.copy_kind;
     ++c.count;
     c.bytes += m.bytes;
     c.total_ns += m.end > m.start ? m.end - m.start : 0;
+    busy_[m.device_id].emplace_back(m.start, m.end);
   }
-  for (auto& [k, c] : copies) s.copies.push_back(c);
+}
+
+void SummaryBuilder::OnMemsets(std::span<const MemsetRecord> r) {
+  summary_.memsets += r.size();
+  for (const auto& m : r) busy_[m.device_id].emplace_back(m.start, m.end);
+}
+
+void SummaryBuilder::OnApiCalls(std::span<const ApiCallRecord> r) {
+  summary_.api_calls += r.size();
+  for (const auto& a : r)
+    if (pids_.empty() || pids_.back() != a.pid) pids_.push_back(a.pid);
+  if (pids_.size() > (1u << 16)) {  // runs of one pid collapse above; many interleaved processes: dedupe now
+    std::sort(pids_.begin(), pids_.end());
+    pids_.erase(std::unique(pids_.begin(), pids_.end()), pids_.end());
+  }
+}
+
+void SummaryBuilder::OnLoss(std::span<const LossRecord> r) {
+  losses_.insert(losses_.end(), r.begin(), r.end());
+}
+
+TraceSummary SummaryBuilder::Finish(size_t top_n) {
+  TraceSummary s = summary_;
+  std::sort(pids_.begin(), pids_.end());
+  s.processes = static_cast<uint32_t>(std::unique(pids_.begin(), pids_.end()) - pids_.begin());
+  {
+    std::vector<std::string> uuids;
+    for (const auto& [uuid, id] : device_keys_) uuids.push_back(Str(uuid) + "/" + std::to_string(id));
+    std::sort(uuids.begin(), uuids.end());
+    s.devices = static_cast<uint32_t>(std::unique(uuids.begin(), uuids.end()) - uuids.begin());
+  }
+  s.kernel_ns = kernel_names_.total_ns();
+  for (const NameRow& r : kernel_names_.Rows([&](StringId a, StringId b) { return Str(a) < Str(b); }))
+    s.top_kernels.push_back({Str(r.name), r.stats.count, r.stats.total_ns, r.stats.max_ns});
+  if (s.top_kernels.size() > top_n) s.top_kernels.resize(top_n);
+  for (auto& [k, c] : copies_) s.copies.push_back(c);
 
   // GPU idle share: per device, the part of [first GPU activity, last GPU activity] with nothing running.
-  std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> per_device;
-  for (const auto& k : d.kernels) per_device[k.device_id].emplace_back(k.start, k.end);
-  for (const auto& m : d.memcpys) per_device[m.device_id].emplace_back(m.start, m.end);
-  for (const auto& m : d.memsets) per_device[m.device_id].emplace_back(m.start, m.end);
-  for (auto& [dev, iv] : per_device) {
+  for (auto& [dev, iv] : busy_) {
     std::sort(iv.begin(), iv.end());
     int64_t first = iv.front().first, last = iv.front().second;
     int64_t busy = 0, cur_s = iv.front().first, cur_e = iv.front().second;
@@ -86,14 +116,14 @@ TraceSummary Summarize(const TraceData& d, size_t top_n) {
 
   std::map<std::string, uint64_t> loss_counts;
   std::map<std::string, std::string> loss_detail;
-  for (const auto& l : d.losses) {
-    const std::string& name = d.Str(l.name);
+  for (const auto& l : losses_) {
+    const std::string& name = Str(l.name);
     if (l.severity == static_cast<uint8_t>(Severity::kInfo)) continue;
     if (l.severity == static_cast<uint8_t>(Severity::kDataLoss)) {
       loss_counts[name] += l.count;
-      loss_detail[name] = d.Str(l.detail);
+      loss_detail[name] = Str(l.detail);
     } else {
-      std::string w = name + ": " + d.Str(l.detail);
+      std::string w = name + ": " + Str(l.detail);
       if (l.pid) w += " (pid " + std::to_string(l.pid) + ")";
       if (std::find(s.warnings.begin(), s.warnings.end(), w) == s.warnings.end()) s.warnings.push_back(w);
     }
@@ -104,6 +134,16 @@ TraceSummary Summarize(const TraceData& d, size_t top_n) {
     s.losses.push_back(line);
   }
   return s;
+}
+
+TraceSummary Summarize(const TraceData& d, size_t top_n) {
+  SummaryBuilder b;
+  std::vector<std::string_view> views(d.strings.begin(), d.strings.end());
+  b.OnStrings(0, views);
+#define GT_FEED(R, Method, field) b.Method(std::span<const R>(d.field));
+  GT_FOR_EACH_RECORD_TYPE(GT_FEED)
+#undef GT_FEED
+  return b.Finish(top_n);
 }
 
 std::string FormatSummary(const TraceSummary& s, const std::string& path, uint64_t bytes) {

@@ -16,7 +16,9 @@
 namespace gt {
 namespace {
 
-Status AppendFile(int out_fd, const std::string& path, uint64_t* bytes) {
+// A part that cannot be read is skipped; a failed write (a full disk) fails the whole concatenation, so its
+// caller keeps the parts instead of a cut-short copy.
+Status AppendFile(int out_fd, const std::string& path, uint64_t* bytes, bool* write_failed) {
   int in = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (in < 0) return IoError("open " + path + ": " + std::strerror(errno));
   char buf[1 << 16];
@@ -33,7 +35,8 @@ Status AppendFile(int out_fd, const std::string& path, uint64_t* bytes) {
       if (w < 0) {
         if (errno == EINTR) continue;
         close(in);
-        return IoError("write: " + std::string(std::strerror(errno)));
+        *write_failed = true;
+        return IoError(std::strerror(errno));
       }
       off += w;
       *bytes += static_cast<uint64_t>(w);
@@ -74,14 +77,17 @@ StatusOr<ConcatResult> ConcatenateParts(const std::vector<std::string>& parts, c
     return s;
   };
   for (const std::string& path : parts) {
-    Status s = AppendFile(fd, path, &result.bytes);
+    bool write_failed = false;
+    Status s = AppendFile(fd, path, &result.bytes, &write_failed);
+    if (write_failed) return fail(IoError("cannot write " + tmp + ": " + s.message()));
     if (!s.ok()) {
       result.problems.push_back(s.ToString());
       continue;
     }
     ++result.parts;
   }
-  if (fsync(fd) != 0) result.problems.push_back(std::string("fsync: ") + std::strerror(errno));
+  // fsync reports what the writes could not (a full disk on filesystems that allocate late).
+  if (fsync(fd) != 0) return fail(IoError("cannot write " + tmp + ": fsync: " + std::strerror(errno)));
   close(fd);
   if (overwrite) {
     if (rename(tmp.c_str(), output.c_str()) != 0) {

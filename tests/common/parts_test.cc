@@ -50,6 +50,15 @@ TEST_CASE("parts: gcollect's own part first, then processes by pid, other files 
     CHECK(again->problems[0].find("4242.gtrace") != std::string::npos);
     CHECK(Read(dir / "again.gtrace") == "ABC");
   }
+  SECTION("a full disk fails the join and leaves no cut-short trace (the caller keeps the parts)") {
+    // /dev/full answers every write with ENOSPC: the temporary file the join writes through points there.
+    std::filesystem::create_symlink("/dev/full", dir / "full.gtrace.tmp");
+    auto full = ConcatenateParts(list, (dir / "full.gtrace").string(), false);
+    REQUIRE_FALSE(full.ok());
+    CHECK(full.status().message().find("No space left on device") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(dir / "full.gtrace"));
+    CHECK(ListParts(parts.string()).size() == 3);
+  }
   SECTION("an existing output is never replaced unless asked") {
     auto refused = ConcatenateParts(list, (dir / "run.gtrace").string(), false);
     CHECK_FALSE(refused.ok());
