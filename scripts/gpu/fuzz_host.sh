@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# CPU-only fuzzing on the GPU machine's 16 cores (device tool, .device-carry/fuzz carried; no GPU use):
+# every target at once, N workers each, starting from the committed corpora; prints each target's executions
+# (the workers' stat::number_of_executed_units summed) and keeps crash reproducers in $OUT/art/.
+#   prepare here: bash scripts/gpu/fuzz_host.sh --carry      (needs build/fuzz: bash scripts/fuzz.sh --seconds 1)
+#   run there:    SECONDS_BUDGET=470 bash scripts/gpu/fuzz_host.sh reader:6 merge:6 import_json:2 import_load:2
+set -u
+if [ "${1:-}" = --carry ]; then
+  C=.device-carry/fuzz; rm -rf $C; mkdir -p $C
+  for f in build/fuzz/tests/fuzz/fuzz_*; do [ -x "$f" ] && cp "$f" $C/ && strip --strip-debug $C/$(basename $f); done
+  du -sh $C; exit 0
+fi
+C=$PWD/.device-carry/fuzz; OUT=${OUT:-/tmp/gtrace-out}; T=${SECONDS_BUDGET:-470}
+W=/tmp/fz; rm -rf $W; mkdir -p $W $OUT/art
+for spec in "$@"; do
+  t=${spec%%:*}; n=${spec##*:}
+  mkdir -p $W/$t/corpus $W/$t/logs; cp -r tests/fuzz/corpus/fuzz_$t/. $W/$t/corpus/ 2>/dev/null
+  (cd $W/$t/logs && timeout $((T + 60)) $C/fuzz_$t $W/$t/corpus -jobs=$n -workers=$n -max_total_time=$T \
+     -rss_limit_mb=2048 -max_len=65536 -timeout=10 -entropic=0 -print_final_stats=1 -artifact_prefix=$OUT/art/$t- \
+     >/dev/null 2>&1) &
+done
+wait
+for spec in "$@"; do
+  t=${spec%%:*}; n=${spec##*:}
+  execs=$(cat $W/$t/logs/fuzz-*.log 2>/dev/null | awk '/stat::number_of_executed_units/{s+=$2} END{print s+0}')
+  crashes=$(ls $OUT/art/$t-* 2>/dev/null | wc -l)
+  echo "fuzz_$t workers=$n seconds=$T executions=$execs crashes=$crashes"
+  grep -h -m3 "ERROR\|SUMMARY" $W/$t/logs/fuzz-*.log 2>/dev/null | head -6
+done
