@@ -7,7 +7,7 @@
 set -u
 if [ "${1:-}" = --carry ]; then
   C=.device-carry/fuzz; rm -rf $C; mkdir -p $C
-  for f in build/fuzz/tests/fuzz/fuzz_*; do [ -x "$f" ] && cp "$f" $C/ && strip --strip-debug $C/$(basename $f); done
+  for f in build/fuzz/tests/fuzz/fuzz_*; do [ -x "$f" ] && cp "$f" $C/ && strip --strip-unneeded $C/$(basename $f); done
   du -sh $C; exit 0
 fi
 C=$PWD/.device-carry/fuzz; OUT=${OUT:-/tmp/gtrace-out}; T=${SECONDS_BUDGET:-470}
