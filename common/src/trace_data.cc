@@ -17,25 +17,27 @@ uint64_t TraceData::EventCount() const {
          memory.size() + overheads.size();
 }
 
-void TraceData::OnMetadata(const TraceMetadata& m) {
-  // Several segments (merged per-process files) or a re-written metadata chunk: later values win per key.
-  for (const auto& entry : m.entries) {
+void TraceMetadata::MergeFrom(const TraceMetadata& later) {
+  for (const auto& entry : later.entries) {
     // No structured binding here: clang 14 (em++) cannot capture one in the lambda.
     const std::string& k = entry.first;
     const std::string& v = entry.second;
-    auto it = std::find_if(metadata.entries.begin(), metadata.entries.end(),
-                           [&](const auto& e) { return e.first == k; });
-    if (it != metadata.entries.end())
+    auto it = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.first == k; });
+    if (it != entries.end())
       it->second = v;
     else
-      metadata.entries.emplace_back(k, v);
+      entries.emplace_back(k, v);
   }
-  for (const auto& c : m.clock_syncs) {
-    bool seen = std::any_of(
-        metadata.clock_syncs.begin(), metadata.clock_syncs.end(),
-        [&](const ClockSync& o) { return o.realtime_ns == c.realtime_ns && o.trace_ns == c.trace_ns; });
-    if (!seen) metadata.clock_syncs.push_back(c);
+  for (const auto& c : later.clock_syncs) {
+    bool seen = std::any_of(clock_syncs.begin(), clock_syncs.end(), [&](const ClockSync& o) {
+      return o.realtime_ns == c.realtime_ns && o.trace_ns == c.trace_ns;
+    });
+    if (!seen) clock_syncs.push_back(c);
   }
+}
+
+void TraceData::OnMetadata(const TraceMetadata& m) {
+  metadata.MergeFrom(m);
 }
 
 void TraceData::OnStrings(StringId first_id, std::span<const std::string_view> s) {

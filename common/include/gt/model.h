@@ -1,13 +1,15 @@
 // The record model shared by the collector (writes), the reader (decodes) and the viewer (imports).
 //
 // Plain structs, one per record kind. They are the *interface* of the format, not its encoding: on disk each
-// kind lives in its own chunk type as delta/zigzag/varint columns + zstd (see docs/format.md). Enum values are
-// stored on disk: never renumber, only append.
+// kind lives in its own chunk type as delta/zigzag/varint columns + zstd (see docs/format.md). Enum values
+// are stored on disk: never renumber, only append.
 //
 // Conventions:
-//  - Timestamps are int64 nanoseconds on the trace clock (CUPTI's, shared by host API records and GPU records);
+//  - Timestamps are int64 nanoseconds on the trace clock (CUPTI's, shared by host API records and GPU
+//  records);
 //    ClockSync pairs map it to wall-clock time.
-//  - Strings are interned: StringId 0 is the empty string. Ids are global within one ReadTrace() call (the reader
+//  - Strings are interned: StringId 0 is the empty string. Ids are global within one ReadTrace() call (the
+//  reader
 //    remaps per-segment ids; see docs/format.md "Segments").
 //  - kNone (UINT32_MAX) marks an absent id.
 #pragma once
@@ -50,7 +52,8 @@ enum class RecordKind : uint16_t {
   kLoss = 21,
 };
 
-// ---- trace-level ---------------------------------------------------------------------------------------------
+// ---- trace-level
+// ---------------------------------------------------------------------------------------------
 
 struct ClockSync {
   int64_t realtime_ns = 0;  // CLOCK_REALTIME, ns since the Unix epoch
@@ -65,27 +68,31 @@ struct TraceMetadata {
       if (k == key) return &v;
     return nullptr;
   }
+  // What every reader does with a second metadata chunk (a file of several segments: gcollect's parts, a
+  // counters run, merged ranks): later values win per key, clock anchors accumulate (each once).
+  void MergeFrom(const TraceMetadata& later);
 };
 
-// ---- entities ------------------------------------------------------------------------------------------------
+// ---- entities
+// ------------------------------------------------------------------------------------------------
 
 struct ProcessRecord {
   uint32_t pid = 0;
-  uint32_t parent_pid = 0;   // 0 = unknown / not traced
-  StringId name = 0;         // e.g. "python3"
+  uint32_t parent_pid = 0;  // 0 = unknown / not traced
+  StringId name = 0;        // e.g. "python3"
   StringId command_line = 0;
   Timestamp start_ns = 0;
-  Timestamp end_ns = 0;      // 0 while running / unknown
+  Timestamp end_ns = 0;  // 0 while running / unknown
   int32_t exit_code = 0;
-  uint8_t exit_kind = 0;     // ExitKind
+  uint8_t exit_kind = 0;  // ExitKind
   // Where the process ran and which rank of a distributed job it was (format 1.1): what a merge of one file
   // per rank needs to group host -> rank -> GPU and to know which processes share a clock (same boot id).
-  StringId host = 0;         // host name
-  StringId boot_id = 0;      // /proc/sys/kernel/random/boot_id: one CLOCK_MONOTONIC per boot
-  StringId job = 0;          // the launcher's job id (TORCHELASTIC_RUN_ID, SLURM_JOB_ID, ...), "" = none
-  int32_t rank = -1;         // global rank (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, ...), -1 = none
-  int32_t local_rank = -1;   // rank on its host, -1 = none
-  int32_t world_size = 0;    // ranks in the job, 0 = unknown
+  StringId host = 0;        // host name
+  StringId boot_id = 0;     // /proc/sys/kernel/random/boot_id: one CLOCK_MONOTONIC per boot
+  StringId job = 0;         // the launcher's job id (TORCHELASTIC_RUN_ID, SLURM_JOB_ID, ...), "" = none
+  int32_t rank = -1;        // global rank (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, ...), -1 = none
+  int32_t local_rank = -1;  // rank on its host, -1 = none
+  int32_t world_size = 0;   // ranks in the job, 0 = unknown
 };
 
 enum class ExitKind : uint8_t { kUnknown = 0, kExited = 1, kSignaled = 2, kRunning = 3 };
@@ -119,7 +126,7 @@ struct DeviceRecord {
   uint32_t pid = 0;        // the process that reported it
   StringId name = 0;       // "NVIDIA H200"
   StringId uuid = 0;
-  StringId chip = 0;       // "GH100"
+  StringId chip = 0;  // "GH100"
   uint8_t cc_major = 0, cc_minor = 0;
   uint32_t sm_count = 0;
   uint32_t sm_clock_khz = 0;
@@ -134,11 +141,11 @@ struct DeviceRecord {
   uint32_t max_blocks_per_sm = 0;
   uint32_t max_threads_per_block = 0;
   uint32_t warp_size = 32;
-  double dram_bandwidth = 0;  // bytes/s
-  double l2_bandwidth = 0;    // bytes/s
-  double l1_bandwidth = 0;    // bytes/s (all SMs)
+  double dram_bandwidth = 0;                         // bytes/s
+  double l2_bandwidth = 0;                           // bytes/s
+  double l1_bandwidth = 0;                           // bytes/s (all SMs)
   std::array<double, kPrecisionCount> peak_flops{};  // FLOP/s
-  uint8_t peak_source = 0;    // PeakSource
+  uint8_t peak_source = 0;                           // PeakSource
 };
 
 struct ContextRecord {
@@ -157,9 +164,16 @@ struct StreamRecord {
   StringId name = 0;  // NVTX-named streams
 };
 
-// ---- GPU activity --------------------------------------------------------------------------------------------
+// ---- GPU activity
+// --------------------------------------------------------------------------------------------
 
-enum class LaunchType : uint8_t { kRegular = 0, kCooperativeSingle = 1, kCooperativeMulti = 2, kCluster = 3, kGraph = 4 };
+enum class LaunchType : uint8_t {
+  kRegular = 0,
+  kCooperativeSingle = 1,
+  kCooperativeMulti = 2,
+  kCluster = 3,
+  kGraph = 4
+};
 
 struct KernelRecord {
   Timestamp start = 0, end = 0;
@@ -181,8 +195,29 @@ struct KernelRecord {
   uint64_t graph_node_id = 0;
 };
 
-enum class CopyKind : uint8_t { kUnknown = 0, kHtoD = 1, kDtoH = 2, kDtoD = 3, kHtoH = 4, kPtoP = 5, kHtoA = 6, kAtoH = 7, kAtoD = 8, kDtoA = 9, kAtoA = 10 };
-enum class MemoryKind : uint8_t { kUnknown = 0, kPageable = 1, kPinned = 2, kDevice = 3, kArray = 4, kManaged = 5, kDeviceStatic = 6, kManagedStatic = 7 };
+enum class CopyKind : uint8_t {
+  kUnknown = 0,
+  kHtoD = 1,
+  kDtoH = 2,
+  kDtoD = 3,
+  kHtoH = 4,
+  kPtoP = 5,
+  kHtoA = 6,
+  kAtoH = 7,
+  kAtoD = 8,
+  kDtoA = 9,
+  kAtoA = 10
+};
+enum class MemoryKind : uint8_t {
+  kUnknown = 0,
+  kPageable = 1,
+  kPinned = 2,
+  kDevice = 3,
+  kArray = 4,
+  kManaged = 5,
+  kDeviceStatic = 6,
+  kManagedStatic = 7
+};
 
 struct MemcpyRecord {
   Timestamp start = 0, end = 0;
@@ -214,7 +249,8 @@ struct MemsetRecord {
   uint32_t graph_id = 0;
 };
 
-// ---- host activity -------------------------------------------------------------------------------------------
+// ---- host activity
+// -------------------------------------------------------------------------------------------
 
 enum class ApiDomain : uint8_t { kRuntime = 0, kDriver = 1 };
 
@@ -226,31 +262,45 @@ struct ApiCallRecord {
   uint32_t callback_id = 0;  // CUPTI cbid in its domain
   StringId name = 0;         // "cudaLaunchKernel"
   int32_t return_code = 0;
-  uint8_t domain = 0;        // ApiDomain
+  uint8_t domain = 0;  // ApiDomain
 };
 
-enum class NvtxPayloadKind : uint8_t { kNone = 0, kU64 = 1, kI64 = 2, kF64 = 3, kU32 = 4, kI32 = 5, kF32 = 6 };
+enum class NvtxPayloadKind : uint8_t {
+  kNone = 0,
+  kU64 = 1,
+  kI64 = 2,
+  kF64 = 3,
+  kU32 = 4,
+  kI32 = 5,
+  kF32 = 6
+};
 enum NvtxFlags : uint8_t {
-  kNvtxMark = 1 << 0,       // instantaneous (start == end)
-  kNvtxHasColor = 1 << 1,   // color holds ARGB
-  kNvtxStartEnd = 1 << 2,   // nvtxRangeStart/End (may end on another thread) rather than push/pop
-  kNvtxUnclosed = 1 << 3,   // still open when the trace ended: end is the trace end
+  kNvtxMark = 1 << 0,      // instantaneous (start == end)
+  kNvtxHasColor = 1 << 1,  // color holds ARGB
+  kNvtxStartEnd = 1 << 2,  // nvtxRangeStart/End (may end on another thread) rather than push/pop
+  kNvtxUnclosed = 1 << 3,  // still open when the trace ended: end is the trace end
 };
 
 struct NvtxRecord {
   Timestamp start = 0, end = 0;
   uint32_t pid = 0;
   uint32_t tid = 0;
-  StringId domain = 0;   // 0 = default domain
+  StringId domain = 0;  // 0 = default domain
   StringId message = 0;
   uint32_t category = 0;
-  uint32_t color = 0;    // ARGB
-  uint64_t payload = 0;  // raw bits, interpreted by payload_kind
+  uint32_t color = 0;        // ARGB
+  uint64_t payload = 0;      // raw bits, interpreted by payload_kind
   uint8_t payload_kind = 0;  // NvtxPayloadKind
   uint8_t flags = 0;         // NvtxFlags
 };
 
-enum class SyncKind : uint8_t { kUnknown = 0, kEventSync = 1, kStreamWaitEvent = 2, kStreamSync = 3, kContextSync = 4 };
+enum class SyncKind : uint8_t {
+  kUnknown = 0,
+  kEventSync = 1,
+  kStreamWaitEvent = 2,
+  kStreamSync = 3,
+  kContextSync = 4
+};
 
 struct SyncRecord {
   Timestamp start = 0, end = 0;
@@ -287,15 +337,16 @@ struct OverheadRecord {
   StringId kind = 0;  // "CUPTI buffer flush", "driver compiler", ...
 };
 
-// ---- metrics -------------------------------------------------------------------------------------------------
+// ---- metrics
+// -------------------------------------------------------------------------------------------------
 
 // A time series: GPU utilization, SM clock, power, ... (NVML) or any imported counter track.
 struct CounterDescriptor {
   uint32_t counter_id = 0;
-  uint32_t pid = 0;           // 0 = system-wide
-  uint32_t device_id = kNone; // kNone = not device-bound
-  StringId name = 0;          // "GPU utilization"
-  StringId unit = 0;          // "%", "MHz", "W", "C", "bytes"
+  uint32_t pid = 0;            // 0 = system-wide
+  uint32_t device_id = kNone;  // kNone = not device-bound
+  StringId name = 0;           // "GPU utilization"
+  StringId unit = 0;           // "%", "MHz", "W", "C", "bytes"
 };
 
 struct CounterSample {
@@ -305,8 +356,8 @@ struct CounterSample {
 };
 
 enum KernelMetricFlags : uint8_t {
-  kMetricSuspect = 1 << 0,   // impossible value (e.g. ratio > 100% from mixed replay passes); shown flagged
-  kMetricClamped = 1 << 1,   // value was clamped for display; raw value kept in `value`
+  kMetricSuspect = 1 << 0,  // impossible value (e.g. ratio > 100% from mixed replay passes); shown flagged
+  kMetricClamped = 1 << 1,  // value was clamped for display; raw value kept in `value`
 };
 
 // Launch ordinals count the launches of one kernel name in one process, 0-based, in launch order. Kernels run
@@ -321,17 +372,17 @@ constexpr uint32_t OrdinalIndex(uint32_t ordinal) {
   return ordinal == kNone ? kNone : ordinal & ~kGraphOrdinalBit;
 }
 
-// One hardware-counter value of one kernel instance. Joined to a KernelRecord by (pid, correlation_id) when the
-// counters came from the same run, else by (pid, kernel_name, launch_ordinal): the n-th launch (0-based) of that
-// kernel name in that process (see kGraphOrdinalBit).
+// One hardware-counter value of one kernel instance. Joined to a KernelRecord by (pid, correlation_id) when
+// the counters came from the same run, else by (pid, kernel_name, launch_ordinal): the n-th launch (0-based)
+// of that kernel name in that process (see kGraphOrdinalBit).
 struct KernelMetricRecord {
   uint32_t pid = 0;
   uint32_t correlation_id = 0;  // 0 = join by name + ordinal
   StringId kernel_name = 0;
   uint32_t launch_ordinal = 0;
-  StringId metric = 0;          // full CUPTI name, e.g. "dram__bytes_read.sum"
+  StringId metric = 0;  // full CUPTI name, e.g. "dram__bytes_read.sum"
   double value = 0;
-  uint8_t flags = 0;            // KernelMetricFlags
+  uint8_t flags = 0;  // KernelMetricFlags
 };
 
 // A warp-stall histogram bin of one kernel instance (counters) or of one kernel name (PC sampling).
@@ -340,7 +391,7 @@ struct StallSample {
   uint32_t correlation_id = 0;  // 0 = join by name + ordinal
   StringId kernel_name = 0;
   uint32_t launch_ordinal = kNone;  // kNone = aggregated over all launches of the name
-  StringId reason = 0;          // "long_scoreboard"
+  StringId reason = 0;              // "long_scoreboard"
   uint64_t pc_offset = UINT64_MAX;  // UINT64_MAX = whole kernel
   StringId source_file = 0;
   uint32_t source_line = 0;
@@ -359,20 +410,22 @@ struct FlowRecord {
   uint64_t dst_key = 0;
 };
 
-// ---- health --------------------------------------------------------------------------------------------------
+// ---- health
+// --------------------------------------------------------------------------------------------------
 
 enum class Severity : uint8_t { kInfo = 0, kWarning = 1, kError = 2, kDataLoss = 3 };
 
 // Named statistics about what the trace is missing or how it was produced (Perfetto's "stats").
 struct LossRecord {
-  StringId name = 0;    // "cupti_dropped_records", "chunk_lost", ...
-  uint8_t severity = 0; // Severity
-  uint32_t pid = 0;     // 0 = whole trace
+  StringId name = 0;     // "cupti_dropped_records", "chunk_lost", ...
+  uint8_t severity = 0;  // Severity
+  uint32_t pid = 0;      // 0 = whole trace
   uint64_t count = 0;
   StringId detail = 0;  // human-readable explanation
 };
 // One loss, its strings already interned in the trace being written.
-inline LossRecord MakeLoss(StringId name, Severity severity, uint64_t count, StringId detail, uint32_t pid = 0) {
+inline LossRecord MakeLoss(StringId name, Severity severity, uint64_t count, StringId detail,
+                           uint32_t pid = 0) {
   LossRecord l;
   l.name = name;
   l.severity = static_cast<uint8_t>(severity);
@@ -382,34 +435,34 @@ inline LossRecord MakeLoss(StringId name, Severity severity, uint64_t count, Str
   return l;
 }
 
-// Every record type in chunk-flush order (entities before the events that use them), with its TraceSink method
-// and its TraceData vector. The codec's type list (schema.h ForEachRecordType), the sink interface and the sinks
-// that take every type (the reader's dispatch and capture sink, TraceData) all expand this one list: a new record
-// type is a line here, its struct above and its fields' codec in schema.h.
-#define GT_FOR_EACH_RECORD_TYPE(X)                                     \
-  X(ProcessRecord, OnProcesses, processes)                         \
-  X(ThreadRecord, OnThreads, threads)                              \
-  X(DeviceRecord, OnDevices, devices)                              \
-  X(ContextRecord, OnContexts, contexts)                           \
-  X(StreamRecord, OnStreams, streams)                              \
-  X(CounterDescriptor, OnCounterDescriptors, counter_descriptors)  \
-  X(KernelRecord, OnKernels, kernels)                              \
-  X(MemcpyRecord, OnMemcpys, memcpys)                              \
-  X(MemsetRecord, OnMemsets, memsets)                              \
-  X(ApiCallRecord, OnApiCalls, api_calls)                          \
-  X(NvtxRecord, OnNvtx, nvtx)                                      \
-  X(SyncRecord, OnSyncs, syncs)                                    \
-  X(MemoryRecord, OnMemory, memory)                                \
-  X(OverheadRecord, OnOverheads, overheads)                        \
-  X(CounterSample, OnCounterSamples, counter_samples)              \
-  X(KernelMetricRecord, OnKernelMetrics, kernel_metrics)           \
-  X(StallSample, OnStallSamples, stall_samples)                    \
-  X(FlowRecord, OnFlows, flows)                                    \
+// Every record type in chunk-flush order (entities before the events that use them), with its TraceSink
+// method and its TraceData vector. The codec's type list (schema.h ForEachRecordType), the sink interface and
+// the sinks that take every type (the reader's dispatch and capture sink, TraceData) all expand this one
+// list: a new record type is a line here, its struct above and its fields' codec in schema.h.
+#define GT_FOR_EACH_RECORD_TYPE(X)                                \
+  X(ProcessRecord, OnProcesses, processes)                        \
+  X(ThreadRecord, OnThreads, threads)                             \
+  X(DeviceRecord, OnDevices, devices)                             \
+  X(ContextRecord, OnContexts, contexts)                          \
+  X(StreamRecord, OnStreams, streams)                             \
+  X(CounterDescriptor, OnCounterDescriptors, counter_descriptors) \
+  X(KernelRecord, OnKernels, kernels)                             \
+  X(MemcpyRecord, OnMemcpys, memcpys)                             \
+  X(MemsetRecord, OnMemsets, memsets)                             \
+  X(ApiCallRecord, OnApiCalls, api_calls)                         \
+  X(NvtxRecord, OnNvtx, nvtx)                                     \
+  X(SyncRecord, OnSyncs, syncs)                                   \
+  X(MemoryRecord, OnMemory, memory)                               \
+  X(OverheadRecord, OnOverheads, overheads)                       \
+  X(CounterSample, OnCounterSamples, counter_samples)             \
+  X(KernelMetricRecord, OnKernelMetrics, kernel_metrics)          \
+  X(StallSample, OnStallSamples, stall_samples)                   \
+  X(FlowRecord, OnFlows, flows)                                   \
   X(LossRecord, OnLoss, losses)
 
 // Record structs are copied in bulk (the reader's capture sink, the collector's buffers) and sized into every
-// sink's memory, so each stays trivially copyable and its size changes only on purpose. The sizes hold for the
-// wasm build too: records have only fixed-width fields.
+// sink's memory, so each stays trivially copyable and its size changes only on purpose. The sizes hold for
+// the wasm build too: records have only fixed-width fields.
 #define GT_RECORD_IS_TRIVIAL(R, Method, field) \
   static_assert(std::is_trivially_copyable_v<R>, #R " is copied as bytes");
 GT_FOR_EACH_RECORD_TYPE(GT_RECORD_IS_TRIVIAL)

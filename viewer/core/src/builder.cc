@@ -360,7 +360,7 @@ ModelBuilder::ModelBuilder() : impl_(std::make_unique<Impl>(this)) {}
 ModelBuilder::~ModelBuilder() = default;
 
 void ModelBuilder::OnMetadata(const TraceMetadata& m) {
-  impl_->m->metadata = m;
+  impl_->m->metadata.MergeFrom(m);  // as every reader does: gcollect's parts, a counters run, merged ranks
 }
 
 void ModelBuilder::OnStrings(StringId first_id, std::span<const std::string_view> strings) {

@@ -44,17 +44,7 @@ struct ScanSink : TraceSink {
     static const std::string kEmpty;
     return id < strings.size() ? strings[id] : kEmpty;
   }
-  void OnMetadata(const TraceMetadata& m) override {
-    for (const auto& e : m.entries) {
-      auto it = std::find_if(metadata.entries.begin(), metadata.entries.end(),
-                             [&](const auto& x) { return x.first == e.first; });
-      if (it != metadata.entries.end())
-        it->second = e.second;
-      else
-        metadata.entries.push_back(e);
-    }
-    metadata.clock_syncs.insert(metadata.clock_syncs.end(), m.clock_syncs.begin(), m.clock_syncs.end());
-  }
+  void OnMetadata(const TraceMetadata& m) override { metadata.MergeFrom(m); }
   void OnStrings(StringId first, std::span<const std::string_view> s) override {
     if (strings.size() < size_t(first) + s.size()) strings.resize(size_t(first) + s.size());
     for (size_t i = 0; i < s.size(); ++i) strings[first + i].assign(s[i]);
@@ -518,7 +508,7 @@ StatusOr<std::unique_ptr<TraceModel>> LoadMergedTraces(std::span<const MergeInpu
     if (!next.ok()) return Status(next.status().code(), inputs[i].name + ": " + next.status().message());
     base = *next;
   }
-  // Each input's OnMetadata replaced the previous one: the merged metadata says what was merged and how.
+  // Last over the inputs' own (later wins per key): the merged metadata says what was merged and how.
   builder.OnMetadata(MergedMetadata(plan));
   // One report over all inputs, so the Data loss panel counts every input's damaged chunks and truncation.
   LoadReport report;
