@@ -51,7 +51,7 @@ set(CPACK_PACKAGE_NAME gtrace)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "gtrace maintainers <gtrace@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "GPU profiler: gcollect (CUPTI collector), gtrace CLI and share server, viewer")
-set(CPACK_PACKAGE_DESCRIPTION
+string(CONCAT CPACK_PACKAGE_DESCRIPTION
     "gcollect records a CUDA application's kernels, memory copies, API calls and NVTX ranges through CUPTI into\n"
     "a .gtrace file; gtrace summarizes, diffs and exports traces and serves the browser viewer.\n"
     "Built with CUDA ${GT_CUDA_VERSION_STRING}: it needs NVIDIA's driver (R580 or newer) and CUPTI\n"
@@ -62,9 +62,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # gtrace_0.1.0_amd64.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/gtrace/gtrace")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
-set(CPACK_COMPONENTS_ALL ${GT_INSTALL_COMPONENT})
-set(CPACK_DEB_COMPONENT_INSTALL OFF)
-set(CPACK_MONOLITHIC_INSTALL ON)
+set(CPACK_MONOLITHIC_INSTALL ON)  # one package; no third-party install rules reach it (checked by package-test.sh)
 # Dependencies from dpkg-shlibdeps (zstd, zlib, cpp-httplib, OpenSSL, GLFW, ...). libcupti is NVIDIA's, in no
 # Debian package: packaging/shlibdeps.sh hides it from dpkg-shlibdeps and the package description says so.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

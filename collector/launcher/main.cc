@@ -160,6 +160,15 @@ class ClockAnchors {
   std::thread thread_;
 };
 
+// bin/../lib/gtrace/libgtrace_inject.so reads better (and in /proc/PID/environ) as /usr/lib/gtrace/...
+std::string CanonicalPath(const std::string& p) {
+  char* real = realpath(p.c_str(), nullptr);
+  if (!real) return AbsolutePath(p);
+  std::string r = real;
+  free(real);
+  return r;
+}
+
 int Fail(int code, const std::string& msg) {
   std::fprintf(stderr, "gcollect: error: %s\n", msg.c_str());
   return code;
@@ -187,7 +196,7 @@ int main(int argc, char** argv) {
                 GT_CUPTI_LIBRARY_PATH);
     std::string inject = FindInjectionLibrary(o);
     std::printf("injection library: %s\n",
-                inject.empty() || !Exists(inject) ? "not found" : AbsolutePath(inject).c_str());
+                inject.empty() || !Exists(inject) ? "not found" : CanonicalPath(inject).c_str());
     return 0;
   }
 
@@ -197,7 +206,7 @@ int main(int argc, char** argv) {
   if (inject.empty() || !Exists(inject))
     return Fail(
         2, "injection library libgtrace_inject.so not found (looked beside gcollect; set GTRACE_INJECT_LIB)");
-  inject = AbsolutePath(inject);
+  inject = CanonicalPath(inject);
   // Nothing stops the app from running: without a driver or CUPTI it runs as it would without gcollect, and
   // the warning says why the trace holds no GPU activity.
   const GpuReadiness readiness = ProbeGpuReadiness(inject);
