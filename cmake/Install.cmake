@@ -27,10 +27,11 @@ endif()
 # native tree never compiles it twice). Checked at install time, so the wasm build may run after configuring.
 set(GT_WEB_DIR "${CMAKE_SOURCE_DIR}/build/wasm/web" CACHE PATH
     "A built viewer page (the wasm preset's build/wasm/web) to install as share/gtrace/web")
-install(DIRECTORY "${GT_WEB_DIR}/" DESTINATION ${CMAKE_INSTALL_DATADIR}/gtrace/web COMPONENT ${GT_INSTALL_COMPONENT}
-        OPTIONAL FILES_MATCHING
-        PATTERN "index.html" PATTERN "app.js" PATTERN "style.css" PATTERN "gtrace.js" PATTERN "gtrace.wasm"
-        PATTERN "gtrace-mt.js" PATTERN "gtrace-mt.wasm" PATTERN "gtrace-mt.worker.js")
+# build/wasm/web is also the web/ folder's binary dir (CMakeFiles/, ...): only the page's files are taken.
+set(GT_WEB_FILES index.html app.js style.css gtrace.js gtrace.wasm gtrace-mt.js gtrace-mt.wasm gtrace-mt.worker.js)
+list(TRANSFORM GT_WEB_FILES PREPEND "${GT_WEB_DIR}/")
+install(FILES ${GT_WEB_FILES} DESTINATION ${CMAKE_INSTALL_DATADIR}/gtrace/web COMPONENT ${GT_INSTALL_COMPONENT}
+        OPTIONAL)
 install(CODE "
   if(NOT EXISTS \"${GT_WEB_DIR}/index.html\" OR NOT EXISTS \"${GT_WEB_DIR}/gtrace.wasm\")
     message(WARNING \"gtrace: no built viewer page in ${GT_WEB_DIR} (build the wasm preset, or set GT_WEB_DIR): \"

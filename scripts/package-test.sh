@@ -132,4 +132,7 @@ for d in /usr/lib/gtrace /usr/share/gtrace /usr/share/doc/gtrace; do
   [ -e "$d" ] && fail "$d left after apt-get remove"
 done
 command -v gcollect >/dev/null && fail "gcollect still on PATH: $(command -v gcollect)"
+dpkg -L gtrace 2>/dev/null | grep -q "^/usr/" && fail "dpkg -L gtrace still lists files"
+# CPack's postrm (an ldconfig call, for the library under /usr/lib) keeps a 'config-files' record until purge.
+$SUDO apt-get purge -y -qq gtrace >/dev/null
 step "ok"
