@@ -104,8 +104,10 @@ step "gtrace info tests/data/h200_torch_train.gtrace"
 /usr/bin/gtrace info tests/data/h200_torch_train.gtrace >"$TMP/info.txt" || fail "gtrace info exited $?"
 grep -q "H200" "$TMP/info.txt" || fail "gtrace info does not list the H200: $(head -20 "$TMP/info.txt")"
 
-step "gtrace serve (installed page)"
-/usr/bin/gtrace serve --store "$TMP/store" --bind 127.0.0.1 --port 0 >"$TMP/serve.log" 2>&1 &
+step "gtrace serve --open (installed page, default store of a fresh account)"
+mkdir -p "$TMP/home"
+env -u XDG_DATA_HOME -u GTRACE_STORE -u GTRACE_WEB_ROOT HOME="$TMP/home" /usr/bin/gtrace serve --bind 127.0.0.1 \
+  --port 0 --open tests/data/h200_torch_train.gtrace >"$TMP/serve.log" 2>&1 &
 SERVER_PID=$!
 URL=""
 for _ in $(seq 100); do
@@ -115,6 +117,9 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 [ -n "$URL" ] || fail "gtrace serve did not start: $(cat "$TMP/serve.log")"
+for _ in $(seq 50); do grep -q "^open: " "$TMP/serve.log" && break; sleep 0.1; done
+grep -q "^open: ${URL%/}/?trace=[a-z2-7]*$" "$TMP/serve.log" || fail "gtrace serve --open printed no link: $(cat "$TMP/serve.log")"
+[ -d "$TMP/home/.local/share/gtrace/store/traces" ] || fail "the default store was not created"
 grep -q "viewer page from /usr/share/gtrace/web" "$TMP/serve.log" || fail "gtrace serve does not use the installed page: $(cat "$TMP/serve.log")"
 curl -fsS "${URL%/}/api/health" | grep -q '"ok":true' || fail "GET /api/health"
 curl -fsS "${URL%/}/" -o "$TMP/index.html" || fail "GET /"
