@@ -11,7 +11,7 @@ export DEBIAN_FRONTEND=noninteractive
 
 PKGS=(build-essential cmake ninja-build clang lld libclang-rt-14-dev clang-format
       libzstd-dev zstd zlib1g-dev nlohmann-json3-dev catch2 libcpp-httplib-dev libssl-dev
-      emscripten libglfw3-dev libgl-dev chromium dpkg-dev curl ca-certificates)
+      emscripten libglfw3-dev libgl-dev chromium dpkg-dev file curl ca-certificates)
 missing=()
 for p in "${PKGS[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

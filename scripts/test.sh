@@ -27,4 +27,9 @@ if [ -x scripts/web-test.sh ]; then
   step "wasm viewer + browser end-to-end"
   bash scripts/web-test.sh
 fi
+if [ -x scripts/package-test.sh ]; then
+  # After the web tests: the package carries the page they built (build/wasm/web), from build/native as built.
+  step "Debian package: install, run, remove"
+  bash scripts/package-test.sh
+fi
 echo "all tests passed"

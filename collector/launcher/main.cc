@@ -22,12 +22,19 @@
 #include "launcher/counters_pass.h"
 #include "launcher/launcher.h"
 #include "launcher/output_name.h"
+#include "launcher/preflight.h"
 
 #ifndef GT_VERSION
 #define GT_VERSION "dev"
 #endif
 #ifndef GT_CUPTI_LIBRARY_PATH
 #define GT_CUPTI_LIBRARY_PATH ""
+#endif
+#ifndef GT_CUDA_VERSION
+#define GT_CUDA_VERSION 0
+#endif
+#ifndef GT_INJECT_REL_FROM_BINDIR
+#define GT_INJECT_REL_FROM_BINDIR ""
 #endif
 
 using namespace gt;
@@ -50,15 +57,8 @@ std::string SelfDir() {
 }
 
 std::string FindInjectionLibrary(const LaunchOptions& o) {
-  if (!o.inject_lib.empty()) return o.inject_lib;
-  if (const char* e = env::Get(env::Var::kInjectLib)) return e;
-  std::string dir = SelfDir();
-  for (const char* rel :
-       {"/libgtrace_inject.so", "/../lib/libgtrace_inject.so", "/../collector/libgtrace_inject.so"}) {
-    std::string p = dir + rel;
-    if (Exists(p)) return p;
-  }
-  return "";
+  return ResolveInjectionLibrary(o.inject_lib, env::Get(env::Var::kInjectLib), SelfDir(),
+                                 GT_INJECT_REL_FROM_BINDIR, Exists);
 }
 
 // The `gtrace` CLI that does the uploading: the collector itself links no HTTP code.
@@ -161,6 +161,15 @@ bool DiskFull(const std::string& path) {
   return statvfs(path.c_str(), &v) == 0 && uint64_t(v.f_bavail) * v.f_frsize < (1u << 20);
 }
 
+// bin/../lib/gtrace/libgtrace_inject.so reads better (and in /proc/PID/environ) as /usr/lib/gtrace/...
+std::string CanonicalPath(const std::string& p) {
+  char* real = realpath(p.c_str(), nullptr);
+  if (!real) return AbsolutePath(p);
+  std::string r = real;
+  free(real);
+  return r;
+}
+
 int Fail(int code, const std::string& msg) {
   std::fprintf(stderr, "gcollect: error: %s\n", msg.c_str());
   return code;
@@ -181,7 +190,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (o.version) {
+    // The build facts a bug report needs, and where this gcollect finds its injection library (an installed
+    // gcollect must find the installed one, never a build tree's).
     std::printf("gcollect %s\n", GT_VERSION);
+    std::printf("built with CUDA %s (CUPTI %s)\n", FormatCudaVersion(GT_CUDA_VERSION).c_str(),
+                GT_CUPTI_LIBRARY_PATH);
+    std::string inject = FindInjectionLibrary(o);
+    std::printf("injection library: %s\n",
+                inject.empty() || !Exists(inject) ? "not found" : CanonicalPath(inject).c_str());
     return 0;
   }
 
@@ -191,7 +207,13 @@ int main(int argc, char** argv) {
   if (inject.empty() || !Exists(inject))
     return Fail(
         2, "injection library libgtrace_inject.so not found (looked beside gcollect; set GTRACE_INJECT_LIB)");
-  inject = AbsolutePath(inject);
+  inject = CanonicalPath(inject);
+  // Nothing stops the app from running: without a driver or CUPTI it runs as it would without gcollect, and
+  // the warning says why the trace holds no GPU activity.
+  const GpuReadiness readiness = ProbeGpuReadiness(inject);
+  const std::string gpu_problem = GpuReadinessProblem(readiness, GT_CUDA_VERSION);
+  if (!gpu_problem.empty()) std::fprintf(stderr, "gcollect: warning: %s\n", gpu_problem.c_str());
+  const bool inject_loads = readiness.inject_load_error.empty();
 
   std::string output;
   if (o.output.empty()) {
@@ -251,6 +273,11 @@ int main(int argc, char** argv) {
   if (o.capture == CaptureMode::kNvtx)
     meta.entries.emplace_back("capture_range", "nvtx:" + o.capture_nvtx_name);
   ClockAnchors anchors(std::chrono::seconds(10));
+  if (!gpu_problem.empty()) {
+    std::lock_guard<std::mutex> lock(writer_mu);
+    writer->Add(
+        MakeLoss(writer->Intern("gpu_unavailable"), Severity::kWarning, 0, writer->Intern(gpu_problem)));
+  }
 
   NvmlSampler sampler;
   if (o.gpu_metrics) {
@@ -277,14 +304,15 @@ int main(int argc, char** argv) {
   } else {
     ConfigToEnv(config, setter, &pass_env);
   }
-  env.push_back({"CUDA_INJECTION64_PATH", inject});
-  if (!o.counters_only && ((o.kinds & kTraceNvtx) || o.capture == CaptureMode::kNvtx))
+  // A library that cannot load is not handed to the driver, NVTX or ld.so: each would fail in every process.
+  if (inject_loads) env.push_back({"CUDA_INJECTION64_PATH", inject});
+  if (inject_loads && !o.counters_only && ((o.kinds & kTraceNvtx) || o.capture == CaptureMode::kNvtx))
     env.push_back({"NVTX_INJECTION64_PATH", inject});
   if (o.quiet) env.push_back({env::Name(env::Var::kQuiet), "1"});
   // Preloading the injection library (1) loads the toolkit's libcupti it was built against before a
   // framework's same-soname copy, and (2) lets it see an app's own cuptiSubscribe calls (second-client
   // warning). It does nothing in a process until CUDA or NVTX start it.
-  if (!env::Get(env::Var::kNoPreload)) {
+  if (inject_loads && !env::Get(env::Var::kNoPreload)) {
     const char* pre = std::getenv("LD_PRELOAD");
     env.push_back({"LD_PRELOAD", pre && *pre ? inject + ":" + pre : inject});
   }
@@ -376,12 +404,15 @@ int main(int argc, char** argv) {
   } else if (app.exit_code != 0 && !o.quiet) {
     std::fprintf(stderr, "gcollect: the app exited with status %d\n", app.exit_code);
   }
-  if (!builder.saw_devices() && report.clean()) {
+  // Not when the warning before the run said why, nor when the trace is cut short (a full disk).
+  if (!builder.saw_devices() && report.clean() && gpu_problem.empty()) {
     std::fprintf(
         stderr, "gcollect: no process of the app initialized CUDA, so no GPU activity was recorded%s\n",
         merged->injected_processes ? " (NVTX only)" : " (a CPU-only program, or CUDA failed to start)");
   }
-  for (const auto& w : summary.warnings) std::fprintf(stderr, "gcollect: warning: %s\n", w.c_str());
+  for (const auto& w : summary.warnings)
+    if (gpu_problem.empty() || w.find(gpu_problem) == std::string::npos)  // printed before the run
+      std::fprintf(stderr, "gcollect: warning: %s\n", w.c_str());
   if (!o.quiet) {
     summary.warnings.clear();
     std::string text = FormatSummary(summary, output, merged->bytes);

@@ -76,11 +76,16 @@ Kernel counters (CUPTI Range Profiler, kernel replay; see docs/counters.md):
                                per SM every 2^N cycles, N = 5..31 (default 10)
       --upload URL             after recording, upload the trace to a `gtrace serve` server and print its link
                                (runs `gtrace upload`; a token comes from $GTRACE_TOKEN_FILE)
+      --inject-lib FILE        the injection library (default: $GTRACE_INJECT_LIB, else
+                               <prefix>/lib/gtrace/libgtrace_inject.so of an installed gcollect, else the
+                               one beside gcollect in a build tree)
   -q, --quiet                  print nothing but errors
   -h, --help                   this text
-      --version                print the version
+      --version                print the version, the CUDA it was built with and the injection library found
 
 Exit status: the app's (128+N when it died of signal N); 127 when it could not start; 2 for bad flags.
+Without an NVIDIA driver, or without CUPTI (libcupti.so from the CUDA toolkit), the app still runs and a
+warning says why the trace holds no GPU activity (exit status: still the app's).
 )";
 }
 

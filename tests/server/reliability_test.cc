@@ -1,4 +1,7 @@
 // Concurrency, cut-off uploads, restarts and expiry: nothing lost, nothing mixed, nothing half-written kept.
+#include <sys/stat.h>
+
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -143,6 +146,22 @@ TEST_CASE("a store directory serves one server at a time", "[server][reliability
   CHECK(b.status().message().find("in use") != std::string::npos);
   a = OpenLocalDirStore(dir.str() + "/other");
   REQUIRE(a.ok());
+}
+
+TEST_CASE("a store's missing parent directories are created (the default ~/.local/share/gtrace/store)",
+          "[server][reliability]") {
+  TempDir dir;
+  auto a = OpenLocalDirStore(dir.str() + "/home/.local/share/gtrace/store/");
+  REQUIRE(a.ok());
+  struct stat st;
+  CHECK(stat((dir.str() + "/home/.local/share/gtrace/store/traces").c_str(), &st) == 0);
+  // A file where a parent should be is an error, not a crash.
+  std::FILE* f = std::fopen((dir.str() + "/file").c_str(), "w");
+  REQUIRE(f);
+  std::fclose(f);
+  auto b = OpenLocalDirStore(dir.str() + "/file/store");
+  REQUIRE(!b.ok());
+  CHECK(b.status().message().find(dir.str() + "/file") != std::string::npos);
 }
 
 TEST_CASE("TTL expiry with an injected clock", "[server][ttl]") {

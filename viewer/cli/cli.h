@@ -17,7 +17,8 @@ inline constexpr int kExitUsage = 64;   // bad command line (unknown command or 
 
 inline constexpr const char* kExitCodesHelp =
     "Exit codes: 0 ok, 1 error (unreadable input, I/O), 2 trace loaded with losses (output still written),\n"
-    "            64 usage error (unknown command or flag, missing argument).\n";
+    "            3 `gtrace diff --fail-above` saw a regression, 64 usage error (unknown command or flag, missing\n"
+    "            argument).\n";
 
 inline bool IsHelp(std::string_view a) {
   return a == "-h" || a == "--help" || a == "help";

@@ -529,6 +529,11 @@ StatusOr<std::unique_ptr<TraceStore>> OpenLocalDirStore(const std::string& dir_i
   if (dir_in.empty()) return InvalidArgument("store directory is empty");
   std::string dir = dir_in;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  // Parents too, as `mkdir -p`: the default store ~/.local/share/gtrace/store on a fresh account has none.
+  for (size_t slash = dir.find('/', 1); slash != std::string::npos; slash = dir.find('/', slash + 1)) {
+    const std::string parent = dir.substr(0, slash);
+    if (mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) return Errno("cannot create " + parent);
+  }
   GT_RETURN_IF_ERROR(MakeDir(dir));
   int lock_fd = -1;
   if (exclusive) {
