@@ -88,7 +88,7 @@ class Trace:
                 f"{self.span_ns / 1e9:.3f} s{', with data loss' if self.has_data_loss else ''}>")
 
     # Facts
-    format = property(lambda self: self._core.format, doc="'gtrace', 'chrome_json' or 'kineto_json'")
+    format = property(lambda self: self._core.format, doc="what the file was: 'gtrace', 'Chrome trace JSON' or 'PyTorch profiler (Kineto) JSON' (as in stats --json)")
     event_count = property(lambda self: self._core.event_count, doc="timeline events (not counter samples)")
     sample_count = property(lambda self: self._core.sample_count, doc="counter samples")
     first_ns = property(lambda self: self._core.first_ns)

@@ -616,7 +616,10 @@ PYBIND11_MODULE(_core, m) {
         PyErr_SetString(PyExc_FileNotFoundError, s.message().c_str());
       } else {
         py::object err = py::reinterpret_borrow<py::object>(trace_error.ptr())(s.message());
-        err.attr("code") = gt::StatusCodeName(s.code());
+        std::string code = gt::StatusCodeName(s.code());  // "invalid argument" -> "invalid_argument"
+        for (char& c : code)
+          if (c == ' ') c = '_';
+        err.attr("code") = code;
         PyErr_SetObject(trace_error.ptr(), err.ptr());
       }
     }
