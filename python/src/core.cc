@@ -120,6 +120,11 @@ class Table {
     order_.push_back({name, std::move(col)});
     return c;
   }
+  // Capacity for n rows in every column declared so far: one allocation per column instead of a doubling
+  // series of copies (untouched capacity of an over-estimate costs address space, not memory).
+  void Reserve(size_t n) {
+    for (auto& [name, col] : order_) col->Reserve(n);
+  }
   // Needs the GIL.
   py::dict ToPython() {
     py::dict d;
@@ -131,18 +136,22 @@ class Table {
   struct Col {
     virtual ~Col() = default;
     virtual py::object ToPython() = 0;
+    virtual void Reserve(size_t n) = 0;
   };
   template <typename T>
   struct NumCol : Col {
     std::vector<T> v;
     py::object ToPython() override { return ToNumpy(std::move(v)); }
+    void Reserve(size_t n) override { v.reserve(n); }
   };
   struct BoolCol : Col {
     std::vector<uint8_t> v;
     py::object ToPython() override { return ToNumpy(std::move(v)).attr("view")(py::dtype("bool")); }
+    void Reserve(size_t n) override { v.reserve(n); }
   };
   struct StrCol : Col {
     explicit StrCol(const TraceModel* m) : c(m) {}
+    void Reserve(size_t n) override { c.codes.reserve(n); }
     Codes c;
     py::object ToPython() override {
       py::list texts;
@@ -177,6 +186,13 @@ void ForEachLane(const TraceModel& m, TrackKind kind, F&& f) {
     if (t.kind != kind) continue;
     for (uint32_t d = 0; d < t.lane_count; ++d) f(t, m.lanes[t.first_lane + d]);
   }
+}
+
+// Events on the tracks of one kind: the row count of a table over them, or an upper bound of it.
+size_t EventsOn(const TraceModel& m, TrackKind kind) {
+  size_t n = 0;
+  ForEachLane(m, kind, [&](const Track&, const Lane& lane) { n += lane.size(); });
+  return n;
 }
 
 EventKind KindAt(const Lane& lane, uint32_t i) {
@@ -240,6 +256,7 @@ struct Place {
 };
 
 void KernelTable(const TraceModel& m, Table& t) {
+  static const viewer::LaunchConfig kNoConfig;
   const auto procs = ProcessesOf(m);
   Timing time(t, &m);
   Place place(t, &m, &procs, true);
@@ -251,6 +268,7 @@ void KernelTable(const TraceModel& m, Table& t) {
   auto& sshared = t.Num<uint32_t>("static_shared_bytes");
   auto& dshared = t.Num<uint32_t>("dynamic_shared_bytes");
   auto& graph = t.Num<uint32_t>("graph_id");
+  t.Reserve(EventsOn(m, TrackKind::kGpuStream));
   ForEachLane(m, TrackKind::kGpuStream, [&](const Track& tr, const Lane& lane) {
     size_t n = 0;
     for (uint32_t i = 0; i < lane.size(); ++i) {
@@ -259,8 +277,7 @@ void KernelTable(const TraceModel& m, Table& t) {
       time.Push(lane, i);
       corr.push_back(i < lane.aux.size() ? lane.aux[i] : 0);
       const uint32_t p = lane.ref[i] & viewer::kRefPayloadMask;
-      const viewer::LaunchConfig lc =
-          p < m.launch_configs.size() ? m.launch_configs[p] : viewer::LaunchConfig{};
+      const viewer::LaunchConfig& lc = p < m.launch_configs.size() ? m.launch_configs[p] : kNoConfig;
       for (int k = 0; k < 3; ++k) dims[k]->push_back(lc.grid[k]), dims[3 + k]->push_back(lc.block[k]);
       regs.push_back(lc.registers_per_thread);
       sshared.push_back(lc.static_shared_bytes);
@@ -282,6 +299,7 @@ void CopyTable(const TraceModel& m, Table& t) {
   Codes& src = t.Str("src_kind", nullptr);
   Codes& dst = t.Str("dst_kind", nullptr);
   auto& async = t.Bool("is_async");
+  t.Reserve(m.memcpys.empty() && m.memsets.empty() ? 0 : EventsOn(m, TrackKind::kGpuStream));
   ForEachLane(m, TrackKind::kGpuStream, [&](const Track& tr, const Lane& lane) {
     size_t n = 0;
     for (uint32_t i = 0; i < lane.size(); ++i) {
@@ -321,6 +339,7 @@ void ApiTable(const TraceModel& m, Table& t) {
   auto& depth = t.Num<uint32_t>("depth");
   auto& corr = t.Num<uint32_t>("correlation_id");
   auto& rc = t.Num<int32_t>("return_code");
+  t.Reserve(EventsOn(m, TrackKind::kThreadApi));
   ForEachLane(m, TrackKind::kThreadApi, [&](const Track& tr, const Lane& lane) {
     auto code = lane.return_code.begin();  // sparse, sorted by index
     for (uint32_t i = 0; i < lane.size(); ++i) {
@@ -341,6 +360,7 @@ void NvtxTable(const TraceModel& m, Table& t) {
   auto& depth = t.Num<uint32_t>("depth");
   Codes& kind = t.Str("kind", nullptr);
   Codes& domain = t.Str("domain", &m);  // NVTX domain, or an imported host op's category
+  t.Reserve(EventsOn(m, TrackKind::kThreadRanges));
   ForEachLane(m, TrackKind::kThreadRanges, [&](const Track& tr, const Lane& lane) {
     size_t n = 0;
     for (uint32_t i = 0; i < lane.size(); ++i) {
