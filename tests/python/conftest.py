@@ -1,5 +1,5 @@
 """Fixtures for the gtrace Python package's tests (run by CTest as python_pytest, with PYTHONPATH at the build's
-python/ folder and GT_TEST_GTRACE_CLI at the gtrace CLI of the same build)."""
+python/ folder and GT_PYTEST_CLI at the gtrace CLI of the same build)."""
 import json
 import os
 import pathlib
@@ -12,10 +12,10 @@ DATA = ROOT / "tests" / "data"
 
 
 def _cli():
-    path = os.environ.get("GT_TEST_GTRACE_CLI") or str(ROOT / "build" / "native" / "viewer" / "cli" / "gtrace")
+    path = os.environ.get("GT_PYTEST_CLI") or str(ROOT / "build" / "native" / "viewer" / "cli" / "gtrace")
     if not os.access(path, os.X_OK):
         pytest.fail(f"the gtrace CLI is needed to check the DataFrames against `gtrace stats --json`: {path} "
-                    "(set GT_TEST_GTRACE_CLI, or build build/native's gtrace)")
+                    "(set GT_PYTEST_CLI, or build build/native's gtrace)")
     return path
 
 
