@@ -95,7 +95,7 @@ class Trace:
     last_ns = property(lambda self: self._core.last_ns)
     span_ns = property(lambda self: self._core.span_ns)
     has_data_loss = property(lambda self: self._core.has_data_loss,
-                             doc="True when events were lost (the CLI then exits with status 3)")
+                             doc="True when events were lost (the CLI then exits with status 2)")
 
     @functools.cached_property
     def metadata(self):

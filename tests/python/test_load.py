@@ -213,3 +213,12 @@ def test_chrome_json_golden(tmp_path):
     assert t.api.name.tolist() == ["cudaLaunchKernel"] and t.api.correlation_id[0] == 42
     assert t.nvtx.name.tolist() == ["forward"] and t.nvtx.dur_ns[0] == 20_000
     assert t.summary("kernels").total_ns.tolist() == [5_500]
+
+
+def test_trace_with_losses_matches_gtrace_stats(data, stats_json, tmp_path):
+    """A truncated trace: what loaded agrees with the CLI (which exits 2), losses included."""
+    raw = (data / "h200_torch_train.gtrace").read_bytes()
+    cut = tmp_path / "cut.gtrace"
+    cut.write_bytes(raw[: len(raw) * 2 // 3])
+    check_against_stats(cut, stats_json)
+    assert gtrace.load(cut).has_data_loss and stats_json(cut)["losses"]
