@@ -69,3 +69,30 @@ def test_wrong_argument_types(data):
         gtrace.load(data / "h200_idle.gtrace", threads=-1)
     with pytest.raises(TypeError):
         gtrace.loads("not bytes")
+
+
+@pytest.mark.parametrize("fixture", ["h200_idle.gtrace", "h200_torch_profiler.json.gz"])
+def test_damaged_bytes_never_crash(data, fixture):
+    """Bytes flipped at random places (fixed seed): each either loads, tables and all, or raises TraceError."""
+    import gzip
+    import random
+
+    raw = (data / fixture).read_bytes()
+    if fixture.endswith(".gz"):
+        raw = gzip.decompress(raw)
+    rng = random.Random(18)
+    loaded = 0
+    for _ in range(40):
+        b = bytearray(raw)
+        for _ in range(rng.randint(1, 8)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        try:
+            t = gtrace.loads(bytes(b))
+        except gtrace.TraceError:
+            continue
+        loaded += 1
+        for table in ("kernels", "api", "copies", "nvtx", "samples", "metrics", "counters", "gaps", "devices"):
+            getattr(t, table)
+        t.summary("api")
+        t.stats()
+    assert loaded > 0  # most damage is local: the rest of the trace still loads
