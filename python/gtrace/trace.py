@@ -23,7 +23,11 @@ def _frame(columns):
     for name, col in columns.items():
         if isinstance(col, tuple):
             codes, texts = col
-            data[name] = pd.Categorical.from_codes(codes, categories=pd.Index(texts, dtype=object))
+            cats = pd.Index(texts, dtype=object)
+            if not cats.is_unique:  # texts that were not UTF-8 may decode alike (U+FFFD): merge them
+                inverse, cats = pd.factorize(cats)
+                codes = inverse[codes]
+            data[name] = pd.Categorical.from_codes(codes, categories=cats)
         else:
             data[name] = col
     return pd.DataFrame(data, copy=False)

@@ -58,6 +58,12 @@ struct StatusError : std::exception {
   const char* what() const noexcept override { return status.message().c_str(); }
 };
 
+// Trace text as a Python str; bytes that are not UTF-8 (a damaged or foreign trace) become U+FFFD instead of
+// a UnicodeDecodeError in the middle of a table.
+py::str Text(std::string_view t) {
+  return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(t.data(), py::ssize_t(t.size()), "replace"));
+}
+
 // The distinct texts of one string column, in order of first use, and each row's index into them. Distinct
 // StringIds may carry the same text (imports intern per source), so codes are by text, as the summaries are.
 class Codes {
@@ -155,9 +161,7 @@ class Table {
     Codes c;
     py::object ToPython() override {
       py::list texts;
-      for (std::string_view t : c.texts())
-        texts.append(py::reinterpret_steal<py::object>(
-            PyUnicode_DecodeUTF8(t.data(), py::ssize_t(t.size()), "replace")));
+      for (std::string_view t : c.texts()) texts.append(Text(t));
       return py::make_tuple(ToNumpy(std::move(c.codes)), texts);
     }
   };
@@ -461,7 +465,7 @@ py::dict Summary(const TraceModel& m, const std::string& what) {
   std::vector<int64_t> total, min, max;
   std::vector<double> avg, share;
   for (const auto& r : rows) {
-    name.append(py::str(r.name));
+    name.append(Text(r.name));
     count.push_back(r.count);
     total.push_back(r.total_ns);
     avg.push_back(r.avg_ns);
@@ -492,12 +496,12 @@ py::list Gaps(const TraceModel& m, size_t top, int64_t min_gap_ns) {
   for (const auto& g : gaps) {
     py::list activity;
     for (const auto& a : g.activity)
-      activity.append(py::dict(py::arg("name") = a.name, py::arg("kind") = a.api ? "api" : "range",
+      activity.append(py::dict(py::arg("name") = Text(a.name), py::arg("kind") = a.api ? "api" : "range",
                                py::arg("overlap_ns") = a.overlap_ns));
-    out.append(py::dict(py::arg("device") = g.device_id, py::arg("device_name") = g.device,
+    out.append(py::dict(py::arg("device") = g.device_id, py::arg("device_name") = Text(g.device),
                         py::arg("start_ns") = g.start_ns, py::arg("end_ns") = g.end_ns,
                         py::arg("dur_ns") = g.end_ns - g.start_ns, py::arg("cpu_activity") = activity,
-                        py::arg("diagnosis") = g.diagnosis));
+                        py::arg("diagnosis") = Text(g.diagnosis)));
   }
   return out;
 }
@@ -514,7 +518,7 @@ py::list Counters(const TraceModel& m) {
     const KernelAnalysis& a = p.kernels[i];
     auto it = procs.find(a.pid);
     py::dict row;
-    row["name"] = a.kernel_name;
+    row["name"] = Text(a.kernel_name);
     row["pid"] = a.pid;
     row["rank"] = it == procs.end() ? -1 : it->second.rank;
     row["profiled_launches"] = a.launches;
@@ -524,7 +528,7 @@ py::list Counters(const TraceModel& m) {
     row["memory_pct"] = Value(a.memory_pct);
     row["memory_level"] = MemoryLevelName(a.memory_level);
     row["bottleneck"] = BottleneckName(a.bottleneck);
-    row["verdict"] = a.verdict;
+    row["verdict"] = Text(a.verdict);
     row["flagged_values"] = a.flags.size();
     row["flops_per_s"] = Value(a.flops_per_s);
     row["issue_pct"] = Value(a.issue_pct);
@@ -533,7 +537,7 @@ py::list Counters(const TraceModel& m) {
     row["dram_read_bytes"] = Value(a.dram_read_bytes);
     row["dram_write_bytes"] = Value(a.dram_write_bytes);
     row["achieved_occupancy_pct"] = Value(a.achieved_occupancy_pct);
-    row["top_stall"] = a.stalls.empty() ? std::string() : a.stalls.front().reason;
+    row["top_stall"] = Text(a.stalls.empty() ? std::string() : a.stalls.front().reason);
     out.append(row);
   }
   return out;
@@ -542,7 +546,7 @@ py::list Counters(const TraceModel& m) {
 py::list Devices(const TraceModel& m) {
   py::list out;
   for (const auto& d : m.device_summaries)
-    out.append(py::dict(py::arg("device") = d.device_id, py::arg("name") = d.name,
+    out.append(py::dict(py::arg("device") = d.device_id, py::arg("name") = Text(d.name),
                         py::arg("first_ns") = d.first_ns, py::arg("last_ns") = d.last_ns,
                         py::arg("span_ns") = d.span_ns(), py::arg("busy_ns") = d.busy_ns,
                         py::arg("idle_ns") = d.idle_ns(), py::arg("idle_share") = d.idle_share(),
@@ -554,25 +558,26 @@ py::list Devices(const TraceModel& m) {
 py::list Processes(const TraceModel& m) {
   py::list out;
   for (const ProcessRecord& p : m.processes)
-    out.append(py::dict(py::arg("pid") = p.pid, py::arg("name") = m.Str(p.name),
-                        py::arg("command_line") = m.Str(p.command_line), py::arg("host") = m.Str(p.host),
-                        py::arg("rank") = p.rank, py::arg("local_rank") = p.local_rank,
-                        py::arg("world_size") = p.world_size, py::arg("start_ns") = p.start_ns,
-                        py::arg("end_ns") = p.end_ns, py::arg("exit_code") = p.exit_code));
+    out.append(py::dict(
+        py::arg("pid") = p.pid, py::arg("name") = Text(m.Str(p.name)),
+        py::arg("command_line") = Text(m.Str(p.command_line)), py::arg("host") = Text(m.Str(p.host)),
+        py::arg("rank") = p.rank, py::arg("local_rank") = p.local_rank, py::arg("world_size") = p.world_size,
+        py::arg("start_ns") = p.start_ns, py::arg("end_ns") = p.end_ns, py::arg("exit_code") = p.exit_code));
   return out;
 }
 
 py::list Losses(const TraceModel& m) {
   py::list out;
   for (const viewer::LossStat& l : viewer::LossSummary(m))
-    out.append(py::dict(py::arg("name") = l.name, py::arg("severity") = SeverityName(l.severity),
-                        py::arg("count") = l.count, py::arg("pid") = l.pid, py::arg("detail") = l.detail));
+    out.append(py::dict(py::arg("name") = Text(l.name), py::arg("severity") = SeverityName(l.severity),
+                        py::arg("count") = l.count, py::arg("pid") = l.pid,
+                        py::arg("detail") = Text(l.detail)));
   return out;
 }
 
 py::dict Metadata(const TraceModel& m) {
   py::dict d;
-  for (const auto& [k, v] : m.metadata.entries) d[py::str(k)] = v;
+  for (const auto& [k, v] : m.metadata.entries) d[Text(k)] = Text(v);
   return d;
 }
 
@@ -668,7 +673,12 @@ PYBIND11_MODULE(_core, m) {
       .def("processes", [](const Trace& t) { return Processes(t.m()); })
       .def("losses", [](const Trace& t) { return Losses(t.m()); })
       .def("metadata", [](const Trace& t) { return Metadata(t.m()); })
-      .def("problems", [](const Trace& t) { return t.m().problems; })
+      .def("problems",
+           [](const Trace& t) {
+             py::list out;
+             for (const std::string& p : t.m().problems) out.append(Text(p));
+             return out;
+           })
       .def("stats_json", [](const Trace& t) {
         py::gil_scoped_release nogil;
         return gt::viewer::StatsJson(t.m());

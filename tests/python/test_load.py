@@ -222,3 +222,12 @@ def test_trace_with_losses_matches_gtrace_stats(data, stats_json, tmp_path):
     cut.write_bytes(raw[: len(raw) * 2 // 3])
     check_against_stats(cut, stats_json)
     assert gtrace.load(cut).has_data_loss and stats_json(cut)["losses"]
+
+
+def test_string_columns_with_texts_that_decode_alike():
+    """Two names that differ only in bytes that are not UTF-8 both decode to U+FFFD: one category, right rows."""
+    from gtrace.trace import _frame
+
+    df = _frame({"name": (np.array([0, 1, 2, 1], dtype=np.int32), ["a\ufffd", "b", "a\ufffd"])})
+    assert df.name.tolist() == ["a\ufffd", "b", "a\ufffd", "b"]
+    assert list(df.name.cat.categories) == ["a\ufffd", "b"]
