@@ -11,5 +11,8 @@ docs/python.md is the reference.
 from ._core import TraceError
 from .trace import Trace, load, loads
 
+# Reading (above). In-process recording (gtrace.profile / schedule / start / stop / range) is the lead's module and
+# is imported here, next to reading, when it is merged.
+
 __all__ = ["Trace", "TraceError", "load", "loads"]
 __version__ = "0.1.0"
