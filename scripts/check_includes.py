@@ -30,6 +30,7 @@ MODULES = {
     "viewer/platform": ["viewer/ui"],
     "viewer/cli": ["common", "viewer/core", "web/server"],
     "web/server": ["common"],
+    "python": ["common", "viewer/core"],
     "kernels": [],
 }
 
@@ -50,6 +51,7 @@ FORBIDDEN = {
     "viewer/platform": [GPU, r"httplib", r"nlohmann"],
     "viewer/cli": [GPU, UI],
     "web/server": [GPU, UI],
+    "python": [GPU, UI, r"httplib", r"openssl"],
     "kernels": [r"^gt/"],
 }
 
