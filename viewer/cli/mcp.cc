@@ -432,7 +432,7 @@ struct McpTools {
       throw ToolError{"query interrupted: it ran longer than " + std::to_string(int(s.options_.sql_timeout_s)) + " s"};
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) throw ToolError{std::string("SQL error: ") + sqlite3_errmsg(t.db)};
     if (more) notes->push_back("rows cut at limit " + std::to_string(limit));
-    return {{"columns", columns}, {"rows", rows}, {"truncated", more}};
+    return {{"columns", columns}, {"rows", rows}};
   }
 };
 
