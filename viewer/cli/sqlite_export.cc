@@ -544,7 +544,7 @@ Status ExportSqliteFile(const viewer::TraceModel& model, const std::string& path
     st = Status(StatusCode::kIoError, "cannot open " + path + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
   } else {
     // A fresh file that is deleted on failure: no journal, no fsync until the end.
-    st = Exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=65536");
+    st = Exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=65536; PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536");
     if (st.ok()) st = ExportSqlite(model, db, stats);
   }
   if (db && sqlite3_close(db) != SQLITE_OK && st.ok()) st = Status(StatusCode::kIoError, "closing " + path);
