@@ -1,5 +1,5 @@
-// The MCP message handler as a function: protocol errors, tool errors, bounded results, and the collectives tool
-// on a simulated two-rank job (no real multi-rank fixture exists yet). tests/cli/check_mcp.py drives the
+// The MCP message handler as a function: protocol errors, tool errors, bounded results, and the collectives
+// tool on a simulated two-rank job (no real multi-rank fixture exists yet). tests/cli/check_mcp.py drives the
 // process over a pipe.
 #include <unistd.h>
 
@@ -20,9 +20,11 @@ using gt::cli::McpServer;
 namespace {
 
 json Call(McpServer& s, const std::string& tool, json args, int id = 1) {
-  const std::string reply = s.Handle(
-      json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", {{"name", tool}, {"arguments", args}}}}
-          .dump());
+  const std::string reply = s.Handle(json{{"jsonrpc", "2.0"},
+                                          {"id", id},
+                                          {"method", "tools/call"},
+                                          {"params", {{"name", tool}, {"arguments", args}}}}
+                                         .dump());
   return json::parse(reply);
 }
 
@@ -52,7 +54,8 @@ TEST_CASE("mcp: protocol errors are JSON-RPC errors, notifications get no answer
   CHECK(code(R"({"jsonrpc":"2.0","id":1,"method":"nope"})") == -32601);
   CHECK(code(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}})") == -32602);
   CHECK(code(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}})") == -32602);
-  CHECK(code(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sql","arguments":3}})") == -32602);
+  CHECK(code(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sql","arguments":3}})") ==
+        -32602);
   CHECK(s.Handle(R"({"jsonrpc":"2.0","method":"notifications/initialized"})").empty());
   CHECK(s.Handle(R"({"jsonrpc":"2.0","id":3,"result":{}})").empty());
   const json ok = json::parse(s.Handle(R"({"jsonrpc":"2.0","id":"a","method":"ping"})"));
@@ -60,8 +63,8 @@ TEST_CASE("mcp: protocol errors are JSON-RPC errors, notifications get no answer
   CHECK(ok["result"] == json::object());
   CHECK(json::parse(McpServer::TooLargeResponse())["error"]["code"] == -32600);
   // An unknown protocol version gets the newest one the server speaks.
-  const json init = json::parse(
-      s.Handle(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"1999-01-01"}})"));
+  const json init = json::parse(s.Handle(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"1999-01-01"}})"));
   CHECK(init["result"]["protocolVersion"] == "2025-06-18");
 }
 
@@ -115,7 +118,8 @@ TEST_CASE("mcp: collectives, bounded answers and read-only SQL on a two-rank job
   r = Call(s, "sql", {{"trace", "t1"}, {"query", "SELECT pid, rank FROM PROCESSES ORDER BY rank"}});
   CHECK(json::parse(Text(r))["rows"] == json::parse("[[1000,0],[2000,1]]"));
   // Over max_result_bytes: cut, and marked as cut.
-  r = Call(s, "sql", {{"trace", "t1"}, {"query", "SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL"}, {"limit", 1000}});
+  r = Call(s, "sql",
+           {{"trace", "t1"}, {"query", "SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL"}, {"limit", 1000}});
   CHECK(Text(r).size() < 2200);
   CHECK(Text(r).find("result cut at 2000 bytes") != std::string::npos);
   for (const char* bad : {"INSERT INTO META VALUES('a','b')", "DROP VIEW KERNELS", "PRAGMA writable_schema=1",

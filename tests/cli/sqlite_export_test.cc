@@ -35,8 +35,9 @@ std::vector<std::string> Rows(sqlite3* db, const std::string& sql) {
   return out;
 }
 
-// Process 1 "app" (thread 11 named "main") on GPU 0: two launches of a templated kernel, a HtoD copy, a memset,
-// runtime and driver calls, a push/pop NVTX range with an int64 payload in a custom domain, and a mark.
+// Process 1 "app" (thread 11 named "main") on GPU 0: two launches of a templated kernel, a HtoD copy, a
+// memset, runtime and driver calls, a push/pop NVTX range with an int64 payload in a custom domain, and a
+// mark.
 std::unique_ptr<TraceModel> Tiny() {
   ModelBuilder b;
   test::FeedStrings(b, {"", "app", "NVIDIA H200", "void ns::gemm<float>(float*, int)", "cudaLaunchKernel",
@@ -88,20 +89,23 @@ sqlite3* Export(const TraceModel& m) {
 TEST_CASE("sqlite export: kernels, copies, memsets as nsys's CUPTI tables") {
   auto m = Tiny();
   sqlite3* db = Export(*m);
+  CHECK(
+      Rows(db,
+           "SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, gridX, gridY, gridZ, "
+           "blockX, registersPerThread, staticSharedMemory, dynamicSharedMemory, pid FROM "
+           "CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start") ==
+      std::vector<std::string>{"1000|1500|0|1|7|1|16777216|64|2|1|256|32|1024|2048|1",
+                               "2000|2500|0|1|7|2|16777216|64|2|1|256|32|1024|2048|1"});
   CHECK(Rows(db,
-             "SELECT start, end, deviceId, contextId, streamId, correlationId, globalPid, gridX, gridY, gridZ, "
-             "blockX, registersPerThread, staticSharedMemory, dynamicSharedMemory, pid FROM "
-             "CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start") ==
-        std::vector<std::string>{"1000|1500|0|1|7|1|16777216|64|2|1|256|32|1024|2048|1",
-                                 "2000|2500|0|1|7|2|16777216|64|2|1|256|32|1024|2048|1"});
-  CHECK(Rows(db,
-             "SELECT d.value, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds d ON d.id = k.demangledName "
+             "SELECT d.value, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds d ON d.id = "
+             "k.demangledName "
              "JOIN StringIds s ON s.id = k.shortName LIMIT 1") ==
         std::vector<std::string>{"void ns::gemm<float>(float*, int)|gemm"});
   // copyKind in CUPTI's numbering (HtoD = 1), memory kinds too (pinned 2, device 3).
   CHECK(Rows(db,
              "SELECT c.start, c.end, c.bytes, copyKind, srcKind, dstKind, o.label, s.value FROM "
-             "CUPTI_ACTIVITY_KIND_MEMCPY c JOIN ENUM_CUDA_MEMCPY_OPER o ON o.id = c.copyKind JOIN StringIds s ON "
+             "CUPTI_ACTIVITY_KIND_MEMCPY c JOIN ENUM_CUDA_MEMCPY_OPER o ON o.id = c.copyKind JOIN StringIds "
+             "s ON "
              "s.id = c.nameId") ==
         std::vector<std::string>{"4000|4100|1048576|1|2|3|Host-to-Device|Memcpy HtoD"});
   CHECK(Rows(db, "SELECT start, end, bytes, memKind FROM CUPTI_ACTIVITY_KIND_MEMSET") ==
@@ -114,15 +118,17 @@ TEST_CASE("sqlite export: kernels, copies, memsets as nsys's CUPTI tables") {
 TEST_CASE("sqlite export: runtime and driver calls, NVTX, threads") {
   auto m = Tiny();
   sqlite3* db = Export(*m);
-  CHECK(Rows(db, "SELECT start, end, globalTid, correlationId, s.value, returnValue, depth FROM "
-                 "CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId ORDER BY start") ==
+  CHECK(Rows(db,
+             "SELECT start, end, globalTid, correlationId, s.value, returnValue, depth FROM "
+             "CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId ORDER BY start") ==
         std::vector<std::string>{"900|950|16777227|1|cudaLaunchKernel|0|0",
                                  "1900|1950|16777227|2|cudaLaunchKernel|0|0"});
   CHECK(Rows(db, "SELECT api, name, returnValue, pid, tid FROM API_CALLS WHERE api = 'driver'") ==
         std::vector<std::string>{"driver|cuMemAlloc_v2|2|1|11"});
   // nsys eventType: 59 push/pop range, 34 mark; the payload in its typed column, the domain by name.
-  CHECK(Rows(db, "SELECT start, end, eventType, text, color, int64Value, uint64Value, domain, kind FROM NVTX "
-                 "ORDER BY start") ==
+  CHECK(Rows(db,
+             "SELECT start, end, eventType, text, color, int64Value, uint64Value, domain, kind FROM NVTX "
+             "ORDER BY start") ==
         std::vector<std::string>{"500|6000|59|step|4278255360|-5|NULL|mydomain|nvtx",
                                  "700|700|34|mark|0|NULL|NULL|NULL|nvtx"});
   CHECK(Rows(db, "SELECT globalTid, pid, tid, name FROM THREADS") ==
@@ -136,13 +142,15 @@ TEST_CASE("sqlite export: devices, idle gaps, meta") {
   auto m = Tiny();
   sqlite3* db = Export(*m);
   // GPU busy 1000..1500, 2000..2500, 4000..4100, 5000..5010 of span 1000..5010.
-  CHECK(Rows(db, "SELECT deviceId, start, end, spanNs, busyNs, idleNs, kernels, memcpys, memsets FROM "
-                 "DEVICE_ACTIVITY") == std::vector<std::string>{"0|1000|5010|4010|1110|2900|2|1|1"});
+  CHECK(Rows(db,
+             "SELECT deviceId, start, end, spanNs, busyNs, idleNs, kernels, memcpys, memsets FROM "
+             "DEVICE_ACTIVITY") == std::vector<std::string>{"0|1000|5010|4010|1110|2900|2|1|1"});
   CHECK(Rows(db, "SELECT id, name FROM TARGET_INFO_GPU") == std::vector<std::string>{"0|NVIDIA H200"});
   // Its gaps (500, 1500 and 900 ns) are all under ExplainIdleGaps' 10 µs floor: none is listed.
   CHECK(Rows(db, "SELECT count(*) FROM IDLE_GAPS") == std::vector<std::string>{"0"});
-  auto meta = Rows(db, "SELECT value FROM META WHERE name IN ('gtrace_sqlite_schema_version', 'events', "
-                       "'source_format') ORDER BY name");
+  auto meta = Rows(db,
+                   "SELECT value FROM META WHERE name IN ('gtrace_sqlite_schema_version', 'events', "
+                   "'source_format') ORDER BY name");
   CHECK(meta == std::vector<std::string>{"9", "1", "gtrace"});
   CHECK(Rows(db, "SELECT count(*) FROM LOSSES") == std::vector<std::string>{"0"});
   sqlite3_close(db);
@@ -170,7 +178,8 @@ TEST_CASE("sqlite export: idle gaps keep their causes") {
   sqlite3_close(db);
 }
 
-TEST_CASE("sqlite export to a file: refuses to overwrite, reports unwritable places, leaves no partial file") {
+TEST_CASE(
+    "sqlite export to a file: refuses to overwrite, reports unwritable places, leaves no partial file") {
   auto m = Tiny();
   const std::string dir = std::filesystem::temp_directory_path() / ("gt_sqlite_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);

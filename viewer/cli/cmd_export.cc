@@ -15,7 +15,8 @@ int CmdExport(int argc, char** argv) {
   const char* kUsage =
       "Usage: gtrace export --chrome FILE [-o OUT] [--force] [--no-flows]\n"
       "       gtrace export --sqlite FILE [-o OUT] [--force]\n\n"
-      "--chrome converts a .gtrace file to Chrome trace-event JSON (opens in Perfetto UI and chrome://tracing).\n"
+      "--chrome converts a .gtrace file to Chrome trace-event JSON (opens in Perfetto UI and "
+      "chrome://tracing).\n"
       "Host threads appear under their process; each GPU is a process \"GPU N (name)\" with one thread per\n"
       "stream; arrows link CUDA API calls to the GPU work they launched; GPU metrics become counter "
       "tracks.\n"
@@ -26,7 +27,8 @@ int CmdExport(int argc, char** argv) {
       "Options:\n"
       "  --chrome     Chrome trace-event JSON\n"
       "  --sqlite     SQLite database\n"
-      "  -o OUT       output file (default: FILE with .json / .sqlite appended; '-' = stdout, --chrome only)\n"
+      "  -o OUT       output file (default: FILE with .json / .sqlite appended; '-' = stdout, --chrome "
+      "only)\n"
       "  --force      overwrite OUT if it exists\n"
       "  --no-flows   omit the API -> GPU flow arrows\n"
       "  -h, --help   this help\n\n"
@@ -73,7 +75,8 @@ int CmdExport(int argc, char** argv) {
     std::fprintf(stderr, "wrote %s (%llu rows in %.2f s)\n", out_path.c_str(),
                  static_cast<unsigned long long>(stats.rows), stats.seconds);
     if (viewer::HasDataLoss(*model.value())) {
-      std::fprintf(stderr, "gtrace export: %s loaded with losses (table LOSSES); exported what was readable\n",
+      std::fprintf(stderr,
+                   "gtrace export: %s loaded with losses (table LOSSES); exported what was readable\n",
                    in_path.c_str());
       return kExitPartial;
     }

@@ -40,8 +40,8 @@ namespace {
 // [SECTION] JSON-RPC
 // ---------------------------------------------------------------------------------------------------------------
 
-constexpr int kParseError = -32700, kInvalidRequest = -32600, kMethodNotFound = -32601, kInvalidParams = -32602,
-              kInternalError = -32603;
+constexpr int kParseError = -32700, kInvalidRequest = -32600, kMethodNotFound = -32601,
+              kInvalidParams = -32602, kInternalError = -32603;
 constexpr const char* kProtocolVersions[] = {"2025-06-18", "2025-03-26", "2024-11-05"};
 
 std::string Dump(const json& j) {
@@ -102,16 +102,20 @@ json Schema(json properties, std::vector<std::string> required) {
 
 json ToolList() {
   const json trace = {{"type", "string"}, {"description", "id returned by open_trace"}};
-  const json n = {{"type", "integer"}, {"minimum", 1}, {"description", "rows to return (default 20, max 200)"}};
+  const json n = {
+      {"type", "integer"}, {"minimum", 1}, {"description", "rows to return (default 20, max 200)"}};
   json tools = json::array();
   auto add = [&](const char* name, const char* description, json schema) {
     tools.push_back({{"name", name}, {"description", description}, {"inputSchema", std::move(schema)}});
   };
   add("open_trace",
-      "Open a trace file (.gtrace from gcollect, Chrome or PyTorch profiler/Kineto JSON, plain or gzipped, or a "
-      "NAME.gtrace.parts folder). Returns its id (for the other tools) and an overview: devices with GPU idle "
+      "Open a trace file (.gtrace from gcollect, Chrome or PyTorch profiler/Kineto JSON, plain or gzipped, "
+      "or a "
+      "NAME.gtrace.parts folder). Returns its id (for the other tools) and an overview: devices with GPU "
+      "idle "
       "share, event counts, data loss, top kernels. Times are in ns.",
-      Schema({{"path", {{"type", "string"}, {"description", "file path on the server's machine"}}}}, {"path"}));
+      Schema({{"path", {{"type", "string"}, {"description", "file path on the server's machine"}}}},
+             {"path"}));
   add("top_kernels", "GPU kernels by total time (or count/avg/max): count, total/avg/min/max ns, share.",
       Schema({{"trace", trace},
               {"n", n},
@@ -119,22 +123,26 @@ json ToolList() {
               {"filter", {{"type", "string"}, {"description", "substring of the kernel name"}}}},
              {"trace"}));
   add("idle_gaps",
-      "The longest GPU idle gaps, with what the CPU did meanwhile (API calls, NVTX ranges) and a diagnosis of "
+      "The longest GPU idle gaps, with what the CPU did meanwhile (API calls, NVTX ranges) and a diagnosis "
+      "of "
       "the likely cause.",
       Schema({{"trace", trace}, {"n", n}}, {"trace"}));
   add("kernel_counters",
       "Hardware-counter analysis of profiled kernels (gcollect --counters): speed-of-light compute/memory %, "
-      "roofline (FLOP/s, arithmetic intensity), occupancy, cache hit rates, top warp stalls, bottleneck and a "
+      "roofline (FLOP/s, arithmetic intensity), occupancy, cache hit rates, top warp stalls, bottleneck and "
+      "a "
       "one-line verdict.",
       Schema({{"trace", trace},
               {"kernel", {{"type", "string"}, {"description", "regular expression on the kernel name"}}},
               {"n", n}},
              {"trace"}));
   add("nvtx_ranges", "NVTX ranges and host ops by total time: count, total/avg/min/max ns.",
-      Schema({{"trace", trace}, {"n", n}, {"filter", {{"type", "string"}, {"description", "name substring"}}}},
-             {"trace"}));
+      Schema(
+          {{"trace", trace}, {"n", n}, {"filter", {{"type", "string"}, {"description", "name substring"}}}},
+          {"trace"}));
   add("compare",
-      "Compare two opened traces (as `gtrace diff`): total kernel time change, and the kernels, copies and API "
+      "Compare two opened traces (as `gtrace diff`): total kernel time change, and the kernels, copies and "
+      "API "
       "calls whose total time changed most.",
       Schema({{"trace_a", trace}, {"trace_b", trace}, {"n", n}}, {"trace_a", "trace_b"}));
   add("sql",
@@ -147,7 +155,8 @@ json ToolList() {
               {"limit", {{"type", "integer"}, {"minimum", 1}, {"description", "max rows (default 200)"}}}},
              {"trace", "query"}));
   add("collectives",
-      "NCCL collectives matched across the ranks of a multi-rank trace: who arrives late, how long others wait.",
+      "NCCL collectives matched across the ranks of a multi-rank trace: who arrives late, how long others "
+      "wait.",
       Schema({{"trace", trace}, {"n", n}}, {"trace"}));
   return tools;
 }
@@ -216,7 +225,8 @@ json CellJson(sqlite3_stmt* s, int c) {
     case SQLITE_BLOB:
       return "<blob " + std::to_string(sqlite3_column_bytes(s, c)) + " bytes>";
     default: {
-      std::string v(reinterpret_cast<const char*>(sqlite3_column_text(s, c)), size_t(sqlite3_column_bytes(s, c)));
+      std::string v(reinterpret_cast<const char*>(sqlite3_column_text(s, c)),
+                    size_t(sqlite3_column_bytes(s, c)));
       if (v.size() > 1000) v = v.substr(0, 1000) + "…(" + std::to_string(v.size()) + " chars)";
       return v;
     }
@@ -234,7 +244,8 @@ struct McpTools {
     if (it == s.traces_.end()) {
       std::string open;
       for (const auto& [k, v] : s.traces_) open += (open.empty() ? "" : ", ") + k + " (" + v->path + ")";
-      throw ToolError{"no open trace '" + id + "'; open traces: " + (open.empty() ? "none (call open_trace)" : open)};
+      throw ToolError{"no open trace '" + id +
+                      "'; open traces: " + (open.empty() ? "none (call open_trace)" : open)};
     }
     return *it->second;
   }
@@ -270,9 +281,11 @@ struct McpTools {
     auto rows = viewer::SummarizeByName(*t.model, viewer::SummaryOf::kKernels);
     const size_t all = rows.size();
     if (!filter.empty())
-      std::erase_if(rows, [&](const viewer::NameSummary& r) { return r.name.find(filter) == std::string::npos; });
+      std::erase_if(rows,
+                    [&](const viewer::NameSummary& r) { return r.name.find(filter) == std::string::npos; });
     auto by = [&](auto key) {
-      std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) { return key(a) > key(b); });
+      std::stable_sort(rows.begin(), rows.end(),
+                       [&](const auto& a, const auto& b) { return key(a) > key(b); });
     };
     if (sort == "count")
       by([](const viewer::NameSummary& r) { return double(r.count); });
@@ -282,8 +295,11 @@ struct McpTools {
       by([](const viewer::NameSummary& r) { return double(r.max_ns); });
     else if (sort != "total")
       throw ToolError{"sort must be one of total, count, avg, max"};
-    return {{"kernels", NameRows(rows, n)}, {"matching", rows.size()}, {"distinct_kernels", all},
-            {"total_kernel_ns", viewer::TotalNs(viewer::SummarizeByName(*t.model, viewer::SummaryOf::kKernels))}};
+    return {
+        {"kernels", NameRows(rows, n)},
+        {"matching", rows.size()},
+        {"distinct_kernels", all},
+        {"total_kernel_ns", viewer::TotalNs(viewer::SummarizeByName(*t.model, viewer::SummaryOf::kKernels))}};
   }
 
   json IdleGaps(const json& args) {
@@ -292,7 +308,8 @@ struct McpTools {
     json devices = json::array();
     for (const auto& d : t.model->device_summaries)
       devices.push_back({{"id", d.device_id}, {"idle_share", d.idle_share()}, {"idle_ns", d.idle_ns()}});
-    return {{"devices", devices}, {"gaps", json::parse(viewer::IdleGapsJson(viewer::ExplainIdleGaps(*t.model, n)))}};
+    return {{"devices", devices},
+            {"gaps", json::parse(viewer::IdleGapsJson(viewer::ExplainIdleGaps(*t.model, n)))}};
   }
 
   json KernelCounters(const json& args) {
@@ -356,7 +373,8 @@ struct McpTools {
     const std::string filter = OptString(args, "filter", "");
     auto rows = viewer::SummarizeByName(*t.model, viewer::SummaryOf::kNvtx);
     if (!filter.empty())
-      std::erase_if(rows, [&](const viewer::NameSummary& r) { return r.name.find(filter) == std::string::npos; });
+      std::erase_if(rows,
+                    [&](const viewer::NameSummary& r) { return r.name.find(filter) == std::string::npos; });
     return {{"ranges", NameRows(rows, n)}, {"matching", rows.size()}};
   }
 
@@ -381,7 +399,8 @@ struct McpTools {
     const size_t limit = OptCount(args, "limit", 200, s.options_.max_sql_rows);
     if (!t.db) {
       sqlite3* db = nullptr;
-      if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+      if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+          SQLITE_OK) {
         sqlite3_close(db);
         throw ToolError{"cannot create an in-memory database"};
       }
@@ -402,7 +421,8 @@ struct McpTools {
     if (sqlite3_prepare_v2(t.db, query.c_str(), int(query.size()), &stmt, &tail) != SQLITE_OK) {
       std::string e = sqlite3_errmsg(t.db);
       sqlite3_finalize(stmt);
-      if (e.find("not authorized") != std::string::npos) e += " (the sql tool runs read-only SELECT queries only)";
+      if (e.find("not authorized") != std::string::npos)
+        e += " (the sql tool runs read-only SELECT queries only)";
       throw ToolError{"SQL error: " + e};
     }
     if (!stmt) throw ToolError{"empty query"};
@@ -415,7 +435,8 @@ struct McpTools {
     sqlite3_progress_handler(t.db, 10000, &Progress, &deadline);
     json columns = json::array(), rows = json::array();
     const int nc = sqlite3_column_count(stmt);
-    for (int c = 0; c < nc; ++c) columns.push_back(sqlite3_column_name(stmt, c) ? sqlite3_column_name(stmt, c) : "");
+    for (int c = 0; c < nc; ++c)
+      columns.push_back(sqlite3_column_name(stmt, c) ? sqlite3_column_name(stmt, c) : "");
     bool more = false;
     int rc;
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
@@ -429,8 +450,10 @@ struct McpTools {
     }
     sqlite3_progress_handler(t.db, 0, nullptr, nullptr);
     if (rc == SQLITE_INTERRUPT)
-      throw ToolError{"query interrupted: it ran longer than " + std::to_string(int(s.options_.sql_timeout_s)) + " s"};
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) throw ToolError{std::string("SQL error: ") + sqlite3_errmsg(t.db)};
+      throw ToolError{"query interrupted: it ran longer than " +
+                      std::to_string(int(s.options_.sql_timeout_s)) + " s"};
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+      throw ToolError{std::string("SQL error: ") + sqlite3_errmsg(t.db)};
     if (more) notes->push_back("rows cut at limit " + std::to_string(limit));
     return {{"columns", columns}, {"rows", rows}};
   }
@@ -442,6 +465,15 @@ struct McpTools {
 
 McpServer::McpServer(McpOptions options) : options_(options) {}
 McpServer::~McpServer() = default;
+
+std::string McpServer::AdoptTrace(const std::string& label, std::unique_ptr<viewer::TraceModel> model) {
+  auto t = std::make_unique<OpenTrace>();
+  t->path = label;
+  t->model = std::move(model);
+  const std::string id = "t" + std::to_string(next_id_++);
+  traces_[id] = std::move(t);
+  return id;
+}
 
 std::string McpServer::TooLargeResponse() {
   return ErrorResponse(nullptr, kInvalidRequest,
@@ -465,13 +497,16 @@ std::string McpServer::Handle(std::string_view message) {
     if (req.contains("result") || req.contains("error")) return "";
     return ErrorResponse(id, kInvalidRequest, "missing method");
   }
-  if (req.value("jsonrpc", json()) != "2.0") return ErrorResponse(id, kInvalidRequest, "jsonrpc must be \"2.0\"");
+  if (req.value("jsonrpc", json()) != "2.0")
+    return ErrorResponse(id, kInvalidRequest, "jsonrpc must be \"2.0\"");
   if (!req["method"].is_string()) return ErrorResponse(id, kInvalidRequest, "method must be a string");
   const std::string method = req["method"].get<std::string>();
   if (!has_id) return "";  // a notification (notifications/initialized, cancelled, ...): no answer
   json params = req.contains("params") ? req["params"] : json::object();
   if (!params.is_object()) return ErrorResponse(id, kInvalidParams, "params must be an object");
-  auto ok = [&](json result) { return Dump({{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}}); };
+  auto ok = [&](json result) {
+    return Dump({{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}});
+  };
   try {
     if (method == "initialize") {
       std::string version = kProtocolVersions[0];
@@ -497,15 +532,24 @@ std::string McpServer::Handle(std::string_view message) {
     json notes = json::array();
     json result;
     try {
-      if (tool == "open_trace") result = tools.OpenTraceTool(args);
-      else if (tool == "top_kernels") result = tools.TopKernels(args);
-      else if (tool == "idle_gaps") result = tools.IdleGaps(args);
-      else if (tool == "kernel_counters") result = tools.KernelCounters(args);
-      else if (tool == "nvtx_ranges") result = tools.NvtxRanges(args);
-      else if (tool == "compare") result = tools.Compare(args, &notes);
-      else if (tool == "sql") result = tools.Sql(args, &notes);
-      else if (tool == "collectives") result = tools.Collectives(args, &notes);
-      else return ErrorResponse(id, kInvalidParams, "unknown tool '" + tool + "'");
+      if (tool == "open_trace")
+        result = tools.OpenTraceTool(args);
+      else if (tool == "top_kernels")
+        result = tools.TopKernels(args);
+      else if (tool == "idle_gaps")
+        result = tools.IdleGaps(args);
+      else if (tool == "kernel_counters")
+        result = tools.KernelCounters(args);
+      else if (tool == "nvtx_ranges")
+        result = tools.NvtxRanges(args);
+      else if (tool == "compare")
+        result = tools.Compare(args, &notes);
+      else if (tool == "sql")
+        result = tools.Sql(args, &notes);
+      else if (tool == "collectives")
+        result = tools.Collectives(args, &notes);
+      else
+        return ErrorResponse(id, kInvalidParams, "unknown tool '" + tool + "'");
     } catch (const ToolError& e) {
       return ok({{"content", {{{"type", "text"}, {"text", e.message}}}}, {"isError", true}});
     }
@@ -513,7 +557,8 @@ std::string McpServer::Handle(std::string_view message) {
     std::string text = Dump(result);
     if (text.size() > options_.max_result_bytes) {
       text.resize(options_.max_result_bytes);
-      text += "\n…(result cut at " + std::to_string(options_.max_result_bytes) + " bytes; ask for fewer rows)";
+      text +=
+          "\n…(result cut at " + std::to_string(options_.max_result_bytes) + " bytes; ask for fewer rows)";
     }
     return ok({{"content", {{{"type", "text"}, {"text", text}}}}, {"isError", false}});
   } catch (const json::exception& e) {
@@ -560,8 +605,10 @@ int RunMcpStdio(McpServer& server, int in_fd, std::FILE* out) {
       line.shrink_to_fit();
     }
   }
-  if (oversized) emit(McpServer::TooLargeResponse());
-  else if (line.find_first_not_of(" \t\r") != std::string::npos) emit(server.Handle(line));
+  if (oversized)
+    emit(McpServer::TooLargeResponse());
+  else if (line.find_first_not_of(" \t\r") != std::string::npos)
+    emit(server.Handle(line));
   return 0;
 }
 

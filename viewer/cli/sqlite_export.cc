@@ -85,10 +85,8 @@ class Insert {
       sqlite3_bind_null(stmt_, i);
   }
   template <typename T>
-    requires std::is_integral_v<T> || std::is_enum_v<T>
-  void Bind(int i, T v) {
-    sqlite3_bind_int64(stmt_, i, static_cast<int64_t>(v));
-  }
+  requires std::is_integral_v<T> || std::is_enum_v<T>
+  void Bind(int i, T v) { sqlite3_bind_int64(stmt_, i, static_cast<int64_t>(v)); }
 
   sqlite3* db_;
   sqlite3_stmt* stmt_ = nullptr;
@@ -190,17 +188,28 @@ inline int64_t GlobalTid(uint32_t pid, uint32_t tid) {
 // gtrace's CopyKind -> CUPTI_ACTIVITY_MEMCPY_KIND_* (what nsys stores in copyKind).
 int CuptiCopyKind(uint8_t k) {
   switch (static_cast<CopyKind>(k)) {
-    case CopyKind::kHtoD: return 1;
-    case CopyKind::kDtoH: return 2;
-    case CopyKind::kHtoA: return 3;
-    case CopyKind::kAtoH: return 4;
-    case CopyKind::kAtoA: return 5;
-    case CopyKind::kAtoD: return 6;
-    case CopyKind::kDtoA: return 7;
-    case CopyKind::kDtoD: return 8;
-    case CopyKind::kHtoH: return 9;
-    case CopyKind::kPtoP: return 10;
-    default: return 0;
+    case CopyKind::kHtoD:
+      return 1;
+    case CopyKind::kDtoH:
+      return 2;
+    case CopyKind::kHtoA:
+      return 3;
+    case CopyKind::kAtoH:
+      return 4;
+    case CopyKind::kAtoA:
+      return 5;
+    case CopyKind::kAtoD:
+      return 6;
+    case CopyKind::kDtoA:
+      return 7;
+    case CopyKind::kDtoD:
+      return 8;
+    case CopyKind::kHtoH:
+      return 9;
+    case CopyKind::kPtoP:
+      return 10;
+    default:
+      return 0;
   }
 }
 
@@ -247,7 +256,7 @@ struct Exporter {
   const viewer::TraceModel& m;
   sqlite3* db;
   uint64_t rows = 0;
-  std::vector<std::string> extra_strings;                 // interned after the model's (short names)
+  std::vector<std::string> extra_strings;                // interned after the model's (short names)
   std::unordered_map<StringId, StringId> short_name_of;  // kernel name -> its short name's id
 
   Status Run();
@@ -273,9 +282,9 @@ struct Exporter {
   }
 };
 
-#define GT_TRY(expr)                  \
-  do {                                \
-    Status gt_try_s = (expr);         \
+#define GT_TRY(expr)                     \
+  do {                                   \
+    Status gt_try_s = (expr);            \
     if (!gt_try_s.ok()) return gt_try_s; \
   } while (0)
 
@@ -299,16 +308,23 @@ Status Exporter::Strings() {
   for (size_t i = 0; i < m.strings.size(); ++i) ins.Row(i, m.strings[i]);
   for (size_t i = 0; i < extra_strings.size(); ++i) ins.Row(m.strings.size() + i, extra_strings[i]);
   Insert op(db, "INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES(?,?,?)", &rows);
-  const char* kOps[][2] = {{"UNKNOWN", "Unknown"}, {"HTOD", "Host-to-Device"}, {"DTOH", "Device-to-Host"},
-                           {"HTOA", "Host-to-Array"}, {"ATOH", "Array-to-Host"}, {"ATOA", "Array-to-Array"},
-                           {"ATOD", "Array-to-Device"}, {"DTOA", "Device-to-Array"},
-                           {"DTOD", "Device-to-Device"}, {"HTOH", "Host-to-Host"}, {"PTOP", "Peer-to-Peer"}};
+  const char* kOps[][2] = {
+      {"UNKNOWN", "Unknown"},      {"HTOD", "Host-to-Device"},  {"DTOH", "Device-to-Host"},
+      {"HTOA", "Host-to-Array"},   {"ATOH", "Array-to-Host"},   {"ATOA", "Array-to-Array"},
+      {"ATOD", "Array-to-Device"}, {"DTOA", "Device-to-Array"}, {"DTOD", "Device-to-Device"},
+      {"HTOH", "Host-to-Host"},    {"PTOP", "Peer-to-Peer"}};
   for (int i = 0; i < 11; ++i) op.Row(i, std::string("CUPTI_ACTIVITY_MEMCPY_KIND_") + kOps[i][0], kOps[i][1]);
   Insert mk(db, "INSERT INTO ENUM_CUDA_MEM_KIND VALUES(?,?,?)", &rows);
-  const char* kKinds[][2] = {{"UNKNOWN", "Unknown"}, {"PAGEABLE", "Pageable"}, {"PINNED", "Pinned"},
-                             {"DEVICE", "Device"}, {"ARRAY", "Array"}, {"MANAGED", "Managed"},
-                             {"DEVICE_STATIC", "Device Static"}, {"MANAGED_STATIC", "Managed Static"}};
-  for (int i = 0; i < 8; ++i) mk.Row(i, std::string("CUPTI_ACTIVITY_MEMORY_KIND_") + kKinds[i][0], kKinds[i][1]);
+  const char* kKinds[][2] = {{"UNKNOWN", "Unknown"},
+                             {"PAGEABLE", "Pageable"},
+                             {"PINNED", "Pinned"},
+                             {"DEVICE", "Device"},
+                             {"ARRAY", "Array"},
+                             {"MANAGED", "Managed"},
+                             {"DEVICE_STATIC", "Device Static"},
+                             {"MANAGED_STATIC", "Managed Static"}};
+  for (int i = 0; i < 8; ++i)
+    mk.Row(i, std::string("CUPTI_ACTIVITY_MEMORY_KIND_") + kKinds[i][0], kKinds[i][1]);
   GT_TRY(ins.status());
   GT_TRY(op.status());
   return mk.status();
@@ -343,14 +359,17 @@ Status Exporter::ProcessesAndDevices() {
 Status Exporter::Events() {
   using viewer::EventKind;
   using viewer::TrackKind;
-  Insert kernel(db, "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                &rows);
+  Insert kernel(
+      db,
+      "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+      &rows);
   Insert memcpy(db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &rows);
   Insert memset(db, "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &rows);
   Insert runtime(db, "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES(?,?,?,?,?,?,?,?,?)", &rows);
   Insert driver(db, "INSERT INTO CUPTI_ACTIVITY_KIND_DRIVER VALUES(?,?,?,?,?,?,?,?,?)", &rows);
   Insert nvtx(db, "INSERT INTO NVTX_EVENTS VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &rows);
-  std::vector<int8_t> driver_name(m.strings.size(), -1);  // per StringId: 1 driver, 0 runtime, -1 not yet known
+  std::vector<int8_t> driver_name(m.strings.size(),
+                                  -1);  // per StringId: 1 driver, 0 runtime, -1 not yet known
   for (const viewer::Track& t : m.tracks) {
     for (uint32_t d = 0; d < t.lane_count; ++d) {
       const viewer::Lane& lane = m.lanes[t.first_lane + d];
@@ -361,7 +380,8 @@ Status Exporter::Events() {
           int8_t& drv = driver_name[name < driver_name.size() ? name : 0];
           if (drv < 0) drv = IsDriverApi(m.Str(name)) ? 1 : 0;
           (drv ? driver : runtime)
-              .Row(start, end, GlobalTid(t.pid, t.tid), lane.ref[i], name, lane.ReturnCode(i), d, t.pid, t.tid);
+              .Row(start, end, GlobalTid(t.pid, t.tid), lane.ref[i], name, lane.ReturnCode(i), d, t.pid,
+                   t.tid);
           continue;
         }
         const auto kind = static_cast<EventKind>(lane.ref[i] >> viewer::kRefKindShift);
@@ -372,10 +392,10 @@ Status Exporter::Events() {
             viewer::LaunchConfig lc;
             if (payload < m.launch_configs.size()) lc = m.launch_configs[payload];
             kernel.Row(start, end, t.device_id, t.context_id, t.stream_id, corr, GlobalPid(t.pid), name,
-                       ShortNameId(name), Null{}, lc.grid[0], lc.grid[1], lc.grid[2], lc.block[0], lc.block[1],
-                       lc.block[2], lc.cluster[0], lc.cluster[1], lc.cluster[2], lc.registers_per_thread,
-                       lc.static_shared_bytes, lc.dynamic_shared_bytes, lc.local_bytes_per_thread, lc.graph_id,
-                       lc.graph_node_id, lc.launch_type, t.pid);
+                       ShortNameId(name), Null{}, lc.grid[0], lc.grid[1], lc.grid[2], lc.block[0],
+                       lc.block[1], lc.block[2], lc.cluster[0], lc.cluster[1], lc.cluster[2],
+                       lc.registers_per_thread, lc.static_shared_bytes, lc.dynamic_shared_bytes,
+                       lc.local_bytes_per_thread, lc.graph_id, lc.graph_node_id, lc.launch_type, t.pid);
           } else if (kind == EventKind::kMemcpy) {
             viewer::MemcpyInfo c;
             if (payload < m.memcpys.size()) c = m.memcpys[payload];
@@ -400,15 +420,21 @@ Status Exporter::Events() {
           std::optional<double> f64;
           if (kind == EventKind::kNvtx && payload < m.nvtx.size()) {
             const viewer::NvtxInfo& n = m.nvtx[payload];
-            if (n.flags & kNvtxMark) event_type = 34;
-            else if (n.flags & kNvtxStartEnd) event_type = 60;
+            if (n.flags & kNvtxMark)
+              event_type = 34;
+            else if (n.flags & kNvtxStartEnd)
+              event_type = 60;
             category = n.category, domain = n.domain;
             if (n.flags & kNvtxHasColor) color = n.color;
             switch (static_cast<NvtxPayloadKind>(n.payload_kind)) {
               case NvtxPayloadKind::kU64:
-              case NvtxPayloadKind::kU32: u64 = n.payload; break;
+              case NvtxPayloadKind::kU32:
+                u64 = n.payload;
+                break;
               case NvtxPayloadKind::kI64:
-              case NvtxPayloadKind::kI32: i64 = int64_t(n.payload); break;
+              case NvtxPayloadKind::kI32:
+                i64 = int64_t(n.payload);
+                break;
               case NvtxPayloadKind::kF64: {
                 double v;
                 std::memcpy(&v, &n.payload, sizeof v);
@@ -422,11 +448,12 @@ Status Exporter::Events() {
                 f64 = v;
                 break;
               }
-              default: break;
+              default:
+                break;
             }
           }
-          nvtx.Row(start, end, event_type, category, color, m.Str(name), GlobalTid(t.pid, t.tid), name, domain, u64,
-                   i64, f64, d, kind == EventKind::kNvtx ? "nvtx" : "host_op", t.pid, t.tid);
+          nvtx.Row(start, end, event_type, category, color, m.Str(name), GlobalTid(t.pid, t.tid), name,
+                   domain, u64, i64, f64, d, kind == EventKind::kNvtx ? "nvtx" : "host_op", t.pid, t.tid);
         }
       }
     }
@@ -438,8 +465,7 @@ Status Exporter::Events() {
 Status Exporter::Analyses() {
   // Counters' verdicts: the same analysis `gtrace stats` prints (per kernel, its profiled launches merged).
   const viewer::ProfiledKernels profiled = viewer::AnalyzeProfiledKernels(m);
-  Insert kc(db,
-            "INSERT INTO KERNEL_COUNTERS VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &rows);
+  Insert kc(db, "INSERT INTO KERNEL_COUNTERS VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", &rows);
   Insert ks(db, "INSERT INTO KERNEL_STALLS VALUES(?,?,?,?,?,?,?)", &rows);
   auto q = [](const Quantity& v) { return v ? std::optional<double>(v.value) : std::nullopt; };
   for (size_t i = 0; i < profiled.kernels.size(); ++i) {
@@ -452,8 +478,8 @@ Status Exporter::Analyses() {
     kc.Row(a.pid, a.kernel_name, a.launches,
            a.time_s ? std::optional<double>(a.time_s.value * 1e9) : std::nullopt,
            profiled.kernel_total_time_s[i] * 1e9, q(a.compute_pct), q(a.memory_pct),
-           MemoryLevelName(a.memory_level), a.sol_from_hardware ? 1 : 0, q(a.issue_pct),
-           q(a.flops_per_s), PrecisionName(a.main_precision), q(a.achieved_occupancy_pct),
+           MemoryLevelName(a.memory_level), a.sol_from_hardware ? 1 : 0, q(a.issue_pct), q(a.flops_per_s),
+           PrecisionName(a.main_precision), q(a.achieved_occupancy_pct),
            a.occupancy.valid ? std::optional<double>(a.occupancy.theoretical_pct) : std::nullopt,
            q(a.l1_hit_pct), q(a.l2_hit_pct), q(a.dram_read_bytes), q(a.dram_write_bytes),
            top ? std::optional<std::string>(top->reason) : std::nullopt,
@@ -470,11 +496,13 @@ Status Exporter::Analyses() {
   Insert ga(db, "INSERT INTO IDLE_GAP_ACTIVITY VALUES(?,?,?,?)", &rows);
   for (size_t i = 0; i < gaps.size(); ++i) {
     const viewer::IdleGap& gap = gaps[i];
-    g.Row(i + 1, gap.device_id, gap.device, gap.start_ns, gap.end_ns, gap.end_ns - gap.start_ns, gap.diagnosis);
+    g.Row(i + 1, gap.device_id, gap.device, gap.start_ns, gap.end_ns, gap.end_ns - gap.start_ns,
+          gap.diagnosis);
     for (const auto& a : gap.activity) ga.Row(i + 1, a.name, a.api ? "api" : "range", a.overlap_ns);
   }
   Insert l(db, "INSERT INTO LOSSES VALUES(?,?,?,?,?)", &rows);
-  for (const viewer::LossStat& s : viewer::LossSummary(m)) l.Row(s.name, s.severity, s.pid, s.count, s.detail);
+  for (const viewer::LossStat& s : viewer::LossSummary(m))
+    l.Row(s.name, s.severity, s.pid, s.count, s.detail);
   for (const Insert* i : {&kc, &ks, &g, &ga, &l}) GT_TRY(i->status());
   return Status::Ok();
 }
@@ -485,7 +513,8 @@ Status Exporter::Counters() {
   for (size_t c = 0; c < m.counters.size(); ++c) {
     const viewer::CounterTrack& ct = m.counters[c];
     t.Row(c, m.Str(ct.name), m.Str(ct.unit), ct.pid,
-          ct.device_id == kNone ? std::optional<int64_t>() : std::optional<int64_t>(ct.device_id), ct.source_id);
+          ct.device_id == kNone ? std::optional<int64_t>() : std::optional<int64_t>(ct.device_id),
+          ct.source_id);
     for (size_t i = 0; i < ct.time.size(); ++i) s.Row(c, ct.time[i], ct.value[i]);
   }
   GT_TRY(t.status());
@@ -541,10 +570,13 @@ Status ExportSqliteFile(const viewer::TraceModel& model, const std::string& path
   sqlite3* db = nullptr;
   Status st = Status::Ok();
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
-    st = Status(StatusCode::kIoError, "cannot open " + path + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+    st = Status(StatusCode::kIoError,
+                "cannot open " + path + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
   } else {
     // A fresh file that is deleted on failure: no journal, no fsync until the end.
-    st = Exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=65536; PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536");
+    st = Exec(db,
+              "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=65536; PRAGMA "
+              "locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536");
     if (st.ok()) st = ExportSqlite(model, db, stats);
   }
   if (db && sqlite3_close(db) != SQLITE_OK && st.ok()) st = Status(StatusCode::kIoError, "closing " + path);

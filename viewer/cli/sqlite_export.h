@@ -18,8 +18,8 @@ namespace gt::cli {
 inline constexpr int kSqliteSchemaVersion = 1;
 
 struct SqliteExportStats {
-  uint64_t rows = 0;     // rows inserted, all tables
-  double seconds = 0;    // wall time of the export (schema, inserts, commit)
+  uint64_t rows = 0;   // rows inserted, all tables
+  double seconds = 0;  // wall time of the export (schema, inserts, commit)
 };
 
 // Creates the tables in `db` (which must hold none of them) and fills them in one transaction.
