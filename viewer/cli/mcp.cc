@@ -78,16 +78,18 @@ size_t OptCount(const json& args, const char* name, size_t def, size_t max) {
   return std::min<size_t>(v.get<uint64_t>(), max);
 }
 
-// Long arrays cut to `n` items, each cut noted, so an answer stays small whatever the trace.
-json Bounded(json j, size_t n, json* notes) {
+// Long arrays cut to `n` items, each cut noted with where it was ("kernels: 412 cut to 10"), so an answer
+// stays small whatever the trace.
+json Bounded(json j, size_t n, json* notes, const std::string& where = "result") {
   if (j.is_array()) {
     if (j.size() > n) {
-      notes->push_back("list of " + std::to_string(j.size()) + " cut to " + std::to_string(n));
+      notes->push_back(where + ": " + std::to_string(j.size()) + " cut to " + std::to_string(n));
       j.erase(j.begin() + std::ptrdiff_t(n), j.end());
     }
-    for (auto& e : j) e = Bounded(std::move(e), n, notes);
+    for (auto& e : j) e = Bounded(std::move(e), n, notes, where + "[]");
   } else if (j.is_object()) {
-    for (auto& [k, v] : j.items()) v = Bounded(std::move(v), n, notes);
+    for (auto& [k, v] : j.items())
+      v = Bounded(std::move(v), n, notes, where == "result" ? k : where + "." + k);
   }
   return j;
 }
@@ -412,7 +414,8 @@ struct McpTools {
       // Read-only from here: no writes, no ATTACH (which could create files), no extensions.
       sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
       sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 16 << 20);
-      (void)sqlite3_exec(db, "PRAGMA query_only=1", nullptr, nullptr, nullptr);
+      // Sorts and temporary tables stay in memory: no temporary files either.
+      (void)sqlite3_exec(db, "PRAGMA temp_store=MEMORY; PRAGMA query_only=1", nullptr, nullptr, nullptr);
       sqlite3_set_authorizer(db, &Authorize, nullptr);
       t.db = db;
     }
