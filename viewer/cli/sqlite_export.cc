@@ -282,12 +282,6 @@ struct Exporter {
   }
 };
 
-#define GT_TRY(expr)                     \
-  do {                                   \
-    Status gt_try_s = (expr);            \
-    if (!gt_try_s.ok()) return gt_try_s; \
-  } while (0)
-
 Status Exporter::Meta() {
   Insert ins(db, "INSERT INTO META VALUES(?,?)", &rows);
   ins.Row("gtrace_sqlite_schema_version", std::to_string(kSqliteSchemaVersion));
@@ -325,8 +319,8 @@ Status Exporter::Strings() {
                              {"MANAGED_STATIC", "Managed Static"}};
   for (int i = 0; i < 8; ++i)
     mk.Row(i, std::string("CUPTI_ACTIVITY_MEMORY_KIND_") + kKinds[i][0], kKinds[i][1]);
-  GT_TRY(ins.status());
-  GT_TRY(op.status());
+  GT_RETURN_IF_ERROR(ins.status());
+  GT_RETURN_IF_ERROR(op.status());
   return mk.status();
 }
 
@@ -352,7 +346,7 @@ Status Exporter::ProcessesAndDevices() {
   for (const viewer::DeviceSummary& d : m.device_summaries)
     a.Row(d.device_id, d.name, d.first_ns, d.last_ns, d.span_ns(), d.busy_ns, d.idle_ns(), d.idle_share(),
           d.kernel_count, d.memcpy_count, d.memset_count);
-  for (const Insert* i : {&p, &tn, &th, &g, &a}) GT_TRY(i->status());
+  for (const Insert* i : {&p, &tn, &th, &g, &a}) GT_RETURN_IF_ERROR(i->status());
   return Status::Ok();
 }
 
@@ -458,7 +452,8 @@ Status Exporter::Events() {
       }
     }
   }
-  for (const Insert* i : {&kernel, &memcpy, &memset, &runtime, &driver, &nvtx}) GT_TRY(i->status());
+  for (const Insert* i : {&kernel, &memcpy, &memset, &runtime, &driver, &nvtx})
+    GT_RETURN_IF_ERROR(i->status());
   return Status::Ok();
 }
 
@@ -503,7 +498,7 @@ Status Exporter::Analyses() {
   Insert l(db, "INSERT INTO LOSSES VALUES(?,?,?,?,?)", &rows);
   for (const viewer::LossStat& s : viewer::LossSummary(m))
     l.Row(s.name, s.severity, s.pid, s.count, s.detail);
-  for (const Insert* i : {&kc, &ks, &g, &ga, &l}) GT_TRY(i->status());
+  for (const Insert* i : {&kc, &ks, &g, &ga, &l}) GT_RETURN_IF_ERROR(i->status());
   return Status::Ok();
 }
 
@@ -517,14 +512,14 @@ Status Exporter::Counters() {
           ct.source_id);
     for (size_t i = 0; i < ct.time.size(); ++i) s.Row(c, ct.time[i], ct.value[i]);
   }
-  GT_TRY(t.status());
+  GT_RETURN_IF_ERROR(t.status());
   return s.status();
 }
 
 Status Exporter::Run() {
-  GT_TRY(Exec(db, kSchema));
-  GT_TRY(Exec(db, kViews));
-  GT_TRY(Exec(db, "BEGIN"));
+  GT_RETURN_IF_ERROR(Exec(db, kSchema));
+  GT_RETURN_IF_ERROR(Exec(db, kViews));
+  GT_RETURN_IF_ERROR(Exec(db, "BEGIN"));
   Status st = Meta();
   if (st.ok()) st = ProcessesAndDevices();
   if (st.ok()) st = Events();  // before Strings: interns the kernels' short names
