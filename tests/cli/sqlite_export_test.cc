@@ -103,10 +103,9 @@ TEST_CASE("sqlite export: kernels, copies, memsets as nsys's CUPTI tables") {
         std::vector<std::string>{"void ns::gemm<float>(float*, int)|gemm"});
   // copyKind in CUPTI's numbering (HtoD = 1), memory kinds too (pinned 2, device 3).
   CHECK(Rows(db,
-             "SELECT c.start, c.end, c.bytes, copyKind, srcKind, dstKind, o.label, s.value FROM "
-             "CUPTI_ACTIVITY_KIND_MEMCPY c JOIN ENUM_CUDA_MEMCPY_OPER o ON o.id = c.copyKind JOIN StringIds "
-             "s ON "
-             "s.id = c.nameId") ==
+             "SELECT c.start, c.end, c.bytes, copyKind, srcKind, dstKind, o.label, s.value "
+             "FROM CUPTI_ACTIVITY_KIND_MEMCPY c JOIN ENUM_CUDA_MEMCPY_OPER o ON o.id = c.copyKind "
+             "JOIN StringIds s ON s.id = c.nameId") ==
         std::vector<std::string>{"4000|4100|1048576|1|2|3|Host-to-Device|Memcpy HtoD"});
   CHECK(Rows(db, "SELECT start, end, bytes, memKind FROM CUPTI_ACTIVITY_KIND_MEMSET") ==
         std::vector<std::string>{"5000|5010|4096|3"});

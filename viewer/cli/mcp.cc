@@ -111,12 +111,14 @@ json ToolList() {
     tools.push_back({{"name", name}, {"description", description}, {"inputSchema", std::move(schema)}});
   };
   add("open_trace",
-      "Open a trace file (.gtrace from gcollect, Chrome or PyTorch profiler/Kineto JSON, plain or gzipped, "
-      "or a "
-      "NAME.gtrace.parts folder). Returns its id (for the other tools) and an overview: devices with GPU "
-      "idle "
-      "share, event counts, data loss, top kernels. Times are in ns.",
-      Schema({{"path", {{"type", "string"}, {"description", "file path on the server's machine"}}}},
+      "Open a trace file (.gtrace from gcollect, Chrome or PyTorch profiler/Kineto JSON, plain or "
+      "gzipped, or a NAME.gtrace.parts folder). Returns its id (for the other tools) and an overview: "
+      "devices with GPU idle share, event counts, data loss, top kernels. Times are in ns.",
+      Schema({{"path",
+               {{"type", "string"},
+                {"description",
+                 "file path on the server's machine: absolute, or relative to the directory the server "
+                 "started in"}}}},
              {"path"}));
   add("top_kernels", "GPU kernels by total time (or count/avg/max): count, total/avg/min/max ns, share.",
       Schema({{"trace", trace},
@@ -125,15 +127,13 @@ json ToolList() {
               {"filter", {{"type", "string"}, {"description", "substring of the kernel name"}}}},
              {"trace"}));
   add("idle_gaps",
-      "The longest GPU idle gaps, with what the CPU did meanwhile (API calls, NVTX ranges) and a diagnosis "
-      "of "
-      "the likely cause.",
+      "The longest GPU idle gaps, with what the CPU did meanwhile (API calls, NVTX ranges) and a "
+      "diagnosis of the likely cause.",
       Schema({{"trace", trace}, {"n", n}}, {"trace"}));
   add("kernel_counters",
       "Hardware-counter analysis of profiled kernels (gcollect --counters): speed-of-light compute/memory %, "
-      "roofline (FLOP/s, arithmetic intensity), occupancy, cache hit rates, top warp stalls, bottleneck and "
-      "a "
-      "one-line verdict.",
+      "roofline (FLOP/s, arithmetic intensity), occupancy, cache hit rates, top warp stalls, bottleneck "
+      "and a one-line verdict.",
       Schema({{"trace", trace},
               {"kernel", {{"type", "string"}, {"description", "regular expression on the kernel name"}}},
               {"n", n}},
@@ -143,9 +143,8 @@ json ToolList() {
           {{"trace", trace}, {"n", n}, {"filter", {{"type", "string"}, {"description", "name substring"}}}},
           {"trace"}));
   add("compare",
-      "Compare two opened traces (as `gtrace diff`): total kernel time change, and the kernels, copies and "
-      "API "
-      "calls whose total time changed most.",
+      "Compare two opened traces (as `gtrace diff`): total kernel time change, and the kernels, copies "
+      "and API calls whose total time changed most.",
       Schema({{"trace_a", trace}, {"trace_b", trace}, {"n", n}}, {"trace_a", "trace_b"}));
   add("sql",
       "Run one read-only SQL SELECT on the trace exported to SQLite (tables like nsys's: "
@@ -157,8 +156,8 @@ json ToolList() {
               {"limit", {{"type", "integer"}, {"minimum", 1}, {"description", "max rows (default 200)"}}}},
              {"trace", "query"}));
   add("collectives",
-      "NCCL collectives matched across the ranks of a multi-rank trace: who arrives late, how long others "
-      "wait.",
+      "NCCL collectives matched across the ranks of a multi-rank trace: who arrives late, how long "
+      "others wait.",
       Schema({{"trace", trace}, {"n", n}}, {"trace"}));
   return tools;
 }
