@@ -1,29 +1,38 @@
-// gtrace export --chrome FILE [-o OUT]
+// gtrace export --chrome|--sqlite FILE [-o OUT]
 #include <cstdio>
 #include <string>
 
 #include "chrome_export.h"
 #include "cli.h"
 #include "gt/trace_data.h"
+#include "gt/viewer/load.h"
+#include "gt/viewer/query.h"
+#include "sqlite_export.h"
 
 namespace gt::cli {
 
 int CmdExport(int argc, char** argv) {
   const char* kUsage =
-      "Usage: gtrace export --chrome FILE [-o OUT] [--force] [--no-flows]\n\n"
-      "Converts a .gtrace file to Chrome trace-event JSON (opens in Perfetto UI and chrome://tracing).\n"
+      "Usage: gtrace export --chrome FILE [-o OUT] [--force] [--no-flows]\n"
+      "       gtrace export --sqlite FILE [-o OUT] [--force]\n\n"
+      "--chrome converts a .gtrace file to Chrome trace-event JSON (Perfetto UI, chrome://tracing).\n"
       "Host threads appear under their process; each GPU is a process \"GPU N (name)\" with one thread per\n"
       "stream; arrows link CUDA API calls to the GPU work they launched; GPU metrics become counter "
-      "tracks.\n\n"
+      "tracks.\n"
+      "--sqlite writes a SQLite database with tables shaped like `nsys export --type sqlite`\n"
+      "(CUPTI_ACTIVITY_KIND_KERNEL, ..._MEMCPY, ..._RUNTIME, NVTX_EVENTS, StringIds) plus gtrace's analyses\n"
+      "(KERNEL_COUNTERS, IDLE_GAPS, LOSSES, ...); schema in docs/sqlite.md. FILE may be .gtrace, Chrome or\n"
+      "Kineto JSON (plain or gzipped) or a NAME.gtrace.parts folder.\n\n"
       "Options:\n"
-      "  --chrome     Chrome trace-event JSON (the only export format so far; required)\n"
-      "  -o OUT       output file (default: FILE with .json appended; '-' = stdout)\n"
+      "  --chrome     Chrome trace-event JSON\n"
+      "  --sqlite     SQLite database\n"
+      "  -o OUT       output file (default: FILE.json / FILE.sqlite; '-' = stdout for --chrome)\n"
       "  --force      overwrite OUT if it exists\n"
       "  --no-flows   omit the API -> GPU flow arrows\n"
       "  -h, --help   this help\n\n"
       "A damaged or truncated trace is exported with whatever could be read (exit code 2).\n\n";
   std::string in_path, out_path;
-  bool chrome = false, force = false;
+  bool chrome = false, sqlite = false, force = false;
   ChromeExportOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -33,6 +42,8 @@ int CmdExport(int argc, char** argv) {
     }
     if (a == "--chrome") {
       chrome = true;
+    } else if (a == "--sqlite") {
+      sqlite = true;
     } else if (a == "--force") {
       force = true;
     } else if (a == "--no-flows") {
@@ -48,8 +59,27 @@ int CmdExport(int argc, char** argv) {
       return UsageError("export", "more than one input FILE given");
     }
   }
-  if (!chrome) return UsageError("export", "choose an output format (--chrome)");
+  if (chrome == sqlite) return UsageError("export", "choose one output format (--chrome or --sqlite)");
   if (in_path.empty()) return UsageError("export", "missing FILE");
+  if (sqlite) {
+    if (out_path.empty()) out_path = in_path + ".sqlite";
+    if (out_path == "-") return UsageError("export", "--sqlite needs a file (-o -: SQLite cannot stream)");
+    auto model = viewer::LoadTraceFile(in_path);
+    if (!model.ok())
+      return Fail("export", Status(model.status().code(), in_path + ": " + model.status().message()));
+    SqliteExportStats stats;
+    Status st = ExportSqliteFile(*model.value(), out_path, force, &stats);
+    if (!st.ok()) return Fail("export", st);
+    std::fprintf(stderr, "wrote %s (%llu rows in %.2f s)\n", out_path.c_str(),
+                 static_cast<unsigned long long>(stats.rows), stats.seconds);
+    if (viewer::HasDataLoss(*model.value())) {
+      std::fprintf(stderr,
+                   "gtrace export: %s loaded with losses (table LOSSES); exported what was readable\n",
+                   in_path.c_str());
+      return kExitPartial;
+    }
+    return kExitOk;
+  }
   if (out_path.empty()) out_path = in_path + ".json";
 
   auto bytes = ReadFileBytes(in_path);

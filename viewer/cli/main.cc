@@ -13,13 +13,14 @@
 
 #define GT_COMMANDS(X)                                                                           \
   X(info, Info, "summarize a trace: metadata, processes, devices, record counts, losses")        \
-  X(export, Export, "convert a trace to another format (--chrome: Chrome/Perfetto trace JSON)")  \
+  X(export, Export, "convert a trace: --chrome (Chrome/Perfetto JSON), --sqlite (SQL database)") \
   X(serve, Serve, "serve the viewer and a trace store for share links (docs/server.md)")         \
   X(upload, Upload, "upload a trace to a gtrace server and print its link")                      \
   X(stats, Stats,                                                                                \
     "summaries: GPU idle share, kernels, copies, API calls, NVTX (.gtrace, Chrome/Kineto JSON)") \
   X(diff, Diff, "compare two traces: what got faster or slower, by kernel, copy and API call")   \
   X(merge, Merge, "merge the traces of a distributed job (one per rank or node) onto one clock") \
+  X(mcp, Mcp, "Model Context Protocol server on stdio: lets AI agents query traces")             \
   X(recover, Recover, "rebuild the trace of an interrupted gcollect run from its NAME.parts folder")
 
 namespace gt::cli {
