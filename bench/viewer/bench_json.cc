@@ -11,16 +11,15 @@
 // text (inflated, for gzip) per CPU second of one thread. Python's time is taken around json.load only.
 #include <sys/resource.h>
 
+#include <zlib.h>
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
-#include <zlib.h>
 
 #include "gt/viewer/load.h"
 #include "kineto_gen.h"
@@ -37,11 +36,17 @@ double CpuNow() {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+// Read straight into one buffer of the file's size: the file's bytes are in memory once.
 std::string ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
+  std::string out;
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return out;
+  std::fseek(f, 0, SEEK_END);
+  out.resize(static_cast<size_t>(std::ftell(f)));
+  std::fseek(f, 0, SEEK_SET);
+  out.resize(std::fread(out.data(), 1, out.size(), f));
+  std::fclose(f);
+  return out;
 }
 
 bool Gzip(const std::string& in, std::string* out) {
@@ -68,7 +73,8 @@ int One(const std::string& mode, const std::string& path) {
   LoadOptions o;
   o.json_parser = mode == "reference" ? LoadOptions::JsonParser::kReference : LoadOptions::JsonParser::kFast;
   const double t0 = CpuNow();
-  auto m = LoadTrace(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), o);
+  auto m =
+      LoadTrace(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), o);
   const double cpu = CpuNow() - t0;
   if (!m.ok()) {
     std::fprintf(stderr, "load failed: %s\n", m.status().message().c_str());
@@ -101,7 +107,8 @@ Result RunChild(const std::string& self, const std::string& mode, const std::str
     Result r;
     char fp[64] = {0};
     unsigned long long text = 0;
-    if (!got || rc != 0 || std::sscanf(line, "%lf %ld %llu %63s", &r.cpu, &r.rss_kb, &text, fp) != 4) return best;
+    if (!got || rc != 0 || std::sscanf(line, "%lf %ld %llu %63s", &r.cpu, &r.rss_kb, &text, fp) != 4)
+      return best;
     r.text = text;
     r.fingerprint = fp;
     r.ok = true;
@@ -115,7 +122,8 @@ double PythonLoad(const std::string& file, bool gz, int repeat) {
   for (int i = 0; i < repeat; ++i) {
     const std::string cmd =
         std::string("python3 -c 'import json,gzip,sys,time\nf=") + (gz ? "gzip.open" : "open") +
-        "(sys.argv[1],\"rb\")\nt=time.process_time()\njson.load(f)\nprint(time.process_time()-t)' '" + file + "'";
+        "(sys.argv[1],\"rb\")\nt=time.process_time()\njson.load(f)\nprint(time.process_time()-t)' '" + file +
+        "'";
     FILE* p = popen(cmd.c_str(), "r");
     if (!p) return -1;
     char line[128] = {0};
@@ -163,7 +171,8 @@ int main(int argc, char** argv) {
   const std::string self = argv[0];
   bool ok = true;
   std::printf("%-22s %10s %10s %12s %14s\n", "load", "CPU s", "MB/s", "peak RSS MB", "RSS / file");
-  for (const auto& [file, label] : {std::pair{plain, std::string("plain")}, std::pair{gz, std::string("gzip")}}) {
+  for (const auto& [file, label] :
+       {std::pair{plain, std::string("plain")}, std::pair{gz, std::string("gzip")}}) {
     const uint64_t file_bytes = ReadFile(file).size();
     Result fast = RunChild(self, "fast", file, repeat), ref = RunChild(self, "reference", file, repeat);
     if (!fast.ok || !ref.ok) {
@@ -172,8 +181,8 @@ int main(int argc, char** argv) {
       continue;
     }
     for (const auto& [name, r] : {std::pair{"fast", fast}, std::pair{"reference (nlohmann)", ref}})
-      std::printf("%-5s %-16s %10.3f %10.1f %12.1f %14.2f\n", label.c_str(), name, r.cpu, r.text / 1e6 / r.cpu,
-                  r.rss_kb / 1024.0, r.rss_kb * 1024.0 / file_bytes);
+      std::printf("%-5s %-16s %10.3f %10.1f %12.1f %14.2f\n", label.c_str(), name, r.cpu,
+                  r.text / 1e6 / r.cpu, r.rss_kb / 1024.0, r.rss_kb * 1024.0 / file_bytes);
     double py = python ? PythonLoad(file, label == "gzip", repeat) : -1;
     if (py > 0)
       std::printf("%-5s %-16s %10.3f %10.1f\n", label.c_str(), "python3 json.load", py, fast.text / 1e6 / py);

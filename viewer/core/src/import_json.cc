@@ -274,10 +274,43 @@ static bool IsGpuCategory(const std::string& cat) {
          cat == "gpu_memset" || cat == "Memset" || cat == "gpu_user_annotation";
 }
 
+static void ParseCopyKinds(const std::string& name, MemcpyRecord* r);
+
 void Importer::Complete(JEvent& e, int64_t start, int64_t end, uint32_t pid, uint32_t tid) {
   ++accepted;
   if (IsGpuCategory(e.cat)) {
-    gpu_.push_back({std::move(e), start, end});
+    Gpu g{};
+    g.start = start, g.end = end;
+    g.device = ToU32(ArgInt(e, "device", e.pid.set && !e.pid.is_string ? e.pid.num : 0));
+    g.stream = ToU32(ArgInt(e, "stream", e.tid.set && !e.tid.is_string ? e.tid.num : 0));
+    g.context = ToU32(ArgInt(e, "context", 0));
+    g.corr = ToU32(ArgInt(e, "correlation", 0));
+    if (e.cat == "kernel" || e.cat == "Kernel") {
+      g.kind = Gpu::Kind::kKernel;
+      g.name = std::move(e.name);
+      g.grid = ArgDim3(e, "grid");
+      g.block = ArgDim3(e, "block");
+      g.registers = ToU32(ArgInt(e, "registers per thread", 0));
+      g.shared = ToU32(ArgInt(e, "shared memory", 0));
+      g.args = ArgsString(e, {"device", "stream", "context", "correlation", "grid", "block",
+                              "registers per thread", "shared memory"});
+    } else if (e.cat == "gpu_memcpy" || e.cat == "Memcpy") {
+      g.kind = Gpu::Kind::kMemcpy;
+      g.bytes = static_cast<uint64_t>(std::max<int64_t>(0, ArgInt(e, "bytes", 0)));
+      MemcpyRecord r;
+      ParseCopyKinds(e.name, &r);
+      g.copy_kind = r.copy_kind, g.src_kind = r.src_kind, g.dst_kind = r.dst_kind;
+      g.args = ArgsString(e, {"device", "stream", "context", "correlation", "bytes"});
+    } else if (e.cat == "gpu_memset" || e.cat == "Memset") {
+      g.kind = Gpu::Kind::kMemset;
+      g.bytes = static_cast<uint64_t>(std::max<int64_t>(0, ArgInt(e, "bytes", 0)));
+      g.args = ArgsString(e, {"device", "stream", "context", "correlation", "bytes"});
+    } else {
+      g.kind = Gpu::Kind::kAnnotation;
+      g.name = std::move(e.name);
+      g.args = ArgsString(e, {"device", "stream"});
+    }
+    gpu_.push_back(std::move(g));
     return;
   }
   if (e.cat == "cuda_runtime" || e.cat == "cuda_driver" || e.cat == "Runtime" || e.cat == "Driver") {
@@ -403,42 +436,46 @@ Status Importer::Finish(bool kineto) {
   if (!pending_devices_.empty()) b_.OnDevices(pending_devices_);
 
   for (auto& g : gpu_) {
-    JEvent& e = g.e;
-    const uint32_t device = ToU32(ArgInt(e, "device", e.pid.set && !e.pid.is_string ? e.pid.num : 0));
-    const uint32_t stream = ToU32(ArgInt(e, "stream", e.tid.set && !e.tid.is_string ? e.tid.num : 0));
-    const uint32_t context = ToU32(ArgInt(e, "context", 0));
-    const uint32_t corr = ToU32(ArgInt(e, "correlation", 0));
-    if (e.cat == "kernel" || e.cat == "Kernel") {
-      KernelRecord r;
-      r.start = g.start, r.end = g.end, r.pid = host, r.device_id = device, r.context_id = context;
-      r.stream_id = stream, r.correlation_id = corr;
-      r.name = b_.Intern(e.name);
-      r.grid = ArgDim3(e, "grid");
-      r.block = ArgDim3(e, "block");
-      r.registers_per_thread = ToU32(ArgInt(e, "registers per thread", 0));
-      r.static_shared_bytes = ToU32(ArgInt(e, "shared memory", 0));
-      b_.AddKernel(r, ArgsText(e, {"device", "stream", "context", "correlation", "grid", "block",
-                                   "registers per thread", "shared memory"}));
-    } else if (e.cat == "gpu_memcpy" || e.cat == "Memcpy") {
-      MemcpyRecord r;
-      r.start = g.start, r.end = g.end, r.pid = host, r.device_id = device, r.context_id = context;
-      r.stream_id = stream, r.correlation_id = corr;
-      r.bytes = static_cast<uint64_t>(std::max<int64_t>(0, ArgInt(e, "bytes", 0)));
-      ParseCopyKinds(e.name, &r);
-      b_.AddMemcpy(r, ArgsText(e, {"device", "stream", "context", "correlation", "bytes"}));
-    } else if (e.cat == "gpu_memset" || e.cat == "Memset") {
-      MemsetRecord r;
-      r.start = g.start, r.end = g.end, r.pid = host, r.device_id = device, r.context_id = context;
-      r.stream_id = stream, r.correlation_id = corr;
-      r.bytes = static_cast<uint64_t>(std::max<int64_t>(0, ArgInt(e, "bytes", 0)));
-      b_.AddMemset(r, ArgsText(e, {"device", "stream", "context", "correlation", "bytes"}));
-    } else {
-      GpuAnnotationRecord r;
-      r.start = g.start, r.end = g.end, r.pid = host, r.device_id = device, r.stream_id = stream;
-      r.name = b_.Intern(e.name);
-      r.args = ArgsText(e, {"device", "stream"});
-      b_.AddGpuAnnotation(r);
+    switch (g.kind) {
+      case Gpu::Kind::kKernel: {
+        KernelRecord r;
+        r.start = g.start, r.end = g.end, r.pid = host, r.device_id = g.device, r.context_id = g.context;
+        r.stream_id = g.stream, r.correlation_id = g.corr;
+        r.name = b_.Intern(g.name);
+        r.grid = g.grid;
+        r.block = g.block;
+        r.registers_per_thread = g.registers;
+        r.static_shared_bytes = g.shared;
+        b_.AddKernel(r, b_.Intern(g.args));
+        break;
+      }
+      case Gpu::Kind::kMemcpy: {
+        MemcpyRecord r;
+        r.start = g.start, r.end = g.end, r.pid = host, r.device_id = g.device, r.context_id = g.context;
+        r.stream_id = g.stream, r.correlation_id = g.corr;
+        r.bytes = g.bytes;
+        r.copy_kind = g.copy_kind, r.src_kind = g.src_kind, r.dst_kind = g.dst_kind;
+        b_.AddMemcpy(r, b_.Intern(g.args));
+        break;
+      }
+      case Gpu::Kind::kMemset: {
+        MemsetRecord r;
+        r.start = g.start, r.end = g.end, r.pid = host, r.device_id = g.device, r.context_id = g.context;
+        r.stream_id = g.stream, r.correlation_id = g.corr;
+        r.bytes = g.bytes;
+        b_.AddMemset(r, b_.Intern(g.args));
+        break;
+      }
+      case Gpu::Kind::kAnnotation: {
+        GpuAnnotationRecord r;
+        r.start = g.start, r.end = g.end, r.pid = host, r.device_id = g.device, r.stream_id = g.stream;
+        r.name = b_.Intern(g.name);
+        r.args = b_.Intern(g.args);
+        b_.AddGpuAnnotation(r);
+        break;
+      }
     }
+    std::string().swap(g.name), std::string().swap(g.args);  // freed as they go into the model
   }
   gpu_.clear();
   for (const auto& [why, n] : skipped_)

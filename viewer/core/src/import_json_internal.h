@@ -84,6 +84,9 @@ class Importer {
     return it->second;
   }
   StringId ArgsText(const JEvent& e, std::initializer_list<std::string_view> skip) {
+    return b_.Intern(ArgsString(e, skip));
+  }
+  static std::string ArgsString(const JEvent& e, std::initializer_list<std::string_view> skip) {
     std::string t;
     for (const auto& [k, v] : e.args) {
       if (std::find(skip.begin(), skip.end(), k) != skip.end()) continue;
@@ -93,7 +96,7 @@ class Importer {
       t += '\n';
     }
     if (!t.empty()) t.pop_back();
-    return b_.Intern(t);
+    return t;
   }
   void Skip(const char* why) { ++skipped_[why]; }
   void Complete(JEvent& e, int64_t start, int64_t end, uint32_t pid, uint32_t tid);
@@ -120,9 +123,18 @@ class Importer {
   void ResolveFlows();
   std::map<std::string, uint64_t> skipped_;
   // GPU events wait for the host pid (known once all runtime calls were seen).
+  // Only what Finish needs is kept (not the parsed event: its args are most of an import's peak memory);
+  // the texts are interned at Finish, in the order the strings table has always had.
   struct Gpu {
-    JEvent e;
     int64_t start, end;
+    uint64_t bytes;
+    uint32_t device, stream, context, corr;
+    std::array<uint32_t, 3> grid, block;
+    uint32_t registers, shared;
+    enum class Kind : uint8_t { kKernel, kMemcpy, kMemset, kAnnotation } kind;
+    uint8_t copy_kind, src_kind, dst_kind;
+    std::string name;  // kernels and annotations
+    std::string args;  // the args text
   };
   std::vector<Gpu> gpu_;
   std::map<uint32_t, uint64_t> runtime_pids_;
