@@ -99,8 +99,8 @@ json Trace(const TraceModel& m) {
                        {"memcpys", d.memcpy_count},
                        {"memsets", d.memset_count}});
   return {
-      {"format", SourceFormatName(m.format)}, {"events", m.event_count}, {"counter_samples", m.sample_count},
-      {"duration_ns", m.span_ns()},           {"devices", devices},      {"losses", Losses(LossSummary(m))}};
+      {"format", SourceFormatName(m.format)},  {"events", m.event_count}, {"counter_samples", m.sample_count},
+      {"duration_ns", m.span_ns()}, {"devices", devices},      {"losses", Losses(LossSummary(m))}};
 }
 
 }  // namespace
