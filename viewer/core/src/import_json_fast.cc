@@ -19,6 +19,9 @@
 #include <zlib.h>
 
 #include <cmath>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <cstring>
 
 #include "import_json_internal.h"
@@ -214,6 +217,21 @@ class Lexer {
   bool String(const char*& p, std::string_view* out, std::string* scratch) {
     const char* s = p + 1;
     for (;;) {
+#if defined(__SSE2__)
+      // 16 bytes at a time: '"', '\\', and (signed compare) control characters and non-ASCII bytes.
+      while (end - s >= 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+        const __m128i special = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+            _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+        const int mask = _mm_movemask_epi8(special);
+        if (mask) {
+          s += __builtin_ctz(static_cast<unsigned>(mask));
+          break;
+        }
+        s += 16;
+      }
+#endif
       while (end - s >= 8) {
         uint64_t w;
         std::memcpy(&w, s, 8);
@@ -601,7 +619,7 @@ bool FastJsonImport::Impl::Args(const char*& p) {
     } else {
       if (!lx.Scalar(p, &val, &is_str, &val_scratch)) return false;
     }
-    ev.args.emplace_back(std::string(key), std::string(val.substr(0, kArgTextLimit)));
+    ev.args.emplace_back(key, val.substr(0, kArgTextLimit));
     if (!lx.Ws(p)) return false;
     if (*p == ',') {
       ++p;

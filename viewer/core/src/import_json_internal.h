@@ -26,12 +26,46 @@ struct IdValue {  // pid / tid: numbers, or strings mapped to synthetic ids
   std::string str;
 };
 
+// An event's args: key -> value text (strings unquoted). Slots are reused from event to event (clear keeps
+// their strings' memory), so parsing a stream of events allocates nothing once the slots are warm.
+class ArgList {
+ public:
+  using Arg = std::pair<std::string, std::string>;
+  ArgList() = default;
+  ArgList(ArgList&& o) noexcept : slots_(std::move(o.slots_)), n_(o.n_) { o.slots_.clear(), o.n_ = 0; }
+  ArgList& operator=(ArgList&& o) noexcept {
+    slots_ = std::move(o.slots_), n_ = o.n_;
+    o.slots_.clear(), o.n_ = 0;
+    return *this;
+  }
+  ArgList(const ArgList&) = default;
+  ArgList& operator=(const ArgList&) = default;
+  template <typename K, typename V>
+  void emplace_back(K&& k, V&& v) {
+    if (n_ == slots_.size()) slots_.emplace_back();
+    slots_[n_].first.assign(std::forward<K>(k));
+    slots_[n_].second.assign(std::forward<V>(v));
+    ++n_;
+  }
+  void push_back(Arg&& a) { emplace_back(std::move(a.first), std::move(a.second)); }
+  void clear() { n_ = 0; }
+  size_t size() const { return n_; }
+  Arg* begin() { return slots_.data(); }
+  Arg* end() { return slots_.data() + n_; }
+  const Arg* begin() const { return slots_.data(); }
+  const Arg* end() const { return slots_.data() + n_; }
+
+ private:
+  std::vector<Arg> slots_;
+  size_t n_ = 0;
+};
+
 struct JEvent {
   std::string ph, name, cat, id, bp, scope;
   IdValue pid, tid;
   int64_t ts = 0, dur = 0;
   bool has_ts = false, has_dur = false;
-  std::vector<std::pair<std::string, std::string>> args;  // key -> value text (strings unquoted)
+  ArgList args;
   void Clear() {
     ph.clear(), name.clear(), cat.clear(), id.clear(), bp.clear(), scope.clear();
     pid = {}, tid = {};
@@ -84,24 +118,35 @@ class Importer {
     return it->second;
   }
   StringId ArgsText(const JEvent& e, std::initializer_list<std::string_view> skip) {
-    return b_.Intern(ArgsString(e, skip));
+    AppendArgs(e, skip, &args_buf_);
+    return b_.Intern(args_buf_);
   }
-  static std::string ArgsString(const JEvent& e, std::initializer_list<std::string_view> skip) {
-    std::string t;
+  std::string ArgsString(const JEvent& e, std::initializer_list<std::string_view> skip) {
+    AppendArgs(e, skip, &args_buf_);
+    return args_buf_;
+  }
+  // "key: value" lines (values cut at 4 KiB) into *t, reused between events.
+  static void AppendArgs(const JEvent& e, std::initializer_list<std::string_view> skip, std::string* t) {
+    t->clear();
     for (const auto& [k, v] : e.args) {
       if (std::find(skip.begin(), skip.end(), k) != skip.end()) continue;
-      t += k;
-      t += ": ";
-      t += v.size() > 4096 ? v.substr(0, 4096) + "…" : v;
-      t += '\n';
+      t->append(k);
+      t->append(": ");
+      if (v.size() > 4096) {
+        t->append(v, 0, 4096);
+        t->append("…");
+      } else {
+        t->append(v);
+      }
+      t->push_back('\n');
     }
-    if (!t.empty()) t.pop_back();
-    return t;
+    if (!t->empty()) t->pop_back();
   }
   void Skip(const char* why) { ++skipped_[why]; }
   void Complete(JEvent& e, int64_t start, int64_t end, uint32_t pid, uint32_t tid);
 
   ModelBuilder& b_;
+  std::string args_buf_;
   std::map<std::string, uint32_t> string_pids_;
   std::map<std::pair<uint32_t, std::string>, uint32_t> string_tids_;
   struct Open {
