@@ -22,6 +22,9 @@
 #include <vector>
 
 #include "gt/viewer/load.h"
+#if defined(__EMSCRIPTEN__)
+#include <emscripten.h>
+#endif
 #include "kineto_gen.h"
 #include "model_diff.h"
 
@@ -31,6 +34,12 @@ using namespace gt::viewer;
 namespace {
 
 double CpuNow() {
+#if defined(__EMSCRIPTEN__)
+  return EM_ASM_DOUBLE({
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+  });
+#endif
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return ts.tv_sec + ts.tv_nsec * 1e-9;
@@ -82,6 +91,9 @@ int One(const std::string& mode, const std::string& path) {
   }
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
+#if defined(__EMSCRIPTEN__)
+  ru.ru_maxrss = EM_ASM_INT({ return HEAP8.length / 1024; });  // the wasm heap's size, KiB
+#endif
   std::printf("%.4f %ld %llu %016llx\n", cpu, ru.ru_maxrss, (unsigned long long)m.value()->report.bytes_total,
               (unsigned long long)test::ModelFingerprint(*m.value()));
   return 0;
