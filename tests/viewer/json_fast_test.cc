@@ -29,7 +29,8 @@ StatusOr<std::unique_ptr<TraceModel>> Load(const std::string& bytes, LoadOptions
 // The damage note names a byte position that each parser reports its own way.
 void BlurDamagePosition(TraceModel& m) {
   for (auto& l : m.losses)
-    if (l.name == "json_truncated") l.detail = "damaged";
+    if (l.name == "json_truncated")
+      std::string("damaged").swap(l.detail);  // capacity too: MemoryBytes counts it
 }
 
 // Both parsers on the same bytes: the same status code, and when both load, the same model.

@@ -18,6 +18,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
@@ -369,7 +370,10 @@ void Importer::OnDeviceProperties(const std::string& text) {
   std::vector<DeviceRecord> devs;
   for (const auto& p : props) {
     if (!p.is_object()) continue;
+    // Padding zeroed too: models are compared byte for byte (the two JSON front ends, tests, fuzzing).
     DeviceRecord d;
+    std::memset(static_cast<void*>(&d), 0, sizeof d);
+    d.warp_size = DeviceRecord{}.warp_size;  // the one default that is not zero
     auto num = [&](const char* k, uint64_t def) -> uint64_t {
       auto it = p.find(k);
       return it != p.end() && it->is_number_unsigned() ? it->get<uint64_t>() : def;

@@ -363,7 +363,8 @@ class Lexer {
     if (s >= end && !eof) return Need(s);  // the number may go on in the next window
     std::string_view text(p, s - p);
     // nlohmann rejects a number whose double is infinite: decide cheaply when the magnitude is clear.
-    if (nonzero_mantissa && (int_digits + (has_exp ? exp : 0) > 300 || (is_float && has_exp && exp > 280))) {
+    if (nonzero_mantissa && (static_cast<int64_t>(int_digits) + (has_exp ? exp : 0) > 300 ||
+                             (is_float && has_exp && exp > 280))) {
       std::string copy(text);
       if (!std::isfinite(std::strtod(copy.c_str(), nullptr))) return Err(p, "number overflow");
     }
