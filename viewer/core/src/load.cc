@@ -40,7 +40,7 @@ static std::string Describe(std::span<const uint8_t> bytes) {
 }
 
 // JSON text parsed per Step (the page draws its progress bar between Steps).
-constexpr uint64_t kJsonBytesPerStep = 32ull << 20;
+constexpr uint64_t kJsonBytesPerStep = 8ull << 20;
 
 class TraceLoader::Impl {
  public:
