@@ -127,6 +127,10 @@ std::array<uint32_t, 3> ArgDim3(const JEvent& e, std::string_view key) {
   return d;
 }
 
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Event mapping (Chrome phases, Kineto categories; the Importer class is in import_json_internal.h)
+// -----------------------------------------------------------------------------------------------------------------
+
 constexpr uint32_t kAsyncTid = 0xFFFFFFF0u;  // one "Async events" row per process
 
 void Importer::OnEvent(JEvent& e) {

@@ -89,9 +89,7 @@ bool IsKinetoKey(std::string_view key);
 void AppendCaptureString(std::string& out, std::string_view s);
 constexpr size_t kArgTextLimit = 1 << 16;  // an arg's text is cut here
 
-// -----------------------------------------------------------------------------------------------------------------
-// [SECTION] Event mapping (Chrome phases, Kineto categories)
-// -----------------------------------------------------------------------------------------------------------------
+// The event mapping (Chrome phases, Kineto categories), implemented in import_json.cc.
 
 class Importer {
  public:
