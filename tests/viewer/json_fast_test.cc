@@ -85,7 +85,7 @@ TEST_CASE("fast JSON import: every JSON fixture, plain and gzipped, builds the r
 }
 
 TEST_CASE("fast JSON import: generated Kineto traces across gzip windows") {
-  for (uint64_t seed : {1, 2, 3}) {
+  for (uint64_t seed : {1, 2}) {
     // Over 1 MB of text: the gzip path parses across several windows of inflated text.
     const std::string json = test::KinetoJson(3u << 20, seed);
     ExpectSame(json, "kineto seed " + std::to_string(seed));
@@ -167,7 +167,7 @@ TEST_CASE("fast JSON import: truncated and damaged traces keep the same events")
     ExpectSame(damaged, "damaged at " + std::to_string(cut), true);
   }
   // A gzip stream cut short: both keep what came before and say so.
-  const std::string gz = test::Gzip(test::KinetoJson(3u << 20, 5));
+  const std::string gz = test::Gzip(test::KinetoJson(3u << 19, 5));
   for (size_t cut : {gz.size() / 3, gz.size() - 5}) {
     const std::string part = gz.substr(0, cut);
     ExpectSame(part, "gzip cut at " + std::to_string(cut), true);
