@@ -478,11 +478,11 @@ void ModelBuilder::OnLoss(std::span<const LossRecord> r) {
 StringId ModelBuilder::Intern(std::string_view text) {
   if (text.empty()) return 0;
   auto& im = *impl_;
-  auto it = im.interned.find(std::string(text));
-  if (it != im.interned.end()) return it->second;
+  const uint64_t h = std::hash<std::string_view>{}(text);
+  if (StringId id = im.interned.Find(text, h, im.m->strings)) return id;
   StringId id = static_cast<StringId>(im.m->strings.size());
   im.m->strings.emplace_back(text);
-  im.interned.emplace(std::string(text), id);
+  im.interned.Insert(id, h);
   return id;
 }
 

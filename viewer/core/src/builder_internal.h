@@ -110,6 +110,55 @@ void AppendPiece(const Piece& src, TrackKind kind, Piece* dst);
 // [SECTION] Interned tables
 // ---------------------------------------------------------------------------------------------------------------
 
+// Importer text -> StringId (ModelBuilder::Intern): an open-addressing table of ids whose text lives in the
+// model's string table, so each string is stored once (JSON args texts are mostly unique: a map keyed by
+// strings held every one twice) and a lookup builds no temporary string.
+class StringIndex {
+ public:
+  // The id of `text` (hash `h`) in `strings`, or 0.
+  StringId Find(std::string_view text, uint64_t h, const std::vector<std::string>& strings) const {
+    if (slots_.empty()) return 0;
+    const uint32_t tag = static_cast<uint32_t>(h >> 32);
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const uint64_t s = slots_[i];
+      if (s == 0) return 0;
+      const StringId id = static_cast<StringId>(s);
+      if (static_cast<uint32_t>(s >> 32) == tag && strings[id] == text) return id;
+    }
+  }
+  void Insert(StringId id, uint64_t h) {
+    if ((count_ + 1) * 2 > slots_.size()) Grow();
+    Place((uint64_t(uint32_t(h >> 32)) << 32) | id, h);
+    ++count_;
+  }
+  void clear() {
+    slots_ = {};
+    hashes_ = {};
+    count_ = 0;
+    mask_ = 0;
+  }
+
+ private:
+  void Place(uint64_t slot, uint64_t h) {
+    size_t i = h & mask_;
+    while (slots_[i] != 0) i = (i + 1) & mask_;
+    slots_[i] = slot;
+    hashes_[i] = h;
+  }
+  void Grow() {
+    std::vector<uint64_t> old = std::move(slots_), old_h = std::move(hashes_);
+    const size_t n = std::max<size_t>(1024, old.size() * 2);
+    slots_.assign(n, 0);
+    hashes_.assign(n, 0);
+    mask_ = n - 1;
+    for (size_t i = 0; i < old.size(); ++i)
+      if (old[i]) Place(old[i], old_h[i]);
+  }
+  std::vector<uint64_t> slots_;   // tag << 32 | id; 0 = empty (id 0, "", is never interned)
+  std::vector<uint64_t> hashes_;  // full hashes, for growing
+  size_t count_ = 0, mask_ = 0;
+};
+
 // Interns small POD-like detail structs by their field bytes (fields appended explicitly: no padding in
 // keys). Every key of one interner has the same length, so keys live back to back in one buffer and an
 // open-addressing table of indices finds them: no string allocation and no node per record.
@@ -410,8 +459,8 @@ class ModelBuilder::Impl {
   uint64_t negative_durations = 0;  // of merged chunks
   uint64_t too_deep = 0;
 
-  std::unordered_map<std::string, StringId> interned;  // importer strings
-  std::map<uint32_t, uint32_t> counter_by_id;          // trace counter_id -> counters index
+  detail::StringIndex interned;                // importer strings
+  std::map<uint32_t, uint32_t> counter_by_id;  // trace counter_id -> counters index
   std::map<std::pair<uint32_t, uint32_t>, std::vector<detail::MemoryDelta>> memory;  // (pid, device)
   std::vector<FlowRecord> flow_records;
   std::vector<FlowEndpoints> flow_endpoints;

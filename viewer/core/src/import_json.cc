@@ -1,11 +1,13 @@
 // Chrome trace JSON and PyTorch profiler (Kineto) JSON -> ModelBuilder, through nlohmann's SAX interface (no
-// DOM of the whole file, no exceptions).
+// DOM of the whole file, no exceptions), and the mapping of events onto the builder shared with the fast
+// front end.
 //
-// [SECTION] Parsed event
-// [SECTION] SAX handler
 // [SECTION] Numbers and args
 // [SECTION] Event mapping (Chrome phases, Kineto categories)
+// [SECTION] SAX handler
 // [SECTION] Entry point
+//
+// This is the reference front end (LoadOptions::JsonParser::kReference); import_json_fast.cc is the default.
 //
 // Kineto conventions (torch.profiler export_chrome_trace): GPU events carry pid = device index, tid = stream
 // id and args {device, stream, correlation, grid, block, registers per thread, shared memory, bytes, ...};
@@ -16,48 +18,19 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <map>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
 #include "gt/viewer/load.h"
 
+#include "import_json_internal.h"
+
 namespace gt::viewer {
 
-namespace {
+namespace json_import {
 
 using json = nlohmann::json;
-
-// -----------------------------------------------------------------------------------------------------------------
-// [SECTION] Parsed event
-// -----------------------------------------------------------------------------------------------------------------
-
-struct IdValue {  // pid / tid: numbers, or strings mapped to synthetic ids
-  bool set = false;
-  bool is_string = false;
-  int64_t num = 0;
-  std::string str;
-};
-
-struct JEvent {
-  std::string ph, name, cat, id, bp, scope;
-  IdValue pid, tid;
-  int64_t ts = 0, dur = 0;
-  bool has_ts = false, has_dur = false;
-  std::vector<std::pair<std::string, std::string>> args;  // key -> value text (strings unquoted)
-  void Clear() {
-    ph.clear(), name.clear(), cat.clear(), id.clear(), bp.clear(), scope.clear();
-    pid = {}, tid = {};
-    ts = dur = 0;
-    has_ts = has_dur = false;
-    args.clear();
-  }
-  const std::string* Arg(std::string_view k) const {
-    for (const auto& [key, v] : args)
-      if (key == k) return &v;
-    return nullptr;
-  }
-};
 
 // -----------------------------------------------------------------------------------------------------------------
 // [SECTION] Numbers and args
@@ -155,169 +128,8 @@ std::array<uint32_t, 3> ArgDim3(const JEvent& e, std::string_view key) {
 }
 
 // -----------------------------------------------------------------------------------------------------------------
-// [SECTION] SAX handler
+// [SECTION] Event mapping (Chrome phases, Kineto categories; the Importer class is in import_json_internal.h)
 // -----------------------------------------------------------------------------------------------------------------
-
-class Importer;
-
-// Frames of the document: only the structure that matters is tracked; other values are captured as text
-// (args) or skipped.
-enum class Role : uint8_t { kTopObject, kTopArray, kEvents, kEvent, kArgs, kCapture, kDeviceProps };
-
-class Sax {
- public:
-  explicit Sax(Importer* imp) : imp_(imp) {}
-  bool null() { return Scalar("null", false); }
-  bool boolean(bool v) { return Scalar(v ? "true" : "false", false); }
-  bool number_integer(json::number_integer_t v) { return Scalar(std::to_string(v), false); }
-  bool number_unsigned(json::number_unsigned_t v) { return Scalar(std::to_string(v), false); }
-  bool number_float(json::number_float_t, const json::string_t& raw) { return Scalar(raw, false); }
-  bool string(json::string_t& v) { return Scalar(v, true); }
-  bool binary(json::binary_t&) { return Scalar("null", false); }
-  bool start_object(std::size_t) { return Open(true); }
-  bool start_array(std::size_t) { return Open(false); }
-  bool end_object() { return Close(); }
-  bool end_array() { return Close(); }
-  bool key(json::string_t& k) {
-    if (!stack_.empty() && stack_.back().role == Role::kCapture) {
-      if (cap_discard_) return true;
-      CaptureComma();
-      AppendJsonString(k);
-      cap_ += ':';
-      cap_first_.back() = true;  // the value follows without a comma
-      return true;
-    }
-    key_ = k;
-    return true;
-  }
-  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) {
-    error_position_ = position;
-    error_ = ex.what();
-    return false;
-  }
-
-  size_t error_position_ = 0;
-  std::string error_;
-  bool saw_trace_events_ = false;
-  bool kineto_ = false;
-
- private:
-  struct Frame {
-    Role role;
-    bool object;
-    std::string key;  // the key under which this container sits in its parent
-  };
-
-  void AppendJsonString(const std::string& s) {
-    cap_ += '"';
-    for (char c : s) {
-      if (c == '"' || c == '\\') cap_ += '\\';
-      if (static_cast<unsigned char>(c) < 0x20) {
-        cap_ += ' ';
-        continue;
-      }
-      cap_ += c;
-    }
-    cap_ += '"';
-  }
-  void CaptureComma() {
-    if (!cap_first_.back()) cap_ += ',';
-    cap_first_.back() = false;
-  }
-
-  bool Scalar(const std::string& text, bool is_string);
-  bool Open(bool object);
-  bool Close();
-
-  Importer* imp_;
-  std::vector<Frame> stack_;
-  std::string key_;
-  JEvent ev_;
-  std::string cap_;
-  std::vector<bool> cap_first_;
-  size_t cap_limit_ = 1 << 16;
-  bool cap_discard_ = false;
-  size_t capture_base_ = 0;  // stack depth of the outermost capture frame (0 = not capturing an arg value)
-};
-
-// -----------------------------------------------------------------------------------------------------------------
-// [SECTION] Event mapping (Chrome phases, Kineto categories)
-// -----------------------------------------------------------------------------------------------------------------
-
-class Importer {
- public:
-  explicit Importer(ModelBuilder& b) : b_(b) {}
-
-  void OnEvent(JEvent& e);
-  void OnDeviceProperties(const std::string& json_text);
-  Status Finish(bool kineto);
-  uint64_t accepted = 0;
-
- private:
-  uint32_t Pid(const IdValue& v) {
-    if (!v.set) return 0;
-    if (!v.is_string) return static_cast<uint32_t>(v.num);
-    auto [it, inserted] = string_pids_.try_emplace(v.str, 0x40000000u + uint32_t(string_pids_.size()));
-    if (inserted) b_.SetProcessName(it->second, v.str);
-    return it->second;
-  }
-  uint32_t Tid(uint32_t pid, const IdValue& v) {
-    if (!v.set) return 0;
-    if (!v.is_string) return static_cast<uint32_t>(v.num);
-    auto [it, inserted] = string_tids_.try_emplace({pid, v.str}, 0x40000000u + uint32_t(string_tids_.size()));
-    if (inserted) b_.SetThreadName(pid, it->second, v.str);
-    return it->second;
-  }
-  StringId ArgsText(const JEvent& e, std::initializer_list<std::string_view> skip) {
-    std::string t;
-    for (const auto& [k, v] : e.args) {
-      if (std::find(skip.begin(), skip.end(), k) != skip.end()) continue;
-      t += k;
-      t += ": ";
-      t += v.size() > 4096 ? v.substr(0, 4096) + "…" : v;
-      t += '\n';
-    }
-    if (!t.empty()) t.pop_back();
-    return b_.Intern(t);
-  }
-  void Skip(const char* why) { ++skipped_[why]; }
-  void Complete(JEvent& e, int64_t start, int64_t end, uint32_t pid, uint32_t tid);
-
-  ModelBuilder& b_;
-  std::map<std::string, uint32_t> string_pids_;
-  std::map<std::pair<uint32_t, std::string>, uint32_t> string_tids_;
-  struct Open {
-    int64_t ts;
-    JEvent e;
-  };
-  std::map<std::pair<uint32_t, uint32_t>, std::vector<Open>> be_stacks_;
-  std::map<std::tuple<uint32_t, std::string, std::string>, std::vector<Open>> async_open_;
-  std::map<std::pair<uint32_t, std::string>, uint32_t> counter_ids_;
-  // Flow steps are matched once the whole file is read: writers (Kineto among them) do not emit them in time
-  // order, and the viewers people compare us with chain each id's steps by timestamp.
-  struct FlowStep {
-    std::string id;  // category + '\x1f' + id: ids are scoped by category
-    int64_t ts;
-    uint32_t pid, tid;
-    char ph;
-  };
-  std::vector<FlowStep> flow_steps_;
-  void ResolveFlows();
-  std::map<std::string, uint64_t> skipped_;
-  // GPU events wait for the host pid (known once all runtime calls were seen).
-  struct Gpu {
-    JEvent e;
-    int64_t start, end;
-  };
-  std::vector<Gpu> gpu_;
-  std::map<uint32_t, uint64_t> runtime_pids_;
-  std::map<uint32_t, uint64_t> host_pids_;
-  std::vector<std::pair<JEvent, std::pair<int64_t, int64_t>>> pending_counters_;
-  uint32_t next_counter_id_ = 1;
-
- public:
-  std::vector<DeviceRecord> pending_devices_;
-};
 
 constexpr uint32_t kAsyncTid = 0xFFFFFFF0u;  // one "Async events" row per process
 
@@ -467,10 +279,43 @@ static bool IsGpuCategory(const std::string& cat) {
          cat == "gpu_memset" || cat == "Memset" || cat == "gpu_user_annotation";
 }
 
+static void ParseCopyKinds(const std::string& name, MemcpyRecord* r);
+
 void Importer::Complete(JEvent& e, int64_t start, int64_t end, uint32_t pid, uint32_t tid) {
   ++accepted;
   if (IsGpuCategory(e.cat)) {
-    gpu_.push_back({std::move(e), start, end});
+    Gpu g{};
+    g.start = start, g.end = end;
+    g.device = ToU32(ArgInt(e, "device", e.pid.set && !e.pid.is_string ? e.pid.num : 0));
+    g.stream = ToU32(ArgInt(e, "stream", e.tid.set && !e.tid.is_string ? e.tid.num : 0));
+    g.context = ToU32(ArgInt(e, "context", 0));
+    g.corr = ToU32(ArgInt(e, "correlation", 0));
+    if (e.cat == "kernel" || e.cat == "Kernel") {
+      g.kind = Gpu::Kind::kKernel;
+      g.name = std::move(e.name);
+      g.grid = ArgDim3(e, "grid");
+      g.block = ArgDim3(e, "block");
+      g.registers = ToU32(ArgInt(e, "registers per thread", 0));
+      g.shared = ToU32(ArgInt(e, "shared memory", 0));
+      g.args = ArgsString(e, {"device", "stream", "context", "correlation", "grid", "block",
+                              "registers per thread", "shared memory"});
+    } else if (e.cat == "gpu_memcpy" || e.cat == "Memcpy") {
+      g.kind = Gpu::Kind::kMemcpy;
+      g.bytes = static_cast<uint64_t>(std::max<int64_t>(0, ArgInt(e, "bytes", 0)));
+      MemcpyRecord r;
+      ParseCopyKinds(e.name, &r);
+      g.copy_kind = r.copy_kind, g.src_kind = r.src_kind, g.dst_kind = r.dst_kind;
+      g.args = ArgsString(e, {"device", "stream", "context", "correlation", "bytes"});
+    } else if (e.cat == "gpu_memset" || e.cat == "Memset") {
+      g.kind = Gpu::Kind::kMemset;
+      g.bytes = static_cast<uint64_t>(std::max<int64_t>(0, ArgInt(e, "bytes", 0)));
+      g.args = ArgsString(e, {"device", "stream", "context", "correlation", "bytes"});
+    } else {
+      g.kind = Gpu::Kind::kAnnotation;
+      g.name = std::move(e.name);
+      g.args = ArgsString(e, {"device", "stream"});
+    }
+    gpu_.push_back(std::move(g));
     return;
   }
   if (e.cat == "cuda_runtime" || e.cat == "cuda_driver" || e.cat == "Runtime" || e.cat == "Driver") {
@@ -529,7 +374,10 @@ void Importer::OnDeviceProperties(const std::string& text) {
   std::vector<DeviceRecord> devs;
   for (const auto& p : props) {
     if (!p.is_object()) continue;
+    // Padding zeroed too: models are compared byte for byte (the two JSON front ends, tests, fuzzing).
     DeviceRecord d;
+    std::memset(static_cast<void*>(&d), 0, sizeof d);
+    d.warp_size = DeviceRecord{}.warp_size;  // the one default that is not zero
     auto num = [&](const char* k, uint64_t def) -> uint64_t {
       auto it = p.find(k);
       return it != p.end() && it->is_number_unsigned() ? it->get<uint64_t>() : def;
@@ -596,42 +444,46 @@ Status Importer::Finish(bool kineto) {
   if (!pending_devices_.empty()) b_.OnDevices(pending_devices_);
 
   for (auto& g : gpu_) {
-    JEvent& e = g.e;
-    const uint32_t device = ToU32(ArgInt(e, "device", e.pid.set && !e.pid.is_string ? e.pid.num : 0));
-    const uint32_t stream = ToU32(ArgInt(e, "stream", e.tid.set && !e.tid.is_string ? e.tid.num : 0));
-    const uint32_t context = ToU32(ArgInt(e, "context", 0));
-    const uint32_t corr = ToU32(ArgInt(e, "correlation", 0));
-    if (e.cat == "kernel" || e.cat == "Kernel") {
-      KernelRecord r;
-      r.start = g.start, r.end = g.end, r.pid = host, r.device_id = device, r.context_id = context;
-      r.stream_id = stream, r.correlation_id = corr;
-      r.name = b_.Intern(e.name);
-      r.grid = ArgDim3(e, "grid");
-      r.block = ArgDim3(e, "block");
-      r.registers_per_thread = ToU32(ArgInt(e, "registers per thread", 0));
-      r.static_shared_bytes = ToU32(ArgInt(e, "shared memory", 0));
-      b_.AddKernel(r, ArgsText(e, {"device", "stream", "context", "correlation", "grid", "block",
-                                   "registers per thread", "shared memory"}));
-    } else if (e.cat == "gpu_memcpy" || e.cat == "Memcpy") {
-      MemcpyRecord r;
-      r.start = g.start, r.end = g.end, r.pid = host, r.device_id = device, r.context_id = context;
-      r.stream_id = stream, r.correlation_id = corr;
-      r.bytes = static_cast<uint64_t>(std::max<int64_t>(0, ArgInt(e, "bytes", 0)));
-      ParseCopyKinds(e.name, &r);
-      b_.AddMemcpy(r, ArgsText(e, {"device", "stream", "context", "correlation", "bytes"}));
-    } else if (e.cat == "gpu_memset" || e.cat == "Memset") {
-      MemsetRecord r;
-      r.start = g.start, r.end = g.end, r.pid = host, r.device_id = device, r.context_id = context;
-      r.stream_id = stream, r.correlation_id = corr;
-      r.bytes = static_cast<uint64_t>(std::max<int64_t>(0, ArgInt(e, "bytes", 0)));
-      b_.AddMemset(r, ArgsText(e, {"device", "stream", "context", "correlation", "bytes"}));
-    } else {
-      GpuAnnotationRecord r;
-      r.start = g.start, r.end = g.end, r.pid = host, r.device_id = device, r.stream_id = stream;
-      r.name = b_.Intern(e.name);
-      r.args = ArgsText(e, {"device", "stream"});
-      b_.AddGpuAnnotation(r);
+    switch (g.kind) {
+      case Gpu::Kind::kKernel: {
+        KernelRecord r;
+        r.start = g.start, r.end = g.end, r.pid = host, r.device_id = g.device, r.context_id = g.context;
+        r.stream_id = g.stream, r.correlation_id = g.corr;
+        r.name = b_.Intern(g.name);
+        r.grid = g.grid;
+        r.block = g.block;
+        r.registers_per_thread = g.registers;
+        r.static_shared_bytes = g.shared;
+        b_.AddKernel(r, b_.Intern(g.args));
+        break;
+      }
+      case Gpu::Kind::kMemcpy: {
+        MemcpyRecord r;
+        r.start = g.start, r.end = g.end, r.pid = host, r.device_id = g.device, r.context_id = g.context;
+        r.stream_id = g.stream, r.correlation_id = g.corr;
+        r.bytes = g.bytes;
+        r.copy_kind = g.copy_kind, r.src_kind = g.src_kind, r.dst_kind = g.dst_kind;
+        b_.AddMemcpy(r, b_.Intern(g.args));
+        break;
+      }
+      case Gpu::Kind::kMemset: {
+        MemsetRecord r;
+        r.start = g.start, r.end = g.end, r.pid = host, r.device_id = g.device, r.context_id = g.context;
+        r.stream_id = g.stream, r.correlation_id = g.corr;
+        r.bytes = g.bytes;
+        b_.AddMemset(r, b_.Intern(g.args));
+        break;
+      }
+      case Gpu::Kind::kAnnotation: {
+        GpuAnnotationRecord r;
+        r.start = g.start, r.end = g.end, r.pid = host, r.device_id = g.device, r.stream_id = g.stream;
+        r.name = b_.Intern(g.name);
+        r.args = b_.Intern(g.args);
+        b_.AddGpuAnnotation(r);
+        break;
+      }
     }
+    std::string().swap(g.name), std::string().swap(g.args);  // freed as they go into the model
   }
   gpu_.clear();
   for (const auto& [why, n] : skipped_)
@@ -643,6 +495,137 @@ Status Importer::Finish(bool kineto) {
 
 // --- Sax implementation (needs Importer)
 // ---------------------------------------------------------------------
+
+void SetEventField(JEvent& ev, std::string_view k, std::string_view text, bool is_string) {
+  if (k == "ph")
+    ev.ph = text;
+  else if (k == "name")
+    ev.name = text;
+  else if (k == "cat")
+    ev.cat = text;
+  else if (k == "ts")
+    ev.has_ts = MicrosToNanos(text, &ev.ts);
+  else if (k == "dur")
+    ev.has_dur = MicrosToNanos(text, &ev.dur);
+  else if (k == "pid" || k == "tid") {
+    IdValue& v = k == "pid" ? ev.pid : ev.tid;
+    v.set = true;
+    v.is_string = false;
+    v.num = 0;
+    v.str.clear();
+    int64_t n;
+    if (!is_string && ParseInt(text, &n)) {
+      v.num = n;
+    } else if (is_string && ParseInt(text, &n) && n >= 0) {
+      v.num = n;  // "pid": "1234"
+    } else {
+      v.is_string = true;
+      v.str = text;
+    }
+  } else if (k == "id" || k == "bind_id")
+    ev.id = text;
+  else if (k == "bp")
+    ev.bp = text;
+  else if (k == "s")
+    ev.scope = text;
+}
+
+bool IsKinetoKey(std::string_view k) {
+  return k == "schemaVersion" || k == "deviceProperties" || k == "traceName" || k == "baseTimeNanoseconds";
+}
+
+void AppendCaptureString(std::string& out, std::string_view s) {
+  out += '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      out += ' ';
+      continue;
+    }
+    out += c;
+  }
+  out += '"';
+}
+
+}  // namespace json_import
+
+namespace {
+
+using json = nlohmann::json;
+using namespace json_import;
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] SAX handler
+// -----------------------------------------------------------------------------------------------------------------
+
+// Frames of the document: only the structure that matters is tracked; other values are captured as text
+// (args) or skipped.
+enum class Role : uint8_t { kTopObject, kTopArray, kEvents, kEvent, kArgs, kCapture, kDeviceProps };
+
+class Sax {
+ public:
+  explicit Sax(Importer* imp) : imp_(imp) {}
+  bool null() { return Scalar("null", false); }
+  bool boolean(bool v) { return Scalar(v ? "true" : "false", false); }
+  bool number_integer(json::number_integer_t v) { return Scalar(std::to_string(v), false); }
+  bool number_unsigned(json::number_unsigned_t v) { return Scalar(std::to_string(v), false); }
+  bool number_float(json::number_float_t, const json::string_t& raw) { return Scalar(raw, false); }
+  bool string(json::string_t& v) { return Scalar(v, true); }
+  bool binary(json::binary_t&) { return Scalar("null", false); }
+  bool start_object(std::size_t) { return Open(true); }
+  bool start_array(std::size_t) { return Open(false); }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
+  bool key(json::string_t& k) {
+    if (!stack_.empty() && stack_.back().role == Role::kCapture) {
+      if (cap_discard_) return true;
+      CaptureComma();
+      AppendJsonString(k);
+      cap_ += ':';
+      cap_first_.back() = true;  // the value follows without a comma
+      return true;
+    }
+    key_ = k;
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& ex) {
+    error_position_ = position;
+    error_ = ex.what();
+    return false;
+  }
+
+  size_t error_position_ = 0;
+  std::string error_;
+  bool saw_trace_events_ = false;
+  bool kineto_ = false;
+
+ private:
+  struct Frame {
+    Role role;
+    bool object;
+    std::string key;  // the key under which this container sits in its parent
+  };
+
+  void AppendJsonString(const std::string& s) { AppendCaptureString(cap_, s); }
+  void CaptureComma() {
+    if (!cap_first_.back()) cap_ += ',';
+    cap_first_.back() = false;
+  }
+
+  bool Scalar(const std::string& text, bool is_string);
+  bool Open(bool object);
+  bool Close();
+
+  Importer* imp_;
+  std::vector<Frame> stack_;
+  std::string key_;
+  JEvent ev_;
+  std::string cap_;
+  std::vector<bool> cap_first_;
+  size_t cap_limit_ = kArgTextLimit;
+  bool cap_discard_ = false;
+  size_t capture_base_ = 0;  // stack depth of the outermost capture frame (0 = not capturing an arg value)
+};
 
 bool Sax::Open(bool object) {
   if (!stack_.empty() && (stack_.back().role == Role::kCapture || stack_.back().role == Role::kDeviceProps)) {
@@ -751,46 +734,14 @@ bool Sax::Scalar(const std::string& text, bool is_string) {
     return true;
   }
   if (top.role == Role::kTopObject) {
-    if (key_ == "schemaVersion" || key_ == "deviceProperties" || key_ == "traceName" ||
-        key_ == "baseTimeNanoseconds")
-      kineto_ = true;
+    if (IsKinetoKey(key_)) kineto_ = true;
     return true;
   }
   if (top.role == Role::kArgs) {
     ev_.args.emplace_back(key_, text.size() > cap_limit_ ? text.substr(0, cap_limit_) : text);
     return true;
   }
-  if (top.role != Role::kEvent) return true;
-  const std::string& k = key_;
-  if (k == "ph")
-    ev_.ph = text;
-  else if (k == "name")
-    ev_.name = text;
-  else if (k == "cat")
-    ev_.cat = text;
-  else if (k == "ts")
-    ev_.has_ts = MicrosToNanos(text, &ev_.ts);
-  else if (k == "dur")
-    ev_.has_dur = MicrosToNanos(text, &ev_.dur);
-  else if (k == "pid" || k == "tid") {
-    IdValue v;
-    v.set = true;
-    int64_t n;
-    if (!is_string && ParseInt(text, &n)) {
-      v.num = n;
-    } else if (is_string && ParseInt(text, &n) && n >= 0) {
-      v.num = n;  // "pid": "1234"
-    } else {
-      v.is_string = true;
-      v.str = text;
-    }
-    (k == "pid" ? ev_.pid : ev_.tid) = std::move(v);
-  } else if (k == "id" || k == "bind_id")
-    ev_.id = text;
-  else if (k == "bp")
-    ev_.bp = text;
-  else if (k == "s")
-    ev_.scope = text;
+  if (top.role == Role::kEvent) SetEventField(ev_, key_, text, is_string);
   return true;
 }
 
@@ -800,7 +751,7 @@ bool Sax::Scalar(const std::string& text, bool is_string) {
 // [SECTION] Entry point
 // -----------------------------------------------------------------------------------------------------------------
 
-Status ImportJson(std::string_view text, ModelBuilder& builder) {
+Status ImportJsonReference(std::string_view text, ModelBuilder& builder) {
   Importer imp(builder);
   Sax sax(&imp);
   const bool ok = json::sax_parse(text.begin(), text.end(), &sax, json::input_format_t::json, true, false);

@@ -1,4 +1,5 @@
-// Format sniffing and incremental loading (.gtrace chunk by chunk; JSON in one step).
+// Format sniffing and incremental loading (.gtrace chunk by chunk; JSON some MB of text per step, gzip of
+// JSON inflated as it is parsed).
 //
 // A .gtrace Step walks a window of chunks (TraceReader::Walk) and routes each record chunk into a router of
 // its own on the pool's threads (records -> per-track pieces, local interning); the routers are merged in
@@ -8,6 +9,7 @@
 
 #include "builder_internal.h"
 #include "gt/viewer/load.h"
+#include "import_json_internal.h"
 
 #include "gt/parts.h"
 
@@ -37,6 +39,9 @@ static std::string Describe(std::span<const uint8_t> bytes) {
          "); expected .gtrace, Chrome/Kineto JSON, or gzip of those";
 }
 
+// JSON text parsed per Step (the page draws its progress bar between Steps).
+constexpr uint64_t kJsonBytesPerStep = 8ull << 20;
+
 class TraceLoader::Impl {
  public:
   enum class Mode { kNone, kGtrace, kJson, kDone };
@@ -56,6 +61,7 @@ class TraceLoader::Impl {
   std::vector<detail::Router> routers;
   std::vector<Status> decoded;
   LoadTimings timings;
+  std::unique_ptr<json_import::FastJsonImport> fast_json;
 
   void StepGtrace();
 };
@@ -102,6 +108,27 @@ Status TraceLoader::Open(std::span<const uint8_t> bytes, LoadOptions options) {
   I.options = options;
   I.bytes = bytes;
   DetectedFormat f = DetectFormat(bytes);
+  const bool fast_json = options.json_parser == LoadOptions::JsonParser::kFast;
+  uint64_t text_size = bytes.size();
+  if (f == DetectedFormat::kGzip && fast_json) {
+    // gzip of JSON streams into the parser; anything else is inflated whole below.
+    I.fast_json = std::make_unique<json_import::FastJsonImport>(bytes, options.max_inflated_bytes, I.builder);
+    GT_RETURN_IF_ERROR(I.fast_json->Prime());
+    std::string_view head = I.fast_json->Head();
+    if (DetectFormat(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(head.data()), head.size())) ==
+        DetectedFormat::kJson) {
+      f = DetectedFormat::kJson;
+      I.gzip = true;
+      // The gzip trailer holds the inflated size modulo 4 GiB: the estimate that decides on threads.
+      if (bytes.size() >= 18) {
+        const uint8_t* t = bytes.data() + bytes.size() - 4;
+        text_size = std::max<uint64_t>(
+            text_size, uint64_t(t[0]) | uint64_t(t[1]) << 8 | uint64_t(t[2]) << 16 | uint64_t(t[3]) << 24);
+      }
+    } else {
+      I.fast_json.reset();
+    }
+  }
   if (f == DetectedFormat::kGzip) {
     auto out = Gunzip(bytes, options.max_inflated_bytes, &I.gzip_truncated);
     if (!out.ok()) return out.status();
@@ -112,13 +139,12 @@ Status TraceLoader::Open(std::span<const uint8_t> bytes, LoadOptions options) {
     f = DetectFormat(I.bytes);
     if (f == DetectedFormat::kGzip) return Unsupported("gzip inside gzip is not supported");
     if (f == DetectedFormat::kUnknown) return Corrupt("inside the gzip: " + Describe(I.bytes));
+    text_size = I.bytes.size();
   }
-  if (I.gzip_truncated)
-    I.builder.AddLoss("gzip_truncated", Severity::kDataLoss, 1,
-                      "the gzip stream ends early or is damaged; only the part before that was read");
+  if (I.gzip_truncated) json_import::AddGzipTruncatedLoss(I.builder);
   // In a 32-bit address space a large input leaves no room for routing chunks on threads (their pieces and
   // the per-track arrays fragment wasm32's 4 GiB until a long array finds no room): it loads on one thread.
-  const bool scarce = sizeof(void*) < 8 && I.bytes.size() > (uint64_t{256} << 20);
+  const bool scarce = sizeof(void*) < 8 && text_size > (uint64_t{256} << 20);
   I.pool = std::make_unique<detail::ThreadPool>(scarce ? 1 : options.threads);
   // Auto: one thread appends to one array per track anyway (compact costs it no extra pass and saves a
   // copy of every event in memory); threads keep per-chunk pieces.
@@ -135,6 +161,10 @@ Status TraceLoader::Open(std::span<const uint8_t> bytes, LoadOptions options) {
     }
     case DetectedFormat::kJson:
       I.mode = Impl::Mode::kJson;
+      if (fast_json && !I.fast_json) {
+        std::string_view text(reinterpret_cast<const char*>(I.bytes.data()), I.bytes.size());
+        I.fast_json = std::make_unique<json_import::FastJsonImport>(text, I.builder);
+      }
       return Status::Ok();
     default:
       return InvalidArgument(Describe(bytes));
@@ -148,8 +178,16 @@ void TraceLoader::Step() {
       I.StepGtrace();
       break;
     case Impl::Mode::kJson: {
+      if (I.fast_json) {
+        I.fast_json->Step(kJsonBytesPerStep);
+        if (I.fast_json->done()) {
+          I.json_status = I.fast_json->Finish();
+          I.mode = Impl::Mode::kDone;
+        }
+        break;
+      }
       std::string_view text(reinterpret_cast<const char*>(I.bytes.data()), I.bytes.size());
-      I.json_status = ImportJson(text, I.builder);
+      I.json_status = ImportJsonReference(text, I.builder);
       I.mode = Impl::Mode::kDone;
       break;
     }
@@ -166,6 +204,8 @@ double TraceLoader::progress() const {
   switch (impl_->mode) {
     case Impl::Mode::kGtrace:
       return impl_->reader.progress();
+    case Impl::Mode::kJson:
+      return impl_->fast_json ? impl_->fast_json->progress() : 0.0;
     case Impl::Mode::kDone:
       return 1.0;
     default:
@@ -181,7 +221,8 @@ StatusOr<std::unique_ptr<TraceModel>> TraceLoader::Finish() {
   I.finished = true;
   if (!I.json_status.ok()) return I.json_status;
   LoadReport report = I.is_gtrace ? I.reader.report() : LoadReport{};
-  report.bytes_total = std::max<uint64_t>(report.bytes_total, I.bytes.size());
+  report.bytes_total =
+      std::max<uint64_t>(report.bytes_total, I.fast_json ? I.fast_json->text_bytes() : I.bytes.size());
   I.builder.SetReport(report);
   I.builder.impl_->timings = &I.timings;
   return I.builder.impl_->Finish(I.pool.get());

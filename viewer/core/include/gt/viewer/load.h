@@ -33,6 +33,11 @@ struct LoadOptions {
   // either way.
   enum class Staging : uint8_t { kAuto, kPieces, kCompact };
   Staging staging = Staging::kAuto;
+  // JSON front end: the streaming parser (kFast; gzip is inflated piece by piece as it parses) or nlohmann's
+  // SAX parser over the whole inflated text (kReference: the baseline of tests and benchmarks). The model is
+  // the same either way.
+  enum class JsonParser : uint8_t { kFast, kReference };
+  JsonParser json_parser = JsonParser::kFast;
 };
 
 // Where a load's wall time went, in seconds (benchmarks; the phases are described in docs/architecture.md).
@@ -80,5 +85,7 @@ StatusOr<std::string> Gunzip(std::span<const uint8_t> bytes, uint64_t max_bytes,
 // Parses Chrome trace JSON or Kineto JSON (object with "traceEvents", or a bare event array) into `builder`.
 // Malformed events are skipped and counted (AddLoss); a document that is not JSON or has no events fails.
 Status ImportJson(std::string_view text, ModelBuilder& builder);
+// The same through nlohmann's SAX parser (the reference the fast parser is tested against).
+Status ImportJsonReference(std::string_view text, ModelBuilder& builder);
 
 }  // namespace gt::viewer

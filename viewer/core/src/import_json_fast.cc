@@ -1,0 +1,866 @@
+// The default JSON front end: a streaming parser written for trace files (the reference is nlohmann's SAX
+// parser in import_json.cc; both feed the same Importer, and tests compare the models they build).
+//
+// [SECTION] Source: the whole text, or gzip inflated piece by piece
+// [SECTION] Lexer: whitespace, strings, numbers, skipped and captured values
+// [SECTION] Document: the top-level state machine, events, args
+// [SECTION] Entry points
+//
+// Why not simdjson: a Chrome trace is one document of hundreds of MB, and simdjson wants it whole and padded
+// (a copy of the file, and of the inflated gzip), while each event is small and only its few known keys
+// matter. The lexer below is about a third of an import's time (the event mapping and the builder are the
+// rest: docs/benchmarks.md), streams gzip with bounded memory, builds with emcc as is, and accepts exactly
+// what nlohmann accepts (strict JSON, UTF-8 checked, no comments) so the two front ends agree on every input.
+//
+// Resumable units: the parser works on a window of the text. Each unit (one event, one top-level member, one
+// punctuation step) is parsed from a committed position; when the window ends inside a unit the window is
+// refilled (keeping the unit's bytes) and the unit is parsed again from its start. Nothing reaches the
+// Importer before a unit is complete, so a retry has no side effects.
+#include <zlib.h>
+
+#include <cmath>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#include <cstring>
+
+#include "import_json_internal.h"
+
+namespace gt::viewer::json_import {
+
+namespace {
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Source: the whole text, or gzip inflated piece by piece
+// -----------------------------------------------------------------------------------------------------------------
+
+class Source {
+ public:
+  explicit Source(std::string_view text) : data_(text.data()), size_(text.size()), eof_(true) {}
+  Source(std::span<const uint8_t> gz, uint64_t max_inflated) : gz_(gz), max_(max_inflated), gzip_(true) {
+    if (inflateInit2(&zs_, 15 + 32) != Z_OK) {  // 32: gzip or zlib header
+      status_ = Internal("zlib: inflateInit2 failed");
+      eof_ = true;
+      return;
+    }
+    zinit_ = true;
+    zs_.next_in = const_cast<Bytef*>(gz.data());
+    Feed();
+  }
+  ~Source() {
+    if (zinit_) inflateEnd(&zs_);
+  }
+  const char* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool eof() const { return eof_; }
+  bool gzip() const { return gzip_; }
+  bool truncated() const { return truncated_; }
+  const Status& status() const { return status_; }
+  uint64_t total() const { return gzip_ ? total_ : size_; }
+  // Absolute offset of data()[0] in the text.
+  uint64_t base() const { return gzip_ ? total_ - size_ : 0; }
+  double progress(size_t pos) const {
+    if (!gzip_) return size_ ? double(pos) / double(size_) : 1.0;
+    return gz_.empty() ? 1.0 : double(consumed_) / double(gz_.size());
+  }
+
+  // Drops the bytes before `keep`, inflates more after the rest (at least as much as is kept, so a long
+  // unit parsed again costs linear time). False when nothing more will come.
+  bool More(size_t keep) {
+    if (eof_) return false;
+    std::memmove(buf_.data(), buf_.data() + keep, size_ - keep);
+    size_ -= keep;
+    const size_t want = std::max<size_t>(kPiece, size_);
+    if (buf_.size() < size_ + want) buf_.resize(size_ + want);
+    const size_t before = size_;
+    while (size_ - before < want / 2 && !eof_) Inflate(buf_.size() - size_);
+    data_ = buf_.data();
+    return size_ > before || !eof_;
+  }
+
+ private:
+  static constexpr size_t kPiece = 1 << 20;
+
+  void Feed() {
+    constexpr size_t kIn = 1u << 30;  // avail_in is 32-bit
+    const size_t used = zs_.next_in - gz_.data();
+    zs_.avail_in = static_cast<uInt>(std::min(gz_.size() - used, kIn));
+  }
+
+  // Same outcomes as Gunzip (load.cc's whole-file path): concatenated members are one text, a damaged or
+  // short stream keeps what came before, a stream over the limit fails.
+  void Inflate(size_t room) {
+    zs_.next_out = reinterpret_cast<Bytef*>(buf_.data() + size_);
+    zs_.avail_out = static_cast<uInt>(std::min<size_t>(room, 1u << 30));
+    const uInt before_out = zs_.avail_out;
+    int rc = inflate(&zs_, Z_NO_FLUSH);
+    const size_t got = before_out - zs_.avail_out;
+    size_ += got;
+    total_ += got;
+    consumed_ = zs_.next_in - gz_.data();
+    if (total_ >= max_ && rc != Z_STREAM_END) {
+      status_ =
+          ResourceExhausted("gzip: inflated size exceeds the limit of " + std::to_string(max_) + " bytes");
+      eof_ = true;
+      return;
+    }
+    if (zs_.avail_in == 0) Feed();
+    const bool input_done = zs_.avail_in == 0;
+    if (rc == Z_STREAM_END) {
+      if (input_done) {
+        eof_ = true;
+        return;
+      }
+      const Bytef* next = zs_.next_in;
+      uInt avail = zs_.avail_in;
+      if (inflateReset(&zs_) != Z_OK) {
+        status_ = Internal("zlib: inflateReset failed");
+        eof_ = true;
+        return;
+      }
+      zs_.next_in = const_cast<Bytef*>(next);
+      zs_.avail_in = avail;
+      return;
+    }
+    if (rc == Z_OK) return;
+    if (rc == Z_BUF_ERROR && input_done) {  // input ended mid-stream
+      truncated_ = true;
+      eof_ = true;
+      return;
+    }
+    if (rc == Z_BUF_ERROR) return;
+    if (total_ == 0) status_ = Corrupt(std::string("gzip: ") + (zs_.msg ? zs_.msg : "corrupt stream"));
+    truncated_ = true;
+    eof_ = true;
+  }
+
+  const char* data_ = nullptr;
+  size_t size_ = 0;
+  bool eof_ = false;
+  std::span<const uint8_t> gz_;
+  uint64_t max_ = 0;
+  bool gzip_ = false, zinit_ = false, truncated_ = false;
+  z_stream zs_{};
+  std::string buf_;
+  uint64_t total_ = 0, consumed_ = 0;
+  Status status_ = Status::Ok();
+};
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Lexer: whitespace, strings, numbers, skipped and captured values
+// -----------------------------------------------------------------------------------------------------------------
+
+constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+inline bool HasZeroByte(uint64_t v) {
+  return ((v - kOnes) & ~v & kHighs) != 0;
+}
+// A byte that ends the plain run of a string: '"', '\\', a control character, or a non-ASCII byte.
+inline bool HasSpecial(uint64_t w) {
+  return HasZeroByte(w ^ (kOnes * '"')) || HasZeroByte(w ^ (kOnes * '\\')) ||
+         ((w - kOnes * 0x20) & ~w & kHighs) != 0 || (w & kHighs) != 0;
+}
+
+inline int Hex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+void AppendUtf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out += char(cp);
+  } else if (cp < 0x800) {
+    out += char(0xC0 | (cp >> 6));
+    out += char(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += char(0xE0 | (cp >> 12));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  } else {
+    out += char(0xF0 | (cp >> 18));
+    out += char(0x80 | ((cp >> 12) & 0x3F));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  }
+}
+
+enum class Fail : uint8_t { kNone, kMore, kError };
+
+class Lexer {
+ public:
+  const char* end = nullptr;  // of the window
+  bool eof = false;           // nothing comes after the window
+  Fail fail = Fail::kNone;
+  const char* error_at = nullptr;
+  const char* error = "";
+
+  bool Need(const char* p) {
+    if (!eof) {
+      fail = Fail::kMore;
+      return false;
+    }
+    return Err(p, "unexpected end of input");
+  }
+  bool Err(const char* p, const char* what) {
+    fail = Fail::kError;
+    error_at = p;
+    error = what;
+    return false;
+  }
+  bool Ws(const char*& p) {
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+    return p < end || Need(p);
+  }
+
+  // p at '"'. *out views the window when the string has no escapes, else `scratch`.
+  bool String(const char*& p, std::string_view* out, std::string* scratch) {
+    const char* s = p + 1;
+    for (;;) {
+#if defined(__SSE2__)
+      // 16 bytes at a time: '"', '\\', and (signed compare) control characters and non-ASCII bytes.
+      while (end - s >= 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+        const __m128i special = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+            _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+        const int mask = _mm_movemask_epi8(special);
+        if (mask) {
+          s += __builtin_ctz(static_cast<unsigned>(mask));
+          break;
+        }
+        s += 16;
+      }
+#endif
+      while (end - s >= 8) {
+        uint64_t w;
+        std::memcpy(&w, s, 8);
+        if (HasSpecial(w)) break;
+        s += 8;
+      }
+      if (s >= end) return Need(s);
+      const unsigned char c = static_cast<unsigned char>(*s);
+      if (c == '"') {
+        *out = std::string_view(p + 1, s - p - 1);
+        p = s + 1;
+        return true;
+      }
+      if (c == '\\') break;
+      if (c < 0x20) return Err(s, "control character in a string");
+      if (c >= 0x80) {
+        if (!Utf8(s)) return false;
+      } else {
+        ++s;
+      }
+    }
+    scratch->assign(p + 1, s);
+    while (true) {
+      if (s >= end) return Need(s);
+      const unsigned char c = static_cast<unsigned char>(*s);
+      if (c == '"') break;
+      if (c < 0x20) return Err(s, "control character in a string");
+      if (c >= 0x80) {
+        const char* from = s;
+        if (!Utf8(s)) return false;
+        scratch->append(from, s);
+        continue;
+      }
+      if (c != '\\') {
+        *scratch += char(c);
+        ++s;
+        continue;
+      }
+      if (end - s < 2) return Need(s);
+      const char e = s[1];
+      s += 2;
+      switch (e) {
+        case '"':
+          *scratch += '"';
+          break;
+        case '\\':
+          *scratch += '\\';
+          break;
+        case '/':
+          *scratch += '/';
+          break;
+        case 'b':
+          *scratch += '\b';
+          break;
+        case 'f':
+          *scratch += '\f';
+          break;
+        case 'n':
+          *scratch += '\n';
+          break;
+        case 'r':
+          *scratch += '\r';
+          break;
+        case 't':
+          *scratch += '\t';
+          break;
+        case 'u': {
+          uint32_t cp;
+          if (!Hex4(s, &cp)) return false;
+          if (cp >= 0xD800 && cp <= 0xDBFF) {
+            if (end - s < 2) return Need(s);
+            if (s[0] != '\\' || s[1] != 'u') return Err(s, "a high surrogate without its low surrogate");
+            s += 2;
+            uint32_t lo;
+            if (!Hex4(s, &lo)) return false;
+            if (lo < 0xDC00 || lo > 0xDFFF) return Err(s, "a high surrogate without its low surrogate");
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+            return Err(s, "a low surrogate without its high surrogate");
+          }
+          AppendUtf8(*scratch, cp);
+          break;
+        }
+        default:
+          return Err(s - 1, "invalid escape in a string");
+      }
+    }
+    *out = *scratch;
+    p = s + 1;
+    return true;
+  }
+
+  // JSON's number grammar; the text as written, "-0" as "0" (what nlohmann reports for that integer).
+  bool Number(const char*& p, std::string_view* out) {
+    const char* s = p;
+    if (*s == '-') ++s;
+    if (s >= end) return Need(s);
+    const char* int_start = s;
+    if (*s == '0') {
+      ++s;
+    } else if (*s >= '1' && *s <= '9') {
+      while (s < end && *s >= '0' && *s <= '9') ++s;
+    } else {
+      return Err(s, "invalid number");
+    }
+    const size_t int_digits = s - int_start;
+    bool is_float = false;
+    bool nonzero_mantissa = !(int_digits == 1 && *int_start == '0');
+    if (s < end && *s == '.') {
+      is_float = true;
+      ++s;
+      if (s >= end) return Need(s);
+      if (!(*s >= '0' && *s <= '9')) return Err(s, "invalid number");
+      while (s < end && *s >= '0' && *s <= '9') nonzero_mantissa |= *s++ != '0';
+    }
+    int64_t exp = 0;
+    bool has_exp = false;
+    if (s < end && (*s == 'e' || *s == 'E')) {
+      is_float = has_exp = true;
+      ++s;
+      if (s >= end) return Need(s);
+      bool neg = false;
+      if (*s == '+' || *s == '-') neg = *s++ == '-';
+      if (s >= end) return Need(s);
+      if (!(*s >= '0' && *s <= '9')) return Err(s, "invalid number");
+      for (; s < end && *s >= '0' && *s <= '9'; ++s) exp = std::min<int64_t>(exp * 10 + (*s - '0'), 1000000);
+      if (neg) exp = -exp;
+    }
+    if (s >= end && !eof) return Need(s);  // the number may go on in the next window
+    std::string_view text(p, s - p);
+    // nlohmann rejects a number whose double is infinite: decide cheaply when the magnitude is clear.
+    if (nonzero_mantissa && (static_cast<int64_t>(int_digits) + (has_exp ? exp : 0) > 300 ||
+                             (is_float && has_exp && exp > 280))) {
+      std::string copy(text);
+      if (!std::isfinite(std::strtod(copy.c_str(), nullptr))) return Err(p, "number overflow");
+    }
+    *out = text == "-0" ? std::string_view("0") : text;
+    p = s;
+    return true;
+  }
+
+  // A string, number or literal; *is_string tells which.
+  bool Scalar(const char*& p, std::string_view* out, bool* is_string, std::string* scratch) {
+    *is_string = false;
+    switch (*p) {
+      case '"':
+        *is_string = true;
+        return String(p, out, scratch);
+      case 't':
+        return Literal(p, "true", out);
+      case 'f':
+        return Literal(p, "false", out);
+      case 'n':
+        return Literal(p, "null", out);
+      default:
+        if (*p == '-' || (*p >= '0' && *p <= '9')) return Number(p, out);
+        return Err(p, "unexpected character");
+    }
+  }
+
+  // p at '{' or '['. Validates the value; with `cap`, appends its JSON text the way the reference front end
+  // captures it. Iterative: nesting depth is bounded by memory only, as in nlohmann.
+  bool Container(const char*& p, std::string* cap) {
+    stack_.clear();
+    std::string_view sv;
+    bool is_str;
+    bool first = true;  // right after an opening bracket: the closing one may follow
+    stack_.push_back(*p);
+    if (cap) *cap += *p;
+    ++p;
+    for (;;) {
+      if (!Ws(p)) return false;
+      const bool obj = stack_.back() == '{';
+      if (first && *p == (obj ? '}' : ']')) goto close;
+      if (obj) {
+        if (*p != '"') return Err(p, "expected a key");
+        if (!String(p, &sv, &scratch_)) return false;
+        if (cap) {
+          AppendCaptureString(*cap, sv);
+          *cap += ':';
+        }
+        if (!Ws(p)) return false;
+        if (*p != ':') return Err(p, "expected ':'");
+        ++p;
+        if (!Ws(p)) return false;
+      }
+      if (*p == '{' || *p == '[') {
+        stack_.push_back(*p);
+        if (cap) *cap += *p;
+        ++p;
+        first = true;
+        continue;
+      }
+      if (!Scalar(p, &sv, &is_str, &scratch_)) return false;
+      if (cap) {
+        if (is_str)
+          AppendCaptureString(*cap, sv);
+        else
+          cap->append(sv);
+      }
+      for (;;) {  // after a value: ',' or the closing bracket
+        if (!Ws(p)) return false;
+        if (*p == ',') {
+          ++p;
+          if (cap) *cap += ',';
+          first = false;
+          break;
+        }
+        if (*p != (stack_.back() == '{' ? '}' : ']')) return Err(p, "expected ',' or a closing bracket");
+      close:
+        if (cap) *cap += *p;
+        ++p;
+        stack_.pop_back();
+        if (stack_.empty()) return true;
+      }
+    }
+  }
+
+  // Any value, validated and dropped.
+  bool Skip(const char*& p) {
+    if (*p == '{' || *p == '[') return Container(p, nullptr);
+    std::string_view sv;
+    bool is_str;
+    return Scalar(p, &sv, &is_str, &scratch_);
+  }
+
+ private:
+  bool Literal(const char*& p, std::string_view word, std::string_view* out) {
+    for (size_t i = 0; i < word.size(); ++i) {
+      if (p + i >= end) return Need(p + i);
+      if (p[i] != word[i]) return Err(p + i, "invalid literal");
+    }
+    *out = word;
+    p += word.size();
+    return true;
+  }
+  bool Hex4(const char*& s, uint32_t* cp) {
+    if (end - s < 4) return Need(s);
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+      const int h = Hex(s[i]);
+      if (h < 0) return Err(s + i, "invalid \\u escape");
+      v = v << 4 | uint32_t(h);
+    }
+    *cp = v;
+    s += 4;
+    return true;
+  }
+  // One well-formed UTF-8 sequence (RFC 3629: no overlongs, no surrogates, at most U+10FFFF).
+  bool Utf8(const char*& s) {
+    const auto b = [&](int i) { return static_cast<unsigned char>(s[i]); };
+    const unsigned char c = b(0);
+    int n;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return Err(s, "invalid UTF-8");
+    }
+    for (int i = 1; i < n; ++i) {
+      if (s + i >= end) return Need(s + i);
+      const unsigned char x = b(i);
+      if (x < (i == 1 ? lo : 0x80) || x > (i == 1 ? hi : 0xBF)) return Err(s + i, "invalid UTF-8");
+    }
+    s += n;
+    return true;
+  }
+
+  std::vector<char> stack_;
+  std::string scratch_;
+};
+
+}  // namespace
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Document: the top-level state machine, events, args
+// -----------------------------------------------------------------------------------------------------------------
+
+struct FastJsonImport::Impl {
+  enum class State : uint8_t {
+    kBegin,
+    kObjFirst,     // after the top '{': a key or '}'
+    kObjKey,       // after ',': a key
+    kObjNext,      // after a member: ',' or '}'
+    kEventsFirst,  // after the events' '[': an element or ']'
+    kEventsElem,   // after ',': an element
+    kEventsNext,   // after an element: ',' or ']'
+    kEnd,          // after the top value: whitespace only
+    kDone,
+  };
+
+  Impl(Source s, ModelBuilder& b) : src(std::move(s)), builder(b), imp(b) {}
+  Impl(std::span<const uint8_t> gz, uint64_t max, ModelBuilder& b) : src(gz, max), builder(b), imp(b) {}
+
+  Source src;
+  ModelBuilder& builder;
+  Importer imp;
+  Lexer lx;
+  State state = State::kBegin;
+  bool events_in_object = false;
+  bool kineto = false;
+  size_t pos = 0;  // committed offset in the window
+  bool failed = false;
+  uint64_t error_offset = 0;
+  std::string error;
+  JEvent ev;
+  std::string key_scratch, val_scratch, cap;
+
+  bool Unit(const char*& p);
+  bool Member(const char*& p);
+  bool Element(const char*& p);
+  bool Event(const char*& p);
+  bool Args(const char*& p);
+  void Run(uint64_t budget);
+};
+
+bool FastJsonImport::Impl::Event(const char*& p) {
+  ev.Clear();
+  ++p;
+  if (!lx.Ws(p)) return false;
+  if (*p == '}') {
+    ++p;
+    imp.OnEvent(ev);
+    return true;
+  }
+  std::string_view key, val;
+  bool is_str;
+  for (;;) {
+    if (!lx.Ws(p)) return false;
+    if (*p != '"') return lx.Err(p, "expected a key");
+    if (!lx.String(p, &key, &key_scratch)) return false;
+    if (!lx.Ws(p)) return false;
+    if (*p != ':') return lx.Err(p, "expected ':'");
+    ++p;
+    if (!lx.Ws(p)) return false;
+    if (*p == '{' && key == "args") {
+      if (!Args(p)) return false;
+    } else if (*p == '{' || *p == '[') {
+      if (!lx.Container(p, nullptr)) return false;
+    } else {
+      if (!lx.Scalar(p, &val, &is_str, &val_scratch)) return false;
+      SetEventField(ev, key, val, is_str);
+    }
+    if (!lx.Ws(p)) return false;
+    if (*p == ',') {
+      ++p;
+      continue;
+    }
+    if (*p != '}') return lx.Err(p, "expected ',' or '}'");
+    ++p;
+    break;
+  }
+  imp.OnEvent(ev);
+  return true;
+}
+
+bool FastJsonImport::Impl::Args(const char*& p) {
+  ++p;
+  if (!lx.Ws(p)) return false;
+  if (*p == '}') {
+    ++p;
+    return true;
+  }
+  std::string_view key, val;
+  bool is_str;
+  for (;;) {
+    if (!lx.Ws(p)) return false;
+    if (*p != '"') return lx.Err(p, "expected a key");
+    if (!lx.String(p, &key, &key_scratch)) return false;
+    if (!lx.Ws(p)) return false;
+    if (*p != ':') return lx.Err(p, "expected ':'");
+    ++p;
+    if (!lx.Ws(p)) return false;
+    if (*p == '{' || *p == '[') {
+      cap.clear();
+      if (!lx.Container(p, &cap)) return false;
+      val = cap;
+    } else {
+      if (!lx.Scalar(p, &val, &is_str, &val_scratch)) return false;
+    }
+    ev.args.emplace_back(key, val.substr(0, kArgTextLimit));
+    if (!lx.Ws(p)) return false;
+    if (*p == ',') {
+      ++p;
+      continue;
+    }
+    if (*p != '}') return lx.Err(p, "expected ',' or '}'");
+    ++p;
+    return true;
+  }
+}
+
+// A member of the top object: "traceEvents" opens the event array, "deviceProperties" is captured and read,
+// the rest is validated and dropped.
+bool FastJsonImport::Impl::Member(const char*& p) {
+  if (*p != '"') return lx.Err(p, "expected a key");
+  std::string_view key;
+  if (!lx.String(p, &key, &key_scratch)) return false;
+  if (!lx.Ws(p)) return false;
+  if (*p != ':') return lx.Err(p, "expected ':'");
+  ++p;
+  if (!lx.Ws(p)) return false;
+  if (*p == '[' && key == "traceEvents") {
+    ++p;
+    events_in_object = true;
+    state = State::kEventsFirst;
+    return true;
+  }
+  if (*p == '[' && key == "deviceProperties") {
+    kineto = true;  // set on the opening bracket, as the reference does
+    cap.clear();
+    if (!lx.Container(p, &cap)) return false;
+    imp.OnDeviceProperties(cap);
+  } else if (*p == '{' || *p == '[') {
+    if (!lx.Container(p, nullptr)) return false;
+  } else {
+    if (!lx.Skip(p)) return false;
+    if (IsKinetoKey(key)) kineto = true;
+  }
+  state = State::kObjNext;
+  return true;
+}
+
+bool FastJsonImport::Impl::Element(const char*& p) {
+  if (*p == '{') {
+    if (!Event(p)) return false;
+  } else if (!lx.Skip(p)) {
+    return false;
+  }
+  state = State::kEventsNext;
+  return true;
+}
+
+bool FastJsonImport::Impl::Unit(const char*& p) {
+  switch (state) {
+    case State::kBegin: {
+      if (src.base() + (p - src.data()) == 0) {  // a UTF-8 byte order mark, skipped as nlohmann does
+        if (lx.end - p < 3 && !lx.eof) return lx.Need(p);
+        if (lx.end - p >= 3 && std::memcmp(p, "\xEF\xBB\xBF", 3) == 0) p += 3;
+      }
+      if (!lx.Ws(p)) return false;
+      if (*p == '{') {
+        ++p;
+        state = State::kObjFirst;
+      } else if (*p == '[') {
+        ++p;
+        events_in_object = false;
+        state = State::kEventsFirst;
+      } else {
+        if (!lx.Skip(p)) return false;
+        state = State::kEnd;
+      }
+      return true;
+    }
+    case State::kObjFirst:
+      if (!lx.Ws(p)) return false;
+      if (*p == '}') {
+        ++p;
+        state = State::kEnd;
+        return true;
+      }
+      return Member(p);
+    case State::kObjKey:
+      if (!lx.Ws(p)) return false;
+      return Member(p);
+    case State::kObjNext:
+      if (!lx.Ws(p)) return false;
+      if (*p == ',') {
+        ++p;
+        state = State::kObjKey;
+        return true;
+      }
+      if (*p == '}') {
+        ++p;
+        state = State::kEnd;
+        return true;
+      }
+      return lx.Err(p, "expected ',' or '}'");
+    case State::kEventsFirst:
+      if (!lx.Ws(p)) return false;
+      if (*p == ']') {
+        ++p;
+        state = events_in_object ? State::kObjNext : State::kEnd;
+        return true;
+      }
+      return Element(p);
+    case State::kEventsElem:
+      if (!lx.Ws(p)) return false;
+      return Element(p);
+    case State::kEventsNext:
+      if (!lx.Ws(p)) return false;
+      if (*p == ',') {
+        ++p;
+        state = State::kEventsElem;
+        return true;
+      }
+      if (*p == ']') {
+        ++p;
+        state = events_in_object ? State::kObjNext : State::kEnd;
+        return true;
+      }
+      return lx.Err(p, "expected ',' or ']'");
+    case State::kEnd:
+      while (p < lx.end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+      if (p < lx.end) return lx.Err(p, "unexpected content after the JSON value");
+      if (!lx.eof) return lx.Need(p);
+      state = State::kDone;
+      return true;
+    case State::kDone:
+      return true;
+  }
+  return true;
+}
+
+void FastJsonImport::Impl::Run(uint64_t budget) {
+  const uint64_t start_abs = src.base() + pos;
+  while (state != State::kDone && !failed) {
+    if (src.base() + pos - start_abs >= budget) break;
+    lx.end = src.data() + src.size();
+    lx.eof = src.eof();
+    lx.fail = Fail::kNone;
+    const char* p = src.data() + pos;
+    if (Unit(p)) {
+      pos = p - src.data();
+      continue;
+    }
+    if (lx.fail == Fail::kMore) {
+      if (src.More(pos)) {
+        pos = 0;
+        continue;
+      }
+      lx.eof = true;  // the source ended (or failed): parse the unit once more to report where
+      continue;
+    }
+    failed = true;
+    error_offset = src.base() + (lx.error_at - src.data());
+    error = lx.error;
+  }
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Entry points
+// -----------------------------------------------------------------------------------------------------------------
+
+void AddGzipTruncatedLoss(ModelBuilder& b) {
+  b.AddLoss("gzip_truncated", Severity::kDataLoss, 1,
+            "the gzip stream ends early or is damaged; only the part before that was read");
+}
+
+FastJsonImport::FastJsonImport(std::string_view text, ModelBuilder& b)
+    : impl_(std::make_unique<Impl>(Source(text), b)) {}
+FastJsonImport::FastJsonImport(std::span<const uint8_t> gz, uint64_t max_inflated, ModelBuilder& b)
+    : impl_(std::make_unique<Impl>(gz, max_inflated, b)) {}
+FastJsonImport::~FastJsonImport() = default;
+
+Status FastJsonImport::Prime() {
+  Source& s = impl_->src;
+  if (!s.gzip()) return Status::Ok();
+  // Enough text to sniff: past leading whitespace and a byte order mark.
+  auto blank = [&] {
+    for (size_t i = 0; i < s.size(); ++i) {
+      const unsigned char c = static_cast<unsigned char>(s.data()[i]);
+      if (!(c == ' ' || c == '\n' || c == '\r' || c == '\t' ||
+            (i < 3 && (c == 0xEF || c == 0xBB || c == 0xBF))))
+        return false;
+    }
+    return true;
+  };
+  while (blank() && s.More(0)) {
+  }
+  if (!s.status().ok()) return s.status();
+  return Status::Ok();
+}
+
+std::string_view FastJsonImport::Head() const {
+  return std::string_view(impl_->src.data(), impl_->src.size());
+}
+
+void FastJsonImport::Step(uint64_t budget_bytes) {
+  impl_->Run(budget_bytes);
+}
+
+bool FastJsonImport::done() const {
+  return impl_->failed || impl_->state == Impl::State::kDone;
+}
+
+double FastJsonImport::progress() const {
+  return done() ? 1.0 : impl_->src.progress(impl_->pos);
+}
+
+uint64_t FastJsonImport::text_bytes() const {
+  return impl_->src.total();
+}
+
+Status FastJsonImport::Finish() {
+  Impl& I = *impl_;
+  while (!done()) I.Run(UINT64_MAX);
+  if (I.failed)  // the rest of a damaged text still counts in the size (as when inflated whole)
+    while (I.src.More(I.src.size())) {
+    }
+  if (!I.src.status().ok()) return I.src.status();
+  if (I.src.truncated()) AddGzipTruncatedLoss(I.builder);
+  if (I.failed) {
+    if (I.imp.accepted == 0)
+      return Corrupt("JSON parse error at byte " + std::to_string(I.error_offset) + ": " + I.error);
+    I.builder.AddLoss("json_truncated", Severity::kDataLoss, 1,
+                      "the JSON ends early or is damaged at byte " + std::to_string(I.error_offset) +
+                          "; events after that point are missing");
+  }
+  if (I.imp.accepted == 0)
+    return InvalidArgument("no trace events found (expected Chrome trace or Kineto JSON)");
+  return I.imp.Finish(I.kineto);
+}
+
+}  // namespace gt::viewer::json_import
+
+namespace gt::viewer {
+
+Status ImportJson(std::string_view text, ModelBuilder& builder) {
+  json_import::FastJsonImport imp(text, builder);
+  return imp.Finish();
+}
+
+}  // namespace gt::viewer
