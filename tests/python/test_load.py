@@ -11,7 +11,7 @@ import pytest
 import gtrace
 
 FIXTURES = ["h200_torch_train.gtrace", "h200_torchrun_ddp.gtrace", "h200_idle.gtrace", "h200_streams.gtrace",
-            "h200_nvtx.gtrace", "h200_torch_profiler.json.gz", "counters_h200.gtrace"]
+            "h200_nvtx.gtrace", "h200_torch_profiler.json.gz", "counters_h200.gtrace", "h200_inproc_profile.gtrace"]
 
 
 def by_name(df, bytes_col=False):
