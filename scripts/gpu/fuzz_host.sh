@@ -7,11 +7,13 @@
 set -u
 if [ "${1:-}" = --carry ]; then
   C=.device-carry/fuzz; rm -rf $C; mkdir -p $C
-  for f in build/fuzz/tests/fuzz/fuzz_*; do [ -x "$f" ] && cp "$f" $C/ && strip --strip-unneeded $C/$(basename $f); done
+  # gzipped: the instrumented binaries are ~15 MB each, over the carry limit together
+  for f in build/fuzz/tests/fuzz/fuzz_*; do [ -x "$f" ] && cp "$f" $C/ && strip --strip-unneeded $C/$(basename $f) && gzip -9 $C/$(basename $f); done
   du -sh $C; exit 0
 fi
-C=$PWD/.device-carry/fuzz; OUT=${OUT:-/tmp/gtrace-out}; T=${SECONDS_BUDGET:-470}
-W=/tmp/fz; rm -rf $W; mkdir -p $W $OUT/art
+OUT=${OUT:-/tmp/gtrace-out}; T=${SECONDS_BUDGET:-470}
+W=/tmp/fz; rm -rf $W; mkdir -p $W/bin $OUT/art; C=$W/bin
+for f in .device-carry/fuzz/fuzz_*.gz; do gunzip -c $f >$C/$(basename $f .gz); chmod +x $C/$(basename $f .gz); done
 for spec in "$@"; do
   t=${spec%%:*}; n=${spec##*:}
   mkdir -p $W/$t/corpus $W/$t/logs; cp -r tests/fuzz/corpus/fuzz_$t/. $W/$t/corpus/ 2>/dev/null
