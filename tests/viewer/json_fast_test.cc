@@ -198,3 +198,17 @@ TEST_CASE("fast JSON import: steps report progress and the gzip limit holds") {
   REQUIRE(!m.ok());
   CHECK(m.status().code() == StatusCode::kResourceExhausted);
 }
+
+TEST_CASE("fast JSON import: a document followed by NUL bytes (found by fuzz_import_json on the H200 host)") {
+  const std::string bytes =
+      ReadFile(std::string(GT_TESTS_DATA) + "/../fuzz/corpus/fuzz_import_json/regress-trailing-nul.json");
+  REQUIRE(bytes.size() > 100);
+  auto fast = Load(bytes, LoadOptions::JsonParser::kFast);
+  auto ref = Load(bytes, LoadOptions::JsonParser::kReference);
+  REQUIRE(fast.ok() == ref.ok());
+  if (ref.ok()) {
+    for (const auto& l : fast.value()->losses) UNSCOPED_INFO("fast loss " << l.name << ": " << l.detail);
+    for (const auto& l : ref.value()->losses) UNSCOPED_INFO("reference loss " << l.name << ": " << l.detail);
+  }
+  ExpectSame(bytes, "trailing NULs", true);
+}

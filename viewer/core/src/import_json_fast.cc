@@ -744,6 +744,12 @@ bool FastJsonImport::Impl::Unit(const char*& p) {
       return lx.Err(p, "expected ',' or ']'");
     case State::kEnd:
       while (p < lx.end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) ++p;
+      // A NUL ends the input, as for the reference parser: a file whose tail is zeros (preallocated, or cut
+      // by a crash) lost nothing after a complete document.
+      if (p < lx.end && *p == '\0') {
+        state = State::kDone;
+        return true;
+      }
       if (p < lx.end) return lx.Err(p, "unexpected content after the JSON value");
       if (!lx.eof) return lx.Need(p);
       state = State::kDone;

@@ -1,6 +1,7 @@
 // Level of detail for lanes and counters. Per-frame cost is O(draw items · log n): narrow runs are skipped
 // with binary searches over the (sorted) event ends, never walked event by event.
 #include "gt/viewer/lod.h"
+#include "gt/sat_math.h"
 
 #include "builder_internal.h"
 
@@ -212,7 +213,8 @@ void QueryLane(const Lane& lane, int64_t t0, int64_t t1, double ns_per_px, std::
         if (j >= last) break;
       }
       const int64_t sj = lane.start[j], ej = lane.End(j);
-      if (ej - sj < min_ns && sj - blk_end < gap_ns) {  // one more narrow event after a small gap
+      if (SatSub(ej, sj) < min_ns &&
+          SatSub(sj, blk_end) < gap_ns) {  // one more narrow event after a small gap
         blk_end = std::max(blk_end, ej);
         ++j;
         continue;
@@ -300,10 +302,11 @@ void QueryCounter(const CounterTrack& c, int64_t t0, int64_t t1, double ns_per_p
   out->clear();
   const uint32_t n = static_cast<uint32_t>(c.time.size());
   if (n == 0 || t1 <= t0 || !(ns_per_px > 0)) return;
-  const double span = double(t1 - t0);
+  const double span = double(SatSub(t1, t0));
   const int64_t cols = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(span / ns_per_px)));
   auto col_start = [&](int64_t col) {
-    return col >= cols ? t1 : std::min(t1, t0 + static_cast<int64_t>(double(col) * ns_per_px));
+    const double off = double(col) * ns_per_px;  // below span, so it converts (extreme imported times)
+    return col >= cols || off >= span ? t1 : std::min(t1, SatAdd(t0, static_cast<int64_t>(off)));
   };
   const int64_t* time = c.time.data();
   const double* value = c.value.data();
