@@ -27,12 +27,13 @@ int CmdExport(int argc, char** argv) {
       "  --chrome     Chrome trace-event JSON\n"
       "  --sqlite     SQLite database\n"
       "  -o OUT       output file (default: FILE.json / FILE.sqlite; '-' = stdout for --chrome)\n"
-      "  --force      overwrite OUT if it exists\n"
+      "  -f, --force  overwrite OUT if it exists\n"
       "  --no-flows   omit the API -> GPU flow arrows\n"
       "  -h, --help   this help\n\n"
       "A damaged or truncated trace is exported with whatever could be read (exit code 2).\n\n";
-  std::string in_path, out_path;
-  bool chrome = false, sqlite = false, force = false;
+  std::string in_path;
+  OutputArgs output;
+  bool chrome = false, sqlite = false;
   ChromeExportOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -44,13 +45,10 @@ int CmdExport(int argc, char** argv) {
       chrome = true;
     } else if (a == "--sqlite") {
       sqlite = true;
-    } else if (a == "--force") {
-      force = true;
     } else if (a == "--no-flows") {
       options.flows = false;
-    } else if (a == "-o" || a == "--output") {
-      if (i + 1 >= argc) return UsageError("export", a + " needs a file name");
-      out_path = argv[++i];
+    } else if (std::string usage_error; output.Parse(argc, argv, &i, &usage_error)) {
+      if (!usage_error.empty()) return UsageError("export", usage_error);
     } else if (a.size() > 1 && a[0] == '-') {
       return UsageError("export", "unknown option '" + a + "'");
     } else if (in_path.empty()) {
@@ -60,6 +58,8 @@ int CmdExport(int argc, char** argv) {
     }
   }
   if (chrome == sqlite) return UsageError("export", "choose one output format (--chrome or --sqlite)");
+  std::string& out_path = output.path;
+  const bool force = output.force;
   if (in_path.empty()) return UsageError("export", "missing FILE");
   if (sqlite) {
     if (out_path.empty()) out_path = in_path + ".sqlite";

@@ -1,7 +1,6 @@
 // gtrace merge -o OUT IN...: one trace for a distributed job from its per-rank / per-node files, placed on
 // one clock (viewer/core merge.h says how), with a report of what was done per host.
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -32,8 +31,7 @@ int CmdMerge(int argc, char** argv) {
       "Inputs that cannot be read are left out with a message; damaged ones are merged as far as they "
       "read.\n\n";
   std::vector<std::string> paths;
-  std::string out_path;
-  bool force = false;
+  OutputArgs output;
   viewer::MergeOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -41,11 +39,9 @@ int CmdMerge(int argc, char** argv) {
       std::printf("%s%s", kUsage, kExitCodesHelp);
       return kExitOk;
     }
-    if (a == "-o" || a == "--output") {
-      if (i + 1 >= argc) return UsageError("merge", a + " needs a file name");
-      out_path = argv[++i];
-    } else if (a == "--force" || a == "-f") {
-      force = true;
+    std::string usage_error;
+    if (output.Parse(argc, argv, &i, &usage_error)) {
+      if (!usage_error.empty()) return UsageError("merge", usage_error);
     } else if (a == "--align" || a.rfind("--align=", 0) == 0) {
       std::string v = a == "--align" ? (i + 1 < argc ? argv[++i] : "") : a.substr(8);
       if (v == "auto")
@@ -64,6 +60,7 @@ int CmdMerge(int argc, char** argv) {
       paths.push_back(a);
     }
   }
+  const std::string& out_path = output.path;
   if (out_path.empty()) return UsageError("merge", "-o OUT is required");
   if (paths.empty()) return UsageError("merge", "no input traces");
   for (const auto& p : paths)
@@ -86,9 +83,7 @@ int CmdMerge(int argc, char** argv) {
   auto plan = viewer::PlanMerge(inputs, options);
   if (!plan.ok()) return Fail("merge", plan.status());
 
-  std::error_code ec;
-  if (!force && std::filesystem::exists(out_path, ec))
-    return Fail("merge", InvalidArgument(out_path + " exists (use --force to overwrite)"));
+  if (Status free = output.CheckWritable(); !free.ok()) return Fail("merge", free);
   const std::string tmp = out_path + ".tmp";
   auto sink = MakeFileSink(tmp, /*overwrite=*/true);
   if (!sink.ok()) return Fail("merge", sink.status());

@@ -22,19 +22,17 @@ int CmdRecover(int argc, char** argv) {
       "  -o OUT      output file (default: NAME.gtrace)\n"
       "  --force     overwrite OUT if it exists\n"
       "  -h, --help  this help\n\n";
-  std::string dir, out;
-  bool force = false;
+  std::string dir;
+  OutputArgs output;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (IsHelp(a)) {
       std::printf("%s%s", kUsage, kExitCodesHelp);
       return kExitOk;
     }
-    if (a == "-o" || a == "--output") {
-      if (i + 1 >= argc) return UsageError("recover", a + " needs a file name");
-      out = argv[++i];
-    } else if (a == "--force" || a == "-f") {
-      force = true;
+    std::string usage_error;
+    if (output.Parse(argc, argv, &i, &usage_error)) {
+      if (!usage_error.empty()) return UsageError("recover", usage_error);
     } else if (!a.empty() && a[0] == '-') {
       return UsageError("recover", "unknown option '" + a + "'");
     } else if (dir.empty()) {
@@ -48,6 +46,7 @@ int CmdRecover(int argc, char** argv) {
   struct stat st {};
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return Fail("recover", NotFound(dir + " is not a directory of parts (gcollect leaves NAME.parts/)"));
+  std::string& out = output.path;
   if (out.empty()) {
     const std::string suffix = ".parts";
     if (dir.size() <= suffix.size() || dir.compare(dir.size() - suffix.size(), suffix.size(), suffix) != 0)
@@ -57,9 +56,7 @@ int CmdRecover(int argc, char** argv) {
   }
   const std::vector<std::string> parts = ListParts(dir);
   if (parts.empty()) return Fail("recover", NotFound(dir + " holds no part files (*.gtrace)"));
-  struct stat existing{};
-  if (!force && stat(out.c_str(), &existing) == 0)
-    return Fail("recover", InvalidArgument(out + " exists (use --force to overwrite, or -o OUT)"));
+  if (Status free = output.CheckWritable(", or -o OUT"); !free.ok()) return Fail("recover", free);
   auto done = ConcatenateParts(parts, out, /*overwrite=*/true);
   if (!done.ok()) return Fail("recover", done.status());
   for (const auto& p : done->problems) std::fprintf(stderr, "gtrace recover: warning: %s\n", p.c_str());
