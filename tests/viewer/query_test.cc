@@ -1,6 +1,7 @@
 // Queries: search, kernel summary, flows, details, hit-testing, loss, formatting, stats report.
 #include <catch2/catch.hpp>
 
+#include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
 #include "synth_trace.h"
@@ -357,4 +358,54 @@ TEST_CASE("stats report: kernel table and idle share", "[query][stats]") {
   CHECK(r.find("83.3%") != std::string::npos);  // gemm share
   CHECK(r.find("3.7%") != std::string::npos);   // idle 50 / 1350
   CHECK(r.find("GPU 0: NVIDIA H200") != std::string::npos);
+}
+
+TEST_CASE("first view: the work when it is a small part of the trace, else the whole trace", "[query]") {
+  // The golden trace: NVTX and GPU activity cover [50, 2000] of [0, 2000] (counter samples from 0): the
+  // whole.
+  auto m = test::SmallTrace();
+  TimeRange r = WorkRange(*m);
+  CHECK(r.first_ns == m->first_ns);
+  CHECK(r.last_ns == m->last_ns);
+
+  // A Python process: an API call at 0 (CUDA initialised during imports), the steps 99-100 s later.
+  ModelBuilder b;
+  test::FeedStrings(b, {"", "train.py", "main", "cudaGetDeviceCount", "step", "gemm"});
+  ProcessRecord p;
+  p.pid = 10, p.name = 1;
+  b.OnProcesses({&p, 1});
+  ApiCallRecord early{0, 1000, 10, 11, 0, 1, 3, 0, uint8_t(ApiDomain::kRuntime)};
+  b.OnApiCalls({&early, 1});
+  NvtxRecord step;
+  step.start = 99'000'000'000, step.end = 100'000'000'000, step.message = 4, step.pid = 10, step.tid = 11;
+  b.OnNvtx({&step, 1});
+  KernelRecord k;
+  k.start = 99'100'000'000, k.end = 99'900'000'000, k.name = 5, k.pid = 10, k.device_id = 0, k.stream_id = 7;
+  b.OnKernels({&k, 1});
+  auto py = b.Finish();
+  REQUIRE(py->first_ns == 0);
+  r = WorkRange(*py);
+  CHECK(r.first_ns == 99'000'000'000);
+  CHECK(r.last_ns == 100'000'000'000);
+
+  // A trace of API calls only: nothing to focus on, the whole.
+  ModelBuilder api_only;
+  test::FeedStrings(api_only, {"", "x", "main", "cudaMalloc"});
+  ApiCallRecord a[2] = {{0, 10, 1, 1, 0, 1, 3, 0, 0}, {1000, 1010, 1, 1, 0, 1, 3, 0, 0}};
+  api_only.OnApiCalls(a);
+  auto ao = api_only.Finish();
+  r = WorkRange(*ao);
+  CHECK(r.first_ns == ao->first_ns);
+  CHECK(r.last_ns == ao->last_ns);
+}
+
+TEST_CASE("first view of the bundled trace (scripts/main.sh) opens on its steps", "[query][fixtures]") {
+  auto m = LoadTraceFile(std::string(GT_TESTS_DATA) + "/h200_torch_train.gtrace");
+  REQUIRE(m.ok());
+  const TraceModel& model = *m.value();
+  const TimeRange r = WorkRange(model);
+  // Its 40 NVTX steps and their kernels take a small part of the process's life (imports come first).
+  INFO("trace " << model.first_ns << ".." << model.last_ns << ", work " << r.first_ns << ".." << r.last_ns);
+  CHECK(SatSub(r.last_ns, r.first_ns) < model.span_ns() / 2);
+  CHECK(r.first_ns > model.first_ns);
 }

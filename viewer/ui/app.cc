@@ -277,7 +277,12 @@ void App::ResetView() {
   for (size_t i = 0; i < model_->tracks.size(); ++i)
     view_.track_collapsed[i] = model_->tracks[i].default_collapsed;
   view_.layout.lane_y.assign(model_->lanes.size(), -1.0f);
-  FitAll();
+  // The first view opens on the work, not on seconds of start-up before it ("Fit all" shows everything).
+  const viewer::TimeRange work = viewer::WorkRange(*model_);
+  if (work.last_ns > work.first_ns)
+    FitRange(static_cast<double>(work.first_ns), static_cast<double>(work.last_ns), 0.02);
+  else
+    FitAll();
 }
 
 // ---------------------------------------------------------------------------------------------------------------

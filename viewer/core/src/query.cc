@@ -384,6 +384,52 @@ bool HasDataLoss(const TraceModel& model) {
 // [SECTION] Counting and finding events
 // -----------------------------------------------------------------------------------------------------------------
 
+namespace {
+
+// GPU events (kernels, copies, memsets) starting before t, over every stream of every device.
+uint64_t GpuEventsBefore(const TraceModel& model, int64_t t) {
+  uint64_t n = 0;
+  for (const Lane& lane : model.lanes)
+    if (model.tracks[lane.track].kind == TrackKind::kGpuStream)
+      n += static_cast<uint64_t>(std::lower_bound(lane.start.begin(), lane.start.end(), t) -
+                                 lane.start.begin());
+  return n;
+}
+
+}  // namespace
+
+TimeRange WorkRange(const TraceModel& model) {
+  const TimeRange all{model.first_ns, model.last_ns};
+  bool any = false;
+  TimeRange work{};
+  uint64_t gpu_events = 0;
+  for (const Track& t : model.tracks) {
+    if (t.event_count == 0 || (t.kind != TrackKind::kGpuStream && t.kind != TrackKind::kThreadRanges))
+      continue;
+    if (t.kind == TrackKind::kGpuStream) gpu_events += t.event_count;
+    work.first_ns = any ? std::min(work.first_ns, t.first_ns) : t.first_ns;
+    work.last_ns = any ? std::max(work.last_ns, t.last_ns) : t.last_ns;
+    any = true;
+  }
+  if (!any || work.last_ns <= work.first_ns) return all;
+  // A few copies while the model loads, then seconds of start-up before the first step: an idle gap that is
+  // most of the range with almost nothing (< 2% of the GPU events) on one side is cut off with that side.
+  for (const DeviceSummary& d : model.device_summaries)
+    for (const auto& [gap_start, gap_end] : d.largest_gaps) {
+      const int64_t range = SatSub(work.last_ns, work.first_ns);
+      if (SatSub(gap_end, gap_start) < range / 2) break;  // longest first: the rest are shorter still
+      if (gap_start < work.first_ns || gap_end > work.last_ns) continue;
+      const uint64_t before = GpuEventsBefore(model, gap_end);
+      if (before * 50 < gpu_events)
+        work.first_ns = gap_end;
+      else if ((gpu_events - before) * 50 < gpu_events)
+        work.last_ns = gap_start;
+    }
+  // Work filling most of the trace: the whole is the better view, nothing hides at its ends.
+  if (SatSub(work.last_ns, work.first_ns) >= model.span_ns() / 10 * 9) return all;
+  return work;
+}
+
 uint64_t CountEvents(const TraceModel& model, EventKind kind) {
   uint64_t n = 0;
   if (kind == EventKind::kKernel || kind == EventKind::kMemcpy || kind == EventKind::kMemset) {

@@ -137,6 +137,14 @@ EventId HitTest(const TraceModel& model, LaneId lane, int64_t t, double ns_per_p
 uint64_t CountEvents(const TraceModel& model, EventKind kind);
 // The StringId whose text is `text`, 0 (the empty string) when none is (O(strings)).
 StringId FindString(const TraceModel& model, std::string_view text);
+// Where the work is, for the first view of a trace: the extent of GPU activity and NVTX / imported host
+// ranges, when it is a small part of the trace (a Python process's seconds of imports before the first
+// kernel, a long tail after the last); else the whole trace. A viewer opening on 99.96% idle time shows
+// nothing.
+struct TimeRange {
+  int64_t first_ns = 0, last_ns = 0;
+};
+TimeRange WorkRange(const TraceModel& model);
 // The earliest kernel named `name` on any GPU stream of process `pid` (0: any process); invalid if none.
 EventId FirstKernelEvent(const TraceModel& model, uint32_t pid, StringId name);
 
