@@ -36,9 +36,12 @@ cmake --build "$NATIVE" -j "$JOBS" --target gtrace gt_sample_trace
 
 # The bundled trace: one recorded with gcollect on the GPU machine (tests/data), else the deterministic sample.
 if [ -z "$TRACE" ]; then
-  # The PyTorch training loop first: it has everything the timeline shows (NVTX steps, API, kernels, flows).
-  # (ls sorts its operands, so the preferred file is tested on its own.)
-  if [ -f tests/data/h200_torch_train.gtrace ]; then
+  # A PyTorch training loop recorded with --counters first: NVTX steps, API, kernels, flows, GPU metrics, and
+  # per-kernel counters with their roofline points and verdicts. (ls sorts its operands, so the preferred file
+  # is tested on its own.)
+  if [ -f tests/data/h200_torch_counters.gtrace ]; then
+    TRACE=tests/data/h200_torch_counters.gtrace
+  elif [ -f tests/data/h200_torch_train.gtrace ]; then
     TRACE=tests/data/h200_torch_train.gtrace
   else
     TRACE=$(ls tests/data/*.gtrace 2>/dev/null | head -1 || true)

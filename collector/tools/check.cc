@@ -56,7 +56,8 @@ std::vector<std::string> KnownWorkloads() {
           "multithread",    "torch_train",
           "multiproc",      "idle",
           "torchrun_ddp",   "rank0_per_gcollect",
-          "inproc_profile", "inproc_restart"};
+          "inproc_profile", "inproc_restart",
+          "torch_counters"};
 }
 
 void CheckGeneric(const TraceData& d, CheckReport& r) {
@@ -225,6 +226,15 @@ void CheckWorkload(const TraceData& d, const std::string& w, CheckReport& r) {
     size_t steps = 0;
     for (const auto& n : d.nvtx) steps += d.Str(n.message).rfind("step ", 0) == 0;
     Expect(r, steps == 40, "torch_train: expected 40 'step N' NVTX ranges, got " + std::to_string(steps));
+  } else if (w == "torch_counters") {
+    // scripts/main.sh's bundled trace: torch_loop.py --train --iters 20 under gcollect --counters.
+    size_t steps = 0;
+    for (const auto& n : d.nvtx) steps += d.Str(n.message).rfind("step ", 0) == 0;
+    Expect(r, steps == 20, "torch_counters: expected 20 'step N' NVTX ranges, got " + std::to_string(steps));
+    Expect(r, d.kernels.size() >= 20 * 10, "torch_counters: expected >= 10 kernels per step");
+    Expect(r, !d.kernel_metrics.empty() && !d.stall_samples.empty(),
+           "torch_counters: expected per-kernel counters and stall samples");
+    Expect(r, !d.memory.empty(), "torch_counters: expected allocation records (the memory track)");
   } else if (w == "torchrun_ddp" || w == "rank0_per_gcollect") {
     // bench/collector/torch_ddp.py under torchrun: one gcollect around torchrun (the worker describes itself,
     // and exits 3 on purpose), or torchrun starting one gcollect per rank (-o rank_%q{RANK}).
