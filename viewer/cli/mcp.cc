@@ -168,16 +168,7 @@ json NameRows(const std::vector<viewer::NameSummary>& rows, size_t n) {
 
 json Overview(const std::string& id, const McpServer::OpenTrace& t) {
   const viewer::TraceModel& m = *t.model;
-  json devices = json::array();
-  for (const auto& d : m.device_summaries)
-    devices.push_back({{"id", d.device_id},
-                       {"name", d.name},
-                       {"span_ns", d.span_ns()},
-                       {"busy_ns", d.busy_ns},
-                       {"idle_share", d.idle_share()},
-                       {"kernels", d.kernel_count},
-                       {"memcpys", d.memcpy_count},
-                       {"memsets", d.memset_count}});
+  const json devices = json::parse(viewer::DevicesJson(m));
   const auto kernels = viewer::SummarizeByName(m, viewer::SummaryOf::kKernels);
   const auto profiled = viewer::AnalyzeProfiledKernels(m);
   return {{"trace", id},

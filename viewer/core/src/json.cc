@@ -87,7 +87,7 @@ json Changes(const std::vector<NameChange>& changes) {
   return a;
 }
 
-json Trace(const TraceModel& m) {
+json Devices(const TraceModel& m) {
   json devices = json::array();
   for (const auto& d : m.device_summaries)
     devices.push_back({{"id", d.device_id},
@@ -98,9 +98,14 @@ json Trace(const TraceModel& m) {
                        {"kernels", d.kernel_count},
                        {"memcpys", d.memcpy_count},
                        {"memsets", d.memset_count}});
+  return devices;
+}
+
+json Trace(const TraceModel& m) {
+  json devices = Devices(m);
   return {
-      {"format", SourceFormatName(m.format)},  {"events", m.event_count}, {"counter_samples", m.sample_count},
-      {"duration_ns", m.span_ns()}, {"devices", devices},      {"losses", Losses(LossSummary(m))}};
+      {"format", SourceFormatName(m.format)}, {"events", m.event_count}, {"counter_samples", m.sample_count},
+      {"duration_ns", m.span_ns()},           {"devices", devices},      {"losses", Losses(LossSummary(m))}};
 }
 
 }  // namespace
@@ -131,6 +136,10 @@ std::string IdleGapsJson(const std::vector<IdleGap>& gaps) {
 
 std::string LossesJson(const std::vector<LossStat>& losses) {
   return Dump(Losses(losses));
+}
+
+std::string DevicesJson(const TraceModel& model) {
+  return Dump(Devices(model));
 }
 
 std::string EventJson(const TraceModel& m, EventId e) {

@@ -37,6 +37,7 @@ std::string NameSummaryJson(const std::vector<NameSummary>& rows, size_t limit =
 std::string KernelSummaryJson(const TraceModel& model, const std::vector<KernelSummaryRow>& rows);
 std::string IdleGapsJson(const std::vector<IdleGap>& gaps);   // [idle gap]
 std::string LossesJson(const std::vector<LossStat>& losses);  // [loss]
+std::string DevicesJson(const TraceModel& model);             // [device: span, busy, idle share, counts]
 std::string EventJson(const TraceModel& model, EventId e);    // event; "null" when e is invalid
 
 // The counters panel's results (the C API's gt_counters):
