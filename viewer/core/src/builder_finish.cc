@@ -1199,14 +1199,14 @@ void RunSlice(const TraceModel& M, const std::vector<LaneId>& lanes, DeviceSlice
       s.memcpys += k == uint32_t(EventKind::kMemcpy);
       s.memsets += k == uint32_t(EventKind::kMemset);
       const uint32_t dd = l.dur[p];
-      const int64_t es = l.start[p], ee = dd != kDurOverflow ? es + dd : l.End(p);
+      const int64_t es = l.start[p], ee = dd != kDurOverflow ? SatAdd(es, int64_t{dd}) : l.End(p);
       if (!s.any) s.any = true, s.first = es;
       if (!open) {
         open = true;
         cur_s = es, cur_e = ee;
       } else if (es > cur_e) {
-        s.busy += cur_e - cur_s;
-        s.gaps.Add({es - cur_e, cur_e});
+        s.busy = SatAdd(s.busy, SatSub(cur_e, cur_s));  // imported times may reach the int64 limits
+        s.gaps.Add({SatSub(es, cur_e), cur_e});
         cur_s = es, cur_e = ee;
       } else {
         cur_e = std::max(cur_e, ee);
@@ -1215,7 +1215,7 @@ void RunSlice(const TraceModel& M, const std::vector<LaneId>& lanes, DeviceSlice
     } while (p < s.to[li] && l.start[p] <= limit);
     head[li] = p < s.to[li] ? l.start[p] : INT64_MAX;
   }
-  if (open) s.busy += cur_e - cur_s;
+  if (open) s.busy = SatAdd(s.busy, SatSub(cur_e, cur_s));
   s.end = open ? cur_e : s.carry;
 }
 

@@ -383,10 +383,10 @@ void QueryIdleGaps(const TraceModel& model, uint32_t device_id, int64_t t0, int6
   const double min_ns = min_px * ns_per_px;
   int64_t cursor = t0;
   for (const auto& [s, e] : busy) {
-    if (s > cursor && double(s - cursor) >= min_ns) out->emplace_back(cursor, s);
+    if (s > cursor && double(s) - double(cursor) >= min_ns) out->emplace_back(cursor, s);
     cursor = std::max(cursor, e);
   }
-  if (t1 > cursor && double(t1 - cursor) >= min_ns) out->emplace_back(cursor, t1);
+  if (t1 > cursor && double(t1) - double(cursor) >= min_ns) out->emplace_back(cursor, t1);
 }
 
 }  // namespace gt::viewer

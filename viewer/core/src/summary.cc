@@ -259,7 +259,7 @@ std::vector<IdleGap> ExplainIdleGaps(const TraceModel& model, size_t top_n, int6
       if (!is_api && !order.empty()) {
         size_t best = 0;
         for (size_t i = 1; i < order.size(); ++i)
-          if (-std::get<0>(order[i]) * 10 >= -std::get<0>(order[0]) * 9 &&
+          if (-double(std::get<0>(order[i])) * 10 >= -double(std::get<0>(order[0])) * 9 &&  // no overflow
               std::get<1>(order[i]) < std::get<1>(order[best]))
             best = i;
         std::rotate(order.begin(), order.begin() + best, order.begin() + best + 1);
@@ -267,7 +267,7 @@ std::vector<IdleGap> ExplainIdleGaps(const TraceModel& model, size_t top_n, int6
       // Under 1% of the gap is noise next to what the gap is about.
       for (size_t i = 0; i < order.size() && i < 3; ++i) {
         const int64_t ns = -std::get<0>(order[i]);
-        if (ns * 100 < g.end_ns - g.start_ns) break;
+        if (double(ns) * 100 < double(g.end_ns) - double(g.start_ns)) break;
         g.activity.push_back({model.Str(std::get<2>(order[i])), is_api, ns});
       }
     }
