@@ -90,6 +90,15 @@ const char* ApiNameOf(uint8_t domain, uint32_t cbid) {
 void FinalizeLocked(Injection& inj, const char* reason);
 bool PublishInProcess(Injection& inj, std::string* error);
 
+void StopFlusher(Injection& inj) {
+  {
+    std::lock_guard<std::mutex> lock(inj.flush_mu);
+    inj.stop_flusher = true;
+  }
+  inj.flush_cv.notify_all();
+  if (inj.flusher.joinable()) inj.flusher.join();
+}
+
 // Wall-clock anchors of in-process traces, as often as gcollect records them.
 constexpr int64_t kAnchorIntervalNs = 10'000'000'000;
 
@@ -218,12 +227,7 @@ void OnExit(int status, void*) {
   Injection* inj = g_injection;
   if (!inj || static_cast<uint32_t>(getpid()) != g_owner_pid) return;
   inj->exit_status = status & 0xff;
-  {
-    std::lock_guard<std::mutex> lock(inj->flush_mu);
-    inj->stop_flusher = true;
-  }
-  inj->flush_cv.notify_all();
-  if (inj->flusher.joinable()) inj->flusher.join();
+  StopFlusher(*inj);
   StopOptionalModules(*inj);
   if (inj->cupti_ok) FlushActivity(true);
   StopApiCalls();
@@ -485,6 +489,21 @@ bool PublishInProcess(Injection& inj, std::string* error) {
   return true;
 }
 
+// What an in-process recording may use of the app's options: its own switching, no replay modules (counters
+// and PC sampling need gcollect's passes), and its own process record.
+Config InProcessConfig(Config c) {
+  c.capture = CaptureMode::kInProcess;
+  c.modules.clear();
+  c.launcher_pid = 0;
+  return c;
+}
+
+void BeginInProcessTrace(Injection& inj, const std::string& output) {
+  inj.inproc_output = output;
+  inj.clock_syncs = {config::ReadClockSync()};
+  inj.next_anchor_ns = TraceClockNow() + kAnchorIntervalNs;
+}
+
 }  // namespace
 
 bool TracedByLauncher() {
@@ -508,36 +527,23 @@ bool StartInProcess(const Config& config, const std::string& output, std::string
       return false;
     }
     g_start_attempted = true;  // a later cuInit must not start a second injection
-    Config c = config;
-    c.capture = CaptureMode::kInProcess;
-    c.modules.clear();  // counters and PC sampling need gcollect's replay passes
-    c.launcher_pid = 0;
-    // StartLocked publishes the injection only once CUPTI is up; the output must be known by then, since the
-    // flusher reads it.
+    const Config c = InProcessConfig(config);
     inj = StartLocked(c, error);
     if (!inj) {  // the app gets the reason; a part holding only that reason would be litter
       unlink((c.parts_dir + "/" + std::to_string(getpid()) + ".gtrace").c_str());
       rmdir(c.parts_dir.c_str());
       return false;
     }
-    std::lock_guard<std::mutex> wl(inj->mu);
-    inj->inproc_output = output;
-    inj->clock_syncs = {config::ReadClockSync()};
-    inj->next_anchor_ns = TraceClockNow() + kAnchorIntervalNs;
+    std::lock_guard<std::mutex> wl(inj->mu);  // the flusher reads these under the lock
+    BeginInProcessTrace(*inj, output);
     return true;
   }
   // A new recording after a stopped one: CUPTI is still subscribed; a new part, decoder and flusher.
   {
     std::lock_guard<std::mutex> wl(inj->mu);
-    Config c = config;
-    c.capture = CaptureMode::kInProcess;
-    c.modules.clear();
-    c.launcher_pid = 0;
-    inj->config = c;
+    inj->config = InProcessConfig(config);
     if (!OpenTrace(*inj, error)) return false;
-    inj->inproc_output = output;
-    inj->clock_syncs = {config::ReadClockSync()};
-    inj->next_anchor_ns = TraceClockNow() + kAnchorIntervalNs;
+    BeginInProcessTrace(*inj, output);
   }
   RefreshClockOffset(*inj);  // the new decoder starts without the realtime -> monotonic shift
   StartFlusher(*inj);
@@ -552,12 +558,7 @@ bool StopInProcess(std::string* error) {
     return false;
   }
   if (inj->tracing_enabled.load()) EnableTraceKinds(*inj, false);
-  {
-    std::lock_guard<std::mutex> fl(inj->flush_mu);
-    inj->stop_flusher = true;
-  }
-  inj->flush_cv.notify_all();
-  if (inj->flusher.joinable()) inj->flusher.join();
+  StopFlusher(*inj);
   FlushActivity(true);
   DrainApiCalls(*inj, DrainMode::kAll);
   std::lock_guard<std::mutex> wl(inj->mu);

@@ -159,6 +159,7 @@ class SummaryBuilder : public TraceSink {
 
  private:
   const std::string& Str(StringId id) const;
+  void NotePid(uint32_t pid);
   TraceSummary summary_;
   std::vector<std::string> strings_{""};
   std::vector<uint32_t> pids_;

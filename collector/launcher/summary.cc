@@ -43,7 +43,7 @@ void SummaryBuilder::OnKernels(std::span<const KernelRecord> r) {
   for (const auto& k : r) {
     kernel_names_.Add(k.name, k.start, k.end > k.start ? k.end - k.start : 0);
     busy_[k.device_id].emplace_back(k.start, k.end);
-    if (pids_.empty() || pids_.back() != k.pid) pids_.push_back(k.pid);
+    NotePid(k.pid);
   }
 }
 
@@ -66,9 +66,13 @@ void SummaryBuilder::OnMemsets(std::span<const MemsetRecord> r) {
 
 void SummaryBuilder::OnApiCalls(std::span<const ApiCallRecord> r) {
   summary_.api_calls += r.size();
-  for (const auto& a : r)
-    if (pids_.empty() || pids_.back() != a.pid) pids_.push_back(a.pid);
-  if (pids_.size() > (1u << 16)) {  // runs of one pid collapse above; many interleaved processes: dedupe now
+  for (const auto& a : r) NotePid(a.pid);
+}
+
+void SummaryBuilder::NotePid(uint32_t pid) {
+  if (!pids_.empty() && pids_.back() == pid) return;  // records come in runs of one process
+  pids_.push_back(pid);
+  if (pids_.size() > (1u << 16)) {  // many interleaved processes: dedupe before it grows with the records
     std::sort(pids_.begin(), pids_.end());
     pids_.erase(std::unique(pids_.begin(), pids_.end()), pids_.end());
   }

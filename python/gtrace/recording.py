@@ -80,8 +80,7 @@ def _library():
             version = lib.gtrace_inproc_abi_version()
             if version != _ABI_VERSION:
                 raise ProfileError(f"{path} speaks in-process API {version}, this package {_ABI_VERSION}")
-            for name in ("gtrace_inproc_start",):
-                getattr(lib, name).argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+            lib.gtrace_inproc_start.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
             lib.gtrace_inproc_record.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t]
             lib.gtrace_inproc_stop.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
             lib.gtrace_inproc_range_push.argtypes = [ctypes.c_char_p]
@@ -152,11 +151,13 @@ def start(output, *, trace: Optional[str] = None, flush_ms: Optional[int] = None
     """Starts recording this process into `output` (written, replacing any file, at stop()). `trace` takes
     gcollect's --trace kinds ("default", "cuda,nvtx", "kernel,memcpy", ...). With record=False it attaches paused
     (see set_recording)."""
-    lib = _library()
-    if _call(lib.gtrace_inproc_start, _path(output), _options(trace, flush_ms)) == _UNDER_LAUNCHER:
-        return
-    if record:
-        _call(lib.gtrace_inproc_record, 1)
+    if not _start(_path(output), _options(trace, flush_ms)) and record:
+        set_recording(True)
+
+
+def _start(path: bytes, options: bytes) -> bool:
+    """Attaches paused; True when gcollect traces this process (nothing was started)."""
+    return _call(_library().gtrace_inproc_start, path, options) == _UNDER_LAUNCHER
 
 
 def set_recording(on: bool) -> None:
@@ -261,9 +262,7 @@ class profile:
     def __enter__(self):
         if profile._active is not None:
             raise ProfileError("a gtrace.profile is already running; profiles do not nest")
-        lib = _library()
-        rc = _call(lib.gtrace_inproc_start, self._output, _options(*self._options))
-        self._under_gcollect = rc == _UNDER_LAUNCHER
+        self._under_gcollect = _start(self._output, _options(*self._options))
         profile._active = self
         if not self._under_gcollect:
             self._apply()
