@@ -9,6 +9,7 @@
 
 #include "builder_internal.h"
 #include "gt/viewer/load.h"
+#include "gt/viewer/ncu.h"
 #include "import_json_internal.h"
 
 #include "gt/parts.h"
@@ -23,6 +24,7 @@ DetectedFormat DetectFormat(std::span<const uint8_t> bytes) {
   while (i < bytes.size() && (bytes[i] == ' ' || bytes[i] == '\n' || bytes[i] == '\r' || bytes[i] == '\t'))
     ++i;
   if (i < bytes.size() && (bytes[i] == '{' || bytes[i] == '[')) return DetectedFormat::kJson;
+  if (LooksLikeNcuCsv(bytes)) return DetectedFormat::kNcuCsv;
   return DetectedFormat::kUnknown;
 }
 
@@ -36,7 +38,7 @@ static std::string Describe(std::span<const uint8_t> bytes) {
     hex += ' ';
   }
   return "unrecognized content (first bytes: " + hex +
-         "); expected .gtrace, Chrome/Kineto JSON, or gzip of those";
+         "); expected .gtrace, Chrome/Kineto JSON, Nsight Compute CSV (ncu --csv --page raw), or gzip of those";
 }
 
 // JSON text parsed per Step (the page draws its progress bar between Steps).
@@ -44,7 +46,7 @@ constexpr uint64_t kJsonBytesPerStep = 8ull << 20;
 
 class TraceLoader::Impl {
  public:
-  enum class Mode { kNone, kGtrace, kJson, kDone };
+  enum class Mode { kNone, kGtrace, kJson, kNcu, kDone };
   Mode mode = Mode::kNone;
   LoadOptions options;
   std::string inflated;
@@ -166,6 +168,9 @@ Status TraceLoader::Open(std::span<const uint8_t> bytes, LoadOptions options) {
         I.fast_json = std::make_unique<json_import::FastJsonImport>(text, I.builder);
       }
       return Status::Ok();
+    case DetectedFormat::kNcuCsv:
+      I.mode = Impl::Mode::kNcu;
+      return Status::Ok();
     default:
       return InvalidArgument(Describe(bytes));
   }
@@ -188,6 +193,12 @@ void TraceLoader::Step() {
       }
       std::string_view text(reinterpret_cast<const char*>(I.bytes.data()), I.bytes.size());
       I.json_status = ImportJsonReference(text, I.builder);
+      I.mode = Impl::Mode::kDone;
+      break;
+    }
+    case Impl::Mode::kNcu: {  // one step: a CSV of some hundred launches parses in milliseconds
+      std::string_view text(reinterpret_cast<const char*>(I.bytes.data()), I.bytes.size());
+      I.json_status = ImportNcuCsv(text, I.builder);  // the importer's status, whatever the format
       I.mode = Impl::Mode::kDone;
       break;
     }

@@ -60,6 +60,8 @@ const char* SourceFormatName(SourceFormat f) {
       return "Chrome trace JSON";
     case SourceFormat::kKinetoJson:
       return "PyTorch profiler (Kineto) JSON";
+    case SourceFormat::kNcuCsv:
+      return "Nsight Compute CSV (ncu --csv --page raw)";
   }
   return "unknown";
 }

@@ -1,4 +1,5 @@
-// Opening traces: .gtrace, Chrome trace JSON, PyTorch profiler (Kineto) JSON, each plain or gzipped.
+// Opening traces: .gtrace, Chrome trace JSON, PyTorch profiler (Kineto) JSON, Nsight Compute CSV (ncu --csv
+// --page raw: the profiled launches and their counters, gt/viewer/ncu.h), each plain or gzipped.
 // The format is sniffed from the content (gzip magic, .gtrace magic, '{' / '['), never from the file name.
 //
 // A partly damaged file loads what could be read; what was lost lands in TraceModel::losses / report.
@@ -16,7 +17,7 @@
 
 namespace gt::viewer {
 
-enum class DetectedFormat : uint8_t { kUnknown = 0, kGzip, kGtrace, kJson };
+enum class DetectedFormat : uint8_t { kUnknown = 0, kGzip, kGtrace, kJson, kNcuCsv = 10 };
 DetectedFormat DetectFormat(std::span<const uint8_t> bytes);
 
 struct LoadOptions {
