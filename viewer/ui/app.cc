@@ -14,6 +14,7 @@
 #include "gt/reader.h"
 #include "gt/units.h"
 #include "gt/viewer/merge.h"
+#include "gt/viewer/ncu.h"
 #include "ui/counters/counters_view.h"
 
 #ifdef __EMSCRIPTEN__
@@ -169,8 +170,9 @@ void App::StepMerge() {
   std::vector<viewer::MergeInput> inputs;
   for (const StagedInput& in : staged_)
     inputs.push_back({in.name, std::span<const uint8_t>(in.data, in.size)});
-  viewer::MergePlan plan;
-  auto model = viewer::LoadMergedTraces(inputs, {}, &plan);
+  // Nsight Compute CSVs among them join the timeline the others make (gt/viewer/ncu.h).
+  std::vector<std::string> warnings;
+  auto model = viewer::LoadTracesWithNcu(inputs, &warnings);
   const size_t files = staged_.size();
   FreeStaged();
   if (!model.ok()) {
@@ -178,7 +180,7 @@ void App::StepMerge() {
          "): " + model.status().ToString());
     return;
   }
-  InstallModel(std::move(*model), plan.warnings);
+  InstallModel(std::move(*model), warnings);
 }
 
 double App::load_progress() const {

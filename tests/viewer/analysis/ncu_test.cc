@@ -40,15 +40,15 @@ const std::string kDefaultUnits =
     "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"SM\",\"Mbyte\",\"Mbyte\",\"byte/cycle\","
     "\"cycle/nsecond\",\"usecond\",\"register/thread\",\"cycle/nsecond\",\"inst\",\"%\",\"Kinst\"\n"
     "\"0\",\"4242\",\"probe\",\"gpu1\",\"copy_kernel(const float *, float *, unsigned long)\",\"1\",\"7\","
-    "\"(256, 1, 1)\",\"(4096, 1, 1)\",\"0\",\"9.0\",\"NVIDIA H200\",\"132\",\"4.19\",\"4.20\",\"64\","
+    "\"(256, 1, 1)\",\"(4096, 1, 1)\",\"0\",\"9.0\",\"NVIDIA H200\",\"132\",\"4.19\",\"4.20\",\"1,536\","
     "\"3.20\",\"10.00\",\"16\",\"1.98\",\"0\",\"55.5\",\"1.5\"\n"
     "\"1\",\"4242\",\"probe\",\"gpu1\",\"fma_kernel(float *, int)\",\"1\",\"7\",\"(128, 1, 1)\",\"(264, 1, "
     "1)\","
     "\"0\",\"9.0\",\"NVIDIA "
-    "H200\",\"132\",\"0.004096\",\"0.004096\",\"64\",\"3.20\",\"2.00\",\"32\",\"1.98\","
+    "H200\",\"132\",\"0.004096\",\"0.004096\",\"1,536\",\"3.20\",\"2.00\",\"32\",\"1.98\","
     "\"1,048,576\",\"90.25\",\"n/a\"\n"
     "\"2\",\"4242\",\"probe\",\"gpu1\",\"copy_kernel(const float *, float *, unsigned long)\",\"1\",\"7\","
-    "\"(256, 1, 1)\",\"(4096, 1, 1)\",\"0\",\"9.0\",\"NVIDIA H200\",\"132\",\"4.19\",\"4.20\",\"64\","
+    "\"(256, 1, 1)\",\"(4096, 1, 1)\",\"0\",\"9.0\",\"NVIDIA H200\",\"132\",\"4.19\",\"4.20\",\"1,536\","
     "\"3.20\",\"12.00\",\"16\",\"1.98\",\"0\",\"50.5\",\"2\"\n"
     "==PROF== Disconnected from process 4242\n";
 
@@ -190,10 +190,10 @@ TEST_CASE("ncu CSV standalone: launches, counters panel values, roofline point, 
   ProfiledKernels p = AnalyzeProfiledKernels(m);
   REQUIRE(p.launches.size() == 3);
   REQUIRE(p.kernels.size() == 2);
-  // Device from ncu's attributes, ceilings from its per-cycle peaks: 64 B/cycle x 3.2 GHz.
+  // Device from ncu's attributes, ceilings from its per-cycle peaks: 1536 B/cycle x 3.2 GHz.
   CHECK(m.Str(p.device.name) == "NVIDIA H200");
   CHECK(p.device.sm_count == 132);
-  CHECK(p.device.dram_bandwidth == Approx(64 * 3.2e9));
+  CHECK(p.device.dram_bandwidth == Approx(1536 * 3.2e9));
   const KernelAnalysis* copy = FindKernel(p, "copy_kernel");
   const KernelAnalysis* fma = FindKernel(p, "fma_kernel");
   REQUIRE((copy && fma));

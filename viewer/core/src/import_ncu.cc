@@ -11,12 +11,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "gt/counter_vocab.h"
+#include "gt/sat_math.h"
 #include "gt/viewer/builder.h"
 #include "gt/viewer/load.h"
 
@@ -447,8 +449,13 @@ StatusOr<NcuReport> ParseNcuCsv(std::string_view text) {
             case Cell::kNumber:
               if (!m.known_unit) break;
               v *= m.scale;
-              if (!std::isfinite(v)) {
+              // Launch attributes are integers the analysis reads as such (grid size as 64 bits).
+              if (!std::isfinite(v) ||
+                  (m.name.starts_with("launch__") &&
+                   (v < 0 || v >= (m.name == metric::kGridSize ? 1.8e19 : 4294967295.0)))) {
                 ++r.non_finite_cells;
+                Problem(r, "row " + std::to_string(row_number) + ": " + m.name + " is '" + cell +
+                               "': out of range, left out");
                 break;
               }
               l.values.emplace_back(static_cast<uint32_t>(metric_of[c]), v);
@@ -501,9 +508,10 @@ const std::string* TextOf(const NcuReport& r, const NcuLaunch& l, std::string_vi
   return nullptr;
 }
 
+// Sets an integer field from a value that fits it (a value that does not is left out, not wrapped).
 template <typename T>
-void SetIf(T& field, const double* v, double scale = 1) {
-  if (v && *v >= 0 && *v * scale < 1.8e19) field = static_cast<T>(*v * scale);
+void SetIf(T& field, const double* v) {
+  if (v && *v >= 0 && *v < static_cast<double>(std::numeric_limits<T>::max())) field = static_cast<T>(*v);
 }
 
 // The device a launch ran on, from ncu's device__attribute_* metrics and the peaks its counters imply (the
@@ -661,7 +669,7 @@ Status ImportNcuCsv(std::string_view text, ModelBuilder& b) {
       ++without_time;
     Timestamp& at = cursor[{l.pid, l.device}];
     k.start = at;
-    k.end = at + duration;
+    k.end = SatAdd(at, duration);
     at = k.end;
     b.AddKernel(k, 0);
     AppendMetrics(r, l, l.pid, k.correlation_id, k.name, ordinals[{l.pid, l.kernel}]++, metric_ids, &metrics);
