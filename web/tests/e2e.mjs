@@ -811,6 +811,78 @@ if (process.env.GT_GTRACE_BIN && gtraces.length) {
   });
 }
 
+// ---- ncu import ----
+// Nsight Compute CSV (ncu --csv --page raw): alone, its profiled launches with their counters and roofline; dropped
+// with the timeline of the same app, ncu's counters on the timeline's kernels. tests/viewer/data/ncu_handwritten.csv
+// is hand-written in ncu's shape; tests/data/ncu/ holds real ncu CSVs from the H200 and the gcollect timeline of
+// the same app (tests/data/ncu/README.md).
+const ncuHand = addFixture({ name: 'ncu_handwritten.csv',
+                             bytes: fs.readFileSync(path.join(repo, 'tests/viewer/data/ncu_handwritten.csv')) });
+const ncuDir = path.join(repo, 'tests/data/ncu');
+const ncuReal = fs.existsSync(ncuDir) ? fs.readdirSync(ncuDir).sort() : [];
+const ncuCsv = ncuReal.find((n) => /\.csv$/.test(n) && !/base/.test(n));
+const ncuTimeline = ncuReal.find((n) => /\.gtrace$/.test(n));
+if (ncuCsv) addFixture({ name: ncuCsv, bytes: fs.readFileSync(path.join(ncuDir, ncuCsv)) });
+if (ncuTimeline) addFixture({ name: ncuTimeline, bytes: fs.readFileSync(path.join(ncuDir, ncuTimeline)) });
+
+test('ncu CSV alone: profiled launches, counters of a selected launch, roofline', async () => {
+  const page = await openPage('ncu-alone');
+  await drop(page, ncuHand.name);
+  check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
+  check(await api(page, 'gt_event_count', 'kernel') === 3, 'one kernel event per profiled launch');
+  const all = await apiJson(page, 'gt_counters');
+  check(all && all.profiled_launches === 3, 'profiled launches: ' + JSON.stringify(all && all.profiled_launches));
+  const fma = all.kernels.find((k) => /^fma_kernel/.test(k.name));
+  check(fma && /compute/i.test(fma.verdict), 'fma_kernel compute-bound: ' + JSON.stringify(fma));
+  near(fma.intensity, 256, 0.01, 'fma_kernel roofline intensity (2 FLOP x 1,048,576 FFMA / 8,192 DRAM bytes)');
+  const losses = await apiJson(page, 'gt_losses');
+  check(JSON.stringify(losses).includes('ncu_standalone'), 'says the launches are placed back to back');
+  await api(page, 'gt_search', 'fma_kernel');
+  await api(page, 'gt_search_next');
+  await frames(page, 2);
+  const c = await apiJson(page, 'gt_counters');
+  check(c.selected && /^fma_kernel/.test(c.selected.name), 'counters of the selected launch: ' +
+        JSON.stringify(c.selected));
+  near(c.selected.compute_pct, 90.25, 0.01, "compute SOL is ncu's sm__throughput");
+  check(await api(page, 'gt_show_panel', 'details') === 1, 'details panel opens');
+  await scrollDetailsToCounters(page, 4);
+  await shot(page, '30a-ncu-alone-counters.png');
+  check(await api(page, 'gt_show_panel', 'roofline') === 1, 'roofline panel opens');
+  await frames(page, 3);
+  await shot(page, '30b-ncu-alone-roofline.png');
+  return page;
+});
+
+if (ncuCsv && ncuTimeline) {
+  test("ncu CSV dropped with its timeline: ncu's counters on the timeline's kernels", async () => {
+    const page = await openPage('ncu-joined');
+    await dropMany(page, [ncuTimeline, ncuCsv]);
+    check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
+    const losses = JSON.stringify(await apiJson(page, 'gt_losses'));
+    const paired = /(\d+) of (\d+) profiled launches paired/.exec(losses);
+    check(paired && Number(paired[1]) > 0, 'launches paired: ' + losses.slice(0, 600));
+    const all = await apiJson(page, 'gt_counters');
+    check(all.profiled_launches === Number(paired[1]), `every paired launch profiled: ${all.profiled_launches}`);
+    const copy = all.kernels.find((k) => /copy/i.test(k.name));
+    check(copy && copy.memory_side === true && /memory/i.test(copy.verdict), 'copy kernel memory-bound: ' +
+          JSON.stringify(copy));
+    await api(page, 'gt_search', copy.name.replace(/\(.*$/, ''));
+    await api(page, 'gt_search_next');
+    await frames(page, 2);
+    const c = await apiJson(page, 'gt_counters');
+    check(c.selected && c.selected.name === copy.name && /launch \d+/.test(c.selected.launch || ''),
+          "the selected timeline kernel shows its ncu launch's counters: " + JSON.stringify(c.selected));
+    check(c.selected.memory_pct > 30, 'copy kernel memory SOL: ' + c.selected.memory_pct);
+    check(await api(page, 'gt_show_panel', 'details') === 1, 'details panel opens');
+    await scrollDetailsToCounters(page, 6);
+    await shot(page, '30c-ncu-joined-counters.png');
+    check(await api(page, 'gt_show_panel', 'roofline') === 1, 'roofline panel opens');
+    await frames(page, 3);
+    await shot(page, '30d-ncu-joined-roofline.png');
+    return page;
+  });
+}
+
 // ---- runner ----------------------------------------------------------------------------------------------------
 let passed = 0, failed = 0;
 for (const t of tests) {
