@@ -404,3 +404,31 @@ TEST_CASE("ncu with a timeline opened together: LoadTracesWithNcu", "[ncu]") {
   std::vector<MergeInput> two = {{"a.csv", Bytes(csv)}, {"b.csv", Bytes(csv)}};
   CHECK_FALSE(LoadTracesWithNcu(two, &warnings).ok());
 }
+
+TEST_CASE("ncu stalls: raw counters from WarpStateStats' per-issue-active ratios", "[ncu]") {
+  // Hand-written: ncu --set full reports stalls as ratios to issue-active cycles, not raw counters.
+  const std::string csv =
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\","
+      "\"Grid Size\",\"Device\",\"CC\",\"smsp__issue_active.sum\",\"smsp__inst_issued.sum\","
+      "\"smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio\","
+      "\"smsp__average_warps_issue_stalled_selected_per_issue_active.ratio\","
+      "\"smsp__average_warps_issue_stalled_wait_per_issue_active.ratio\"\n"
+      "\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"cycle\",\"inst\",\"\",\"\",\"\"\n"
+      "\"0\",\"1\",\"a\",\"h\",\"copy_kernel\",\"1\",\"7\",\"(256, 1, 1)\",\"(8, 1, 1)\",\"0\",\"9.0\","
+      "\"1,000\",\"1,000\",\"6.5\",\"1\",\"n/a\"\n";
+  auto r = ParseNcuCsv(csv);
+  REQUIRE(r.ok());
+  CHECK(r->derived_values == 2);  // wait is n/a: not derived
+  CHECK(Value(*r, 0, "smsp__warps_issue_stalled_long_scoreboard.sum") == Approx(6500));
+  CHECK(Value(*r, 0, "smsp__warps_issue_stalled_selected.sum") == Approx(1000));
+  CHECK(std::isnan(Value(*r, 0, "smsp__warps_issue_stalled_wait.sum")));
+  auto model = LoadTrace(Bytes(csv));
+  REQUIRE(model.ok());
+  ProfiledKernels p = AnalyzeProfiledKernels(**model);
+  REQUIRE(p.kernels.size() == 1);
+  const auto& stalls = p.kernels[0].stalls;
+  REQUIRE(stalls.size() == 2);
+  CHECK(stalls[0].reason == "long_scoreboard");
+  CHECK(stalls[0].per_issued == Approx(6.5));  // ncu's own number back
+  CHECK(stalls[0].stall_share == Approx(1.0));  // selected is not a stall
+}

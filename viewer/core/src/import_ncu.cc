@@ -235,6 +235,51 @@ void Problem(NcuReport& r, std::string p) {
   if (r.problems.size() < 20) r.problems.push_back(std::move(p));
 }
 
+// ncu's WarpStateStats section reports each stall reason as warps stalled per issue-active cycle
+// (smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio = smsp__warps_issue_stalled_<reason>.sum
+// / smsp__issue_active.sum). With both in the CSV, the raw counter the stall chart reads is their product: an
+// identity, not an estimate. A CSV that has the raw counters already (ncu --metrics) keeps them.
+void DeriveStallCounters(NcuReport& r) {
+  std::unordered_map<std::string, uint32_t> index;
+  for (uint32_t i = 0; i < r.metrics.size(); ++i) index.emplace(r.metrics[i].name, i);
+  auto it = index.find("smsp__issue_active.sum");
+  if (it == index.end()) return;
+  const uint32_t issue_active = it->second;
+  struct Derived {
+    uint32_t ratio, target;
+  };
+  std::vector<Derived> derived;
+  for (const StallReasonInfo& reason : StallReasonVocabulary()) {
+    const std::string raw = StallMetricName(reason.key);
+    auto ratio = index.find("smsp__average_warps_issue_stalled_" + std::string(reason.key) +
+                            "_per_issue_active.ratio");
+    if (ratio == index.end() || index.count(raw)) continue;
+    NcuMetricColumn m;
+    m.name = raw;
+    m.unit = "derived";
+    m.in_vocabulary = true;
+    m.derived = true;
+    derived.push_back({ratio->second, static_cast<uint32_t>(r.metrics.size())});
+    r.metrics.push_back(std::move(m));
+  }
+  if (derived.empty()) return;
+  auto find = [](const NcuLaunch& l, uint32_t m) -> const double* {
+    for (const auto& [i, v] : l.values)
+      if (i == m) return &v;
+    return nullptr;
+  };
+  for (NcuLaunch& l : r.launches) {
+    const double* active = find(l, issue_active);
+    if (!active) continue;
+    const double a = *active;
+    for (const Derived& d : derived)
+      if (const double* ratio = find(l, d.ratio)) {
+        l.values.emplace_back(d.target, *ratio * a);  // targets are past every column: order kept
+        ++r.derived_values;
+      }
+  }
+}
+
 }  // namespace
 
 bool NcuUnitScale(std::string_view unit, double* scale) {
@@ -489,6 +534,7 @@ StatusOr<NcuReport> ParseNcuCsv(std::string_view text) {
                            (r.problems.empty() ? std::string() : " (" + r.problems.front() + ")"));
   std::stable_sort(r.launches.begin(), r.launches.end(),
                    [](const NcuLaunch& a, const NcuLaunch& b) { return a.id < b.id; });
+  DeriveStallCounters(r);
   return r;
 }
 
@@ -496,16 +542,20 @@ StatusOr<NcuReport> ParseNcuCsv(std::string_view text) {
 
 namespace {
 
-const double* ValueOf(const NcuReport& r, const NcuLaunch& l, std::string_view name) {
-  for (const auto& [m, v] : l.values)
-    if (r.metrics[m].name == name) return &v;
-  return nullptr;
+// A launch's value of one metric. Its values are in column order, so by metric index: a binary search.
+template <typename T>
+const T* Lookup(const NcuReport& r, const std::vector<std::pair<uint32_t, T>>& cells, std::string_view name) {
+  uint32_t index = 0;
+  while (index < r.metrics.size() && r.metrics[index].name != name) ++index;
+  auto it = std::lower_bound(cells.begin(), cells.end(), index,
+                             [](const std::pair<uint32_t, T>& c, uint32_t i) { return c.first < i; });
+  return it != cells.end() && it->first == index ? &it->second : nullptr;
 }
-
+const double* ValueOf(const NcuReport& r, const NcuLaunch& l, std::string_view name) {
+  return Lookup(r, l.values, name);
+}
 const std::string* TextOf(const NcuReport& r, const NcuLaunch& l, std::string_view name) {
-  for (const auto& [m, t] : l.texts)
-    if (r.metrics[m].name == name) return &t;
-  return nullptr;
+  return Lookup(r, l.texts, name);
 }
 
 // Sets an integer field from a value that fits it (a value that does not is left out, not wrapped).
@@ -597,11 +647,12 @@ std::vector<LossStat> ReportLosses(const NcuReport& r) {
   auto add = [&](const char* name, Severity s, uint64_t count, std::string detail) {
     if (count) out.push_back({name, static_cast<uint8_t>(s), 0, count, std::move(detail)});
   };
-  size_t known = 0;
-  for (const auto& m : r.metrics) known += m.in_vocabulary;
-  add("ncu_metrics", Severity::kInfo, r.metrics.size(),
+  size_t known = 0, columns = 0;
+  for (const auto& m : r.metrics)
+    if (!m.derived) ++columns, known += m.in_vocabulary;
+  add("ncu_metrics", Severity::kInfo, columns,
       std::to_string(known) + " of ncu's metric columns are gtrace's counter vocabulary (panels, roofline, " +
-          "verdicts); the other " + std::to_string(r.metrics.size() - known) +
+          "verdicts); the other " + std::to_string(columns - known) +
           " are kept by name (SQLite export, MCP)" +
           (r.base_units ? "" : "; units converted to bytes, ns, /s"));
   std::string first = r.problems.empty() ? "" : " (first: " + r.problems.front() + ")";
@@ -617,6 +668,9 @@ std::vector<LossStat> ReportLosses(const NcuReport& r) {
   add("ncu_text_values", Severity::kInfo, r.text_cells,
       "metric values that are text (device name, cache config, ...): not numbers, not counters");
   add("ncu_other_lines", Severity::kInfo, r.prof_lines, "==PROF== and other non-CSV lines skipped");
+  add("ncu_derived_stalls", Severity::kInfo, r.derived_values,
+      "warp-stall counters computed from ncu's per-issue-active ratios x smsp__issue_active.sum (exact "
+      "identity)");
   return out;
 }
 
@@ -799,7 +853,8 @@ NcuJoinResult AttachNcuReport(const NcuReport& r, TraceModel& m, std::string_vie
     std::map<uint32_t, std::vector<const NcuLaunch*>> by_device;
     for (const NcuLaunch& l : r.launches)
       if (l.pid == npid) by_device[l.device].push_back(&l);
-    for (const auto& [dev, launches] : by_device) {
+    for (const auto& [device, launches] : by_device) {
+      const uint32_t dev = device;  // older clang cannot capture a structured binding in a lambda
       const bool known = std::any_of(m.devices.begin(), m.devices.end(), [&](const DeviceRecord& d) {
         return d.pid == tpid && d.device_id == dev;
       });

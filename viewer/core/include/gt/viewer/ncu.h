@@ -49,6 +49,7 @@ struct NcuMetricColumn {
   double scale = 1;  // value * scale = gtrace's unit (bytes, ns for durations, per second for rates)
   bool known_unit = true;
   bool in_vocabulary = false;  // one of gt/counter_vocab.h's names (or a stall reason's counter)
+  bool derived = false;  // not a column: a stall counter computed from ncu's ratio (DeriveStallCounters)
 };
 
 struct NcuReport {
@@ -62,7 +63,8 @@ struct NcuReport {
   uint64_t non_finite_cells = 0;      // nan, inf, or out of double's range: left absent
   uint64_t text_cells = 0;            // text in a metric column (kept as text, not a number)
   uint64_t duplicate_columns = 0;     // a metric column repeated: the first kept
-  uint64_t unknown_unit_columns = 0;  // unit not understood: values kept as printed, flagged
+  uint64_t unknown_unit_columns = 0;  // unit not understood: its values left out, reported
+  uint64_t derived_values = 0;        // stall counters computed from ncu's per-issue ratios
   std::vector<std::string> problems;  // human-readable, first 20
 };
 
