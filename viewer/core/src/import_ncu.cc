@@ -193,6 +193,15 @@ bool WordScale(std::string_view w, double* scale, bool* time) {
     }
     return false;
   }
+  // ncu's raw page abbreviates (ns, byte/s); its other pages spell out (nsecond, Gbyte/second).
+  static const std::pair<std::string_view, double> kAbbreviated[] = {
+      {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {"ps", 1e-12}};
+  for (const auto& [name, scale_of] : kAbbreviated)
+    if (w == name) {
+      *time = true;
+      *scale = scale_of;
+      return true;
+    }
   if (w == "%") return true;
   std::string lower;
   for (char c : w) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -237,14 +246,23 @@ void Problem(NcuReport& r, std::string p) {
 
 // ncu's WarpStateStats section reports each stall reason as warps stalled per issue-active cycle
 // (smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio = smsp__warps_issue_stalled_<reason>.sum
-// / smsp__issue_active.sum). With both in the CSV, the raw counter the stall chart reads is their product: an
-// identity, not an estimate. A CSV that has the raw counters already (ncu --metrics) keeps them.
+// / smsp__issue_active.sum). The raw counter the stall chart reads is their product: an identity, exact up to
+// ncu's printed digits. --set full has no smsp__issue_active.sum but its rate per active cycle and the active
+// cycles (smsp__issue_active.sum.per_cycle_active x smsp__cycles_active.avg: within 1e-5 of
+// smsp__inst_issued.sum on the H200 fixtures). A CSV with the raw counters already (ncu --metrics) keeps
+// them.
 void DeriveStallCounters(NcuReport& r) {
   std::unordered_map<std::string, uint32_t> index;
   for (uint32_t i = 0; i < r.metrics.size(); ++i) index.emplace(r.metrics[i].name, i);
-  auto it = index.find("smsp__issue_active.sum");
-  if (it == index.end()) return;
-  const uint32_t issue_active = it->second;
+  // smsp__issue_active.sum itself, or (what --set full has) its per-active-cycle rate x active cycles.
+  auto column = [&](const char* name) -> int64_t {
+    auto it = index.find(name);
+    return it == index.end() ? -1 : it->second;
+  };
+  const int64_t issue_active = column("smsp__issue_active.sum");
+  const int64_t per_cycle = column("smsp__issue_active.sum.per_cycle_active");
+  const int64_t cycles = column("smsp__cycles_active.avg");
+  if (issue_active < 0 && (per_cycle < 0 || cycles < 0)) return;
   struct Derived {
     uint32_t ratio, target;
   };
@@ -269,9 +287,15 @@ void DeriveStallCounters(NcuReport& r) {
     return nullptr;
   };
   for (NcuLaunch& l : r.launches) {
-    const double* active = find(l, issue_active);
-    if (!active) continue;
-    const double a = *active;
+    double a = 0;
+    if (const double* v = issue_active >= 0 ? find(l, issue_active) : nullptr) {
+      a = *v;
+    } else {
+      const double* rate = per_cycle >= 0 ? find(l, per_cycle) : nullptr;
+      const double* n = cycles >= 0 ? find(l, cycles) : nullptr;
+      if (!rate || !n) continue;
+      a = *rate * *n;
+    }
     for (const Derived& d : derived)
       if (const double* ratio = find(l, d.ratio)) {
         l.values.emplace_back(d.target, *ratio * a);  // targets are past every column: order kept
@@ -669,8 +693,7 @@ std::vector<LossStat> ReportLosses(const NcuReport& r) {
       "metric values that are text (device name, cache config, ...): not numbers, not counters");
   add("ncu_other_lines", Severity::kInfo, r.prof_lines, "==PROF== and other non-CSV lines skipped");
   add("ncu_derived_stalls", Severity::kInfo, r.derived_values,
-      "warp-stall counters computed from ncu's per-issue-active ratios x smsp__issue_active.sum (exact "
-      "identity)");
+      "warp-stall counters computed from ncu's per-issue-active ratios x issue-active cycles (an identity)");
   return out;
 }
 
