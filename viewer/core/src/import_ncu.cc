@@ -244,63 +244,70 @@ void Problem(NcuReport& r, std::string p) {
   if (r.problems.size() < 20) r.problems.push_back(std::move(p));
 }
 
-// ncu's WarpStateStats section reports each stall reason as warps stalled per issue-active cycle
-// (smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio = smsp__warps_issue_stalled_<reason>.sum
-// / smsp__issue_active.sum). The raw counter the stall chart reads is their product: an identity, exact up to
-// ncu's printed digits. --set full has no smsp__issue_active.sum but its rate per active cycle and the active
-// cycles (smsp__issue_active.sum.per_cycle_active x smsp__cycles_active.avg: within 1e-5 of
-// smsp__inst_issued.sum on the H200 fixtures). A CSV with the raw counters already (ncu --metrics) keeps
-// them.
-void DeriveStallCounters(NcuReport& r) {
+// Counters gtrace reads that ncu's sections report only in another form, recomputed by the identity that
+// defines that form (a x b x factor), exact up to the digits ncu printed. Only where the CSV lacks the
+// counter itself (a CSV written with --metrics keeps its own); each derived column is marked and counted.
+//  - Warp stalls: WarpStateStats gives smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio =
+//    smsp__warps_issue_stalled_<reason>.sum / smsp__issue_active.sum; --set full has no
+//    smsp__issue_active.sum, but its rate per active cycle x active cycles (within 1e-5 of
+//    smsp__inst_issued.sum on the H200 fixtures).
+//  - FLOPs: the roofline section's smsp__sass_thread_inst_executed_op_<op>_pred_on.sum.per_cycle_elapsed x
+//    smsp__cycles_elapsed.avg (ncu's own roofline formula; the SMSP total is the SM total).
+//  - L2 bytes: lts__t_sectors.sum x 32 (an L2 sector is 32 bytes).
+//  - Divergence: smsp__thread_inst_executed_per_inst_executed.ratio x smsp__inst_executed.sum.
+void DeriveCounters(NcuReport& r) {
+  struct Rule {
+    std::string target, a, b;
+    double factor;
+  };
+  std::vector<Rule> rules = {
+      {"smsp__issue_active.sum", "smsp__issue_active.sum.per_cycle_active", "smsp__cycles_active.avg", 1}};
+  for (const StallReasonInfo& reason : StallReasonVocabulary())
+    rules.push_back(
+        {StallMetricName(reason.key),
+         "smsp__average_warps_issue_stalled_" + std::string(reason.key) + "_per_issue_active.ratio",
+         "smsp__issue_active.sum", 1});
+  for (const char* op : {"dfma", "dadd", "dmul", "ffma", "fadd", "fmul", "hfma", "hadd", "hmul"})
+    rules.push_back(
+        {"sm__sass_thread_inst_executed_op_" + std::string(op) + "_pred_on.sum",
+         "smsp__sass_thread_inst_executed_op_" + std::string(op) + "_pred_on.sum.per_cycle_elapsed",
+         "smsp__cycles_elapsed.avg", 1});
+  rules.push_back({metric::kL2Bytes, metric::kL2Sectors, "", 32});
+  rules.push_back({metric::kThreadInstExecuted, "smsp__thread_inst_executed_per_inst_executed.ratio",
+                   metric::kInstExecuted, 1});
   std::unordered_map<std::string, uint32_t> index;
   for (uint32_t i = 0; i < r.metrics.size(); ++i) index.emplace(r.metrics[i].name, i);
-  // smsp__issue_active.sum itself, or (what --set full has) its per-active-cycle rate x active cycles.
-  auto column = [&](const char* name) -> int64_t {
-    auto it = index.find(name);
-    return it == index.end() ? -1 : it->second;
-  };
-  const int64_t issue_active = column("smsp__issue_active.sum");
-  const int64_t per_cycle = column("smsp__issue_active.sum.per_cycle_active");
-  const int64_t cycles = column("smsp__cycles_active.avg");
-  if (issue_active < 0 && (per_cycle < 0 || cycles < 0)) return;
-  struct Derived {
-    uint32_t ratio, target;
-  };
-  std::vector<Derived> derived;
-  for (const StallReasonInfo& reason : StallReasonVocabulary()) {
-    const std::string raw = StallMetricName(reason.key);
-    auto ratio = index.find("smsp__average_warps_issue_stalled_" + std::string(reason.key) +
-                            "_per_issue_active.ratio");
-    if (ratio == index.end() || index.count(raw)) continue;
-    NcuMetricColumn m;
-    m.name = raw;
-    m.unit = "derived";
-    m.in_vocabulary = true;
-    m.derived = true;
-    derived.push_back({ratio->second, static_cast<uint32_t>(r.metrics.size())});
-    r.metrics.push_back(std::move(m));
-  }
-  if (derived.empty()) return;
   auto find = [](const NcuLaunch& l, uint32_t m) -> const double* {
-    for (const auto& [i, v] : l.values)
-      if (i == m) return &v;
-    return nullptr;
+    auto it = std::lower_bound(l.values.begin(), l.values.end(), m,
+                               [](const std::pair<uint32_t, double>& c, uint32_t i) { return c.first < i; });
+    return it != l.values.end() && it->first == m ? &it->second : nullptr;
   };
-  for (NcuLaunch& l : r.launches) {
-    double a = 0;
-    if (const double* v = issue_active >= 0 ? find(l, issue_active) : nullptr) {
-      a = *v;
-    } else {
-      const double* rate = per_cycle >= 0 ? find(l, per_cycle) : nullptr;
-      const double* n = cycles >= 0 ? find(l, cycles) : nullptr;
-      if (!rate || !n) continue;
-      a = *rate * *n;
+  for (const Rule& rule : rules) {
+    if (index.count(rule.target)) continue;
+    auto a = index.find(rule.a);
+    auto b = rule.b.empty() ? index.end() : index.find(rule.b);
+    if (a == index.end() || (!rule.b.empty() && b == index.end())) continue;
+    const uint32_t target = static_cast<uint32_t>(r.metrics.size());
+    size_t added = 0;
+    for (NcuLaunch& l : r.launches) {
+      const double* va = find(l, a->second);
+      const double* vb = rule.b.empty() ? &rule.factor : find(l, b->second);
+      if (!va || !vb) continue;
+      const double v = *va * *vb * (rule.b.empty() ? 1 : rule.factor);
+      if (!std::isfinite(v)) continue;
+      l.values.emplace_back(target, v);  // the new column is past every other: the values stay in order
+      ++added;
     }
-    for (const Derived& d : derived)
-      if (const double* ratio = find(l, d.ratio)) {
-        l.values.emplace_back(d.target, *ratio * a);  // targets are past every column: order kept
-        ++r.derived_values;
-      }
+    if (!added) continue;
+    NcuMetricColumn m;
+    m.name = rule.target;
+    m.unit =
+        "derived: " + rule.a + (rule.b.empty() ? " x " + std::to_string(int(rule.factor)) : " x " + rule.b);
+    m.in_vocabulary = Vocabulary().count(rule.target) > 0 || !StallReasonOfMetric(rule.target).empty();
+    m.derived = true;
+    index.emplace(rule.target, target);
+    r.metrics.push_back(std::move(m));
+    r.derived_values += added;
   }
 }
 
@@ -558,7 +565,7 @@ StatusOr<NcuReport> ParseNcuCsv(std::string_view text) {
                            (r.problems.empty() ? std::string() : " (" + r.problems.front() + ")"));
   std::stable_sort(r.launches.begin(), r.launches.end(),
                    [](const NcuLaunch& a, const NcuLaunch& b) { return a.id < b.id; });
-  DeriveStallCounters(r);
+  DeriveCounters(r);
   return r;
 }
 
@@ -692,8 +699,12 @@ std::vector<LossStat> ReportLosses(const NcuReport& r) {
   add("ncu_text_values", Severity::kInfo, r.text_cells,
       "metric values that are text (device name, cache config, ...): not numbers, not counters");
   add("ncu_other_lines", Severity::kInfo, r.prof_lines, "==PROF== and other non-CSV lines skipped");
-  add("ncu_derived_stalls", Severity::kInfo, r.derived_values,
-      "warp-stall counters computed from ncu's per-issue-active ratios x issue-active cycles (an identity)");
+  std::string derived;
+  for (const auto& m : r.metrics)
+    if (m.derived) derived += (derived.empty() ? "" : ", ") + m.name;
+  add("ncu_derived", Severity::kInfo, r.derived_values,
+      "values computed from the forms ncu reports, by their defining identities (docs/ncu-import.md): " +
+          derived);
   return out;
 }
 

@@ -64,7 +64,7 @@ struct NcuReport {
   uint64_t text_cells = 0;            // text in a metric column (kept as text, not a number)
   uint64_t duplicate_columns = 0;     // a metric column repeated: the first kept
   uint64_t unknown_unit_columns = 0;  // unit not understood: its values left out, reported
-  uint64_t derived_values = 0;        // stall counters computed from ncu's per-issue ratios
+  uint64_t derived_values = 0;        // values computed from ncu's columns by an identity
   std::vector<std::string> problems;  // human-readable, first 20
 };
 
