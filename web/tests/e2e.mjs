@@ -818,10 +818,14 @@ if (process.env.GT_GTRACE_BIN && gtraces.length) {
 // the same app (tests/data/ncu/README.md).
 const ncuHand = addFixture({ name: 'ncu_handwritten.csv',
                              bytes: fs.readFileSync(path.join(repo, 'tests/viewer/data/ncu_handwritten.csv')) });
+const ncuNoUnits = addFixture({ name: 'ncu_no_units.csv', bytes: Buffer.from(
+  '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size",' +
+  '"Device","CC","gpu__time_duration.sum"\n"0","1","a","h","k","1","7","(1, 1, 1)","(1, 1, 1)","0","9.0","5"\n') });
+const notNcu = addFixture({ name: 'table.csv', bytes: Buffer.from('name,value\nfoo,1\n') });
 const ncuDir = path.join(repo, 'tests/data/ncu');
-const ncuReal = fs.existsSync(ncuDir) ? fs.readdirSync(ncuDir).sort() : [];
-const ncuCsv = ncuReal.find((n) => /\.csv$/.test(n) && !/base/.test(n));
-const ncuTimeline = ncuReal.find((n) => /\.gtrace$/.test(n));
+// The copy workload: copy_float4 and saxpy, two launches each (memory-bound).
+const ncuCsv = fs.existsSync(path.join(ncuDir, 'copy.ncu.csv')) ? 'copy.ncu.csv' : null;
+const ncuTimeline = fs.existsSync(path.join(ncuDir, 'copy.gtrace')) ? 'copy.gtrace' : null;
 if (ncuCsv) addFixture({ name: ncuCsv, bytes: fs.readFileSync(path.join(ncuDir, ncuCsv)) });
 if (ncuTimeline) addFixture({ name: ncuTimeline, bytes: fs.readFileSync(path.join(ncuDir, ncuTimeline)) });
 
@@ -850,12 +854,25 @@ test('ncu CSV alone: profiled launches, counters of a selected launch, roofline'
   check(await api(page, 'gt_show_panel', 'roofline') === 1, 'roofline panel opens');
   await frames(page, 3);
   await shot(page, '30b-ncu-alone-roofline.png');
+  // Bad files: a clear error in the page, not a crash or an empty view.
+  await drop(page, ncuNoUnits.name);
+  check(await settled(page) === 3, 'an ncu CSV without its units row fails');
+  check(/units row/.test(await apiStr(page, 'gt_last_error')), 'says why: ' + await apiStr(page, 'gt_last_error'));
+  await drop(page, notNcu.name);
+  check(await settled(page) === 3, 'a CSV that is not ncu\'s fails');
+  check(/Nsight Compute CSV/.test(await apiStr(page, 'gt_last_error')), 'says what it accepts: ' +
+        await apiStr(page, 'gt_last_error'));
+  await shot(page, '30e-ncu-bad-csv.png');
   return page;
 });
 
 if (ncuCsv && ncuTimeline) {
   test("ncu CSV dropped with its timeline: ncu's counters on the timeline's kernels", async () => {
     const page = await openPage('ncu-joined');
+    await drop(page, ncuCsv);  // alone first: its four launches, standalone
+    check(await settled(page) === 2, 'the real CSV alone loads: ' + await apiStr(page, 'gt_last_error'));
+    check(await api(page, 'gt_event_count', 'kernel') === 4, 'four profiled launches');
+    check((await apiJson(page, 'gt_counters')).profiled_launches === 4, 'four with counters');
     await dropMany(page, [ncuTimeline, ncuCsv]);
     check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
     const losses = JSON.stringify(await apiJson(page, 'gt_losses'));
@@ -863,16 +880,19 @@ if (ncuCsv && ncuTimeline) {
     check(paired && Number(paired[1]) > 0, 'launches paired: ' + losses.slice(0, 600));
     const all = await apiJson(page, 'gt_counters');
     check(all.profiled_launches === Number(paired[1]), `every paired launch profiled: ${all.profiled_launches}`);
-    const copy = all.kernels.find((k) => /copy/i.test(k.name));
-    check(copy && copy.memory_side === true && /memory/i.test(copy.verdict), 'copy kernel memory-bound: ' +
+    // saxpy: one FFMA per 12 bytes, a roofline point far left of the ridge (copy_float4 has no FLOPs, no point).
+    const copy = all.kernels.find((k) => /^saxpy/.test(k.name));
+    check(copy && copy.memory_side === true && /memory/i.test(copy.verdict), 'saxpy memory-bound on the roofline: ' +
           JSON.stringify(copy));
-    await api(page, 'gt_search', copy.name.replace(/\(.*$/, ''));
+    // 2 FLOP per element over 8 bytes read and at most 4 written (part of the writes stays in L2).
+    check(copy.intensity > 2 / 12 * 0.99 && copy.intensity < 2 / 8, 'saxpy intensity in (2/12, 2/8): ' + copy.intensity);
+    await api(page, 'gt_search', 'saxpy');
     await api(page, 'gt_search_next');
     await frames(page, 2);
     const c = await apiJson(page, 'gt_counters');
     check(c.selected && c.selected.name === copy.name && /launch \d+/.test(c.selected.launch || ''),
           "the selected timeline kernel shows its ncu launch's counters: " + JSON.stringify(c.selected));
-    check(c.selected.memory_pct > 30, 'copy kernel memory SOL: ' + c.selected.memory_pct);
+    check(c.selected.memory_pct > 30, 'saxpy memory SOL: ' + c.selected.memory_pct);
     check(await api(page, 'gt_show_panel', 'details') === 1, 'details panel opens');
     await scrollDetailsToCounters(page, 6);
     await shot(page, '30c-ncu-joined-counters.png');
