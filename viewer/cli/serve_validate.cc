@@ -33,6 +33,7 @@ StatusOr<server::Validation> ValidateViewerTrace(std::span<const uint8_t> bytes,
   server::Validation v;
   v.format = m.format == viewer::SourceFormat::kKinetoJson ? "kineto"
              : m.format == viewer::SourceFormat::kGtrace   ? "gtrace"  // gzipped
+             : m.format == viewer::SourceFormat::kNcuCsv   ? "ncu"
                                                            : "chrome";
   v.records = m.event_count + m.sample_count;
   for (const auto& loss : m.losses)

@@ -684,7 +684,7 @@ std::vector<LossStat> ReportLosses(const NcuReport& r) {
   add("ncu_metrics", Severity::kInfo, columns,
       std::to_string(known) + " of ncu's metric columns are gtrace's counter vocabulary (panels, roofline, " +
           "verdicts); the other " + std::to_string(columns - known) +
-          " are kept by name (SQLite export, MCP)" +
+          " are kept by name (Python: gtrace.load(FILE).metrics)" +
           (r.base_units ? "" : "; units converted to bytes, ns, /s"));
   std::string first = r.problems.empty() ? "" : " (first: " + r.problems.front() + ")";
   add("ncu_rows_skipped", Severity::kWarning, r.ragged_rows,
