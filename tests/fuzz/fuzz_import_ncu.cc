@@ -1,6 +1,6 @@
 // libFuzzer: Nsight Compute CSV import (viewer/core/src/import_ncu.cc). Any bytes: no crash, no hang, no
-// sanitizer report; what parses holds only finite numbers, in ID order; the standalone model is well-formed and
-// every analysis runs on it; the join onto a small timeline pairs no more launches than it was given.
+// sanitizer report; what parses holds only finite numbers, in ID order; the standalone model is well-formed
+// and every analysis runs on it; the join onto a small timeline pairs no more launches than it was given.
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -18,8 +18,8 @@ namespace {
 // Process 1 with three kernels whose base names the seeds use.
 std::unique_ptr<gt::viewer::TraceModel> Timeline() {
   gt::viewer::ModelBuilder b;
-  const std::string_view strings[] = {"", "app", "GPU", "copy_kernel(float const*, float*, unsigned long)",
-                                      "fma_kernel(float*, int)", "k"};
+  const std::string_view strings[] = {
+      "", "app", "GPU", "copy_kernel(float const*, float*, unsigned long)", "fma_kernel(float*, int)", "k"};
   b.OnStrings(0, strings);
   gt::ProcessRecord p;
   p.pid = 1, p.name = 1;

@@ -1,7 +1,7 @@
 // The ncu import on real Nsight Compute CSVs from an H200 (tests/data/ncu/README.md: ncu 2025.3.1, --set full
-// --csv --page raw, stdout captured with the app's output and ==PROF== lines; the gcollect timeline of the same
-// program). Expected values are read here straight from the CSV text, independently of the importer, and checked
-// against what the kernels in kernels/ must do (bytes moved, FLOPs executed).
+// --csv --page raw, stdout captured with the app's output and ==PROF== lines; the gcollect timeline of the
+// same program). Expected values are read here straight from the CSV text, independently of the importer, and
+// checked against what the kernels in kernels/ must do (bytes moved, FLOPs executed).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
@@ -110,9 +110,10 @@ TEST_CASE("ncu fixtures: every value as the CSV says, in base units", "[ncu][fix
         CHECK(r->launches[i].kernel == csv.Cell(i, "Kernel Name"));
         CHECK(r->launches[i].id == static_cast<uint64_t>(csv.Number(i, "ID")));
         // The raw page prints base units (README): byte, ns, hz. Values come through unchanged.
-        for (const char* m : {"dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
-                              "sm__cycles_elapsed.avg.per_second", "smsp__inst_executed.sum",
-                              "launch__registers_per_thread", "sm__throughput.avg.pct_of_peak_sustained_elapsed"}) {
+        for (const char* m :
+             {"dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
+              "sm__cycles_elapsed.avg.per_second", "smsp__inst_executed.sum", "launch__registers_per_thread",
+              "sm__throughput.avg.pct_of_peak_sustained_elapsed"}) {
           INFO(m << " launch " << i);
           CHECK(Value(*r, i, m) == Approx(csv.Number(i, m)));
         }
@@ -132,7 +133,8 @@ TEST_CASE("ncu fixtures: default and --print-units base runs agree", "[ncu][fixt
       CHECK(KernelBaseName(a->launches[i].kernel) == KernelBaseName(b->launches[i].kernel));
       // Two runs: instruction counts are the program's, DRAM traffic nearly so.
       CHECK(Value(*a, i, "smsp__inst_executed.sum") == Value(*b, i, "smsp__inst_executed.sum"));
-      CHECK(Value(*a, i, "dram__bytes_read.sum") == Approx(Value(*b, i, "dram__bytes_read.sum")).epsilon(0.02));
+      CHECK(Value(*a, i, "dram__bytes_read.sum") ==
+            Approx(Value(*b, i, "dram__bytes_read.sum")).epsilon(0.02));
     }
   }
 }
@@ -171,7 +173,8 @@ TEST_CASE("ncu fixtures: the physics of the probe kernels", "[ncu][fixture]") {
     CHECK(k.bottleneck == Bottleneck::kCompute);
     CHECK(k.flops_pct[static_cast<size_t>(Precision::kFp32)].value > 80);
     // The roofline: far right of the ridge, on the compute side.
-    auto points = PlaceOnRoofline(BuildRoofline(p.device), p.kernels, MemoryLevel::kDram, p.kernel_total_time_s);
+    auto points =
+        PlaceOnRoofline(BuildRoofline(p.device), p.kernels, MemoryLevel::kDram, p.kernel_total_time_s);
     REQUIRE(points.size() == 1);
     CHECK_FALSE(points[0].memory_side);
     CHECK(points[0].intensity > 1000);
@@ -214,7 +217,8 @@ TEST_CASE("ncu fixtures: the physics of the probe kernels", "[ncu][fixture]") {
     ProfiledKernels p = AnalyzeProfiledKernels(**m);
     double conflicted = -1, padded = -1;
     for (const KernelAnalysis& k : p.kernels)
-      (KernelBaseName(k.kernel_name) == "smem_conflicted" ? conflicted : padded) = k.bank_conflict_ratio.value;
+      (KernelBaseName(k.kernel_name) == "smem_conflicted" ? conflicted : padded) =
+          k.bank_conflict_ratio.value;
     CHECK(conflicted > padded);
     CHECK(padded >= 0);
   }
@@ -252,14 +256,16 @@ TEST_CASE("ncu fixtures: joined to the gcollect timeline of the same program", "
       const size_t launch = FindProfiledLaunch(model, p.launches, events[n]);
       REQUIRE(launch != SIZE_MAX);
       CHECK(p.launches[launch].Get(metric::kTime) == Approx(csv.Number(row, "gpu__time_duration.sum")));
-      CHECK(p.launches[launch].Get(metric::kDramBytesRead) == Approx(csv.Number(row, "dram__bytes_read.sum")));
+      CHECK(p.launches[launch].Get(metric::kDramBytesRead) ==
+            Approx(csv.Number(row, "dram__bytes_read.sum")));
       ++checked;
     }
     CHECK(checked == kLaunches.at(w));
     bool said = false;
     for (const LossStat& l : model.losses)
-      said |= l.name == "ncu_join" && l.detail.find(std::to_string(checked) + " of " + std::to_string(checked) +
-                                                    " profiled launches paired") != std::string::npos;
+      said |=
+          l.name == "ncu_join" && l.detail.find(std::to_string(checked) + " of " + std::to_string(checked) +
+                                                " profiled launches paired") != std::string::npos;
     CHECK(said);
   }
 }

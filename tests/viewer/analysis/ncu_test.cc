@@ -408,7 +408,8 @@ TEST_CASE("ncu with a timeline opened together: LoadTracesWithNcu", "[ncu]") {
 TEST_CASE("ncu stalls: raw counters from WarpStateStats' per-issue-active ratios", "[ncu]") {
   // Hand-written: ncu --set full reports stalls as ratios to issue-active cycles, not raw counters.
   const std::string csv =
-      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\","
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block "
+      "Size\","
       "\"Grid Size\",\"Device\",\"CC\",\"smsp__issue_active.sum\",\"smsp__inst_issued.sum\","
       "\"smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio\","
       "\"smsp__average_warps_issue_stalled_selected_per_issue_active.ratio\","
@@ -429,6 +430,6 @@ TEST_CASE("ncu stalls: raw counters from WarpStateStats' per-issue-active ratios
   const auto& stalls = p.kernels[0].stalls;
   REQUIRE(stalls.size() == 2);
   CHECK(stalls[0].reason == "long_scoreboard");
-  CHECK(stalls[0].per_issued == Approx(6.5));  // ncu's own number back
+  CHECK(stalls[0].per_issued == Approx(6.5));   // ncu's own number back
   CHECK(stalls[0].stall_share == Approx(1.0));  // selected is not a stall
 }

@@ -38,7 +38,8 @@ static std::string Describe(std::span<const uint8_t> bytes) {
     hex += ' ';
   }
   return "unrecognized content (first bytes: " + hex +
-         "); expected .gtrace, Chrome/Kineto JSON, Nsight Compute CSV (ncu --csv --page raw), or gzip of those";
+         "); expected .gtrace, Chrome/Kineto JSON, Nsight Compute CSV (ncu --csv --page raw), or gzip of "
+         "those";
 }
 
 // JSON text parsed per Step (the page draws its progress bar between Steps).
