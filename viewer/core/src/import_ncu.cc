@@ -91,11 +91,14 @@ enum class Cell : uint8_t { kNumber, kEmpty, kNonFinite, kText };
 Cell ParseNumber(std::string_view s, double* out) {
   s = Trim(s);
   if (s.empty() || s == "n/a" || s == "N/A" || s == "-") return Cell::kEmpty;
-  std::string lower;
-  for (char c : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (lower == "nan" || lower == "-nan" || lower == "inf" || lower == "-inf" || lower == "+inf" ||
-      lower == "infinity" || lower == "-infinity")
-    return Cell::kNonFinite;
+  const char lead = s[0] == '-' || s[0] == '+' ? (s.size() > 1 ? s[1] : '\0') : s[0];
+  if (lead == 'n' || lead == 'N' || lead == 'i' || lead == 'I') {
+    std::string lower;
+    for (char c : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower == "nan" || lower == "-nan" || lower == "inf" || lower == "-inf" || lower == "+inf" ||
+        lower == "infinity" || lower == "-infinity")
+      return Cell::kNonFinite;
+  }
   std::string digits;
   bool any_digit = false;
   for (char c : s) {

@@ -53,9 +53,23 @@ std::vector<KernelCounters> GroupKernelCounters(std::span<const KernelMetricReco
     }
     return it->second;
   };
+  // Appended, then sorted once per launch (an ncu CSV has thousands of metrics per launch: inserting each in
+  // order would move the vector thousands of times). A metric recorded twice keeps its last value, as Set
+  // does.
   for (const auto& m : metrics) {
     KernelCounters& c = group(m.pid, m.kernel_name, m.launch_ordinal, m.correlation_id);
-    c.Set(str(m.metric), m.value, m.flags);
+    c.values.push_back({std::string(str(m.metric)), m.value, m.flags});
+  }
+  for (auto& [key, c] : groups) {
+    std::stable_sort(
+        c.values.begin(), c.values.end(),
+        [](const KernelCounters::Value& a, const KernelCounters::Value& b) { return a.name < b.name; });
+    auto last = std::unique(c.values.rbegin(), c.values.rend(),
+                            [](const KernelCounters::Value& a, const KernelCounters::Value& b) {
+                              return a.name == b.name;
+                            })
+                    .base();
+    c.values.erase(c.values.begin(), last);
   }
   for (const auto& s : stalls) {
     // Only whole-kernel bins of one launch; PC-sampling histograms (per line / aggregated) are shown
@@ -101,14 +115,32 @@ KernelCounters MergeLaunches(std::span<const KernelCounters> launches) {
   out.launches = 0;
   std::map<std::string, std::pair<double, uint32_t>> acc;  // sum, count
   std::map<std::string, uint8_t> flags;
+  for (const auto& l : launches) out.launches += l.launches;
+  // Launches of one kernel mostly have the same metrics (thousands from an ncu CSV): those add up position by
+  // position; a launch with other metrics goes through the map.
+  const auto& first = launches.front().values;
+  std::vector<std::pair<double, uint32_t>> same(first.size());
+  std::vector<uint8_t> same_flags(first.size());
   for (const auto& l : launches) {
-    out.launches += l.launches;
-    for (const auto& v : l.values) {
-      auto& a = acc[v.name];
+    const bool aligned = l.values.size() == first.size() &&
+                         std::equal(l.values.begin(), l.values.end(), first.begin(),
+                                    [](const KernelCounters::Value& a, const KernelCounters::Value& b) {
+                                      return a.name == b.name;
+                                    });
+    for (size_t i = 0; i < l.values.size(); ++i) {
+      const auto& v = l.values[i];
+      auto& a = aligned ? same[i] : acc[v.name];
       a.first += v.value;
       a.second += 1;
-      flags[v.name] |= v.flags;
+      (aligned ? same_flags[i] : flags[v.name]) |= v.flags;
     }
+  }
+  for (size_t i = 0; i < first.size(); ++i) {
+    if (!same[i].second) continue;
+    auto& a = acc[first[i].name];
+    a.first += same[i].first;
+    a.second += same[i].second;
+    flags[first[i].name] |= same_flags[i];
   }
   for (const auto& [name, a] : acc) {
     double value = IsAdditive(name) ? a.first : a.first / a.second;
