@@ -381,7 +381,7 @@ void AppendCountersTable(std::string& o, const ProfiledKernels& p, size_t top_n)
   for (size_t k = 0; k < order.size() && k < top_n; ++k) {
     const KernelAnalysis& a = p.kernels[order[k]];
     o += "  " + PadColumn(std::to_string(a.launches), 9, true) +
-         PadColumn(a.time_s ? FormatDuration(int64_t(a.time_s.value * 1e9 + 0.5)) : "-", 13, true) +
+         PadColumn(a.time_s ? FormatDuration(std::round(a.time_s.value * 1e9)) : "-", 13, true) +
          PadColumn(pct(a.compute_pct), 9, true) + PadColumn(pct(a.memory_pct), 9, true) + "  " +
          PadColumn(BottleneckName(a.bottleneck), 14, false) + "  " + Clip(a.kernel_name) + "\n";
     o += "      -> " + a.verdict + "\n";
