@@ -433,3 +433,36 @@ TEST_CASE("ncu stalls: raw counters from WarpStateStats' per-issue-active ratios
   CHECK(stalls[0].per_issued == Approx(6.5));   // ncu's own number back
   CHECK(stalls[0].stall_share == Approx(1.0));  // selected is not a stall
 }
+
+TEST_CASE(
+    "counters grouping: thousands of metrics per launch sorted once, a repeated metric keeps its last value",
+    "[ncu]") {
+  const std::vector<std::string> names = {"", "k", "b.sum", "a.sum", "c.sum"};
+  auto str = [&](StringId id) -> std::string_view { return names[id]; };
+  std::vector<KernelMetricRecord> records;
+  for (StringId metric : {2u, 3u, 4u, 3u}) {  // a.sum twice: 2 then 9
+    KernelMetricRecord r;
+    r.pid = 1, r.kernel_name = 1, r.launch_ordinal = 0, r.metric = metric;
+    r.value = metric == 3 && !records.empty() && records.back().metric == 4 ? 9 : metric;
+    records.push_back(r);
+  }
+  auto groups = GroupKernelCounters(records, {}, str);
+  REQUIRE(groups.size() == 1);
+  REQUIRE(groups[0].values.size() == 3);
+  CHECK(groups[0].values[0].name == "a.sum");
+  CHECK(groups[0].values[0].value == 9);
+  CHECK(groups[0].values[1].name == "b.sum");
+  CHECK(groups[0].values[2].name == "c.sum");
+  // Merged over launches: sums add, the rest average; a launch with other metrics still counts.
+  KernelCounters one = groups[0], two = groups[0], other;
+  other.kernel_name = "k";
+  other.Set("a.sum", 1);
+  other.Set("x.pct", 50);
+  two.Set("x.pct", 70);
+  std::vector<KernelCounters> launches = {one, two, other};
+  KernelCounters merged = MergeLaunches(launches);
+  CHECK(merged.Get("a.sum") == 9 + 9 + 1);
+  CHECK(merged.Get("b.sum") == 2 + 2);
+  CHECK(merged.Get("x.pct") == 60);
+  CHECK(merged.launches == 3);
+}
