@@ -49,7 +49,7 @@ struct NcuMetricColumn {
   double scale = 1;  // value * scale = gtrace's unit (bytes, ns for durations, per second for rates)
   bool known_unit = true;
   bool in_vocabulary = false;  // one of gt/counter_vocab.h's names (or a stall reason's counter)
-  bool derived = false;  // not a column: a stall counter computed from ncu's ratio (DeriveStallCounters)
+  bool derived = false;  // not a column: computed from ncu's columns by an identity (docs/ncu-import.md)
 };
 
 struct NcuReport {
@@ -60,7 +60,7 @@ struct NcuReport {
   uint64_t prof_lines = 0;            // "==PROF==" and other non-CSV lines skipped
   uint64_t ragged_rows = 0;           // rows whose cell count differs from the header's: skipped whole
   uint64_t na_cells = 0;              // "n/a" or empty: left absent
-  uint64_t non_finite_cells = 0;      // nan, inf, or out of double's range: left absent
+  uint64_t non_finite_cells = 0;      // nan, inf, out of range (launch attributes too): left absent
   uint64_t text_cells = 0;            // text in a metric column (kept as text, not a number)
   uint64_t duplicate_columns = 0;     // a metric column repeated: the first kept
   uint64_t unknown_unit_columns = 0;  // unit not understood: its values left out, reported
@@ -73,7 +73,7 @@ struct NcuReport {
 StatusOr<NcuReport> ParseNcuCsv(std::string_view text);
 
 // The units ncu prints, to gtrace's: bytes, nanoseconds for a duration, per second for a rate; SI prefixes
-// (Kbyte = 1e3 bytes, as ncu scales). false when the unit is not understood (*scale = 1).
+// (Kbyte = 1e3 bytes; see docs/ncu-import.md). false when the unit is not understood (*scale = 1).
 bool NcuUnitScale(std::string_view unit, double* scale);
 
 // "copy_kernel" for "void ns::copy_kernel<float>(float const*, float*, unsigned long)", "copy_kernel" or a
