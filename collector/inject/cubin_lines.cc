@@ -3,6 +3,7 @@
 #include <cupti_pcsampling.h>
 #include <pthread.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <new>
 
@@ -21,6 +22,7 @@ namespace {
 struct ExitFence {
   std::mutex mu;        // held around every source-correlation call, so closing waits for the call in flight
   bool closed = false;  // exit() has begun: no more CUPTI source-correlation calls
+  std::atomic<void (*)()> before_close{nullptr};  // the owner's last lookups (taken once)
 };
 
 ExitFence& Fence() {
@@ -34,6 +36,9 @@ ExitFence& Fence() {
 
 void CloseFence() {
   ExitFence& f = Fence();
+  // A hook's lookups of new cubins may make CUPTI register more destructors, and ArmFence with them: those
+  // run next (exit() runs what is registered during it), find the hook taken, and close.
+  if (void (*hook)() = f.before_close.exchange(nullptr)) hook();
   std::lock_guard<std::mutex> lock(f.mu);
   f.closed = true;
 }
@@ -100,6 +105,10 @@ bool CubinLines::Resolve(uint64_t crc, const std::string& function, uint64_t pc,
   std::free(p.fileName);  // CUPTI allocates both with malloc and leaves them to the caller
   std::free(p.dirName);
   return out->known();
+}
+
+void CubinLines::SetBeforeExitHook(void (*hook)()) {
+  Fence().before_close.store(hook);
 }
 
 size_t CubinLines::count() const {

@@ -9,7 +9,9 @@
 // an exit fence after each cubin's first lookup: it runs before whatever that lookup registered, waits for
 // the lookup in flight and refuses every later one (no line: counted in refused_at_exit()). A process whose
 // first lookup happens inside exit() (a short app, looked up at the final drain) keeps its lines: CUPTI's
-// statics are then built after every pending handler was registered, and outlive them.
+// statics are then built after every pending handler was registered, and outlive them. Before it closes, the
+// fence runs the owner's before-exit hook once (SetBeforeExitHook): PC sampling takes what the GPU sampled up
+// to then and looks its lines up while the parser is alive, so only PCs sampled later go without lines.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +38,9 @@ class CubinLines {
   size_t bytes() const;
   uint64_t skipped() const;
   uint64_t refused_at_exit() const;  // lookups refused because exit() had begun
+  // Process-wide, like CUPTI's statics: called once, from the exit fence, before it refuses lookups (without
+  // the fence held: the hook may Resolve). nullptr clears it.
+  static void SetBeforeExitHook(void (*hook)());
 
  private:
   struct Kept {

@@ -209,3 +209,40 @@ TEST_CASE("cubin lines: lookups first made inside exit keep their lines") {
   }
   CheckChildExitedZero(RunInChild());
 }
+
+// Between the two: an app that ran long enough to be looked up during its run, and whose final drain brings
+// PCs of a cubin not parsed yet. The fence's before-exit hook (PC sampling's last GetData and lookups) runs
+// before the fence closes, while CUPTI's statics are alive, so those PCs keep their lines; a lookup after
+// the fence closed is still refused.
+namespace {
+bool g_hook_resolved = false;
+
+void LookupsInBeforeExitHook() {
+  SourceLine l;
+  g_hook_resolved = g_exit_store->Resolve(g_exit_crc2, "_Z12strided_readPKfPfmi", 0x100, &l);
+}
+
+void CheckAfterFenceClosed() {
+  SourceLine l;
+  bool late = g_exit_store->Resolve(g_exit_crc1, kCopy, 0x200, &l);  // after CUPTI's destructors: refused
+  std::fflush(stdout);
+  _exit(g_hook_resolved && !late && g_exit_store->refused_at_exit() == 1 ? 0 : 7);
+}
+}  // namespace
+
+TEST_CASE("cubin lines: the before-exit hook looks new cubins up before the fence closes") {
+  if (std::getenv("GT_CUBIN_LINES_EXIT_CHILD")) {
+    std::vector<char> a = ReadCubin();
+    std::vector<char> b = ReadCubin(GT_TEST_CUBIN2);
+    g_exit_store = new CubinLines(64 << 20);
+    std::atexit(CheckAfterFenceClosed);  // like the injection's handler: runs after the fence
+    if (!g_exit_store->Keep(a.data(), a.size(), &g_exit_crc1) ||
+        !g_exit_store->Keep(b.data(), b.size(), &g_exit_crc2))
+      _exit(4);
+    SourceLine l;
+    if (!g_exit_store->Resolve(g_exit_crc1, kCopy, 0x1e0, &l) || l.line != 7) _exit(5);  // arms the fence
+    CubinLines::SetBeforeExitHook(LookupsInBeforeExitHook);
+    std::exit(0);
+  }
+  CheckChildExitedZero(RunInChild());
+}

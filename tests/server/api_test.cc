@@ -354,3 +354,41 @@ TEST_CASE("a trace keeps the first uploader's file name, safely, across restarts
   REQUIRE(again);
   CHECK(again->get_header_value("Content-Disposition") == "attachment; filename=\"my run _1_.gtrace\"");
 }
+
+// The socket-free path the fuzz target drives (tests/fuzz/fuzz_server.cc) must be the server itself: same
+// routes, limits and store, so what it finds applies to `gtrace serve`.
+TEST_CASE("raw requests answered from memory: upload, download, limits, malformed", "[server]") {
+  TempDir dir;
+  auto store = OpenLocalDirStore(dir.str());
+  REQUIRE(store.ok());
+  ServerOptions options;
+  options.max_upload = 64 << 10;
+  auto server = ShareServer::Create(std::move(*store), options);
+  REQUIRE(server.ok());
+  ShareServer& s = **server;
+
+  std::string health = s.AnswerRawRequest("GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n");
+  CHECK(health.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(health.find("\"max_upload\":65536") != std::string::npos);
+
+  const std::string trace = MakeTrace(7);
+  std::string up = s.AnswerRawRequest(
+      "POST /api/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\n"
+      "Content-Length: " +
+      std::to_string(trace.size()) + "\r\n\r\n" + trace);
+  REQUIRE(up.rfind("HTTP/1.1 201", 0) == 0);
+  size_t at = up.find("\"id\":\"");
+  REQUIRE(at != std::string::npos);
+  std::string id = up.substr(at + 6, up.find('"', at + 6) - at - 6);
+  std::string down = s.AnswerRawRequest("GET /api/traces/" + id + " HTTP/1.1\r\nHost: x\r\n\r\n");
+  CHECK(down.rfind("HTTP/1.1 200", 0) == 0);
+  CHECK(down.size() >= trace.size());
+  CHECK(down.compare(down.size() - trace.size(), trace.size(), trace) == 0);
+
+  std::string big =
+      s.AnswerRawRequest("POST /api/traces HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n");
+  CHECK(big.rfind("HTTP/1.1 413", 0) == 0);
+  std::string junk = s.AnswerRawRequest("\x01\x02 nonsense\r\n\r\n");
+  CHECK(junk.rfind("HTTP/1.1 400", 0) == 0);
+  CHECK(junk.find("nonsense") == std::string::npos);  // never echoes the request
+}

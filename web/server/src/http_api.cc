@@ -16,8 +16,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 
@@ -149,6 +152,54 @@ bool RangeSatisfiable(const std::string& header, uint64_t size) {
 // ---------------------------------------------------------------------------------------------------------------
 }  // namespace
 
+// httplib::Server with its one-request entry point reachable, for ShareServer::AnswerRawRequest.
+class HttpServer : public httplib::Server {
+ public:
+  // Only on a server that does not listen: httplib skips content providers (downloads) while its listening
+  // socket is invalid, taking that for a shutdown, so a placeholder stands in for the call.
+  bool AnswerOne(httplib::Stream& stream) {
+    GT_ASSERT_MSG(svr_sock_ == INVALID_SOCKET, "AnswerOne on a listening server");
+    svr_sock_ = std::numeric_limits<socket_t>::max();  // never used as a descriptor: nothing accepts here
+    bool connection_closed = false;
+    bool ok = process_request(stream, /*close_connection=*/true, connection_closed, nullptr);
+    svr_sock_ = INVALID_SOCKET;
+    return ok;
+  }
+};
+
+// A request's bytes in, the response's bytes out: the whole HTTP path without a socket.
+class MemoryStream final : public httplib::Stream {
+ public:
+  explicit MemoryStream(std::string_view in) : in_(in) {}
+  bool is_readable() const override { return true; }
+  bool is_writable() const override { return true; }
+  ssize_t read(char* ptr, size_t size) override {
+    size_t n = std::min(size, in_.size() - pos_);
+    std::memcpy(ptr, in_.data() + pos_, n);
+    pos_ += n;
+    return static_cast<ssize_t>(n);
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    out.append(ptr, size);
+    return static_cast<ssize_t>(size);
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = "127.0.0.1";
+    port = 1;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    ip = "127.0.0.1";
+    port = 2;
+  }
+  socket_t socket() const override { return INVALID_SOCKET; }
+
+  std::string out;
+
+ private:
+  std::string_view in_;
+  size_t pos_ = 0;
+};
+
 class ShareServer::Impl {
  public:
   Impl(std::unique_ptr<TraceStore> store, ServerOptions options)
@@ -165,8 +216,18 @@ class ShareServer::Impl {
     if (!secret.ok()) return secret.status();
     secret_ = *secret;
     GT_RETURN_IF_ERROR(site_.Init(options_.web_root));
+    // httplib answers a Content-Length over the cap with 413 before any handler runs; chunked bodies are
+    // counted in the upload handler. Here, not in Start: AnswerRawRequest must see the same limits.
+    http_.set_payload_max_length(static_cast<size_t>(options_.max_upload));
     Routes();
     return Status::Ok();
+  }
+
+  std::string AnswerRawRequest(std::string_view request) {
+    GT_ASSERT_MSG(!started_, "AnswerRawRequest on a started server");
+    MemoryStream stream(request);
+    http_.AnswerOne(stream);
+    return std::move(stream.out);
   }
 
   Status Start() {
@@ -181,9 +242,6 @@ class ShareServer::Impl {
       int yes = 1;
       setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     });
-    // httplib answers a Content-Length over the cap with 413 before any handler runs; chunked bodies are
-    // counted in the upload handler.
-    http_.set_payload_max_length(static_cast<size_t>(options_.max_upload));
     http_.set_read_timeout(30, 0);
     http_.set_write_timeout(30, 0);
     if (options_.port == 0) {
@@ -601,7 +659,7 @@ class ShareServer::Impl {
   ServerOptions options_;
   std::string secret_;
   StaticSite site_;
-  httplib::Server http_;
+  HttpServer http_;
   int port_ = -1;
   bool started_ = false;
   std::thread listener_, sweeper_;
@@ -648,6 +706,9 @@ StatusOr<IngestResult> ShareServer::IngestFile(const std::string& path) {
 }
 size_t ShareServer::SweepNow() {
   return impl_->SweepNow();
+}
+std::string ShareServer::AnswerRawRequest(std::string_view request) {
+  return impl_->AnswerRawRequest(request);
 }
 TraceStore& ShareServer::store() {
   return impl_->store();

@@ -7,6 +7,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gt/server/store.h"
@@ -72,6 +73,10 @@ class ShareServer {
 
   // The upload path without HTTP (`gtrace serve --open FILE`): validate, hash, store, dedup.
   StatusOr<IngestResult> IngestFile(const std::string& path);
+  // One raw HTTP request answered from memory by the same routes, limits and handlers, without a socket, on
+  // a server that was not started; returns the raw response (the fuzz target tests/fuzz/fuzz_server.cc,
+  // tests).
+  std::string AnswerRawRequest(std::string_view request);
   // Runs the TTL sweep now; returns how many traces expired.
   size_t SweepNow();
   TraceStore& store();
