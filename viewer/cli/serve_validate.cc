@@ -31,9 +31,10 @@ StatusOr<server::Validation> ValidateViewerTrace(std::span<const uint8_t> bytes,
     return InvalidArgument(
         "no trace events in the upload (a Chrome/Kineto JSON needs a \"traceEvents\" array)");
   server::Validation v;
-  v.format = m.format == viewer::SourceFormat::kKinetoJson ? "kineto"
-             : m.format == viewer::SourceFormat::kGtrace   ? "gtrace"  // gzipped
-                                                           : "chrome";
+  v.format = m.format == viewer::SourceFormat::kKinetoJson   ? "kineto"
+             : m.format == viewer::SourceFormat::kNsysSqlite ? "nsys"
+             : m.format == viewer::SourceFormat::kGtrace     ? "gtrace"  // gzipped
+                                                             : "chrome";
   v.records = m.event_count + m.sample_count;
   for (const auto& loss : m.losses)
     if (loss.name == "json_truncated") v.truncated = true;

@@ -60,6 +60,8 @@ const char* SourceFormatName(SourceFormat f) {
       return "Chrome trace JSON";
     case SourceFormat::kKinetoJson:
       return "PyTorch profiler (Kineto) JSON";
+    case SourceFormat::kNsysSqlite:
+      return "Nsight Systems SQLite export";
   }
   return "unknown";
 }

@@ -1,5 +1,6 @@
-// Opening traces: .gtrace, Chrome trace JSON, PyTorch profiler (Kineto) JSON, each plain or gzipped.
-// The format is sniffed from the content (gzip magic, .gtrace magic, '{' / '['), never from the file name.
+// Opening traces: .gtrace, Chrome trace JSON, PyTorch profiler (Kineto) JSON, each plain or gzipped, and
+// Nsight Systems SQLite exports (through the reader registered in gt/viewer/nsys.h). The format is sniffed
+// from the content (gzip magic, .gtrace magic, '{' / '[', "SQLite format 3"), never from the file name.
 //
 // A partly damaged file loads what could be read; what was lost lands in TraceModel::losses / report.
 #pragma once
@@ -16,7 +17,7 @@
 
 namespace gt::viewer {
 
-enum class DetectedFormat : uint8_t { kUnknown = 0, kGzip, kGtrace, kJson };
+enum class DetectedFormat : uint8_t { kUnknown = 0, kGzip, kGtrace, kJson, kSqlite };
 DetectedFormat DetectFormat(std::span<const uint8_t> bytes);
 
 struct LoadOptions {
