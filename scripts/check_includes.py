@@ -31,7 +31,7 @@ MODULES = {
     "viewer/platform": ["viewer/ui"],
     "viewer/cli": ["common", "viewer/core", "viewer/nsys", "web/server"],
     "web/server": ["common"],
-    "python": ["common", "viewer/core"],
+    "python": ["common", "viewer/core", "viewer/nsys"],
     "kernels": [],
 }
 
