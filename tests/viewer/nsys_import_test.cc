@@ -276,6 +276,19 @@ TEST_CASE("nsys import: hostile values are counted, never trusted", "[nsys]") {
   CHECK(losses["nsys_nvtx_other_events"] == 1);
   auto m = Build(t);
   CHECK(m->event_count == 3);
+
+  // Times past any session's length (the fuzzer's find: their sums overflowed the summaries' totals).
+  NsysTables far;
+  far.tables["CUPTI_ACTIVITY_KIND_MEMSET"] = Table({{"start", {0, 10}},
+                                                    {"end", {INT64_MAX, 20}},
+                                                    {"deviceId", {0, 0}},
+                                                    {"streamId", {7, 7}},
+                                                    {"globalPid", {Gtid(5, 0), Gtid(5, 0)}}});
+  TraceData far_data;
+  REQUIRE(MapNsysTables(far, &far_data).ok());
+  CHECK(far_data.memsets.size() == 1);
+  REQUIRE(far_data.losses.size() == 1);
+  CHECK(far_data.Str(far_data.losses[0].name) == "nsys_times_out_of_range");
 }
 
 TEST_CASE("nsys import: SQLite content without a reader says so", "[nsys]") {

@@ -134,6 +134,11 @@ namespace {
 // ------------------------------------------------------------------------------
 
 constexpr int64_t kU32Max = int64_t(UINT32_MAX) - 1;  // UINT32_MAX itself is kNone
+constexpr const char* kBadRows =
+    "rows without start/end, or with ids that are missing, negative or over 32 bits";
+// nsys times are ns from the session's start: beyond ~11.6 days either way they are garbage, and sums of such
+// durations would overflow the summaries' int64 totals.
+constexpr int64_t kMaxAbsTime = 1'000'000'000'000'000;
 
 class Mapper {
  public:
@@ -208,15 +213,22 @@ class Mapper {
   bool Times(const NsysTable& tb, size_t i, Timestamp* start, Timestamp* end) {
     int64_t s = tb.Int("start", i), e = tb.Int("end", i);
     if (s == kNsysNull || e == kNsysNull) {
-      Lose("nsys_bad_rows", "rows without start/end, or with ids that are missing, negative or over 32 bits");
+      Lose("nsys_bad_rows", kBadRows);
       return false;
     }
     if (e < s) {
       Lose("nsys_negative_durations", "rows whose end is before their start (dropped)");
       return false;
     }
+    if (!SaneTime(s) || !SaneTime(e)) return false;
     *start = s, *end = e;
     return true;
+  }
+  bool SaneTime(int64_t t) {
+    if (t >= -kMaxAbsTime && t <= kMaxAbsTime) return true;
+    Lose("nsys_times_out_of_range",
+         "rows with times over 10^15 ns (11.6 days) from the session start (dropped)");
+    return false;
   }
   struct Gpu {
     uint32_t pid, device, context, stream, corr;
@@ -224,7 +236,7 @@ class Mapper {
   bool GpuIds(const NsysTable& tb, size_t i, Gpu* g) {
     if (!SplitGlobal(tb.Int("globalPid", i), &g->pid, nullptr) || !U32(tb.Int("deviceId", i), &g->device) ||
         !U32(tb.Int("streamId", i), &g->stream)) {
-      Lose("nsys_bad_rows", "rows without start/end, or with ids that are missing, negative or over 32 bits");
+      Lose("nsys_bad_rows", kBadRows);
       return false;
     }
     g->context = U32Or(tb.Int("contextId", i), 0);
@@ -346,8 +358,7 @@ class Mapper {
       ApiCallRecord r;
       if (!Times(tb, i, &r.start, &r.end)) continue;
       if (!SplitGlobal(tb.Int("globalTid", i), &r.pid, &r.tid)) {
-        Lose("nsys_bad_rows",
-             "rows without start/end, or with ids that are missing, negative or over 32 bits");
+        Lose("nsys_bad_rows", kBadRows);
         continue;
       }
       r.correlation_id = U32Or(tb.Int("correlationId", i), 0);
@@ -386,7 +397,8 @@ class Mapper {
     for (const auto& k : out_.kernels) trace_end = std::max(trace_end, k.end);
     for (const auto& a : out_.api_calls) trace_end = std::max(trace_end, a.end);
     for (size_t i = 0; i < tb.rows; ++i)
-      trace_end = std::max(trace_end, std::max(tb.Int("start", i), tb.Int("end", i)));
+      for (int64_t t : {tb.Int("start", i), tb.Int("end", i)})
+        if (t >= -kMaxAbsTime && t <= kMaxAbsTime) trace_end = std::max(trace_end, t);
     for (size_t i = 0; i < tb.rows; ++i) {
       int64_t type = tb.Int("eventType", i);
       if (type == kDomainCreate) continue;
@@ -398,10 +410,10 @@ class Mapper {
       NvtxRecord r;
       int64_t s = tb.Int("start", i), e = tb.Int("end", i);
       if (s == kNsysNull || !SplitGlobal(tb.Int("globalTid", i), &r.pid, &r.tid)) {
-        Lose("nsys_bad_rows",
-             "rows without start/end, or with ids that are missing, negative or over 32 bits");
+        Lose("nsys_bad_rows", kBadRows);
         continue;
       }
+      if (!SaneTime(s) || (e != kNsysNull && !SaneTime(e))) continue;
       r.start = s;
       if (type == kMark) {
         r.end = s;
