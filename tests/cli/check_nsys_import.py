@@ -118,6 +118,10 @@ check("not an Nsight Systems export" in p.stderr and "CUPTI_ACTIVITY_KIND_KERNEL
 renamed = os.path.join(WORK, "export.bin")
 open(renamed, "wb").write(raw)
 check(json.loads(run("stats", "--json", renamed).stdout)["events"] == n_events, "renamed export opens")
+import gzip
+gz = os.path.join(WORK, "nsys_small.sqlite.gz")
+open(gz, "wb").write(gzip.compress(raw))
+check(json.loads(run("stats", "--json", gz).stdout)["kernels"] == stats["kernels"], "a gzipped export opens")
 
 if failures:
     sys.exit(f"{len(failures)} check(s) failed")
