@@ -85,10 +85,19 @@ const std::vector<NsysTableSpec>& NsysSchema() {
 // ---- [SECTION] tables
 // ---------------------------------------------------------------------------------------
 
-int64_t NsysTable::Int(std::string_view column, size_t row) const {
+const std::vector<int64_t>* NsysTable::IntColumn(std::string_view column) const {
+  for (const auto& [name, col] : int_cache_)
+    if (name == column.data()) return col;
   auto it = ints.find(column);
-  if (it == ints.end() || row >= it->second.size()) return kNsysNull;
-  return it->second[row];
+  const std::vector<int64_t>* col = it == ints.end() ? nullptr : &it->second;
+  if (int_cache_.size() < 64) int_cache_.emplace_back(column.data(), col);
+  return col;
+}
+
+int64_t NsysTable::Int(std::string_view column, size_t row) const {
+  const std::vector<int64_t>* col = IntColumn(column);
+  if (!col || row >= col->size()) return kNsysNull;
+  return (*col)[row];
 }
 
 const std::string* NsysTable::Text(std::string_view column, size_t row) const {

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gt/status.h"
@@ -25,15 +26,34 @@ inline constexpr int64_t kNsysNull = INT64_MIN;
 // from the maps, which the mapping treats as all-NULL). Integer and text columns are kept apart; a value of
 // the other type reads as NULL / "".
 struct NsysTable {
+  NsysTable() = default;
+  // Copies and moves start with an empty column cache (it points into the source's maps).
+  NsysTable(const NsysTable& o) : present(o.present), rows(o.rows), ints(o.ints), texts(o.texts) {}
+  NsysTable(NsysTable&& o) noexcept
+      : present(o.present), rows(o.rows), ints(std::move(o.ints)), texts(std::move(o.texts)) {
+    o.int_cache_.clear();
+  }
+  NsysTable& operator=(NsysTable o) noexcept {
+    present = o.present, rows = o.rows, ints = std::move(o.ints), texts = std::move(o.texts);
+    int_cache_.clear(), o.int_cache_.clear();
+    return *this;
+  }
+
   bool present = false;
   size_t rows = 0;
   std::map<std::string, std::vector<int64_t>, std::less<>> ints;
   std::map<std::string, std::vector<std::string>, std::less<>> texts;
 
-  // The value or kNsysNull (missing column, row out of range).
+  // The value or kNsysNull (missing column, row out of range). Callers pass string literals: the column is
+  // found by the literal's address after the first lookup (a mapping loop asks for ~20 columns per row,
+  // millions of rows), so a table is read from one thread at a time.
   int64_t Int(std::string_view column, size_t row) const;
   const std::string* Text(std::string_view column, size_t row) const;  // nullptr when absent
   bool Has(std::string_view column) const { return ints.count(column) || texts.count(column); }
+
+ private:
+  const std::vector<int64_t>* IntColumn(std::string_view column) const;
+  mutable std::vector<std::pair<const char*, const std::vector<int64_t>*>> int_cache_;
 };
 
 // What a reader asks for: table -> integer columns and text columns.
