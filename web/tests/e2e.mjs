@@ -882,6 +882,17 @@ if (process.env.GT_GTRACE_BIN && gtraces.length) {
       return page;
     });
 
+    test('nsys SQLite export on the threaded page (cross-origin isolated): the same counts', async () => {
+      const page = await openPage('nsys-iso', '', {}, '/iso');
+      check(await page.evaluate(() => window.crossOriginIsolated), 'the page is cross-origin isolated');
+      await drop(page, 'nsys_small.sqlite');
+      check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
+      for (const [kind, want] of [['kernel', kernels], ['memcpy', memcpys], ['memset', memsets],
+                                  ['api', runtime + driver], ['nvtx', nvtx]])
+        check(await api(page, 'gt_event_count', kind) === want, `${kind} count == ${want}`);
+      return page;
+    });
+
     test('nsys SQLite: a cut-short file and a non-nsys database give clear errors', async () => {
       const page = await openPage('nsys-bad');
       await drop(page, 'cut-nsys.sqlite');
