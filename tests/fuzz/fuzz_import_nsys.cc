@@ -1,7 +1,8 @@
-// libFuzzer: the Nsight Systems row -> record mapping (viewer/core import_nsys.cc) on hostile columns, without
-// SQLite. The bytes are a program that fills NsysTables: each step picks a table of NsysSchema(), a column, a
-// row count and values (biased to NULL, 0, -1, huge, small ids and nsys's enum values), so the fuzzer reaches
-// every column the mapping reads; the tables then go through MapNsysTables, the model builder and the queries.
+// libFuzzer: the Nsight Systems row -> record mapping (viewer/core import_nsys.cc) on hostile columns,
+// without SQLite. The bytes are a program that fills NsysTables: each step picks a table of NsysSchema(), a
+// column, a row count and values (biased to NULL, 0, -1, huge, small ids and nsys's enum values), so the
+// fuzzer reaches every column the mapping reads; the tables then go through MapNsysTables, the model builder
+// and the queries.
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -25,8 +26,23 @@ struct Bytes {
     return v;
   }
   int64_t Value() {
-    static const int64_t kSpecial[] = {gt::viewer::kNsysNull, 0, 1, -1, 2, 7, 8, 10, 34, 59, 60, 70, 75,
-                                       INT64_MAX, int64_t(UINT32_MAX), int64_t(UINT32_MAX) + 1, (4242ll << 24) | 4242};
+    static const int64_t kSpecial[] = {gt::viewer::kNsysNull,
+                                       0,
+                                       1,
+                                       -1,
+                                       2,
+                                       7,
+                                       8,
+                                       10,
+                                       34,
+                                       59,
+                                       60,
+                                       70,
+                                       75,
+                                       INT64_MAX,
+                                       int64_t(UINT32_MAX),
+                                       int64_t(UINT32_MAX) + 1,
+                                       (4242ll << 24) | 4242};
     uint8_t k = U8();
     if (k < 64) return kSpecial[k % std::size(kSpecial)];
     if (k < 192) return int64_t(U8()) * 1000 + U8();  // small ids and times
