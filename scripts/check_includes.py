@@ -26,11 +26,12 @@ MODULES = {
     "collector/launcher": ["common", "collector/config", "collector/counters"],
     "collector/tools": ["common"],
     "viewer/core": ["common"],
-    "viewer/ui": ["common", "viewer/core", "viewer/platform"],
+    "viewer/nsys": ["common", "viewer/core"],
+    "viewer/ui": ["common", "viewer/core", "viewer/platform", "viewer/nsys"],
     "viewer/platform": ["viewer/ui"],
-    "viewer/cli": ["common", "viewer/core", "web/server"],
+    "viewer/cli": ["common", "viewer/core", "viewer/nsys", "web/server"],
     "web/server": ["common"],
-    "python": ["common", "viewer/core"],
+    "python": ["common", "viewer/core", "viewer/nsys"],
     "kernels": [],
 }
 
@@ -47,6 +48,7 @@ FORBIDDEN = {
     "collector/launcher": [UI, r"nlohmann", r"httplib", r"openssl"],
     "collector/tools": [GPU, UI, r"nlohmann", r"httplib"],
     "viewer/core": [GPU, UI, r"httplib", r"openssl", r"sqlite"],
+    "viewer/nsys": [GPU, UI, r"httplib", r"openssl", r"nlohmann"],
     "viewer/ui": [GPU, r"httplib", r"openssl", r"sqlite"],
     "viewer/platform": [GPU, r"httplib", r"nlohmann", r"sqlite"],
     "viewer/cli": [GPU, UI],

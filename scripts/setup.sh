@@ -13,7 +13,7 @@ PKGS=(build-essential cmake ninja-build clang lld libclang-rt-14-dev clang-forma
       libzstd-dev zstd zlib1g-dev nlohmann-json3-dev catch2 libcpp-httplib-dev libssl-dev libsqlite3-dev
       emscripten libglfw3-dev libgl-dev chromium dpkg-dev file curl ca-certificates
       python3-dev python3-pybind11 python3-numpy python3-pandas python3-pytest python3-setuptools python3-pip
-      python3-wheel python3-venv)
+      python3-wheel python3-venv tcl)
 missing=()
 for p in "${PKGS[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -50,6 +50,14 @@ SRC
 fetch_source imgui trixie "$THIRD/imgui"
 fetch_source libzstd bookworm "$THIRD/zstd"
 fetch_source zlib bookworm "$THIRD/zlib"   # gzip import in the wasm viewer (no Emscripten ports here)
+# SQLite for the wasm page (Nsight Systems .sqlite import, viewer/nsys): Debian's source package, whose
+# amalgamation (sqlite3.c + sqlite3.h) its own build generates with tclsh. Natively gtrace links libsqlite3.
+if [ ! -e "$THIRD/sqlite3/sqlite3.c" ]; then
+  fetch_source sqlite3 bookworm "$THIRD/sqlite3-src"
+  (cd "$THIRD/sqlite3-src" && mkdir -p bld && cd bld && ../configure --disable-tcl >/dev/null && make sqlite3.c >/dev/null)
+  mkdir -p "$THIRD/sqlite3"
+  cp "$THIRD/sqlite3-src/bld/sqlite3.c" "$THIRD/sqlite3-src/bld/sqlite3.h" "$THIRD/sqlite3/"
+fi
 
 # nlohmann headers alone, so em++ never sees /usr/include.
 if [ ! -e "$THIRD/nlohmann-include/nlohmann/json.hpp" ]; then

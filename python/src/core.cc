@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "gt/nsys/sqlite_reader.h"
 #include "gt/model.h"
 #include "gt/status.h"
 #include "gt/viewer/json.h"
@@ -630,6 +631,7 @@ std::shared_ptr<Trace> LoadBytes(py::bytes data, uint32_t threads) {
 PYBIND11_MODULE(_core, m) {
   using namespace gt::python;
   m.doc() = "gtrace's viewer core (trace model, summaries, idle gaps, counters) as numpy columns";
+  gt::nsys::RegisterNsysReader();  // gtrace.load() opens Nsight Systems SQLite exports too
 
   static py::exception<StatusError> trace_error(m, "TraceError", PyExc_Exception);
   py::register_exception_translator([](std::exception_ptr p) {

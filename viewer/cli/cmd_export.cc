@@ -1,4 +1,4 @@
-// gtrace export --chrome|--sqlite FILE [-o OUT]
+// gtrace export --chrome|--sqlite|--gtrace FILE [-o OUT]
 #include <cstdio>
 #include <string>
 
@@ -7,6 +7,8 @@
 #include "gt/trace_data.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
+#include "gt/writer.h"
+#include "nsys_input.h"
 #include "sqlite_export.h"
 
 namespace gt::cli {
@@ -14,7 +16,8 @@ namespace gt::cli {
 int CmdExport(int argc, char** argv) {
   const char* kUsage =
       "Usage: gtrace export --chrome FILE [-o OUT] [--force] [--no-flows]\n"
-      "       gtrace export --sqlite FILE [-o OUT] [--force]\n\n"
+      "       gtrace export --sqlite FILE [-o OUT] [--force]\n"
+      "       gtrace export --gtrace FILE [-o OUT] [--force]\n\n"
       "--chrome converts a .gtrace file to Chrome trace-event JSON (Perfetto UI, chrome://tracing).\n"
       "Host threads appear under their process; each GPU is a process \"GPU N (name)\" with one thread per\n"
       "stream; arrows link CUDA API calls to the GPU work they launched; GPU metrics become counter "
@@ -22,10 +25,13 @@ int CmdExport(int argc, char** argv) {
       "--sqlite writes a SQLite database with tables shaped like `nsys export --type sqlite`\n"
       "(CUPTI_ACTIVITY_KIND_KERNEL, ..._MEMCPY, ..._RUNTIME, NVTX_EVENTS, StringIds) plus gtrace's analyses\n"
       "(KERNEL_COUNTERS, IDLE_GAPS, LOSSES, ...); schema in docs/sqlite.md. FILE may be .gtrace, Chrome or\n"
-      "Kineto JSON (plain or gzipped) or a NAME.gtrace.parts folder.\n\n"
+      "Kineto JSON (plain or gzipped) or a NAME.gtrace.parts folder.\n"
+      "--gtrace converts an Nsight Systems SQLite export (nsys export --type sqlite) to a .gtrace file.\n"
+      "Every FILE may also be such an export (--chrome and --sqlite convert it too).\n\n"
       "Options:\n"
       "  --chrome     Chrome trace-event JSON\n"
       "  --sqlite     SQLite database\n"
+      "  --gtrace     .gtrace file (from an nsys SQLite export or a .gtrace)\n"
       "  -o OUT       output file (default: FILE.json / FILE.sqlite; '-' = stdout for --chrome)\n"
       "  -f, --force  overwrite OUT if it exists\n"
       "  --no-flows   omit the API -> GPU flow arrows\n"
@@ -33,7 +39,7 @@ int CmdExport(int argc, char** argv) {
       "A damaged or truncated trace is exported with whatever could be read (exit code 2).\n\n";
   std::string in_path;
   OutputArgs output;
-  bool chrome = false, sqlite = false;
+  bool chrome = false, sqlite = false, gtrace = false;
   ChromeExportOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -45,6 +51,8 @@ int CmdExport(int argc, char** argv) {
       chrome = true;
     } else if (a == "--sqlite") {
       sqlite = true;
+    } else if (a == "--gtrace") {
+      gtrace = true;
     } else if (a == "--no-flows") {
       options.flows = false;
     } else if (std::string usage_error; output.Parse(argc, argv, &i, &usage_error)) {
@@ -57,7 +65,8 @@ int CmdExport(int argc, char** argv) {
       return UsageError("export", "more than one input FILE given");
     }
   }
-  if (chrome == sqlite) return UsageError("export", "choose one output format (--chrome or --sqlite)");
+  if (int(chrome) + int(sqlite) + int(gtrace) != 1)
+    return UsageError("export", "choose one output format (--chrome, --sqlite or --gtrace)");
   std::string& out_path = output.path;
   const bool force = output.force;
   if (in_path.empty()) return UsageError("export", "missing FILE");
@@ -80,17 +89,30 @@ int CmdExport(int argc, char** argv) {
     }
     return kExitOk;
   }
-  if (out_path.empty()) out_path = in_path + ".json";
+  if (out_path.empty()) out_path = in_path + (gtrace ? ".gtrace" : ".json");
 
   auto bytes = ReadFileBytes(in_path);
   if (!bytes.ok()) return Fail("export", bytes.status());
   TraceData data;
-  auto report = ReadTrace({reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, data);
+  auto report = ReadTraceOrNsys({reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, data);
   if (!report.ok())
     return Fail("export", Status(report.status().code(), in_path + ": " + report.status().message()));
   bytes->clear();
   bytes->shrink_to_fit();
 
+  if (gtrace) {
+    if (out_path == "-") return UsageError("export", "--gtrace needs a file");
+    auto file = MakeFileSink(out_path, force);
+    if (!file.ok()) return Fail("export", file.status());
+    auto writer = TraceWriter::Create(std::move(*file));
+    if (!writer.ok()) return Fail("export", writer.status());
+    Status st = WriteTraceData(data, **writer);
+    if (st.ok()) st = (*writer)->Finish();
+    if (!st.ok()) return Fail("export", st);
+    std::fprintf(stderr, "wrote %s (%llu events)\n", out_path.c_str(),
+                 static_cast<unsigned long long>(data.EventCount()));
+    return report->clean() ? kExitOk : kExitPartial;
+  }
   std::unique_ptr<ByteSink> sink;
   if (out_path == "-") {
     sink = MakeFdSink(1);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cli.h"
+#include "nsys_input.h"
 #include "gt/parts.h"
 #include "gt/trace_data.h"
 #include "info.h"
@@ -49,7 +50,7 @@ int CmdInfo(int argc, char** argv) {
                  "them as one trace\n",
                  path.c_str(), path.c_str());
   TraceData data;
-  auto report = ReadTrace({reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, data);
+  auto report = ReadTraceOrNsys({reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()}, data);
   if (!report.ok())
     return Fail("info", Status(report.status().code(), path + ": " + report.status().message()));
   InfoInput in{path, &data, &*report};

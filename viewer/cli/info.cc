@@ -149,8 +149,12 @@ std::string FormatInfoText(const InfoInput& in) {
   const LoadReport& r = *in.report;
   std::string s;
   s += "File       " + in.path + " (" + std::to_string(r.bytes_total) + " bytes)\n";
-  s += Printf("Format     .gtrace %u.%u, %u segment%s, %" PRIu64 " chunks", r.version_major, r.version_minor,
-              r.segments, r.segments == 1 ? "" : "s", r.chunks_ok);
+  if (r.segments == 0 &&
+      r.version_major == 0)  // read by the nsys import (nsys_input.h), not the .gtrace reader
+    s += "Format     Nsight Systems SQLite export (nsys export --type sqlite)";
+  else
+    s += Printf("Format     .gtrace %u.%u, %u segment%s, %" PRIu64 " chunks", r.version_major,
+                r.version_minor, r.segments, r.segments == 1 ? "" : "s", r.chunks_ok);
   if (r.chunks_unknown) s += Printf(" (+%" PRIu64 " of unknown type skipped)", r.chunks_unknown);
   s += "\n";
   s += std::string("Status     ") +

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "cli.h"
+#include "gt/nsys/sqlite_reader.h"
 #include "gt/reader.h"
 
 #define GT_COMMANDS(X)                                                                           \
@@ -55,6 +56,7 @@ void PrintHelp(FILE* f) {
 
 int main(int argc, char** argv) {
   using namespace gt::cli;
+  gt::nsys::RegisterNsysReader();  // every command that opens traces also opens nsys SQLite exports
   if (argc < 2) {
     PrintHelp(stderr);
     return kExitUsage;

@@ -31,10 +31,11 @@ StatusOr<server::Validation> ValidateViewerTrace(std::span<const uint8_t> bytes,
     return InvalidArgument(
         "no trace events in the upload (a Chrome/Kineto JSON needs a \"traceEvents\" array)");
   server::Validation v;
-  v.format = m.format == viewer::SourceFormat::kKinetoJson ? "kineto"
-             : m.format == viewer::SourceFormat::kGtrace   ? "gtrace"  // gzipped
-             : m.format == viewer::SourceFormat::kNcuCsv   ? "ncu"
-                                                           : "chrome";
+  v.format = m.format == viewer::SourceFormat::kKinetoJson   ? "kineto"
+             : m.format == viewer::SourceFormat::kNsysSqlite ? "nsys"
+             : m.format == viewer::SourceFormat::kGtrace     ? "gtrace"  // gzipped
+             : m.format == viewer::SourceFormat::kNcuCsv     ? "ncu"
+                                                             : "chrome";
   v.records = m.event_count + m.sample_count;
   for (const auto& loss : m.losses)
     if (loss.name == "json_truncated") v.truncated = true;

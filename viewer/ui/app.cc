@@ -578,7 +578,8 @@ void App::DrawWelcome(const ImVec2& pos, const ImVec2& size) {
   ImGui::TextDisabled("Drop a trace anywhere on this page, or open one.");
   // Two lines rather than one that wraps a lone ".gz" onto its own line.
   ImGui::TextDisabled("Formats: .gtrace (gcollect), Chrome trace JSON, PyTorch profiler (Kineto) JSON,");
-  ImGui::TextDisabled("Nsight Compute CSV (ncu --csv --page raw), plain or gzipped (.gz).");
+  ImGui::TextDisabled("Nsight Compute CSV (ncu --csv --page raw), plain or gzipped (.gz),");
+  ImGui::TextDisabled("and Nsight Systems SQLite exports (.sqlite).");
   ImGui::Spacing();
 #ifdef __EMSCRIPTEN__
   if (ImGui::Button("Open trace...", ImVec2(160, 0))) OpenFileDialog();

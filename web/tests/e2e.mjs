@@ -903,6 +903,108 @@ if (ncuCsv && ncuTimeline) {
   });
 }
 
+// ---- nsys import ----
+// An Nsight Systems SQLite export (tests/data/nsys_small.sqlite, written by scripts/gen_nsys_fixture.py from nsys's
+// documented schema) opens like any trace: the expected counts are counted here from the database itself with
+// Python's sqlite3, not by gtrace. Bad files (cut short, an SQLite file that is no nsys export) give a clear error.
+{
+  const { spawnSync } = await import('node:child_process');
+  const nsysPath = path.join(repo, 'tests/data/nsys_small.sqlite');
+  const count = (file, sql) => {
+    const py = 'import sqlite3,sys,json; c=sqlite3.connect(sys.argv[1]); print(json.dumps([c.execute(q).fetchone()[0] for q in sys.argv[2:]]))';
+    const r = spawnSync('python3', ['-c', py, file, ...sql], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error('python3 sqlite3: ' + r.stderr);
+    return JSON.parse(r.stdout);
+  };
+  const nsysTmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gt-nsys-'));
+  const notNsysPath = path.join(nsysTmp, 'notes.sqlite');
+  spawnSync('python3', ['-c', 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("CREATE TABLE notes (id INTEGER, text TEXT)"); c.commit()', notNsysPath]);
+  if (fs.existsSync(nsysPath)) {
+    const nsys = addFixture({ name: 'nsys_small.sqlite', bytes: fs.readFileSync(nsysPath) });
+    addFixture({ name: 'nsys-export.bin', bytes: nsys.bytes });  // the format is sniffed, never the name
+    addFixture({ name: 'cut-nsys.sqlite', bytes: nsys.bytes.subarray(0, 6000) });
+    addFixture({ name: 'notes.sqlite', bytes: fs.readFileSync(notNsysPath) });
+    const [kernels, memcpys, memsets, runtime, driver, nvtx, gemms] = count(nsysPath, [
+      'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL', 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY',
+      'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET', 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME',
+      'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_DRIVER', 'SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60)',
+      "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName WHERE s.value = 'gemm_kernel'"]);
+    const streams = count(nsysPath, ['SELECT group_concat(s, \',\') FROM (SELECT DISTINCT streamId s FROM ' +
+      '(SELECT streamId FROM CUPTI_ACTIVITY_KIND_KERNEL UNION SELECT streamId FROM CUPTI_ACTIVITY_KIND_MEMCPY ' +
+      'UNION SELECT streamId FROM CUPTI_ACTIVITY_KIND_MEMSET) ORDER BY s)'])[0].split(',');
+
+    test('nsys SQLite export: tracks, counts, launch -> kernel flow', async () => {
+      const page = await openPage('nsys');
+      await drop(page, 'nsys_small.sqlite');
+      check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
+      for (const [kind, want] of [['kernel', kernels], ['memcpy', memcpys], ['memset', memsets],
+                                  ['api', runtime + driver], ['nvtx', nvtx]]) {
+        const got = await api(page, 'gt_event_count', kind);
+        check(got === want, `${kind} count ${got} == ${want} (from the database)`);
+      }
+      const tracks = await apiJson(page, 'gt_tracks');
+      const names = tracks.map((t) => t.name);
+      for (const s of streams)
+        check(names.some((n) => new RegExp(`^stream ${s}$`, 'i').test(n)), `stream ${s} track: ${names.join(' | ')}`);
+      check(names.some((n) => /^python3 \(4242\) · CUDA API$/.test(n)), 'named main thread API row: ' + names.join(' | '));
+      check(names.some((n) => /^data_loader \(4250\) · Ranges$/.test(n)), 'named loader thread ranges: ' + names.join(' | '));
+      const groups = [...new Set(tracks.map((t) => t.group))];
+      check(groups.filter((g) => /GPU \d: NVIDIA H200/.test(g)).length === 2, 'two GPUs named from TARGET_INFO_GPU: ' + groups.join(' | '));
+      check(groups.some((g) => /python3 \(pid 4242\)/.test(g)), 'process named from PROCESSES: ' + groups.join(' | '));
+      const rows = await apiJson(page, 'gt_kernel_summary');
+      check(/gemm_kernel/.test(rows[0].name) && rows[0].count === gemms, 'kernel table: ' + JSON.stringify(rows[0]));
+      // The longest kernel's launch, by correlation id.
+      await api(page, 'gt_search', rows[0].name);
+      await api(page, 'gt_search_next');
+      await frames(page, 2);
+      const sel = await apiJson(page, 'gt_selection');
+      check(sel && sel.kind === 'Kernel', 'a kernel selected: ' + JSON.stringify(sel && sel.kind));
+      check(await api(page, 'gt_jump_to_partner') === 1, 'the kernel has a launch');
+      await frames(page, 3);
+      const launch = await apiJson(page, 'gt_selection');
+      check(launch && launch.name === 'cudaLaunchKernel', 'its launch is cudaLaunchKernel: ' + JSON.stringify(launch && launch.name));
+      await shot(page, '20a-nsys-launch.png');
+      await api(page, 'gt_fit_all');
+      await frames(page, 3);
+      await shot(page, '20b-nsys-all.png');
+      // Sniffed from the content: the same export under another name.
+      await drop(page, 'nsys-export.bin');
+      check(await settled(page) === 2, 'a renamed export opens: ' + await apiStr(page, 'gt_last_error'));
+      check(await api(page, 'gt_event_count', 'kernel') === kernels, 'same kernels');
+      return page;
+    });
+
+    test('nsys SQLite export on the threaded page (cross-origin isolated): the same counts', async () => {
+      const page = await openPage('nsys-iso', '', {}, '/iso');
+      check(await page.evaluate(() => window.crossOriginIsolated), 'the page is cross-origin isolated');
+      await drop(page, 'nsys_small.sqlite');
+      check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
+      for (const [kind, want] of [['kernel', kernels], ['memcpy', memcpys], ['memset', memsets],
+                                  ['api', runtime + driver], ['nvtx', nvtx]])
+        check(await api(page, 'gt_event_count', kind) === want, `${kind} count == ${want}`);
+      return page;
+    });
+
+    test('nsys SQLite: a cut-short file and a non-nsys database give clear errors', async () => {
+      const page = await openPage('nsys-bad');
+      await drop(page, 'cut-nsys.sqlite');
+      check(await settled(page) === 3, 'a cut-short SQLite file fails');
+      const text = await page.locator('#error-text').textContent();
+      check(/cut-nsys\.sqlite/.test(text) && /SQLite/.test(text), 'the error names the file and SQLite: ' + text);
+      await shot(page, '20c-nsys-cut.png');
+      await drop(page, 'notes.sqlite');
+      check(await settled(page) === 3, 'an SQLite file that is no nsys export fails');
+      const text2 = await page.locator('#error-text').textContent();
+      check(/not an Nsight Systems export/.test(text2) && /CUPTI_ACTIVITY_KIND_KERNEL/.test(text2),
+            'the error names what is missing: ' + text2);
+      await shot(page, '20d-nsys-not-nsys.png');
+      await drop(page, 'nsys_small.sqlite');
+      check(await settled(page) === 2, 'a good export opens afterwards');
+      return page;
+    });
+  }
+}
+
 // ---- runner ----------------------------------------------------------------------------------------------------
 let passed = 0, failed = 0;
 for (const t of tests) {

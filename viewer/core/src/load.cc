@@ -10,6 +10,7 @@
 #include "builder_internal.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/ncu.h"
+#include "gt/viewer/nsys.h"
 #include "import_json_internal.h"
 
 #include "gt/parts.h"
@@ -19,6 +20,7 @@ namespace gt::viewer {
 DetectedFormat DetectFormat(std::span<const uint8_t> bytes) {
   if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) return DetectedFormat::kGzip;
   if (LooksLikeGtrace(bytes)) return DetectedFormat::kGtrace;
+  if (LooksLikeSqlite(bytes)) return DetectedFormat::kSqlite;
   size_t i = 0;
   if (bytes.size() >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF) i = 3;  // UTF-8 BOM
   while (i < bytes.size() && (bytes[i] == ' ' || bytes[i] == '\n' || bytes[i] == '\r' || bytes[i] == '\t'))
@@ -38,8 +40,8 @@ static std::string Describe(std::span<const uint8_t> bytes) {
     hex += ' ';
   }
   return "unrecognized content (first bytes: " + hex +
-         "); expected .gtrace, Chrome/Kineto JSON, Nsight Compute CSV (ncu --csv --page raw), or gzip of "
-         "those";
+         "); expected .gtrace, Chrome/Kineto JSON, Nsight Compute CSV (ncu --csv --page raw), gzip of those, "
+         "or an Nsight Systems SQLite export";
 }
 
 // JSON text parsed per Step (the page draws its progress bar between Steps).
@@ -172,6 +174,21 @@ Status TraceLoader::Open(std::span<const uint8_t> bytes, LoadOptions options) {
     case DetectedFormat::kNcuCsv:
       I.mode = Impl::Mode::kNcu;
       return Status::Ok();
+    case DetectedFormat::kSqlite: {
+      // Read and mapped at once: the tables arrive whole from SQLite, so there is nothing to step through.
+      NsysTableReader read = GetNsysTableReader();
+      if (!read)
+        return Unsupported(
+            "an SQLite database (Nsight Systems export?), but this build of gtrace has no SQLite reader");
+      auto tables = read(I.bytes);
+      if (!tables.ok()) return tables.status();
+      TraceData data;
+      GT_RETURN_IF_ERROR(MapNsysTables(*tables, &data));
+      I.builder.SetFormat(SourceFormat::kNsysSqlite);
+      ReplayTraceData(data, I.builder);
+      I.mode = Impl::Mode::kDone;
+      return Status::Ok();
+    }
     default:
       return InvalidArgument(Describe(bytes));
   }

@@ -62,6 +62,8 @@ const char* SourceFormatName(SourceFormat f) {
       return "PyTorch profiler (Kineto) JSON";
     case SourceFormat::kNcuCsv:
       return "Nsight Compute CSV (ncu --csv --page raw)";
+    case SourceFormat::kNsysSqlite:
+      return "Nsight Systems SQLite export";
   }
   return "unknown";
 }

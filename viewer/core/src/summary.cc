@@ -356,7 +356,7 @@ void AppendSummaryTable(std::string& o, const char* title, const std::vector<Nam
     o += "  ";
     if (!nested) o += PadColumn(Percent(r.share), 7, true);
     o += PadColumn(FormatDuration(r.total_ns), 12, true) + PadColumn(std::to_string(r.count), 9, true) +
-         PadColumn(FormatDuration(int64_t(r.avg_ns + 0.5)), 12, true) +
+         PadColumn(FormatDuration(int64_t(std::min(r.avg_ns + 0.5, 9.2e18))), 12, true) +
          PadColumn(FormatDuration(r.min_ns), 12, true) + PadColumn(FormatDuration(r.max_ns), 12, true);
     if (copies)
       o += PadColumn(FormatBytes(r.bytes), 12, true) +

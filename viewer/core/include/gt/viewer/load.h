@@ -1,6 +1,7 @@
 // Opening traces: .gtrace, Chrome trace JSON, PyTorch profiler (Kineto) JSON, Nsight Compute CSV (ncu --csv
-// --page raw: the profiled launches and their counters, gt/viewer/ncu.h), each plain or gzipped.
-// The format is sniffed from the content (gzip magic, .gtrace magic, '{' / '['), never from the file name.
+// --page raw: the profiled launches and their counters, gt/viewer/ncu.h), each plain or gzipped, and Nsight
+// Systems SQLite exports (through the reader registered in gt/viewer/nsys.h). The format is sniffed from the
+// content (gzip magic, .gtrace magic, '{' / '[', "SQLite format 3", ncu's header), never from the file name.
 //
 // A partly damaged file loads what could be read; what was lost lands in TraceModel::losses / report.
 #pragma once
@@ -17,7 +18,7 @@
 
 namespace gt::viewer {
 
-enum class DetectedFormat : uint8_t { kUnknown = 0, kGzip, kGtrace, kJson, kNcuCsv = 10 };
+enum class DetectedFormat : uint8_t { kUnknown = 0, kGzip, kGtrace, kJson, kSqlite, kNcuCsv = 10 };
 DetectedFormat DetectFormat(std::span<const uint8_t> bytes);
 
 struct LoadOptions {

@@ -288,7 +288,7 @@ struct DeviceSummary {
   }
 };
 
-enum class SourceFormat : uint8_t { kGtrace = 0, kChromeJson = 1, kKinetoJson = 2, kNcuCsv = 4 };
+enum class SourceFormat : uint8_t { kGtrace = 0, kChromeJson = 1, kKinetoJson = 2, kNsysSqlite = 3, kNcuCsv = 4 };
 const char* SourceFormatName(SourceFormat f);
 
 // What could not be shown: the reader's LoadReport (chunks lost, truncation), the trace's own LossRecords
