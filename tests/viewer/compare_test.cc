@@ -277,6 +277,16 @@ TEST_CASE("compare: real traces: counters pairs of the two H200 counters runs, t
 
   auto t = LoadTraceFile(std::string(GT_TESTS_DATA) + "/h200_torch_train.gtrace");
   REQUIRE(t.ok());
+  // Its steps are numbered ranges ("step 0", "step 1", ...): instances of "step", as in the counters run.
+  auto tc = LoadTraceFile(std::string(GT_TESTS_DATA) + "/h200_torch_counters.gtrace");
+  REQUIRE(tc.ok());
+  const Alignment numbered = Align(**t, **tc, AlignRequest{});
+  CHECK(numbered.name == "step");
+  CHECK(numbered.ordinal == 1);
+  CHECK(numbered.a_anchor_ns == RangeInstances(**t, "step 1").at(0).start);
+  CHECK(numbered.b_anchor_ns == RangeInstances(**tc, "step 1").at(0).start);
+  CHECK(CompareSteps(**t, **tc, "step").size() == std::max(RangeInstances(**t, "step").size(),
+                                                           RangeInstances(**tc, "step").size()));
   auto t2 = LoadTraceFile(std::string(GT_TESTS_DATA) + "/h200_torch_train.gtrace");
   REQUIRE(t2.ok());
   const Alignment al = Align(**t, **t2, AlignRequest{});

@@ -25,6 +25,24 @@ std::vector<uint8_t> IdsOf(const TraceModel& model, std::string_view text) {
   return match;
 }
 
+// Loops often number their ranges ("step 0", "step 1", "ProfilerStep#7"): those are instances of one range,
+// "step" / "ProfilerStep". The name without a trailing number and the separator before it.
+std::string_view Family(std::string_view s) {
+  size_t n = s.size();
+  while (n > 0 && s[n - 1] >= '0' && s[n - 1] <= '9') --n;
+  if (n == s.size() || n == 0) return s;
+  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '#' || s[n - 1] == '_' || s[n - 1] == '-')) --n;
+  return n > 0 ? s.substr(0, n) : s;
+}
+
+// Per StringId: whether it names an instance of range `name` (the text itself or `name` + a number).
+std::vector<uint8_t> RangeIdsOf(const TraceModel& model, std::string_view name) {
+  std::vector<uint8_t> match(model.strings.size(), 0);
+  for (size_t i = 0; i < model.strings.size(); ++i)
+    match[i] = model.strings[i] == name || Family(model.strings[i]) == name;
+  return match;
+}
+
 bool IsRange(EventKind k) {
   return k == EventKind::kNvtx || k == EventKind::kHostOp;
 }
@@ -86,7 +104,7 @@ std::string Ordinal1(uint32_t zero_based) {
 std::vector<RangeSpan> RangeInstances(const TraceModel& model, std::string_view name) {
   std::vector<RangeSpan> out;
   if (name.empty()) return out;
-  const std::vector<uint8_t> match = IdsOf(model, name);
+  const std::vector<uint8_t> match = RangeIdsOf(model, name);
   ForEachRange(model, [&](EventId e) {
     const StringId n = model.Name(e);
     if (n < match.size() && match[n]) out.push_back({model.Start(e), model.End(e)});
@@ -102,13 +120,13 @@ AlignRequest DefaultAlignRequest(const TraceModel& a, const TraceModel& b) {
   std::map<std::string, uint64_t> count_a, count_b;
   std::map<std::string, std::pair<int64_t, int64_t>> first_a;  // name -> (start, -duration): outer first
   ForEachRange(a, [&](EventId e) {
-    const std::string& n = a.Str(a.Name(e));
+    const std::string n(Family(a.Str(a.Name(e))));
     ++count_a[n];
     const std::pair<int64_t, int64_t> key{a.Start(e), -(a.End(e) - a.Start(e))};
     auto [it, fresh] = first_a.try_emplace(n, key);
     if (!fresh && key < it->second) it->second = key;
   });
-  ForEachRange(b, [&](EventId e) { ++count_b[b.Str(b.Name(e))]; });
+  ForEachRange(b, [&](EventId e) { ++count_b[std::string(Family(b.Str(b.Name(e))))]; });
   AlignRequest best;
   best.automatic = false;
   std::pair<int64_t, int64_t> best_key{INT64_MAX, 0};

@@ -27,7 +27,8 @@ namespace gt::viewer {
 // [SECTION] Alignment
 // ---------------------------------------------------------------------------------------------------------------
 
-// One instance of a named range (NVTX or imported host op, any thread, any depth).
+// One instance of a named range (NVTX or imported host op, any thread, any depth). Numbered ranges are
+// instances of one name: "step 0", "step 1" (or "ProfilerStep#7", "iter_12") are instances of "step".
 struct RangeSpan {
   int64_t start = 0, end = 0;
 };
