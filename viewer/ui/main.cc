@@ -8,14 +8,20 @@
 int main(int argc, char** argv) {
   static gt::ui::App app;  // static: on the web main() returns while the browser keeps drawing frames
   gt::ui::SetGlobalApp(&app);
+  std::string compare;  // --compare B: a second trace under the first, aligned (ui/compare_view.h)
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
-      std::printf("usage: gtrace-ui [trace.gtrace | trace.json[.gz]]\n");
+      std::printf("usage: gtrace-ui [trace.gtrace | trace.json[.gz]] [--compare OTHER]\n");
       return 0;
+    }
+    if (arg == "--compare" && i + 1 < argc) {
+      compare = argv[++i];
+      continue;
     }
     app.OpenFile(arg);
   }
+  if (!compare.empty()) gt::ui::CompareOpenFile(app, compare);
   gt::platform::Callbacks callbacks;
   callbacks.frame = [] { gt::ui::GlobalApp()->Frame(); };
   callbacks.on_drop = [](const std::string& path) { gt::ui::GlobalApp()->OpenFile(path); };
