@@ -82,6 +82,6 @@ TEST_CASE("view state v2: a comparison keeps its alignment and B's selection; v1
   REQUIRE(old.ok());
   CHECK_FALSE(old->compared);
   CHECK(old->panel == "kernels");
-  CHECK_FALSE(ViewState::Parse("v2!0!1!!!!!!!").ok());  // v2 has 10 fields
+  CHECK_FALSE(ViewState::Parse("v2!0!1!!!!!!").ok());  // v2 has 10 fields, not 9
   CHECK_FALSE(ViewState::Parse("v2!0!1!!!!!!!~ZZ!").ok());
 }
