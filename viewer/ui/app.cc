@@ -479,6 +479,7 @@ void App::ApplyViewStateNow(const viewer::ViewState& vs) {
     compare_.pending_selected = vs.compare_selected;
     compare_.has_pending_view = !vs.compare_selected.empty();
     CompareSetAlign(*this, vs.compare_align, nullptr);
+    compare_.show_panel_when_computed = PanelFromName(vs.panel) == Panel::kCompare && !compare_.computed;
   }
   for (const std::string& key : vs.collapsed) {
     for (size_t g = 0; g < model_->groups.size(); ++g)

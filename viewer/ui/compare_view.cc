@@ -100,6 +100,7 @@ void CompareClose(App& app) {
   c.align = viewer::Alignment{};
   c.pending_selected.clear();
   c.has_pending_view = false;
+  c.show_panel_when_computed = false;
   ResetShown(c);
 }
 
@@ -114,6 +115,10 @@ void Recompute(App& app) {
   c.rows = viewer::CompareKernels(a, b);
   c.steps = viewer::CompareSteps(a, b, c.align.name);
   c.computed = true;
+  if (c.show_panel_when_computed) {
+    c.show_panel_when_computed = false;
+    app.ShowPanel(Panel::kCompare);
+  }
   if (c.has_pending_view) {
     c.has_pending_view = false;
     const viewer::EventId e = b.FindEventByKey(c.pending_selected);

@@ -53,6 +53,7 @@ struct CompareState {
   std::string search_for;              // the A needle `search` was built for
   std::string pending_selected;        // a share link's B selection, applied once B is in
   bool has_pending_view = false;
+  bool show_panel_when_computed = false;  // a share link opened on the Compare tab, before B was in
 
   CompareState() = default;
   ~CompareState();
