@@ -52,7 +52,8 @@ std::unique_ptr<TraceModel> Build(int64_t t0, int64_t step_ns, int steps, const 
     ks[i].pid = 1, ks[i].device_id = 0, ks[i].context_id = 1, ks[i].stream_id = kernels[i].stream;
     ks[i].correlation_id = uint32_t(i + 1);
   }
-  std::sort(ks.begin(), ks.end(), [](const KernelRecord& x, const KernelRecord& y) { return x.start < y.start; });
+  std::sort(ks.begin(), ks.end(),
+            [](const KernelRecord& x, const KernelRecord& y) { return x.start < y.start; });
   b.OnKernels(ks);
   return b.Finish();
 }
@@ -285,8 +286,8 @@ TEST_CASE("compare: real traces: counters pairs of the two H200 counters runs, t
   CHECK(numbered.ordinal == 1);
   CHECK(numbered.a_anchor_ns == RangeInstances(**t, "step 1").at(0).start);
   CHECK(numbered.b_anchor_ns == RangeInstances(**tc, "step 1").at(0).start);
-  CHECK(CompareSteps(**t, **tc, "step").size() == std::max(RangeInstances(**t, "step").size(),
-                                                           RangeInstances(**tc, "step").size()));
+  CHECK(CompareSteps(**t, **tc, "step").size() ==
+        std::max(RangeInstances(**t, "step").size(), RangeInstances(**tc, "step").size()));
   auto t2 = LoadTraceFile(std::string(GT_TESTS_DATA) + "/h200_torch_train.gtrace");
   REQUIRE(t2.ok());
   const Alignment al = Align(**t, **t2, AlignRequest{});

@@ -60,9 +60,8 @@ const char* PanelName(Panel p) {
 }
 
 Panel PanelFromName(std::string_view name) {
-  for (Panel p :
-       {Panel::kDetails, Panel::kKernels, Panel::kSearch, Panel::kLoss, Panel::kRoofline, Panel::kSummary,
-        Panel::kCompare})
+  for (Panel p : {Panel::kDetails, Panel::kKernels, Panel::kSearch, Panel::kLoss, Panel::kRoofline,
+                  Panel::kSummary, Panel::kCompare})
     if (name == PanelName(p)) return p;
   return Panel::kNone;
 }
@@ -328,7 +327,12 @@ void App::FitAll() {
     view_.t1 = view_.t0 + 1000;
     return;
   }
-  FitRange(static_cast<double>(model_->first_ns), static_cast<double>(model_->last_ns), 0.02);
+  double lo = static_cast<double>(model_->first_ns), hi = static_cast<double>(model_->last_ns);
+  if (compare_.computed && compare_.model) {  // both traces, B where the alignment puts it
+    lo = std::min(lo, static_cast<double>(compare_.model->first_ns) + compare_.offset());
+    hi = std::max(hi, static_cast<double>(compare_.model->last_ns) + compare_.offset());
+  }
+  FitRange(lo, hi, 0.02);
 }
 
 void App::FitRange(double t0, double t1, double margin) {
@@ -687,10 +691,12 @@ void App::HandleGlobalKeys() {
     FitRange(std::min(view_.measure.start, view_.measure.end),
              std::max(view_.measure.start, view_.measure.end), 0.02);
   if (ImGui::IsKeyPressed(ImGuiKey_Escape)) {
-    if (view_.measure.active)
+    if (view_.measure.active) {
       view_.measure = Measurement{};
-    else
+    } else {
       Select({}, false);
+      if (compare_.active()) CompareSelectB(*this, {}, false);
+    }
   }
   if (ImGui::IsKeyPressed(ImGuiKey_N)) SearchStep(!io.KeyShift);
 }
@@ -759,7 +765,8 @@ void App::Frame() {
                                       {Panel::kRoofline, "Roofline", DrawRooflineTab},
                                       {Panel::kCompare, "Compare", DrawComparePanel}};
       for (const Tab& tab : kTabs) {
-        if (tab.panel == Panel::kCompare && !compare_.active() && !compare_.loading() && compare_.error.empty())
+        if (tab.panel == Panel::kCompare && !compare_.active() && !compare_.loading() &&
+            compare_.error.empty())
           continue;  // a tab of its own only while comparing (or to say why a comparison failed)
         const ImGuiTabItemFlags flags =
             panel_requested_ && panel_ == tab.panel ? ImGuiTabItemFlags_SetSelected : 0;

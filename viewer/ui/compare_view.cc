@@ -134,7 +134,8 @@ void InstallB(App& app, std::unique_ptr<viewer::TraceModel> model) {
   c.name = c.loading_name;
   c.group_collapsed.assign(c.model->groups.size(), 0);
   c.track_collapsed.resize(c.model->tracks.size());
-  for (size_t i = 0; i < c.model->tracks.size(); ++i) c.track_collapsed[i] = c.model->tracks[i].default_collapsed;
+  for (size_t i = 0; i < c.model->tracks.size(); ++i)
+    c.track_collapsed[i] = c.model->tracks[i].default_collapsed;
   c.lane_y.assign(c.model->lanes.size(), -1.0f);
   c.warning.clear();
   if (viewer::HasDataLoss(*c.model))
@@ -252,7 +253,8 @@ ImVec4 DeltaColor(int64_t delta) {
 void DrawAlignControls(App& app) {
   CompareState& c = app.compare();
   ImGui::TextWrapped("%s", c.align.reason.c_str());
-  ImGui::TextDisabled("B is shifted by %s to sit on A's time axis.", SignedDuration(c.align.offset_ns).c_str());
+  ImGui::TextDisabled("B is shifted by %s to sit on A's time axis.",
+                      SignedDuration(c.align.offset_ns).c_str());
   static char name[128] = {};
   static int ordinal = 2;
   static const CompareState* seeded = nullptr;
@@ -268,7 +270,8 @@ void DrawAlignControls(App& app) {
   ImGui::InputInt("instance##alignord", &ordinal);
   ordinal = std::max(1, ordinal);
   ImGui::SameLine();
-  if (ImGui::Button("Align") && name[0]) CompareSetAlign(app, std::string(name) + ":" + std::to_string(ordinal), nullptr);
+  if (ImGui::Button("Align") && name[0])
+    CompareSetAlign(app, std::string(name) + ":" + std::to_string(ordinal), nullptr);
   ImGui::SameLine();
   if (ImGui::Button("Align on start")) CompareSetAlign(app, "start", nullptr);
   ImGui::SameLine();
@@ -285,8 +288,8 @@ void DrawSteps(App& app) {
     return;
   }
   ImGui::Text("Per '%s' (%zu instances, paired by ordinal)", c.align.name.c_str(), c.steps.size());
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV |
-                                ImGuiTableFlags_SizingFixedFit;
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable("##steps", 7, flags, ImVec2(0, 160))) return;
   ImGui::TableSetupScrollFreeze(0, 1);
   for (const char* h : {"#", "A", "B", "Delta", "Kernels A", "Kernels B", "Kernel delta"})
@@ -306,7 +309,8 @@ void DrawSteps(App& app) {
                             ImGuiSelectableFlags_SpanAllColumns) &&
           s.in_a) {
         const auto inst = viewer::RangeInstances(*app.model(), c.align.name);
-        if (s.ordinal < inst.size()) app.FitRange(double(inst[s.ordinal].start), double(inst[s.ordinal].end), 0.05);
+        if (s.ordinal < inst.size())
+          app.FitRange(double(inst[s.ordinal].start), double(inst[s.ordinal].end), 0.05);
       }
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("Click: zoom to this step of A (B's is drawn under it)");
       ImGui::PopID();
@@ -326,7 +330,8 @@ void DrawSteps(App& app) {
       ImGui::TextUnformatted(dur(s.in_b, s.b_kernel_ns).c_str());
       ImGui::TableNextColumn();
       if (both)
-        ImGui::TextColored(DeltaColor(s.kernel_delta_ns()), "%s", SignedDuration(s.kernel_delta_ns()).c_str());
+        ImGui::TextColored(DeltaColor(s.kernel_delta_ns()), "%s",
+                           SignedDuration(s.kernel_delta_ns()).c_str());
       else
         ImGui::TextDisabled("-");
     }
@@ -345,8 +350,8 @@ void DrawSelectionPair(App& app) {
   }
   const std::string& name = ea.valid() ? a.Str(a.Name(ea)) : b.Str(b.Name(eb));
   ImGui::Text("Selected: %s", name.c_str());
-  const auto place = ea.valid() ? viewer::PlaceOfKernel(a, ea, c.align.name)
-                                : viewer::PlaceOfKernel(b, eb, c.align.name);
+  const auto place =
+      ea.valid() ? viewer::PlaceOfKernel(a, ea, c.align.name) : viewer::PlaceOfKernel(b, eb, c.align.name);
   if (place) {
     if (place->step >= 0)
       ImGui::TextDisabled("instance %llu of this name in '%s' %lld", (unsigned long long)place->ordinal + 1,
@@ -392,7 +397,8 @@ void DrawCountersSideBySide(App& app) {
   ImGui::SetNextItemWidth(420);
   if (ImGui::BeginCombo("Kernel profiled in both", p.name.c_str())) {
     for (size_t i = 0; i < c.counter_pairs.size(); ++i)
-      if (ImGui::Selectable(c.counter_pairs[i].name.c_str(), int(i) == c.counter_pair)) c.counter_pair = int(i);
+      if (ImGui::Selectable(c.counter_pairs[i].name.c_str(), int(i) == c.counter_pair))
+        c.counter_pair = int(i);
     ImGui::EndCombo();
   }
   // Roofline points: where each run sits (DRAM intensity, achieved FLOP/s).
@@ -408,7 +414,8 @@ void DrawCountersSideBySide(App& app) {
   const StringId ida = viewer::FindString(a, p.name), idb = viewer::FindString(b, p.name);
   const viewer::EventId ka = viewer::FirstKernelEvent(a, p.a->pid, ida);
   const viewer::EventId kb = viewer::FirstKernelEvent(b, p.b->pid, idb);
-  if (!ImGui::BeginTable("##counterpair", 2, ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchSame))
+  if (!ImGui::BeginTable("##counterpair", 2,
+                         ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchSame))
     return;
   ImGui::TableSetupColumn(("A: " + app.trace_name()).c_str());
   ImGui::TableSetupColumn(("B: " + c.name).c_str());
@@ -443,8 +450,9 @@ void DrawComparePanel(App& app) {
     return;
   }
   if (!c.active() || !c.computed || !app.model()) {
-    ImGui::TextDisabled("Compare two traces: File > Compare with..., drop a second file with Shift held, or a "
-                        "link with ?url=A&compare=B.");
+    ImGui::TextDisabled(
+        "Compare two traces: File > Compare with..., drop a second file with Shift held, or a "
+        "link with ?url=A&compare=B.");
     return;
   }
   ImGui::Text("A: %s", app.trace_name().c_str());
@@ -458,7 +466,8 @@ void DrawComparePanel(App& app) {
   if (!c.warning.empty()) ImGui::TextColored(ImVec4(0.95f, 0.72f, 0.2f, 1), "%s", c.warning.c_str());
   int64_t ta = 0, tb = 0;
   for (const viewer::NameChange& r : c.rows) ta += r.before.total_ns, tb += r.after.total_ns;
-  ImGui::Text("Total kernel time: %s -> %s", FormatDuration(double(ta)).c_str(), FormatDuration(double(tb)).c_str());
+  ImGui::Text("Total kernel time: %s -> %s", FormatDuration(double(ta)).c_str(),
+              FormatDuration(double(tb)).c_str());
   ImGui::SameLine();
   ImGui::TextColored(DeltaColor(tb - ta), "%s (%s)", SignedDuration(tb - ta).c_str(),
                      SignedPercent(double(ta), double(tb)).c_str());
@@ -479,15 +488,17 @@ void DrawComparePanel(App& app) {
 void DrawCompareKernelTable(App& app) {
   CompareState& c = app.compare();
   const viewer::TraceModel* m = app.model();
-  ImGui::TextDisabled("%zu kernel names, A: %s vs B: %s (the rows of gtrace diff, by |delta|). Click a row to "
-                      "highlight the kernel in both.",
-                      c.rows.size(), app.trace_name().c_str(), c.name.c_str());
+  ImGui::TextDisabled(
+      "%zu kernel names, A: %s vs B: %s (the rows of gtrace diff, by |delta|). Click a row to "
+      "highlight the kernel in both.",
+      c.rows.size(), app.trace_name().c_str(), c.name.c_str());
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable("##cmpkernels", 8, flags)) return;
   ImGui::TableSetupScrollFreeze(1, 1);
   ImGui::TableSetupColumn("Kernel", ImGuiTableColumnFlags_WidthStretch);
-  for (const char* h : {"Count A -> B", "Total A (before)", "Total B (after)", "Delta", "Change", "Avg A", "Avg B"})
+  for (const char* h :
+       {"Count A -> B", "Total A (before)", "Total B (after)", "Delta", "Change", "Avg A", "Avg B"})
     ImGui::TableSetupColumn(h);
   ImGui::TableHeadersRow();
   static int selected_row = -1;
@@ -539,17 +550,19 @@ void DrawCompareKernelTable(App& app) {
 namespace {
 
 // {"side","key","name","start","end","x","y","visible"} of an event drawn on A's axis, or null.
-std::string EventOnScreen(App& app, const viewer::TraceModel& m, viewer::EventId e, const std::vector<float>& lane_y,
-                          double shift, const char* side) {
+std::string EventOnScreen(App& app, const viewer::TraceModel& m, viewer::EventId e,
+                          const std::vector<float>& lane_y, double shift, const char* side) {
   if (!e.valid()) return "null";
   const View& v = app.view();
   const double s = double(m.Start(e)) + shift, end = double(m.End(e)) + shift;
   const bool laid_out = e.lane < lane_y.size() && lane_y[e.lane] >= 0;
   const double x = v.layout.TimeToX((std::max(s, v.t0) + std::min(end, v.t1)) / 2, v.t0, v.t1);
   const double y = laid_out ? lane_y[e.lane] + v.layout.lane_height / 2 : -1;
-  const bool visible = laid_out && end >= v.t0 && s <= v.t1 && y >= v.layout.plot_min.y && y < v.layout.plot_max.y;
-  return std::string("{\"side\":") + viewer::JsonQuote(side) + ",\"key\":" + viewer::JsonQuote(m.EventKey(e)) +
-         ",\"name\":" + viewer::JsonQuote(m.Str(m.Name(e))) + ",\"start\":" + viewer::JsonNumber(double(m.Start(e))) +
+  const bool visible =
+      laid_out && end >= v.t0 && s <= v.t1 && y >= v.layout.plot_min.y && y < v.layout.plot_max.y;
+  return std::string("{\"side\":") + viewer::JsonQuote(side) +
+         ",\"key\":" + viewer::JsonQuote(m.EventKey(e)) + ",\"name\":" + viewer::JsonQuote(m.Str(m.Name(e))) +
+         ",\"start\":" + viewer::JsonNumber(double(m.Start(e))) +
          ",\"end\":" + viewer::JsonNumber(double(m.End(e))) + ",\"x\":" + viewer::JsonNumber(x) +
          ",\"y\":" + viewer::JsonNumber(y) + ",\"visible\":" + (visible ? "true" : "false") + "}";
 }

@@ -34,24 +34,24 @@ struct CompareState {
   // ---- what the comparison shows (Recompute) ----
   viewer::AlignRequest request;  // what the user asked for (automatic by default)
   viewer::Alignment align;
-  std::vector<viewer::NameChange> rows;   // the kernel table's before/after/delta rows
-  std::vector<viewer::StepDelta> steps;   // per instance of align.name
+  std::vector<viewer::NameChange> rows;  // the kernel table's before/after/delta rows
+  std::vector<viewer::StepDelta> steps;  // per instance of align.name
   bool computed = false;
   std::unique_ptr<viewer::ProfiledKernels> profiled_a, profiled_b;  // built when the panel first needs them
   std::vector<viewer::CounterPair> counter_pairs;
-  int counter_pair = 0;  // the pair shown side by side
+  int counter_pair = 0;                       // the pair shown side by side
   std::unique_ptr<CountersState> counters_b;  // B's counters panel state
 
   // ---- B's view: collapse state, layout, selection, highlight ----
   std::vector<uint8_t> group_collapsed, track_collapsed;
-  std::vector<float> lane_y;  // per B lane: top of its row on screen this frame, -1 when not laid out
-  viewer::EventId b_selected;          // selected event of B (a click on B's tracks)
-  viewer::EventId a_counterpart;       // A's kernel at B's selection's place
-  viewer::EventId b_counterpart;       // B's kernel at A's selection's place
-  viewer::EventId a_selected_seen;     // A's selection the counterpart was computed for
-  viewer::Search search;               // A's highlight applied to B (same needle / exact name)
-  std::string search_for;              // the A needle `search` was built for
-  std::string pending_selected;        // a share link's B selection, applied once B is in
+  std::vector<float> lane_y;        // per B lane: top of its row on screen this frame, -1 when not laid out
+  viewer::EventId b_selected;       // selected event of B (a click on B's tracks)
+  viewer::EventId a_counterpart;    // A's kernel at B's selection's place
+  viewer::EventId b_counterpart;    // B's kernel at A's selection's place
+  viewer::EventId a_selected_seen;  // A's selection the counterpart was computed for
+  viewer::Search search;            // A's highlight applied to B (same needle / exact name)
+  std::string search_for;           // the A needle `search` was built for
+  std::string pending_selected;     // a share link's B selection, applied once B is in
   bool has_pending_view = false;
   bool show_panel_when_computed = false;  // a share link opened on the Compare tab, before B was in
 
@@ -80,7 +80,7 @@ void CompareOnSelectA(App& app);  // A's selection changed: find its counterpart
 void CompareSelectB(App& app, viewer::EventId e, bool reveal);
 
 // ---- drawing ----
-void DrawComparePanel(App& app);       // the Compare tab
+void DrawComparePanel(App& app);        // the Compare tab
 void DrawCompareKernelTable(App& app);  // the Kernels tab while comparing
 
 // ---- C API (JSON) ----

@@ -26,9 +26,9 @@ namespace gt::ui {
 namespace {
 
 using viewer::DrawItem;
-using viewer::SignedDuration;
 using viewer::EventId;
 using viewer::LaneId;
+using viewer::SignedDuration;
 using viewer::TraceModel;
 using viewer::TrackId;
 
@@ -251,9 +251,9 @@ void DrawLane(ImDrawList* dl, App& app, const Side& side, LaneId lane_id, float 
   }
 }
 
-void DrawCounter(ImDrawList* dl, App& app, const Side& side, const viewer::Track& track, float y, float height,
-                 const ImVec2& plot_min, const ImVec2& plot_max, std::vector<viewer::CounterColumn>* cols,
-                 Hover* hover, TrackId track_id) {
+void DrawCounter(ImDrawList* dl, App& app, const Side& side, const viewer::Track& track, float y,
+                 float height, const ImVec2& plot_min, const ImVec2& plot_max,
+                 std::vector<viewer::CounterColumn>* cols, Hover* hover, TrackId track_id) {
   const TraceModel& m = *side.m;
   const View& v = app.view();
   if (track.counter >= m.counters.size()) return;
@@ -333,8 +333,8 @@ void DrawSelectionAndFlows(ImDrawList* dl, const App& app) {
 }
 
 // An event of either trace outlined where it is drawn (`lane_y`: that trace's layout, `shift`: its offset).
-void OutlineEvent(ImDrawList* dl, const App& app, const TraceModel& m, EventId e, const std::vector<float>& lane_y,
-                  double shift, ImU32 color, float thickness) {
+void OutlineEvent(ImDrawList* dl, const App& app, const TraceModel& m, EventId e,
+                  const std::vector<float>& lane_y, double shift, ImU32 color, float thickness) {
   if (!e.valid() || e.lane >= lane_y.size() || lane_y[e.lane] < 0) return;
   const View& v = app.view();
   const float xa = static_cast<float>(v.layout.TimeToX(static_cast<double>(m.Start(e)) + shift, v.t0, v.t1));
@@ -356,7 +356,8 @@ void DrawCompareOverlay(ImDrawList* dl, App& app) {
   OutlineEvent(dl, app, a, c.a_counterpart, ay, 0, colors::kCounterpart, 2.5f);
   // Join the pair so the eye finds the counterpart however far down B's tracks are.
   const View& v = app.view();
-  auto anchor = [&](const TraceModel& m, EventId e, const std::vector<float>& lane_y, double shift, ImVec2* p) {
+  auto anchor = [&](const TraceModel& m, EventId e, const std::vector<float>& lane_y, double shift,
+                    ImVec2* p) {
     if (!e.valid() || e.lane >= lane_y.size() || lane_y[e.lane] < 0) return false;
     *p = ImVec2(static_cast<float>(v.layout.TimeToX(static_cast<double>(m.Start(e)) + shift, v.t0, v.t1)),
                 lane_y[e.lane] + kLaneHeight / 2);
@@ -364,9 +365,10 @@ void DrawCompareOverlay(ImDrawList* dl, App& app) {
   };
   ImVec2 pa, pb;
   const bool on_b = c.b_selected.valid();
-  const bool ok = on_b ? anchor(a, c.a_counterpart, ay, 0, &pa) && anchor(b, c.b_selected, c.lane_y, c.offset(), &pb)
-                       : anchor(a, app.view().selected, ay, 0, &pa) &&
-                             anchor(b, c.b_counterpart, c.lane_y, c.offset(), &pb);
+  const bool ok =
+      on_b ? anchor(a, c.a_counterpart, ay, 0, &pa) && anchor(b, c.b_selected, c.lane_y, c.offset(), &pb)
+           : anchor(a, app.view().selected, ay, 0, &pa) &&
+                 anchor(b, c.b_counterpart, c.lane_y, c.offset(), &pb);
   if (ok) dl->AddLine(pa, pb, colors::kCounterpart, 1.5f);
 }
 
@@ -476,7 +478,8 @@ void HandlePlotInput(App& app, const ImVec2& plot_min, const ImVec2& plot_max, f
     } else if (click) {
       EventId hit;
       if (hover.valid && hover.lane != kNone)
-        hit = viewer::HitTest(*hover.m, hover.lane, static_cast<int64_t>(mouse_t - hover.shift), ns_per_px, 2.0);
+        hit = viewer::HitTest(*hover.m, hover.lane, static_cast<int64_t>(mouse_t - hover.shift), ns_per_px,
+                              2.0);
       if (hover.valid && hover.side == 1 && hit.valid()) {
         CompareSelectB(app, hit, false);
       } else {
@@ -524,8 +527,8 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
   Side sides[2];
   sides[0] = {&m, 0, 0.0, &app.search().search, v.selected, &v.group_collapsed, &v.track_collapsed};
   if (comparing)
-    sides[1] = {cmp.model.get(), 1,           cmp.offset(),          &cmp.search,
-                cmp.b_selected,  &cmp.group_collapsed, &cmp.track_collapsed};
+    sides[1] = {cmp.model.get(),     1, cmp.offset(), &cmp.search, cmp.b_selected, &cmp.group_collapsed,
+                &cmp.track_collapsed};
   std::vector<Row> rows;
   std::vector<float> side_lane_y[2];
   float content_h = 0;
@@ -602,11 +605,12 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
       // Which trace the tracks below belong to; B's header is also the separator between the two.
       dl->AddRectFilled(ImVec2(pos.x, y), ImVec2(plot_max.x, y + kSideHeight),
                         row.side ? colors::kCompareB : colors::kCompareA);
-      if (row.side == 1) dl->AddLine(ImVec2(pos.x, y + 1), ImVec2(plot_max.x, y + 1), colors::kCounterpart, 3.0f);
-      const std::string label =
-          row.side ? "B: " + cmp.name + "   (shifted " + SignedDuration(cmp.align.offset_ns) + "; " +
-                         cmp.align.reason + ")"
-                   : "A: " + app.trace_name();
+      if (row.side == 1)
+        dl->AddLine(ImVec2(pos.x, y + 1), ImVec2(plot_max.x, y + 1), colors::kCounterpart, 3.0f);
+      const std::string label = row.side
+                                    ? "B: " + cmp.name + "   (shifted " +
+                                          SignedDuration(cmp.align.offset_ns) + "; " + cmp.align.reason + ")"
+                                    : "A: " + app.trace_name();
       dl->AddText(ImVec2(pos.x + 8, y + 5), IM_COL32(255, 255, 255, 255), label.c_str());
     } else if (row.type == Row::kGroup) {
       const viewer::TrackGroup& group = rm.groups[row.id];
@@ -674,7 +678,7 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
       if (ImGui::IsItemHovered()) {
         ImGui::SetTooltip("%s\n%s events%s", track.name.c_str(), FormatCount(track.event_count).c_str(),
                           nested ? (sd.TrackCollapsed(row.id) ? "\nClick to show all nesting levels"
-                                                                 : "\nClick to show the top level only")
+                                                              : "\nClick to show the top level only")
                                  : "");
       }
       dl->PushClipRect(ImVec2(pos.x, std::max(y, plot_min.y)), ImVec2(pos.x + kLabelWidth - 4, plot_max.y),

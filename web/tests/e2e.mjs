@@ -984,6 +984,8 @@ if (cmpA && cmpB && fs.existsSync(gtraceBin)) {
       await api(page, 'gt_show_panel', 'compare');
       await frames(page, 4);
       await shot(page, '27-compare-counters.png');
+      await scrollDetailsToCounters(page, 3);  // down to the two columns of counters
+      await shot(page, '27b-compare-counters-side-by-side.png');
       return page;
     });
   }

@@ -89,10 +89,10 @@ std::vector<EventId> KernelsNamed(const TraceModel& model, std::string_view text
 std::string Ordinal1(uint32_t zero_based) {
   const uint32_t n = zero_based + 1;
   const char* suffix = (n % 100 >= 11 && n % 100 <= 13) ? "th"
-                       : n % 10 == 1                      ? "st"
-                       : n % 10 == 2                      ? "nd"
-                       : n % 10 == 3                      ? "rd"
-                                                          : "th";
+                       : n % 10 == 1                    ? "st"
+                       : n % 10 == 2                    ? "nd"
+                       : n % 10 == 3                    ? "rd"
+                                                        : "th";
   return std::to_string(n) + suffix;
 }
 
@@ -147,8 +147,9 @@ Alignment Align(const TraceModel& a, const TraceModel& b, const AlignRequest& re
   out.a_anchor_ns = a.first_ns;
   out.b_anchor_ns = b.first_ns;
   if (req.name.empty()) {
-    out.reason = request.automatic ? "aligned on the start: no NVTX range name occurs at least twice in both traces"
-                                   : "aligned on the start";
+    out.reason = request.automatic
+                     ? "aligned on the start: no NVTX range name occurs at least twice in both traces"
+                     : "aligned on the start";
   } else {
     const std::vector<RangeSpan> ia = RangeInstances(a, req.name), ib = RangeInstances(b, req.name);
     if (req.ordinal < ia.size() && req.ordinal < ib.size()) {
@@ -158,7 +159,8 @@ Alignment Align(const TraceModel& a, const TraceModel& b, const AlignRequest& re
       out.b_anchor_ns = ib[req.ordinal].start;
       out.reason = "aligned on the " + Ordinal1(req.ordinal) + " '" + req.name + "'";
       if (request.automatic)
-        out.reason += " (the first range name both traces have at least twice; its 2nd instance skips warm-up)";
+        out.reason +=
+            " (the first range name both traces have at least twice; its 2nd instance skips warm-up)";
     } else {
       out.reason = "aligned on the start: '" + req.name + "' has " + std::to_string(ia.size()) + " instance" +
                    (ia.size() == 1 ? "" : "s") + " in A and " + std::to_string(ib.size()) + " in B, no " +
@@ -245,27 +247,31 @@ std::vector<StepDelta> CompareSteps(const TraceModel& a, const TraceModel& b, st
 std::string StepDeltaReport(const Alignment& align, const std::vector<StepDelta>& steps, size_t top_n) {
   std::string o = "\nAlignment: " + align.reason + "\n";
   if (align.name.empty()) return o;
-  o += "\nPer '" + align.name + "' (paired by instance; kernel time = kernels running inside the range):\n  " +
+  o += "\nPer '" + align.name +
+       "' (paired by instance; kernel time = kernels running inside the range):\n  " +
        PadColumn("#", 6, false) + PadColumn("Before", 12, true) + PadColumn("After", 12, true) +
        PadColumn("Change", 12, true) + PadColumn("Kernels before", 16, true) + PadColumn("after", 12, true) +
        PadColumn("change", 12, true) + "\n";
   int64_t sum[4] = {0, 0, 0, 0};
   size_t shown = 0;
   for (const StepDelta& s : steps) {
-    if (s.in_a && s.in_b) sum[0] += s.a_ns, sum[1] += s.b_ns, sum[2] += s.a_kernel_ns, sum[3] += s.b_kernel_ns;
+    if (s.in_a && s.in_b)
+      sum[0] += s.a_ns, sum[1] += s.b_ns, sum[2] += s.a_kernel_ns, sum[3] += s.b_kernel_ns;
     if (top_n && shown >= top_n) continue;
     ++shown;
     auto dur = [](bool in, int64_t ns) { return in ? FormatDuration(double(ns)) : std::string("-"); };
-    o += "  " + PadColumn(std::to_string(s.ordinal + 1), 6, false) + PadColumn(dur(s.in_a, s.a_ns), 12, true) +
-         PadColumn(dur(s.in_b, s.b_ns), 12, true) +
+    o += "  " + PadColumn(std::to_string(s.ordinal + 1), 6, false) +
+         PadColumn(dur(s.in_a, s.a_ns), 12, true) + PadColumn(dur(s.in_b, s.b_ns), 12, true) +
          PadColumn(s.in_a && s.in_b ? SignedDuration(s.delta_ns()) : "-", 12, true) +
          PadColumn(dur(s.in_a, s.a_kernel_ns), 16, true) + PadColumn(dur(s.in_b, s.b_kernel_ns), 12, true) +
          PadColumn(s.in_a && s.in_b ? SignedDuration(s.kernel_delta_ns()) : "-", 12, true) + "\n";
   }
   if (shown < steps.size()) o += "  ... " + std::to_string(steps.size() - shown) + " more\n";
   o += "  " + PadColumn("paired", 6, false) + PadColumn(FormatDuration(double(sum[0])), 12, true) +
-       PadColumn(FormatDuration(double(sum[1])), 12, true) + PadColumn(SignedDuration(sum[1] - sum[0]), 12, true) +
-       PadColumn(FormatDuration(double(sum[2])), 16, true) + PadColumn(FormatDuration(double(sum[3])), 12, true) +
+       PadColumn(FormatDuration(double(sum[1])), 12, true) +
+       PadColumn(SignedDuration(sum[1] - sum[0]), 12, true) +
+       PadColumn(FormatDuration(double(sum[2])), 16, true) +
+       PadColumn(FormatDuration(double(sum[3])), 12, true) +
        PadColumn(SignedDuration(sum[3] - sum[2]), 12, true) + "\n";
   return o;
 }
@@ -285,9 +291,10 @@ int64_t StepAt(const std::vector<RangeSpan>& steps, int64_t t) {
 
 }  // namespace
 
-std::optional<KernelPlace> PlaceOfKernel(const TraceModel& model, EventId kernel, std::string_view align_name) {
-  if (!kernel.valid() || kernel.lane >= model.lanes.size() || kernel.index >= model.lanes[kernel.lane].size() ||
-      model.Kind(kernel) != EventKind::kKernel)
+std::optional<KernelPlace> PlaceOfKernel(const TraceModel& model, EventId kernel,
+                                         std::string_view align_name) {
+  if (!kernel.valid() || kernel.lane >= model.lanes.size() ||
+      kernel.index >= model.lanes[kernel.lane].size() || model.Kind(kernel) != EventKind::kKernel)
     return std::nullopt;
   const std::vector<EventId> same = KernelsNamed(model, model.Str(model.Name(kernel)));
   const auto pos = std::find(same.begin(), same.end(), kernel);
@@ -307,7 +314,8 @@ std::optional<KernelPlace> PlaceOfKernel(const TraceModel& model, EventId kernel
   return place;
 }
 
-EventId Counterpart(const TraceModel& from, EventId kernel, const TraceModel& to, std::string_view align_name) {
+EventId Counterpart(const TraceModel& from, EventId kernel, const TraceModel& to,
+                    std::string_view align_name) {
   const std::optional<KernelPlace> place = PlaceOfKernel(from, kernel, align_name);
   if (!place) return {};
   const std::vector<EventId> same = KernelsNamed(to, from.Str(from.Name(kernel)));

@@ -1,7 +1,8 @@
-// Two traces on one screen: where B goes on A's time axis (aligned on the Nth instance of an NVTX range, or on
-// the start), the kernel table's before/after/delta rows (the rows of `gtrace diff`: CompareSummaries), the
-// per-step delta summary, the counterpart of a kernel in the other trace and the counters of a kernel profiled
-// in both. Headless; the viewer (viewer/ui/compare_view.cc), its C API and `gtrace diff --align` read it.
+// Two traces on one screen: where B goes on A's time axis (aligned on the Nth instance of an NVTX range, or
+// on the start), the kernel table's before/after/delta rows (the rows of `gtrace diff`: CompareSummaries),
+// the per-step delta summary, the counterpart of a kernel in the other trace and the counters of a kernel
+// profiled in both. Headless; the viewer (viewer/ui/compare_view.cc), its C API and `gtrace diff --align`
+// read it.
 //
 // [SECTION] Alignment
 // [SECTION] Kernel rows and steps
@@ -44,8 +45,8 @@ struct AlignRequest {
 };
 
 struct Alignment {
-  std::string name;        // "" = aligned on the starts
-  uint32_t ordinal = 0;    // 0-based instance of `name`
+  std::string name;         // "" = aligned on the starts
+  uint32_t ordinal = 0;     // 0-based instance of `name`
   int64_t a_anchor_ns = 0;  // in A's clock: that instance's start (or A's first_ns)
   int64_t b_anchor_ns = 0;
   int64_t offset_ns = 0;  // added to B's times to draw them on A's axis: a_anchor_ns - b_anchor_ns
@@ -100,12 +101,14 @@ struct KernelPlace {
   int64_t step = -1;
   uint64_t ordinal = 0;
 };
-std::optional<KernelPlace> PlaceOfKernel(const TraceModel& model, EventId kernel, std::string_view align_name);
+std::optional<KernelPlace> PlaceOfKernel(const TraceModel& model, EventId kernel,
+                                         std::string_view align_name);
 
 // The kernel of `to` at the same place as `kernel` of `from`: same name, same step, same ordinal within the
 // step; by overall ordinal when the step is missing in `to` (or there is none). Invalid when `kernel` is no
 // kernel or `to` has fewer kernels of that name.
-EventId Counterpart(const TraceModel& from, EventId kernel, const TraceModel& to, std::string_view align_name);
+EventId Counterpart(const TraceModel& from, EventId kernel, const TraceModel& to,
+                    std::string_view align_name);
 
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] Counters side by side

@@ -75,7 +75,8 @@ std::string NameChangesJson(const std::vector<NameChange>& changes, size_t limit
 std::string AlignmentJson(const Alignment& align);
 std::string StepDeltasJson(const std::vector<StepDelta>& steps);
 // [{"name","a":{...},"b":{...}}] with per side {"compute_pct","memory_pct","bottleneck","verdict",
-// "time_per_launch_s","stalls":[{"reason","stall_share"}] (top 5),"roofline":{"intensity","flops_per_s"}|null}.
+// "time_per_launch_s","stalls":[{"reason","stall_share"}] (top
+// 5),"roofline":{"intensity","flops_per_s"}|null}.
 std::string CounterPairsJson(const std::vector<CounterPair>& pairs);
 
 }  // namespace gt::viewer
