@@ -116,26 +116,40 @@ std::vector<RangeSpan> RangeInstances(const TraceModel& model, std::string_view 
 }
 
 AlignRequest DefaultAlignRequest(const TraceModel& a, const TraceModel& b) {
-  // Range names with at least two instances in each trace, and where each first starts in A.
-  std::map<std::string, uint64_t> count_a, count_b;
-  std::map<std::string, std::pair<int64_t, int64_t>> first_a;  // name -> (start, -duration): outer first
-  ForEachRange(a, [&](EventId e) {
-    const std::string n(Family(a.Str(a.Name(e))));
-    ++count_a[n];
-    const std::pair<int64_t, int64_t> key{a.Start(e), -(a.End(e) - a.Start(e))};
-    auto [it, fresh] = first_a.try_emplace(n, key);
-    if (!fresh && key < it->second) it->second = key;
-  });
-  ForEachRange(b, [&](EventId e) { ++count_b[std::string(Family(b.Str(b.Name(e))))]; });
+  // Per string id first (one pass over the ranges, no text per event), then per range name (numbered ranges
+  // and texts interned twice fold into one name): instances in each trace, and where each first starts in A.
+  struct PerId {
+    uint64_t count = 0;
+    std::pair<int64_t, int64_t> first{INT64_MAX, 0};  // (start, -duration): the outer range of a tie first
+  };
+  auto per_id = [](const TraceModel& m) {
+    std::vector<PerId> ids(m.strings.size());
+    ForEachRange(m, [&](EventId e) {
+      PerId& p = ids[m.Name(e)];
+      ++p.count;
+      p.first = std::min(p.first, std::pair<int64_t, int64_t>{m.Start(e), -(m.End(e) - m.Start(e))});
+    });
+    return ids;
+  };
+  const std::vector<PerId> ia = per_id(a), ib = per_id(b);
+  std::map<std::string, PerId> by_name_a;
+  std::map<std::string, uint64_t> count_b;
+  for (size_t i = 0; i < ia.size(); ++i) {
+    if (!ia[i].count) continue;
+    PerId& p = by_name_a[std::string(Family(a.strings[i]))];
+    p.count += ia[i].count;
+    p.first = std::min(p.first, ia[i].first);
+  }
+  for (size_t i = 0; i < ib.size(); ++i)
+    if (ib[i].count) count_b[std::string(Family(b.strings[i]))] += ib[i].count;
   AlignRequest best;
   best.automatic = false;
   std::pair<int64_t, int64_t> best_key{INT64_MAX, 0};
-  for (const auto& [name, n] : count_a) {
-    if (n < 2 || name.empty()) continue;
+  for (const auto& [name, p] : by_name_a) {
+    if (p.count < 2 || name.empty()) continue;
     auto it = count_b.find(name);
     if (it == count_b.end() || it->second < 2) continue;
-    const auto key = first_a[name];
-    if (best.name.empty() || key < best_key) best.name = name, best_key = key;
+    if (best.name.empty() || p.first < best_key) best.name = name, best_key = p.first;
   }
   best.ordinal = best.name.empty() ? 0 : 1;  // the second instance: the first is warm-up
   return best;
