@@ -800,6 +800,7 @@ void App::Frame() {
           {"Ctrl+F", "search; Enter / Shift+Enter or N / Shift+N: next / previous match"},
           {"Esc", "clear measurement, then selection"},
           {"Ctrl+O", "open a trace (or drop one on the page)"},
+          {"Shift + drop", "compare the open trace with the dropped one (drawn under it, aligned)"},
       };
       if (ImGui::BeginTable("##help", 2, ImGuiTableFlags_RowBg)) {
         for (const auto& row : kHelp) {

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <string>
 
+#include "imgui.h"
 #include "platform/platform.h"
 #include "ui/app.h"
 
@@ -24,6 +25,13 @@ int main(int argc, char** argv) {
   if (!compare.empty()) gt::ui::CompareOpenFile(app, compare);
   gt::platform::Callbacks callbacks;
   callbacks.frame = [] { gt::ui::GlobalApp()->Frame(); };
-  callbacks.on_drop = [](const std::string& path) { gt::ui::GlobalApp()->OpenFile(path); };
+  // Shift held while dropping on an open trace: compare with the dropped one (as on the page).
+  callbacks.on_drop = [](const std::string& path) {
+    gt::ui::App& a = *gt::ui::GlobalApp();
+    if (ImGui::GetCurrentContext() && ImGui::GetIO().KeyShift && a.model())
+      gt::ui::CompareOpenFile(a, path);
+    else
+      a.OpenFile(path);
+  };
   return gt::platform::Run({}, std::move(callbacks));
 }
