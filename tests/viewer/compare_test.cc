@@ -156,8 +156,16 @@ TEST_CASE("compare: align specs from the command line and links") {
   r = ParseAlignSpec("");
   REQUIRE(r.ok());
   CHECK(r->automatic);
+  r = ParseAlignSpec("domain:work");  // a ':' not followed by a number is part of the name
+  REQUIRE(r.ok());
+  CHECK(r->name == "domain:work");
+  CHECK(r->ordinal == 0);
+  r = ParseAlignSpec("cub::DeviceRadixSort:3");
+  REQUIRE(r.ok());
+  CHECK(r->name == "cub::DeviceRadixSort");
+  CHECK(r->ordinal == 2);
   CHECK_FALSE(ParseAlignSpec("step:0").ok());
-  CHECK_FALSE(ParseAlignSpec("step:x").ok());
+  CHECK_FALSE(ParseAlignSpec("step:99999999999").ok());
   CHECK_FALSE(ParseAlignSpec(":3").ok());
   CHECK_FALSE(ParseAlignSpec(std::string(5000, 'a')).ok());
 }

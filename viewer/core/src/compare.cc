@@ -191,12 +191,16 @@ StatusOr<AlignRequest> ParseAlignSpec(std::string_view spec) {
   r.automatic = false;
   if (spec == "start") return r;
   if (spec.size() > 4096) return InvalidArgument("align: range name too long");
+  // "name:N" when what follows the last ':' is a number; else all of it is the name ("domain:work",
+  // "cub::DeviceRadixSort").
   const size_t colon = spec.rfind(':');
-  if (colon == std::string_view::npos) {
+  const std::string_view num = colon == std::string_view::npos ? std::string_view() : spec.substr(colon + 1);
+  const bool numbered =
+      !num.empty() && std::all_of(num.begin(), num.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!numbered) {
     r.name = std::string(spec);
     return r;
   }
-  const std::string_view num = spec.substr(colon + 1);
   uint32_t n = 0;
   auto [p, ec] = std::from_chars(num.data(), num.data() + num.size(), n);
   if (ec != std::errc() || p != num.data() + num.size() || n == 0)

@@ -61,7 +61,7 @@ AlignRequest DefaultAlignRequest(const TraceModel& a, const TraceModel& b);
 // the starts, and `reason` says so (the screen shows it; no error: the comparison still opens).
 Alignment Align(const TraceModel& a, const TraceModel& b, const AlignRequest& request);
 // "step:2" (1-based instance: the user's count) or "step" (its first instance) -> a request; "" -> automatic.
-// "start" aligns on the starts.
+// "start" aligns on the starts. A ':' not followed by digits belongs to the name ("domain:work").
 StatusOr<AlignRequest> ParseAlignSpec(std::string_view spec);
 
 // ---------------------------------------------------------------------------------------------------------------
