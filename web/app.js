@@ -1,6 +1,7 @@
 // Page glue for the gtrace viewer: gets trace bytes into the wasm (drag-and-drop, file picker, ?url=, ?trace=;
 // several dropped files or ?url= parameters open merged, as one job),
-// shows download/parse progress and errors, and applies a shared view (&view=) once the trace is loaded.
+// shows download/parse progress and errors, and applies a shared view (&view=) once the trace is loaded. A second
+// trace to compare with (File > Compare with..., a drop with Shift held, &compare=) opens under the first.
 // Parsing, formats (gzip, Chrome JSON, Kineto, .gtrace) and everything drawn in the canvas live in the wasm.
 'use strict';
 
@@ -168,6 +169,7 @@
     if (warning) showError(warning, true);
     if (pendingView) { api.num('gt_apply_view_state', pendingView); pendingView = null; }
     canvas.focus();
+    if (pendingCompare) { const c = pendingCompare; pendingCompare = null; c(); }
   }
 
   async function readStream(stream, total, label, serial) {
@@ -281,43 +283,121 @@
   }
   window.gtOpenUrl = openUrl;
 
+  // ---- comparing: a second trace (B) under the open one (A) -----------------------------------------------------
+  // B loads in the viewer over a few frames while A stays on screen; a B that cannot be opened leaves A as it is
+  // and says why. Opening another A ends the comparison (the viewer drops B).
+  let compareSource = null;  // where B came from, for share links: {traceId} | {url} | {file}
+  let pendingCompare = null;  // a compare waiting for A's load to finish
+  function openCompareBytes(name, bytes, src) {
+    if (!ready || api.num('gt_load_state') !== 2) {  // A first: the comparison is against it
+      pendingCompare = () => openCompareBytes(name, bytes, src);
+      return;
+    }
+    hideError();
+    const ptr = Module._malloc(Math.max(1, bytes.length));
+    if (!ptr) { showError(`Cannot compare with ${name}: not enough memory for ${mb(bytes.length)}.`); return; }
+    const heap = Module.wasmMemory ? new Uint8Array(Module.wasmMemory.buffer) : Module.HEAPU8;
+    heap.set(bytes, ptr);
+    api.num('gt_compare_open_buffer', name, ptr, bytes.length);
+    const poll = () => {
+      const st = api.json('gt_compare_state');
+      if (st && st.loading) {
+        showProgress(`Parsing ${name} to compare…`, null);
+        requestAnimationFrame(poll);
+        return;
+      }
+      hideProgress();
+      if (st && st.error) { showError(st.error); return; }
+      compareSource = src;
+      if (st && st.warning) showError(st.warning, true);
+    };
+    poll();
+  }
+  async function openCompareFile(file) {
+    try {
+      showProgress(`Reading ${file.name} to compare`, 0);
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      openCompareBytes(file.name, bytes, { file });
+    } catch (e) {
+      hideProgress();
+      showError(`Cannot read ${file.name}: ${e.message || e}`);
+    }
+  }
+  async function openCompareUrl(url, name, traceId) {
+    name = name || decodeURIComponent(url.split('?')[0].split('/').pop() || url);
+    try {
+      showProgress(`Downloading ${name} to compare`, null);
+      const response = await fetch(url);
+      if (!response.ok) throw new Error(`HTTP ${response.status} ${response.statusText}`);
+      const disposition = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(response.headers.get('Content-Disposition') || '');
+      if (disposition) name = decodeURIComponent(disposition[1]);
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      hideProgress();
+      openCompareBytes(name, bytes, traceId ? { traceId } : { url });
+    } catch (e) {
+      hideProgress();
+      showError(`Cannot download ${name} to compare from ${url}: ${e.message || e}`);
+    }
+  }
+  window.gtOpenCompareUrl = openCompareUrl;
+  const compareInput = document.createElement('input');
+  compareInput.type = 'file';
+  compareInput.hidden = true;
+  document.body.appendChild(compareInput);
+  compareInput.addEventListener('change', () => {
+    if (compareInput.files && compareInput.files[0]) openCompareFile(compareInput.files[0]);
+    compareInput.value = '';
+  });
+  window.gtOpenCompareDialog = () => compareInput.click();
+
   // ---- share links (the viewer's Share menu calls gtShare) ------------------------------------------------------
   // A link needs the trace on a server: traces opened by ?trace=<id> or ?url= already are; a dropped file is
   // uploaded to the `gtrace serve` that hosts this page (POST /api/traces) first.
   async function shareLink() {
     if (!source) return null;
-    let query;
-    if (source.traceId) query = 'trace=' + encodeURIComponent(source.traceId);
-    else if (source.url) query = 'url=' + encodeURIComponent(source.url);
-    else {
-      showProgress(`Uploading ${source.file.name}`, null);
-      const headers = { 'Content-Type': 'application/octet-stream' };
-      const token = sessionStorage.getItem('gtrace-upload-token');
-      if (token) headers.Authorization = 'Bearer ' + token;
-      let response;
-      try {
-        // The server keeps the file name, so whoever opens the link sees the trace under it.
-        response = await fetch('/api/traces?name=' + encodeURIComponent(source.file.name),
-                               { method: 'POST', headers, body: source.file });
-      } finally {
-        hideProgress();
-      }
-      if (response.status === 401 || response.status === 403) {
-        const t = window.prompt('This server needs an upload token:');
-        if (t) { sessionStorage.setItem('gtrace-upload-token', t); return shareLink(); }
-      }
-      let body = null;
-      try { body = await response.json(); } catch (e) { /* not the gtrace server */ }
-      if (!response.ok || !body || !body.id) {
-        throw new Error(body && body.error ? body.error
-            : `uploads need the page to be served by \`gtrace serve\` (HTTP ${response.status})`);
-      }
-      source = { traceId: body.id };
-      query = 'trace=' + encodeURIComponent(body.id);
+    let query = await sourceQuery(source, 'trace', 'url', (id) => { source = { traceId: id }; });
+    if (query === null) return shareLink();  // asked for an upload token: try again with it
+    const comparing = api.json('gt_compare_state');
+    if (compareSource && comparing && comparing.active) {
+      // B by stored id or by URL, whichever it was opened by (a dropped B is uploaded).
+      const q = await sourceQuery(compareSource, 'compare', 'compare', (id) => { compareSource = { traceId: id }; });
+      if (q === null) return shareLink();
+      query += '&' + q;
     }
     const view = api.str('gt_view_state');
     return `${location.origin}${location.pathname}?${query}${view ? '&view=' + encodeURIComponent(view) : ''}`;
   }
+  // "trace=<id>" / "url=<url>" for a trace opened by link; a dropped file is uploaded first (`onId` keeps its
+  // id). null when the server asked for a token (the caller tries again).
+  async function sourceQuery(src, idKey, urlKey, onId) {
+    if (src.traceId) return idKey + '=' + encodeURIComponent(src.traceId);
+    if (src.url) return urlKey + '=' + encodeURIComponent(src.url);
+    showProgress(`Uploading ${src.file.name}`, null);
+    const headers = { 'Content-Type': 'application/octet-stream' };
+    const token = sessionStorage.getItem('gtrace-upload-token');
+    if (token) headers.Authorization = 'Bearer ' + token;
+    let response;
+    try {
+      // The server keeps the file name, so whoever opens the link sees the trace under it.
+      response = await fetch('/api/traces?name=' + encodeURIComponent(src.file.name),
+                             { method: 'POST', headers, body: src.file });
+    } finally {
+      hideProgress();
+    }
+    if (response.status === 401 || response.status === 403) {
+      const t = window.prompt('This server needs an upload token:');
+      if (t) { sessionStorage.setItem('gtrace-upload-token', t); return null; }
+    }
+    let body = null;
+    try { body = await response.json(); } catch (e) { /* not the gtrace server */ }
+    if (!response.ok || !body || !body.id) {
+      throw new Error(body && body.error ? body.error
+          : `uploads need the page to be served by \`gtrace serve\` (HTTP ${response.status})`);
+    }
+    onId(body.id);
+    return idKey + '=' + encodeURIComponent(body.id);
+  }
+
   window.gtShareLink = shareLink;
   window.gtShare = async () => {
     try {
@@ -368,6 +448,11 @@
     dragDepth = 0;
     $('drop-hint').hidden = true;
     const files = e.dataTransfer && e.dataTransfer.files;
+    // Shift held while dropping one file on an open trace: compare with it rather than replace it.
+    if (e.shiftKey && files && files.length === 1 && ready && api.num('gt_load_state') === 2) {
+      openCompareFile(files[0]);
+      return;
+    }
     if (files && files.length > 1) { openFiles(Array.from(files)); return; }  // one job's files: merged
     if (files && files.length > 0) { openFile(files[0]); return; }
     const uri = e.dataTransfer && e.dataTransfer.getData('text/uri-list');
@@ -378,6 +463,12 @@
   window.addEventListener('DOMContentLoaded', () => {
     const urls = params.getAll('url');  // ?url=a.gtrace&url=b.gtrace: the files of one job, merged
     const traceId = params.get('trace');
+    // &compare=<stored id> or &compare=<URL> (a URL has a '/' or ':'; an id never does), next to either.
+    const compare = params.get('compare');
+    if (compare) {
+      pendingCompare = /[/:]/.test(compare) ? () => openCompareUrl(compare)
+                                           : () => openCompareUrl('/api/traces/' + encodeURIComponent(compare), compare, compare);
+    }
     if (traceId) openUrl('/api/traces/' + encodeURIComponent(traceId), traceId, traceId);
     else if (urls.length > 1) openUrls(urls);
     else if (urls.length === 1) openUrl(urls[0]);

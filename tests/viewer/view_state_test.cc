@@ -59,3 +59,29 @@ TEST_CASE("view state: hostile input is rejected, never crashes", "[viewstate]")
     if (r.ok()) CHECK(ViewState::Parse(r.value().Serialize()).value() == r.value());
   }
 }
+
+TEST_CASE("view state v2: a comparison keeps its alignment and B's selection; v1 links still open") {
+  ViewState v;
+  v.t0 = 10, v.t1 = 20, v.selected = "g0/p1/s7/0/3", v.panel = "compare";
+  CHECK(v.Serialize().rfind("v1!", 0) == 0);  // one trace: written as before
+  v.compared = true;
+  v.compare_align = "step:2";
+  v.compare_selected = "g0/p1/s7/0/4";
+  const std::string text = v.Serialize();
+  CHECK(text.rfind("v2!", 0) == 0);
+  auto back = ViewState::Parse(text);
+  REQUIRE(back.ok());
+  CHECK(*back == v);
+  v.compare_align = "";  // automatic
+  v.compare_selected = "";
+  back = ViewState::Parse(v.Serialize());
+  REQUIRE(back.ok());
+  CHECK(back->compared);
+  CHECK(*back == v);
+  auto old = ViewState::Parse("v1!0!100!!!!kernels!");
+  REQUIRE(old.ok());
+  CHECK_FALSE(old->compared);
+  CHECK(old->panel == "kernels");
+  CHECK_FALSE(ViewState::Parse("v2!0!1!!!!!!").ok());  // v2 has 10 fields, not 9
+  CHECK_FALSE(ViewState::Parse("v2!0!1!!!!!!!~ZZ!").ok());
+}

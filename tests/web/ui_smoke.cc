@@ -2,7 +2,8 @@
 // (no window, no GL), fed synthetic mouse/keyboard input, over every trace given on the command line. Native
 // (ASan in the asan preset) so a UI bug is a stack trace here, not "memory access out of bounds" in the
 // browser.
-//   gt_ui_smoke TRACE... [--bad TRACE...]   (TRACE may be A,B,...: files opened together, merged) exit 0 when
+//   gt_ui_smoke TRACE... [--bad TRACE...]   (TRACE may be A,B,...: files opened together, merged; or A+B: A
+//                                           compared with B, B's tracks under A's) exit 0 when
 //   every TRACE loads and draws 120 frames of wandering
 //                                           input, and every --bad one fails with an error on the welcome
 //                                           screen
@@ -51,9 +52,13 @@ int main(int argc, char** argv) {
     }
     gt::ui::App app;
     gt::ui::SetGlobalApp(&app);
-    const std::string arg = argv[i];
+    std::string arg = argv[i];
+    std::string compare;  // A+B: B compared with A
+    if (const size_t plus = arg.find('+'); plus != std::string::npos)
+      compare = arg.substr(plus + 1), arg = arg.substr(0, plus);
     if (arg.find(',') == std::string::npos) {
       app.OpenFile(arg);
+      if (!compare.empty()) gt::ui::CompareOpenFile(app, compare);
     } else {  // A,B,...: the files of one job, opened together (merged) as the page does for a multi-file
               // drop
       for (size_t at = 0; at <= arg.size();) {
@@ -72,7 +77,17 @@ int main(int argc, char** argv) {
       app.OpenStaged();
     }
     int frames = 0;
-    while (app.load_state() == gt::ui::LoadState::kLoading && frames < 10000) Frame(app, 0), ++frames;
+    while ((app.load_state() == gt::ui::LoadState::kLoading || app.compare().loading()) && frames < 10000)
+      Frame(app, 0), ++frames;
+    Frame(app, 0);
+    if (!compare.empty()) {
+      const gt::ui::CompareState& c = app.compare();
+      std::printf("  compare with %s: %s %s%s\n", compare.c_str(), c.computed ? "computed" : "not computed",
+                  c.error.c_str(), c.align.reason.c_str());
+      // A bad B (--bad) must say why and leave A open; a good one must compare.
+      if (c.computed == expect_failure || (expect_failure && c.error.empty())) ++failures;
+      if (app.load_state() != gt::ui::LoadState::kLoaded) ++failures;
+    }
     std::printf("%s: state %d %s%s\n", argv[i], static_cast<int>(app.load_state()), app.last_error().c_str(),
                 app.load_warning().c_str());
     if (app.load_state() != gt::ui::LoadState::kLoaded) {
@@ -80,12 +95,21 @@ int main(int argc, char** argv) {
       if (!expect_failure) ++failures;
       continue;
     }
+    // Every row of a comparison is on screen: B's tracks are drawn under A's, so the wander reaches them.
+    if (app.compare().computed) app.view().scroll_y = 0;
     // Wander: hover, wheel, drag, shift-drag, keys, select, search, every panel.
     const gt::ui::TimelineLayout& lay = app.view().layout;
     for (int f = 0; f < 120; ++f) {
       Frame(app, 0);
       const float x = lay.plot_min.x + (lay.plot_max.x - lay.plot_min.x) * ((f * 37) % 100) / 100.0f;
-      const float y = lay.plot_min.y + 5 + (f * 11) % 200;
+      float y = lay.plot_min.y + 5 + (f * 11) % 200;
+      // Half the clicks of a comparison land on B's rows (selection there, counterpart in A).
+      if (app.compare().computed && f % 30 >= 15)
+        for (float ly : app.compare().lane_y)
+          if (ly >= lay.plot_min.y && ly < lay.plot_max.y - 10) {
+            y = ly + 5;
+            break;
+          }
       io.AddMousePosEvent(x, y);
       if (f % 10 == 3) io.AddMouseWheelEvent(0, f % 20 == 3 ? 1.0f : -1.0f);
       if (f % 15 == 5) io.AddMouseButtonEvent(0, true);
@@ -98,6 +122,9 @@ int main(int argc, char** argv) {
       if (f == 60) app.ShowPanel(gt::ui::Panel::kKernels);
       if (f == 70) app.ShowPanel(gt::ui::Panel::kSearch);
       if (f == 80) app.ShowPanel(gt::ui::Panel::kLoss);
+      if (f == 85 && app.compare().computed) app.ShowPanel(gt::ui::Panel::kCompare);
+      if (f == 95 && app.compare().computed) gt::ui::CompareSetAlign(app, "start", nullptr);
+      if (f == 105 && app.compare().computed) app.ShowPanel(gt::ui::Panel::kCompare);
       if (f == 90) app.FitAll();
       if (f == 100) {
         std::string err;

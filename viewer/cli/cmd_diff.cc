@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli.h"
+#include "gt/viewer/compare.h"
 #include "gt/viewer/json.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
@@ -20,7 +21,7 @@ constexpr int kExitRegression = 3;  // --fail-above: total kernel time grew by m
 
 int CmdDiff(int argc, char** argv) {
   const char* kUsage =
-      "Usage: gtrace diff [--top N] [--fail-above PCT] [--json] BEFORE AFTER\n\n"
+      "Usage: gtrace diff [--top N] [--fail-above PCT] [--align NAME[:N]] [--json] BEFORE AFTER\n\n"
       "Compares two traces of the same program: GPU busy time per device, total kernel time, then the\n"
       "kernels, memory copies and CUDA API calls whose total time changed most, matched by name (names "
       "found\n"
@@ -31,6 +32,11 @@ int CmdDiff(int argc, char** argv) {
       "  --fail-above PCT  exit 3 when the total kernel time of AFTER exceeds BEFORE's by more than PCT "
       "percent\n"
       "                    (a regression gate for CI; the report is printed either way)\n"
+      "  --align NAME[:N]  also a per-step summary: instances of NVTX range NAME paired by ordinal "
+      "(duration\n"
+      "                    and kernel time in each); the traces are aligned on its Nth instance (1-based,\n"
+      "                    default 1). 'auto' picks a range name both traces have at least twice, on its\n"
+      "                    2nd instance, as the viewer's compare does; 'start' aligns on the starts\n"
       "  --json            machine-readable output (every row; times in ns, change_pct null for new names)\n"
       "  -h, --help        this help\n\n";
   std::string paths[2];
@@ -38,6 +44,8 @@ int CmdDiff(int argc, char** argv) {
   size_t top = 20;
   double fail_above = NAN;
   bool json = false;
+  bool aligned = false;
+  viewer::AlignRequest align_request;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (IsHelp(a)) {
@@ -47,6 +55,15 @@ int CmdDiff(int argc, char** argv) {
     }
     if (a == "--json") {
       json = true;
+    } else if (a == "--align") {
+      if (i + 1 >= argc) return UsageError("diff", "--align needs a range name, NAME:N, auto or start");
+      const std::string spec = argv[++i];
+      aligned = true;
+      if (spec != "auto") {
+        auto r = viewer::ParseAlignSpec(spec);
+        if (!r.ok()) return UsageError("diff", r.status().message());
+        align_request = *r;
+      }
     } else if (a == "--top" || a == "--fail-above") {
       if (i + 1 >= argc) return UsageError("diff", a + " needs a number");
       char* end = nullptr;
@@ -76,8 +93,16 @@ int CmdDiff(int argc, char** argv) {
     if (!m.ok()) return Fail("diff", Status(m.status().code(), paths[k] + ": " + m.status().message()));
     models[k] = std::move(m).value();
   }
-  std::string out = json ? viewer::DiffJson(*models[0], paths[0], *models[1], paths[1])
+  viewer::Alignment alignment;
+  std::vector<viewer::StepDelta> steps;
+  if (aligned) {
+    alignment = viewer::Align(*models[0], *models[1], align_request);
+    steps = viewer::CompareSteps(*models[0], *models[1], alignment.name);
+  }
+  std::string out = json ? viewer::DiffJson(*models[0], paths[0], *models[1], paths[1],
+                                            aligned ? &alignment : nullptr, aligned ? &steps : nullptr)
                          : viewer::DiffReport(*models[0], paths[0], *models[1], paths[1], top);
+  if (aligned && !json) out += viewer::StepDeltaReport(alignment, steps, top == SIZE_MAX ? 0 : top);
   std::fwrite(out.data(), 1, out.size(), stdout);
   if (!std::isnan(fail_above)) {
     auto kernel_ns = [](const viewer::TraceModel& m) {

@@ -1,5 +1,5 @@
 // gtrace serve [--store DIR] [--bind ADDR] [--port N] [--web-root DIR] [--token-file F] [--max-upload SIZE]
-//              [--ttl DAYS] [--public-url URL] [--open FILE]
+//              [--ttl DAYS] [--public-url URL] [--open FILE [--compare OTHER]]
 #include <pthread.h>
 #include <unistd.h>
 
@@ -37,6 +37,8 @@ const char* kServeUsage =
     "  --ttl DAYS          delete traces neither uploaded nor opened for DAYS days (default: keep forever)\n"
     "  --public-url URL    base of printed links when behind a proxy (e.g. https://gtrace.example.com)\n"
     "  --open FILE         store FILE at start and print the link that opens it\n"
+    "  --compare OTHER     with --open: store OTHER too; the link opens FILE compared with OTHER (OTHER's\n"
+    "                      tracks under FILE's, aligned; docs/user-guide.md, Comparing two traces)\n"
     "  --threads N         worker threads (default 64)\n"
     "  --log               log every request to stderr\n"
     "  -h, --help          this help\n\n"
@@ -110,7 +112,7 @@ std::string FindWebRoot() {
 int CmdServe(int argc, char** argv) {
   server::ServerOptions options;
   options.port = 8080;
-  std::string store_dir = DefaultStore(), token_file, open_file;
+  std::string store_dir = DefaultStore(), token_file, open_file, compare_file;
   bool web_root_given = false, port_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -152,6 +154,8 @@ int CmdServe(int argc, char** argv) {
         return UsageError("serve", "--public-url must start with http:// or https://");
     } else if (a == "--open") {
       if (!value(&open_file)) return UsageError("serve", "--open needs a trace file");
+    } else if (a == "--compare") {
+      if (!value(&compare_file)) return UsageError("serve", "--compare needs a trace file");
     } else if (a == "--threads") {
       if (!value(&v) || !ParseInt(v, 4, 1024, &n))
         return UsageError("serve", "--threads needs a number 4..1024");
@@ -162,6 +166,8 @@ int CmdServe(int argc, char** argv) {
       return UsageError("serve", "unknown option '" + a + "'");
     }
   }
+  if (!compare_file.empty() && open_file.empty())
+    return UsageError("serve", "--compare needs --open: it names the trace to compare the opened one with");
   if (!token_file.empty()) {
     auto token = server::ReadTokenFile(token_file);
     if (!token.ok()) return Fail("serve", token.status());
@@ -181,15 +187,16 @@ int CmdServe(int argc, char** argv) {
   auto srv = server::ShareServer::Create(std::move(*store), options);
   if (!srv.ok()) return Fail("serve", srv.status());
 
-  std::string opened_id;
-  if (!open_file.empty()) {
-    auto ingested = (*srv)->IngestFile(open_file);
+  std::string opened_id, compared_id;
+  for (const std::string* file : {&open_file, &compare_file}) {
+    if (file->empty()) continue;
+    auto ingested = (*srv)->IngestFile(*file);
     if (!ingested.ok())
-      return Fail("serve", Status(ingested.status().code(), open_file + ": " + ingested.status().message()));
-    opened_id = ingested->id;
+      return Fail("serve", Status(ingested.status().code(), *file + ": " + ingested.status().message()));
+    (file == &open_file ? opened_id : compared_id) = ingested->id;
     if (!ingested->validation.clean())
       std::fprintf(stderr, "gtrace serve: %s is damaged (%llu chunk(s) lost%s); serving what is readable\n",
-                   open_file.c_str(), static_cast<unsigned long long>(ingested->validation.chunks_lost),
+                   file->c_str(), static_cast<unsigned long long>(ingested->validation.chunks_lost),
                    ingested->validation.truncated ? ", truncated" : "");
   }
 
@@ -213,7 +220,9 @@ int CmdServe(int argc, char** argv) {
       options.bind != "::1")
     std::printf("gtrace serve: note: anyone who can reach %s can upload (use --token-file)\n",
                 options.bind.c_str());
-  if (!opened_id.empty()) std::printf("open: %s\n", (*srv)->LinkFor(opened_id).c_str());
+  if (!opened_id.empty())
+    std::printf("open: %s%s\n", (*srv)->LinkFor(opened_id).c_str(),
+                compared_id.empty() ? "" : ("&compare=" + compared_id).c_str());
   std::fflush(stdout);
 
   int sig = 0;

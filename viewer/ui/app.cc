@@ -53,14 +53,16 @@ const char* PanelName(Panel p) {
       return "roofline";
     case Panel::kSummary:
       return "summary";
+    case Panel::kCompare:
+      return "compare";
     default:
       return "";
   }
 }
 
 Panel PanelFromName(std::string_view name) {
-  for (Panel p :
-       {Panel::kDetails, Panel::kKernels, Panel::kSearch, Panel::kLoss, Panel::kRoofline, Panel::kSummary})
+  for (Panel p : {Panel::kDetails, Panel::kKernels, Panel::kSearch, Panel::kLoss, Panel::kRoofline,
+                  Panel::kSummary, Panel::kCompare})
     if (name == PanelName(p)) return p;
   return Panel::kNone;
 }
@@ -90,6 +92,7 @@ void App::OpenFile(const std::string& path) {
 }
 
 void App::OpenBuffer(std::string name, uint8_t* data, size_t size) {
+  CompareClose(*this);  // another trace: the comparison was with the one it replaces
   FreeStaged();
   loader_.reset();
   std::free(load_bytes_);
@@ -145,6 +148,7 @@ void App::OpenStaged() {
     OpenBuffer(std::move(one.name), one.data, one.size);
     return;
   }
+  CompareClose(*this);
   loader_.reset();
   std::free(load_bytes_);
   load_bytes_ = nullptr;
@@ -261,6 +265,7 @@ void App::Fail(std::string message) {
 }
 
 void App::Close() {
+  CompareClose(*this);
   Fail("");
   last_error_.clear();
   load_state_ = LoadState::kIdle;
@@ -296,6 +301,10 @@ void App::SetVisibleRange(double t0, double t1) {
   double span = t1 - t0;
   double lo = 0, hi = 1;
   if (model_) lo = static_cast<double>(model_->first_ns), hi = static_cast<double>(model_->last_ns);
+  if (compare_.computed && compare_.model) {  // B's tracks, shifted onto A's axis, are on the screen too
+    lo = std::min(lo, static_cast<double>(compare_.model->first_ns) + compare_.offset());
+    hi = std::max(hi, static_cast<double>(compare_.model->last_ns) + compare_.offset());
+  }
   const double trace_span = std::max(hi - lo, 1000.0);
   const double max_span = trace_span * 4.0;
   if (span < kMinSpanNs) {
@@ -320,7 +329,12 @@ void App::FitAll() {
     view_.t1 = view_.t0 + 1000;
     return;
   }
-  FitRange(static_cast<double>(model_->first_ns), static_cast<double>(model_->last_ns), 0.02);
+  double lo = static_cast<double>(model_->first_ns), hi = static_cast<double>(model_->last_ns);
+  if (compare_.computed && compare_.model) {  // both traces, B where the alignment puts it
+    lo = std::min(lo, static_cast<double>(compare_.model->first_ns) + compare_.offset());
+    hi = std::max(hi, static_cast<double>(compare_.model->last_ns) + compare_.offset());
+  }
+  FitRange(lo, hi, 0.02);
 }
 
 void App::FitRange(double t0, double t1, double margin) {
@@ -334,6 +348,7 @@ void App::ZoomAround(double anchor_t, double factor) {
 
 void App::Select(viewer::EventId e, bool reveal) {
   view_.selected = e;
+  if (compare_.computed) CompareOnSelectA(*this);
   if (e.valid()) {
     if (panel_ != Panel::kDetails && panel_ != Panel::kSearch) ShowPanel(Panel::kDetails);
     if (reveal) RevealEvent(e);
@@ -442,6 +457,11 @@ viewer::ViewState App::CurrentViewState() const {
   if (view_.selected.valid()) vs.selected = model_->EventKey(view_.selected);
   vs.panel = PanelName(panel_);
   vs.search = search_.text;
+  if (compare_.active()) {
+    vs.compared = true;
+    vs.compare_align = CompareAlignSpec(compare_);
+    if (compare_.b_selected.valid()) vs.compare_selected = compare_.model->EventKey(compare_.b_selected);
+  }
   return vs;
 }
 
@@ -461,6 +481,12 @@ bool App::ApplyViewState(std::string_view text, std::string* error) {
 }
 
 void App::ApplyViewStateNow(const viewer::ViewState& vs) {
+  if (vs.compared) {  // B may still be loading: its selection applies once the comparison is computed
+    compare_.pending_selected = vs.compare_selected;
+    compare_.has_pending_view = !vs.compare_selected.empty();
+    CompareSetAlign(*this, vs.compare_align, nullptr);
+    compare_.show_panel_when_computed = PanelFromName(vs.panel) == Panel::kCompare && !compare_.computed;
+  }
   for (const std::string& key : vs.collapsed) {
     for (size_t g = 0; g < model_->groups.size(); ++g)
       if (model_->groups[g].key == key) SetGroupCollapsed(static_cast<viewer::GroupId>(g), true);
@@ -496,6 +522,11 @@ void OpenFileDialog() {
     if (window.gtOpenFileDialog) window.gtOpenFileDialog();
   });
 }
+void CompareFileDialog() {
+  EM_ASM({
+    if (window.gtOpenCompareDialog) window.gtOpenCompareDialog();
+  });
+}
 void ShareLink() {
   EM_ASM({
     if (window.gtShare) window.gtShare();
@@ -518,6 +549,14 @@ void App::DrawMenuBar(float* height) {
 #else
     ImGui::MenuItem("Open: drop a file on the window", nullptr, false, false);
 #endif
+#ifdef __EMSCRIPTEN__
+    if (ImGui::MenuItem("Compare with...", nullptr, false, model_ != nullptr)) CompareFileDialog();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+      ImGui::SetTooltip("Open a second trace under this one, aligned (or drop it with Shift held)");
+#else
+    ImGui::MenuItem("Compare: gtrace-ui A --compare B", nullptr, false, false);
+#endif
+    if (ImGui::MenuItem("Stop comparing", nullptr, false, compare_.active())) CompareClose(*this);
     if (ImGui::MenuItem("Close", nullptr, false, model_ != nullptr)) Close();
     ImGui::EndMenu();
   }
@@ -552,6 +591,7 @@ void App::DrawMenuBar(float* height) {
   if (model_) {
     ImGui::Separator();
     ImGui::TextDisabled("%s", trace_name_.c_str());
+    if (compare_.active()) ImGui::TextDisabled("vs %s", compare_.name.c_str());
     ImGui::TextDisabled("%s events  %s", FormatCount(model_->event_count).c_str(),
                         viewer::SourceFormatName(model_->format));
     if (DrawLossBadge(*this)) ShowPanel(Panel::kLoss);
@@ -654,10 +694,12 @@ void App::HandleGlobalKeys() {
     FitRange(std::min(view_.measure.start, view_.measure.end),
              std::max(view_.measure.start, view_.measure.end), 0.02);
   if (ImGui::IsKeyPressed(ImGuiKey_Escape)) {
-    if (view_.measure.active)
+    if (view_.measure.active) {
       view_.measure = Measurement{};
-    else
+    } else {
       Select({}, false);
+      if (compare_.active()) CompareSelectB(*this, {}, false);
+    }
   }
   if (ImGui::IsKeyPressed(ImGuiKey_N)) SearchStep(!io.KeyShift);
 }
@@ -673,6 +715,7 @@ void App::Frame() {
   } timer{frame_start, &last_frame_ms_};
   ++frame_count_;
   if (load_state_ == LoadState::kLoading) StepLoad();
+  CompareStep(*this);
 
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   float menu_h = 0;
@@ -722,8 +765,12 @@ void App::Frame() {
                                       {Panel::kSummary, "Summary", DrawSummaryPanel},
                                       {Panel::kSearch, "Search results", DrawSearchResults},
                                       {Panel::kLoss, "Data loss", DrawLossPanel},
-                                      {Panel::kRoofline, "Roofline", DrawRooflineTab}};
+                                      {Panel::kRoofline, "Roofline", DrawRooflineTab},
+                                      {Panel::kCompare, "Compare", DrawComparePanel}};
       for (const Tab& tab : kTabs) {
+        if (tab.panel == Panel::kCompare && !compare_.active() && !compare_.loading() &&
+            compare_.error.empty())
+          continue;  // a tab of its own only while comparing (or to say why a comparison failed)
         const ImGuiTabItemFlags flags =
             panel_requested_ && panel_ == tab.panel ? ImGuiTabItemFlags_SetSelected : 0;
         if (ImGui::BeginTabItem(tab.label, nullptr, flags)) {
@@ -756,6 +803,7 @@ void App::Frame() {
           {"Ctrl+F", "search; Enter / Shift+Enter or N / Shift+N: next / previous match"},
           {"Esc", "clear measurement, then selection"},
           {"Ctrl+O", "open a trace (or drop one on the page)"},
+          {"Shift + drop", "compare the open trace with the dropped one (drawn under it, aligned)"},
       };
       if (ImGui::BeginTable("##help", 2, ImGuiTableFlags_RowBg)) {
         for (const auto& row : kHelp) {

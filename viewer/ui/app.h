@@ -22,6 +22,7 @@
 #include "gt/viewer/summary.h"
 #include "gt/viewer/view_state.h"
 #include "imgui.h"
+#include "ui/compare_view.h"
 #include "ui/counters/counters_view.h"
 
 namespace gt::ui {
@@ -62,8 +63,8 @@ struct View {
 // [SECTION] Panel state
 // ---------------------------------------------------------------------------------------------------------------
 
-enum class Panel : uint8_t { kNone = 0, kDetails, kKernels, kSearch, kLoss, kRoofline, kSummary };
-// View-state names: "details", "kernels", "search", "loss", "roofline", "summary".
+enum class Panel : uint8_t { kNone = 0, kDetails, kKernels, kSearch, kLoss, kRoofline, kSummary, kCompare };
+// View-state names: "details", "kernels", "search", "loss", "roofline", "summary", "compare".
 const char* PanelName(Panel p);
 Panel PanelFromName(std::string_view name);
 
@@ -135,6 +136,7 @@ class App {
   SummaryPanelState& summary_panel() { return summary_; }
   CountersState& counters() { return counters_; }
   PcSamplingState& pc_sampling() { return pc_sampling_; }
+  CompareState& compare() { return compare_; }  // the second trace of a comparison (ui/compare_view.h)
   Panel panel() const { return panel_; }
   void ShowPanel(Panel p) { panel_ = p, panel_requested_ = true; }
 
@@ -205,6 +207,7 @@ class App {
   SummaryPanelState summary_;
   CountersState counters_;       // the counters panel and roofline (ui/counters)
   PcSamplingState pc_sampling_;  // the PC-sampling section (ui/counters)
+  CompareState compare_;         // a second trace compared with this one (ui/compare_view)
   Panel panel_ = Panel::kDetails;
   bool panel_requested_ = false;  // select panel_'s tab on the next frame
   float bottom_height_ = 0;       // bottom panel height; 0 = default share of the window

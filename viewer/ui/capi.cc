@@ -6,6 +6,7 @@
 // [SECTION] What is shown: tracks, range, counts
 // [SECTION] Selection, search, summary, loss
 // [SECTION] View state (share links)
+// [SECTION] Two traces compared (ui/compare_view.h)
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "gt/viewer/json.h"
 #include "gt/viewer/query.h"
 #include "ui/app.h"
+#include "ui/compare_view.h"
 #include "ui/counters/counters_view.h"
 
 #ifdef __EMSCRIPTEN__
@@ -448,4 +450,68 @@ GT_EXPORT int gt_apply_view_state(const char* text) {
 }
 GT_EXPORT const char* gt_last_view_error() {
   return g_view_error.c_str();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Two traces compared (ui/compare_view.h)
+// ---------------------------------------------------------------------------------------------------------------
+
+// Opens a second trace (B) to compare with the loaded or loading one (A); takes ownership of `data` (malloc).
+// B loads over the next frames; a bad B sets gt_compare_state's "error" and A stays as it was. Returns 0
+// when the load started, 1 when the bytes are no trace at all.
+GT_EXPORT int gt_compare_open_buffer(const char* name, uint8_t* data, uint32_t size) {
+  App* app = GlobalApp();
+  if (!app) {
+    std::free(data);
+    return -1;
+  }
+  gt::ui::CompareOpenBuffer(*app, name ? name : "trace", data, size);
+  return app->compare().loading() ? 0 : 1;
+}
+GT_EXPORT void gt_compare_close() {
+  if (GlobalApp()) gt::ui::CompareClose(*GlobalApp());
+}
+// {"active","loading","error","warning"} and, while comparing, "a","b" (file names), "align_spec",
+// "align" (alignment, gt/viewer/json.h), "steps" ([step]), "selected" and "counterpart" ({"side" "a"|"b",
+// "key","name","start","end" (its own clock), "x","y" (page pixels, on A's axis),"visible"} or null),
+// "b_tracks", "b_tracks_laid_out", "b_highlight" (B's events highlighted by A's search or kernel row).
+GT_EXPORT const char* gt_compare_state() {
+  static std::string s;
+  if (!GlobalApp()) return "null";
+  return Keep(&s, gt::ui::CompareStateJson(*GlobalApp()));
+}
+// The kernel table's rows while comparing: `gtrace diff --json`'s kernel change rows, by |delta|.
+GT_EXPORT const char* gt_compare_rows() {
+  static std::string s;
+  App* app = GlobalApp();
+  if (!app || !app->compare().computed) return "[]";
+  return Keep(&s, viewer::NameChangesJson(app->compare().rows));
+}
+// Sets the alignment: "" automatic, "start", "name" or "name:N" (N 1-based). 1 on success, 0 on a bad spec.
+GT_EXPORT int gt_compare_align(const char* spec) {
+  if (!GlobalApp() || !spec) return 0;
+  return gt::ui::CompareSetAlign(*GlobalApp(), spec, &g_view_error) ? 1 : 0;
+}
+// Selects the `n`th (0-based, time order) kernel named `name` in trace "a" or "b" and reveals it; its
+// counterpart in the other trace is then in gt_compare_state. 1 when found.
+GT_EXPORT int gt_compare_select_kernel(const char* side, const char* name, int n) {
+  App* app = GlobalApp();
+  if (!app || !side || !name || n < 0 || !app->model() || !app->compare().computed) return 0;
+  const bool b = std::string_view(side) == "b";
+  const viewer::TraceModel& m = b ? *app->compare().model : *app->model();
+  const gt::StringId id = viewer::FindString(m, name);
+  if (id == 0) return 0;
+  const std::vector<viewer::EventId> all = viewer::KernelInstances(m, id);
+  if (size_t(n) >= all.size()) return 0;
+  if (b)
+    gt::ui::CompareSelectB(*app, all[size_t(n)], true);
+  else
+    app->Select(all[size_t(n)], true);
+  return 1;
+}
+// Counters of the kernels profiled in both traces, side by side (gt/viewer/json.h CounterPairsJson).
+GT_EXPORT const char* gt_compare_counters() {
+  static std::string s;
+  if (!GlobalApp()) return "[]";
+  return Keep(&s, gt::ui::CompareCountersJson(*GlobalApp()));
 }

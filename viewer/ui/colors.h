@@ -17,6 +17,11 @@ ImU32 Dim(ImU32 color, float alpha);  // for non-matches while a search is activ
 
 namespace colors {
 inline constexpr ImU32 kSelection = IM_COL32(255, 255, 255, 255);
+// Two traces compared: the counterpart outline (and the line to it, and the separator above B), and the
+// header rows of A's and B's tracks.
+inline constexpr ImU32 kCounterpart = IM_COL32(0, 220, 255, 255);
+inline constexpr ImU32 kCompareA = IM_COL32(52, 78, 120, 255);
+inline constexpr ImU32 kCompareB = IM_COL32(110, 62, 112, 255);
 inline constexpr ImU32 kSearchMatch = IM_COL32(255, 214, 10, 255);
 inline constexpr ImU32 kIdleGap = IM_COL32(220, 60, 60, 60);
 inline constexpr ImU32 kIdleGapEdge = IM_COL32(230, 80, 80, 150);

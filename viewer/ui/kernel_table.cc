@@ -11,6 +11,10 @@ namespace gt::ui {
 void DrawKernelTable(App& app) {
   const viewer::TraceModel* m = app.model();
   if (!m) return;
+  if (app.compare().active() && app.compare().computed) {  // before/after/delta rows of gtrace diff
+    DrawCompareKernelTable(app);
+    return;
+  }
   KernelTableState& st = app.kernel_table();
   if (!st.built) {
     st.rows = viewer::KernelSummary(*m);

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <string>
 
+#include "imgui.h"
 #include "platform/platform.h"
 #ifdef GT_HAVE_NSYS_SQLITE
 #include "gt/nsys/sqlite_reader.h"
@@ -14,16 +15,29 @@ int main(int argc, char** argv) {
 #ifdef GT_HAVE_NSYS_SQLITE
   gt::nsys::RegisterNsysReader();  // Nsight Systems .sqlite exports open like any trace
 #endif
+  std::string compare;  // --compare B: a second trace under the first, aligned (ui/compare_view.h)
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
-      std::printf("usage: gtrace-ui [trace.gtrace | trace.json[.gz] | nsys-export.sqlite]\n");
+      std::printf("usage: gtrace-ui [trace.gtrace | trace.json[.gz] | nsys-export.sqlite] [--compare OTHER]\n");
       return 0;
+    }
+    if (arg == "--compare" && i + 1 < argc) {
+      compare = argv[++i];
+      continue;
     }
     app.OpenFile(arg);
   }
+  if (!compare.empty()) gt::ui::CompareOpenFile(app, compare);
   gt::platform::Callbacks callbacks;
   callbacks.frame = [] { gt::ui::GlobalApp()->Frame(); };
-  callbacks.on_drop = [](const std::string& path) { gt::ui::GlobalApp()->OpenFile(path); };
+  // Shift held while dropping on an open trace: compare with the dropped one (as on the page).
+  callbacks.on_drop = [](const std::string& path) {
+    gt::ui::App& a = *gt::ui::GlobalApp();
+    if (ImGui::GetCurrentContext() && ImGui::GetIO().KeyShift && a.model())
+      gt::ui::CompareOpenFile(a, path);
+    else
+      a.OpenFile(path);
+  };
   return gt::platform::Run({}, std::move(callbacks));
 }

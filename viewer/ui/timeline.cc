@@ -28,6 +28,7 @@ namespace {
 using viewer::DrawItem;
 using viewer::EventId;
 using viewer::LaneId;
+using viewer::SignedDuration;
 using viewer::TraceModel;
 using viewer::TrackId;
 
@@ -44,41 +45,57 @@ constexpr ImGuiHoveredFlags kHoverFlags = ImGuiHoveredFlags_AllowWhenBlockedByAc
 // [SECTION] Rows: the vertical layout of groups, tracks and lanes
 // ---------------------------------------------------------------------------------------------------------------
 
+// One of the traces on screen: the App's own (A), or while comparing the second (B), drawn under A's tracks
+// with its times shifted by the alignment offset onto A's axis (ui/compare_view.h).
+struct Side {
+  const TraceModel* m = nullptr;
+  uint8_t which = 0;  // 0 = A, 1 = B
+  double shift = 0;   // added to this trace's times to place them on the axis
+  const viewer::Search* search = nullptr;
+  EventId selected;
+  std::vector<uint8_t>* group_collapsed = nullptr;
+  std::vector<uint8_t>* track_collapsed = nullptr;
+  bool GroupCollapsed(uint32_t g) const { return g < group_collapsed->size() && (*group_collapsed)[g]; }
+  bool TrackCollapsed(uint32_t t) const { return t < track_collapsed->size() && (*track_collapsed)[t]; }
+};
+
+constexpr float kSideHeight = 24;  // the "A: file" / "B: file" header of each trace while comparing
+
 struct Row {
-  enum Type : uint8_t { kGroup, kTrack } type = kGroup;
+  enum Type : uint8_t { kGroup, kTrack, kSide } type = kGroup;
   uint32_t id = 0;  // GroupId or TrackId
   float y = 0;      // content y (0 = top of the track area)
   float height = 0;
   uint32_t lanes = 0;  // lanes shown (tracks): all, or 1 when collapsed
+  uint8_t side = 0;    // which trace (Side::which)
 };
 
-std::vector<Row> BuildRows(const App& app, std::vector<float>* lane_content_y) {
-  const TraceModel& m = *app.model();
-  std::vector<Row> rows;
+// Appends the rows of one trace from content y `y`; returns the y after them.
+float BuildRows(const Side& side, float y, std::vector<Row>* rows, std::vector<float>* lane_content_y) {
+  const TraceModel& m = *side.m;
   lane_content_y->assign(m.lanes.size(), -1.0f);
-  float y = 0;
   for (size_t g = 0; g < m.groups.size(); ++g) {
     const viewer::TrackGroup& group = m.groups[g];
-    rows.push_back({Row::kGroup, static_cast<uint32_t>(g), y, kGroupHeight, 0});
+    rows->push_back({Row::kGroup, static_cast<uint32_t>(g), y, kGroupHeight, 0, side.which});
     y += kGroupHeight;
-    if (app.IsGroupCollapsed(static_cast<viewer::GroupId>(g))) continue;
+    if (side.GroupCollapsed(static_cast<viewer::GroupId>(g))) continue;
     for (TrackId t : group.tracks) {
       const viewer::Track& track = m.tracks[t];
-      Row row{Row::kTrack, t, y, 0, 0};
+      Row row{Row::kTrack, t, y, 0, 0, side.which};
       if (track.kind == viewer::TrackKind::kCounter) {
         row.height = kCounterHeight;
       } else {
-        row.lanes = app.IsTrackCollapsed(t) ? std::min<uint32_t>(1, track.lane_count) : track.lane_count;
+        row.lanes = side.TrackCollapsed(t) ? std::min<uint32_t>(1, track.lane_count) : track.lane_count;
         row.height = std::max<uint32_t>(1, row.lanes) * kLaneHeight;
         for (uint32_t d = 0; d < row.lanes; ++d)
           (*lane_content_y)[track.first_lane + d] = y + d * kLaneHeight;
       }
       row.height += kTrackGap;
-      rows.push_back(row);
+      rows->push_back(row);
       y += row.height;
     }
   }
-  return rows;
+  return y;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -127,6 +144,9 @@ void DrawRuler(ImDrawList* dl, const App& app, const ImVec2& min, const ImVec2& 
 
 struct Hover {
   bool valid = false;
+  uint8_t side = 0;  // which trace (Side::which)
+  const TraceModel* m = nullptr;
+  double shift = 0;
   LaneId lane = kNone;
   DrawItem item;
   TrackId counter_track = kNone;
@@ -170,26 +190,27 @@ std::string FormatIdleShare(double share) {
   return buf;
 }
 
-void DrawLane(ImDrawList* dl, App& app, LaneId lane_id, float y, const ImVec2& plot_min,
+void DrawLane(ImDrawList* dl, App& app, const Side& side, LaneId lane_id, float y, const ImVec2& plot_min,
               const ImVec2& plot_max, std::vector<DrawItem>* items, Hover* hover) {
-  const TraceModel& m = *app.model();
+  const TraceModel& m = *side.m;
   const View& v = app.view();
   const viewer::Lane& lane = m.lanes[lane_id];
+  const double t0 = v.t0 - side.shift;  // the visible range in this trace's clock
   const double span = v.t1 - v.t0;
   const double ns_per_px = span / (plot_max.x - plot_min.x);
-  const int64_t q0 = static_cast<int64_t>(std::floor(v.t0));
-  const int64_t q1 = static_cast<int64_t>(std::ceil(v.t1)) + 1;
+  const int64_t q0 = static_cast<int64_t>(std::floor(t0));
+  const int64_t q1 = static_cast<int64_t>(std::ceil(t0 + span)) + 1;
   viewer::QueryLane(lane, q0, q1, ns_per_px, items);
 
-  const bool searching = !app.search().search.empty();
-  const viewer::Search& search = app.search().search;
+  const viewer::Search& search = *side.search;
+  const bool searching = !search.empty();
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   const bool mouse_in_row = mouse.y >= y && mouse.y < y + kLaneHeight && mouse.x >= plot_min.x &&
                             mouse.x < plot_max.x && ImGui::IsWindowHovered(kHoverFlags);
   const float y0 = y + 1, y1 = y + kLaneHeight - 1;
   for (const DrawItem& it : *items) {
-    float x0 = static_cast<float>(plot_min.x + (static_cast<double>(it.start) - v.t0) / ns_per_px);
-    float x1 = static_cast<float>(plot_min.x + (static_cast<double>(it.end) - v.t0) / ns_per_px);
+    float x0 = static_cast<float>(plot_min.x + (static_cast<double>(it.start) - t0) / ns_per_px);
+    float x1 = static_cast<float>(plot_min.x + (static_cast<double>(it.end) - t0) / ns_per_px);
     x0 = std::max(x0, plot_min.x - 2);
     x1 = std::min(x1, plot_max.x + 2);
     if (x1 - x0 < 1) x1 = x0 + 1;  // everything that exists gets at least a pixel
@@ -213,7 +234,7 @@ void DrawLane(ImDrawList* dl, App& app, LaneId lane_id, float y, const ImVec2& p
     } else {
       const bool match = searching && search.Matches(lane.name[it.first]);
       // The selected event keeps its colour while a search dims the rest (Perfetto does the same).
-      const bool dim = searching && !match && !(first == v.selected);
+      const bool dim = searching && !match && !(first == side.selected);
       const ImU32 c = dim ? Dim(base, 0.3f) : base;
       dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), c);
       if (match) dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x1 + 1, y1 + 1), colors::kSearchMatch, 0, 0, 2);
@@ -223,22 +244,24 @@ void DrawLane(ImDrawList* dl, App& app, LaneId lane_id, float y, const ImVec2& p
     }
     if (mouse_in_row && mouse.x >= x0 - 1 && mouse.x <= x1 + 1) {
       hover->valid = true;
+      hover->side = side.which, hover->m = side.m, hover->shift = side.shift;
       hover->lane = lane_id;
       hover->item = it;
     }
   }
 }
 
-void DrawCounter(ImDrawList* dl, App& app, const viewer::Track& track, float y, float height,
-                 const ImVec2& plot_min, const ImVec2& plot_max, std::vector<viewer::CounterColumn>* cols,
-                 Hover* hover, TrackId track_id) {
-  const TraceModel& m = *app.model();
+void DrawCounter(ImDrawList* dl, App& app, const Side& side, const viewer::Track& track, float y,
+                 float height, const ImVec2& plot_min, const ImVec2& plot_max,
+                 std::vector<viewer::CounterColumn>* cols, Hover* hover, TrackId track_id) {
+  const TraceModel& m = *side.m;
   const View& v = app.view();
   if (track.counter >= m.counters.size()) return;
   const viewer::CounterTrack& counter = m.counters[track.counter];
   const double ns_per_px = (v.t1 - v.t0) / (plot_max.x - plot_min.x);
-  viewer::QueryCounter(counter, static_cast<int64_t>(std::floor(v.t0)),
-                       static_cast<int64_t>(std::ceil(v.t1)) + 1, ns_per_px, cols);
+  const double t0 = v.t0 - side.shift;  // the visible range in this trace's clock
+  viewer::QueryCounter(counter, static_cast<int64_t>(std::floor(t0)),
+                       static_cast<int64_t>(std::ceil(t0 + (v.t1 - v.t0))) + 1, ns_per_px, cols);
   const double lo = std::min(0.0, counter.min), hi = counter.max > lo ? counter.max : lo + 1;
   const float top = y + 2, bottom = y + height - 2;
   auto vy = [&](double val) { return static_cast<float>(bottom - (val - lo) / (hi - lo) * (bottom - top)); };
@@ -246,8 +269,8 @@ void DrawCounter(ImDrawList* dl, App& app, const viewer::Track& track, float y, 
   const bool mouse_in_row = mouse.y >= y && mouse.y < y + height && ImGui::IsWindowHovered(kHoverFlags);
   for (size_t i = 0; i < cols->size(); ++i) {
     const viewer::CounterColumn& c = (*cols)[i];
-    const float x0 = std::max(plot_min.x, static_cast<float>(plot_min.x + (c.t0 - v.t0) / ns_per_px));
-    float x1 = i + 1 < cols->size() ? static_cast<float>(plot_min.x + ((*cols)[i + 1].t0 - v.t0) / ns_per_px)
+    const float x0 = std::max(plot_min.x, static_cast<float>(plot_min.x + (c.t0 - t0) / ns_per_px));
+    float x1 = i + 1 < cols->size() ? static_cast<float>(plot_min.x + ((*cols)[i + 1].t0 - t0) / ns_per_px)
                                     : plot_max.x;
     x1 = std::min(x1, plot_max.x);
     if (x1 < x0) continue;
@@ -257,6 +280,7 @@ void DrawCounter(ImDrawList* dl, App& app, const viewer::Track& track, float y, 
     if (c.samples > 1) dl->AddLine(ImVec2(x0, vy(c.min)), ImVec2(x0, vy(c.max)), colors::kCounter);
     if (mouse_in_row && mouse.x >= x0 && mouse.x < std::max(x1, x0 + 1)) {
       hover->valid = true;
+      hover->side = side.which, hover->m = side.m, hover->shift = side.shift;
       hover->counter_track = track_id;
       hover->column = c;
     }
@@ -308,6 +332,46 @@ void DrawSelectionAndFlows(ImDrawList* dl, const App& app) {
   }
 }
 
+// An event of either trace outlined where it is drawn (`lane_y`: that trace's layout, `shift`: its offset).
+void OutlineEvent(ImDrawList* dl, const App& app, const TraceModel& m, EventId e,
+                  const std::vector<float>& lane_y, double shift, ImU32 color, float thickness) {
+  if (!e.valid() || e.lane >= lane_y.size() || lane_y[e.lane] < 0) return;
+  const View& v = app.view();
+  const float xa = static_cast<float>(v.layout.TimeToX(static_cast<double>(m.Start(e)) + shift, v.t0, v.t1));
+  const float xb = static_cast<float>(v.layout.TimeToX(static_cast<double>(m.End(e)) + shift, v.t0, v.t1));
+  const float y0 = lane_y[e.lane], y1 = y0 + kLaneHeight;
+  dl->AddRect(ImVec2(xa - 2, y0 - 1), ImVec2(std::max(xb, xa + 2) + 2, y1 + 1), color, 0, 0, thickness);
+}
+
+// While comparing: B's selection, and the counterpart of the selection in the other trace (a dashed-looking
+// double outline in the compare colour, and a line joining the pair).
+void DrawCompareOverlay(ImDrawList* dl, App& app) {
+  CompareState& c = app.compare();
+  if (!c.computed || !c.model) return;
+  const TraceModel& a = *app.model();
+  const TraceModel& b = *c.model;
+  const std::vector<float>& ay = app.view().layout.lane_y;
+  OutlineEvent(dl, app, b, c.b_selected, c.lane_y, c.offset(), colors::kSelection, 2.5f);
+  OutlineEvent(dl, app, b, c.b_counterpart, c.lane_y, c.offset(), colors::kCounterpart, 2.5f);
+  OutlineEvent(dl, app, a, c.a_counterpart, ay, 0, colors::kCounterpart, 2.5f);
+  // Join the pair so the eye finds the counterpart however far down B's tracks are.
+  const View& v = app.view();
+  auto anchor = [&](const TraceModel& m, EventId e, const std::vector<float>& lane_y, double shift,
+                    ImVec2* p) {
+    if (!e.valid() || e.lane >= lane_y.size() || lane_y[e.lane] < 0) return false;
+    *p = ImVec2(static_cast<float>(v.layout.TimeToX(static_cast<double>(m.Start(e)) + shift, v.t0, v.t1)),
+                lane_y[e.lane] + kLaneHeight / 2);
+    return true;
+  };
+  ImVec2 pa, pb;
+  const bool on_b = c.b_selected.valid();
+  const bool ok =
+      on_b ? anchor(a, c.a_counterpart, ay, 0, &pa) && anchor(b, c.b_selected, c.lane_y, c.offset(), &pb)
+           : anchor(a, app.view().selected, ay, 0, &pa) &&
+                 anchor(b, c.b_counterpart, c.lane_y, c.offset(), &pb);
+  if (ok) dl->AddLine(pa, pb, colors::kCounterpart, 1.5f);
+}
+
 void DrawMeasurement(ImDrawList* dl, const App& app, const ImVec2& ruler_min, const ImVec2& plot_max) {
   const View& v = app.view();
   if (!v.measure.active && !v.measure.dragging) return;
@@ -326,7 +390,7 @@ void DrawMeasurement(ImDrawList* dl, const App& app, const ImVec2& ruler_min, co
 }
 
 void DrawHoverTooltip(App& app, const Hover& hover) {
-  const TraceModel& m = *app.model();
+  const TraceModel& m = hover.m ? *hover.m : *app.model();
   if (hover.counter_track != kNone) {
     const viewer::Track& track = m.tracks[hover.counter_track];
     const viewer::CounterTrack& c = m.counters[track.counter];
@@ -348,6 +412,7 @@ void DrawHoverTooltip(App& app, const Hover& hover) {
   } else {
     const EventId e{hover.lane, hover.item.first};
     ImGui::TextUnformatted(m.Str(m.Name(e)).c_str());
+    if (app.compare().computed) ImGui::TextDisabled("in %s", hover.side ? "B" : "A");
     ImGui::TextDisabled("%s  %s", viewer::EventKindName(m.Kind(e)), m.TrackOf(e).name.c_str());
     ImGui::Text("Duration %s", FormatDuration(m.End(e) - m.Start(e)).c_str());
     ImGui::Text("Start %s", viewer::FormatTimestamp(m, m.Start(e)).c_str());
@@ -413,12 +478,19 @@ void HandlePlotInput(App& app, const ImVec2& plot_min, const ImVec2& plot_max, f
     } else if (click) {
       EventId hit;
       if (hover.valid && hover.lane != kNone)
-        hit = viewer::HitTest(*app.model(), hover.lane, static_cast<int64_t>(mouse_t), ns_per_px, 2.0);
-      app.Select(hit, false);
+        hit = viewer::HitTest(*hover.m, hover.lane, static_cast<int64_t>(mouse_t - hover.shift), ns_per_px,
+                              2.0);
+      if (hover.valid && hover.side == 1 && hit.valid()) {
+        CompareSelectB(app, hit, false);
+      } else {
+        app.Select(hit, false);
+        if (app.compare().active()) CompareSelectB(app, {}, false);
+      }
     }
   }
   if (hovered && ImGui::IsMouseDoubleClicked(0) && hover.valid && hover.lane != kNone && hover.item.merged())
-    app.FitRange(static_cast<double>(hover.item.start), static_cast<double>(hover.item.end), 0.05);
+    app.FitRange(static_cast<double>(hover.item.start) + hover.shift,
+                 static_cast<double>(hover.item.end) + hover.shift, 0.05);
 }
 
 }  // namespace
@@ -449,9 +521,25 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
     return;
   }
 
-  std::vector<float> lane_content_y;
-  const std::vector<Row> rows = BuildRows(app, &lane_content_y);
-  const float content_h = rows.empty() ? 0 : rows.back().y + rows.back().height;
+  // The trace, and while comparing the second one under it (a header row above each).
+  CompareState& cmp = app.compare();
+  const bool comparing = cmp.computed && cmp.model != nullptr;
+  Side sides[2];
+  sides[0] = {&m, 0, 0.0, &app.search().search, v.selected, &v.group_collapsed, &v.track_collapsed};
+  if (comparing)
+    sides[1] = {cmp.model.get(),     1, cmp.offset(), &cmp.search, cmp.b_selected, &cmp.group_collapsed,
+                &cmp.track_collapsed};
+  std::vector<Row> rows;
+  std::vector<float> side_lane_y[2];
+  float content_h = 0;
+  for (int sd = 0; sd < (comparing ? 2 : 1); ++sd) {
+    if (comparing) {
+      rows.push_back({Row::kSide, uint32_t(sd), content_h, kSideHeight, 0, uint8_t(sd)});
+      content_h += kSideHeight;
+    }
+    content_h = BuildRows(sides[sd], content_h, &rows, &side_lane_y[sd]);
+  }
+  const std::vector<float>& lane_content_y = side_lane_y[0];
 
   // Reveal a lane requested by a jump (search, flow partner, share link).
   if (v.reveal_lane != kNone && v.reveal_lane < lane_content_y.size() && lane_content_y[v.reveal_lane] >= 0) {
@@ -473,6 +561,9 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
   lay.lane_y.assign(m.lanes.size(), -1.0f);
   for (size_t i = 0; i < lane_content_y.size(); ++i)
     if (lane_content_y[i] >= 0) lay.lane_y[i] = plot_min.y + lane_content_y[i] - v.scroll_y;
+  cmp.lane_y.assign(comparing ? cmp.model->lanes.size() : 0, -1.0f);
+  for (size_t i = 0; i < cmp.lane_y.size(); ++i)
+    if (side_lane_y[1][i] >= 0) cmp.lane_y[i] = plot_min.y + side_lane_y[1][i] - v.scroll_y;
 
   DrawRuler(dl, app, ruler_min, ImVec2(plot_max.x, plot_min.y), plot_max.y);
   dl->AddRectFilled(ImVec2(pos.x, pos.y), ImVec2(pos.x + kLabelWidth, plot_min.y), colors::kRulerBg);
@@ -483,17 +574,19 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
 
   // Idle gaps per GPU over the visible range: drawn under that GPU's stream rows.
   struct GpuGaps {
+    uint8_t side = 0;
     uint32_t device = kNone;
     std::vector<std::pair<int64_t, int64_t>> gaps;
   };
   std::vector<GpuGaps> gpu_gaps;
   const double ns_per_px = (v.t1 - v.t0) / (plot_max.x - plot_min.x);
-  auto gaps_for = [&](uint32_t device) -> const std::vector<std::pair<int64_t, int64_t>>& {
+  auto gaps_for = [&](const Side& sd, uint32_t device) -> const std::vector<std::pair<int64_t, int64_t>>& {
     for (const GpuGaps& g : gpu_gaps)
-      if (g.device == device) return g.gaps;
-    gpu_gaps.push_back({device, {}});
-    viewer::QueryIdleGaps(m, device, static_cast<int64_t>(std::floor(v.t0)),
-                          static_cast<int64_t>(std::ceil(v.t1)), ns_per_px, &gpu_gaps.back().gaps, 2.0);
+      if (g.side == sd.which && g.device == device) return g.gaps;
+    gpu_gaps.push_back({sd.which, device, {}});
+    viewer::QueryIdleGaps(*sd.m, device, static_cast<int64_t>(std::floor(v.t0 - sd.shift)),
+                          static_cast<int64_t>(std::ceil(v.t1 - sd.shift)), ns_per_px, &gpu_gaps.back().gaps,
+                          2.0);
     return gpu_gaps.back().gaps;
   };
 
@@ -504,27 +597,42 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
   for (const Row& row : rows) {
     const float y = plot_min.y + row.y - v.scroll_y;
     if (y + row.height < plot_min.y || y > plot_max.y) continue;
+    const Side& sd = sides[row.side];
+    const TraceModel& rm = *sd.m;
+    ImGui::PushID(static_cast<int>(row.side));
     ImGui::PushID(static_cast<int>(row.type) * 1000003 + static_cast<int>(row.id));
-    if (row.type == Row::kGroup) {
-      const viewer::TrackGroup& group = m.groups[row.id];
-      const bool collapsed = app.IsGroupCollapsed(row.id);
+    if (row.type == Row::kSide) {
+      // Which trace the tracks below belong to; B's header is also the separator between the two.
+      dl->AddRectFilled(ImVec2(pos.x, y), ImVec2(plot_max.x, y + kSideHeight),
+                        row.side ? colors::kCompareB : colors::kCompareA);
+      if (row.side == 1)
+        dl->AddLine(ImVec2(pos.x, y + 1), ImVec2(plot_max.x, y + 1), colors::kCounterpart, 3.0f);
+      const std::string label = row.side
+                                    ? "B: " + cmp.name + "   (shifted " +
+                                          SignedDuration(cmp.align.offset_ns) + "; " + cmp.align.reason + ")"
+                                    : "A: " + app.trace_name();
+      dl->AddText(ImVec2(pos.x + 8, y + 5), IM_COL32(255, 255, 255, 255), label.c_str());
+    } else if (row.type == Row::kGroup) {
+      const viewer::TrackGroup& group = rm.groups[row.id];
+      const bool collapsed = sd.GroupCollapsed(row.id);
       dl->AddRectFilled(ImVec2(pos.x, y), ImVec2(plot_max.x, y + kGroupHeight), colors::kGroupBg);
       ImGui::SetCursorScreenPos(ImVec2(pos.x, y));
-      if (ImGui::InvisibleButton("##group", ImVec2(kLabelWidth, kGroupHeight)))
-        app.SetGroupCollapsed(row.id, !collapsed);
+      if (ImGui::InvisibleButton("##group", ImVec2(kLabelWidth, kGroupHeight)) &&
+          row.id < sd.group_collapsed->size())
+        (*sd.group_collapsed)[row.id] = !collapsed;
       ImGui::RenderArrow(dl, ImVec2(pos.x + 4, y + 4), IM_COL32(220, 220, 220, 255),
                          collapsed ? ImGuiDir_Right : ImGuiDir_Down, 0.8f);
       std::string label = group.name;
       if (group.kind == viewer::GroupKind::kGpu) {
-        for (const viewer::DeviceSummary& d : m.device_summaries)
+        for (const viewer::DeviceSummary& d : rm.device_summaries)
           if (d.device_id == group.device_id) {
             label += "  idle " + FormatIdleShare(d.idle_share());
           }
         // The idle strip: the group header shows where this GPU had nothing to do, even when collapsed.
         dl->PushClipRect(ImVec2(plot_min.x, y), ImVec2(plot_max.x, y + kGroupHeight), true);
-        for (const auto& [g0, g1] : gaps_for(group.device_id)) {
-          const float x0 = static_cast<float>(lay.TimeToX(static_cast<double>(g0), v.t0, v.t1));
-          const float x1 = static_cast<float>(lay.TimeToX(static_cast<double>(g1), v.t0, v.t1));
+        for (const auto& [g0, g1] : gaps_for(sd, group.device_id)) {
+          const float x0 = static_cast<float>(lay.TimeToX(static_cast<double>(g0) + sd.shift, v.t0, v.t1));
+          const float x1 = static_cast<float>(lay.TimeToX(static_cast<double>(g1) + sd.shift, v.t0, v.t1));
           dl->AddRectFilled(ImVec2(x0, y + kGroupHeight - 6),
                             ImVec2(std::max(x1, x0 + 1), y + kGroupHeight - 1), colors::kIdleGapEdge);
         }
@@ -536,15 +644,15 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("%s\n%s", label.c_str(), collapsed ? "Click to expand" : "Click to collapse");
     } else {
-      const viewer::Track& track = m.tracks[row.id];
+      const viewer::Track& track = rm.tracks[row.id];
       dl->AddLine(ImVec2(pos.x, y + row.height - 1), ImVec2(plot_max.x, y + row.height - 1),
                   colors::kTrackSep);
       // GPU idle bands behind the stream's events.
       if (track.kind == viewer::TrackKind::kGpuStream && track.device_id != kNone) {
         dl->PushClipRect(ImVec2(plot_min.x, y), ImVec2(plot_max.x, y + row.height), true);
-        for (const auto& [g0, g1] : gaps_for(track.device_id)) {
-          const float x0 = static_cast<float>(lay.TimeToX(static_cast<double>(g0), v.t0, v.t1));
-          const float x1 = static_cast<float>(lay.TimeToX(static_cast<double>(g1), v.t0, v.t1));
+        for (const auto& [g0, g1] : gaps_for(sd, track.device_id)) {
+          const float x0 = static_cast<float>(lay.TimeToX(static_cast<double>(g0) + sd.shift, v.t0, v.t1));
+          const float x1 = static_cast<float>(lay.TimeToX(static_cast<double>(g1) + sd.shift, v.t0, v.t1));
           dl->AddRectFilled(ImVec2(x0, y), ImVec2(std::max(x1, x0 + 1), y + row.height - kTrackGap),
                             colors::kIdleGap);
         }
@@ -552,12 +660,12 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
       }
       dl->PushClipRect(ImVec2(plot_min.x, std::max(y, plot_min.y)), plot_max, true);
       if (track.kind == viewer::TrackKind::kCounter) {
-        DrawCounter(dl, app, track, y, row.height - kTrackGap, plot_min, plot_max, &cols, &hover, row.id);
+        DrawCounter(dl, app, sd, track, y, row.height - kTrackGap, plot_min, plot_max, &cols, &hover, row.id);
       } else {
         for (uint32_t d = 0; d < row.lanes; ++d) {
           const float ly = y + d * kLaneHeight;
           if (ly + kLaneHeight < plot_min.y || ly > plot_max.y) continue;
-          DrawLane(dl, app, track.first_lane + d, ly, plot_min, plot_max, &items, &hover);
+          DrawLane(dl, app, sd, track.first_lane + d, ly, plot_min, plot_max, &items, &hover);
         }
       }
       dl->PopClipRect();
@@ -565,19 +673,19 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
       const bool nested = track.lane_count > 1;
       ImGui::SetCursorScreenPos(ImVec2(pos.x, y));
       if (ImGui::InvisibleButton("##track", ImVec2(kLabelWidth, std::max(4.0f, row.height - kTrackGap))) &&
-          nested)
-        app.SetTrackCollapsed(row.id, !app.IsTrackCollapsed(row.id));
+          nested && row.id < sd.track_collapsed->size())
+        (*sd.track_collapsed)[row.id] = !sd.TrackCollapsed(row.id);
       if (ImGui::IsItemHovered()) {
         ImGui::SetTooltip("%s\n%s events%s", track.name.c_str(), FormatCount(track.event_count).c_str(),
-                          nested ? (app.IsTrackCollapsed(row.id) ? "\nClick to show all nesting levels"
-                                                                 : "\nClick to show the top level only")
+                          nested ? (sd.TrackCollapsed(row.id) ? "\nClick to show all nesting levels"
+                                                              : "\nClick to show the top level only")
                                  : "");
       }
       dl->PushClipRect(ImVec2(pos.x, std::max(y, plot_min.y)), ImVec2(pos.x + kLabelWidth - 4, plot_max.y),
                        true);
       if (nested)
         ImGui::RenderArrow(dl, ImVec2(pos.x + 12, y + 4), IM_COL32(170, 170, 180, 255),
-                           app.IsTrackCollapsed(row.id) ? ImGuiDir_Right : ImGuiDir_Down, 0.6f);
+                           sd.TrackCollapsed(row.id) ? ImGuiDir_Right : ImGuiDir_Down, 0.6f);
       // Long names ("pt_autograd_0 (702) • Sync & overhead") end in "..." rather than a cut glyph; the
       // tooltip has the whole name.
       DrawClippedText(dl, pos.x + 23, pos.x + kLabelWidth - 4, y + 2, IM_COL32(200, 200, 208, 255),
@@ -585,11 +693,13 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
       dl->PopClipRect();
     }
     ImGui::PopID();
+    ImGui::PopID();
   }
   dl->PopClipRect();
 
   dl->PushClipRect(ImVec2(plot_min.x, pos.y), plot_max, true);
   DrawSelectionAndFlows(dl, app);
+  DrawCompareOverlay(dl, app);
   DrawMeasurement(dl, app, ruler_min, plot_max);
   dl->PopClipRect();
 
@@ -602,7 +712,7 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
   }
 
   HandlePlotInput(app, plot_min, plot_max, visible_h, content_h, hover);
-  v.hovered = hover.valid && hover.lane != kNone && !hover.item.merged()
+  v.hovered = hover.valid && hover.side == 0 && hover.lane != kNone && !hover.item.merged()
                   ? EventId{hover.lane, hover.item.first}
                   : EventId{};
   if (hover.valid && !g_input.dragging && ImGui::IsItemHovered()) DrawHoverTooltip(app, hover);

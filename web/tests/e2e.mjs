@@ -1005,6 +1005,219 @@ if (ncuCsv && ncuTimeline) {
   }
 }
 
+// ---- compare ----
+// Two traces on one screen: ?url=A&compare=B, a Shift-drop, gtrace serve --open A --compare B. The rows, the
+// alignment and the per-step deltas must be exactly `gtrace diff --json --align` (the same core code); a kernel
+// selected in one trace outlines its counterpart in the other.
+const gtraceBin = process.env.GT_GTRACE_BIN || path.join(repo, 'build/native/viewer/cli/gtrace');
+const cmpA = gtraces.find((t) => t.name === 'h200_inproc_profile.gtrace');
+const cmpB = gtraces.find((t) => t.name === 'h200_inproc_restart.gtrace');
+// Waits until the comparison is computed (or failed); returns gt_compare_state.
+async function compared(page) {
+  await page.waitForFunction(() => {
+    const s = gtApi.json('gt_compare_state');
+    return s && !s.loading && (s.active || s.error) && document.getElementById('loading').hidden;
+  }, null, { timeout: 60000 });
+  await frames(page, 3);
+  return apiJson(page, 'gt_compare_state');
+}
+// JSON with sorted keys: the viewer's and the CLI's encoders may order keys differently.
+const canon = (v) => JSON.stringify(v, (k, x) => (x && typeof x === 'object' && !Array.isArray(x)
+  ? Object.fromEntries(Object.keys(x).sort().map((key) => [key, x[key]])) : x));
+async function gtraceDiff(a, b, align) {
+  const { execFileSync } = await import('node:child_process');
+  return JSON.parse(execFileSync(gtraceBin, ['diff', '--json', '--align', align, path.join(dataDir, a.name),
+                                             path.join(dataDir, b.name)], { maxBuffer: 64 << 20 }).toString());
+}
+
+if (cmpA && cmpB && fs.existsSync(gtraceBin)) {
+  test('compare: ?url=A&compare=B rows, alignment and steps are gtrace diff\'s; counterpart outlined both ways', async () => {
+    const page = await openPage('compare', `?url=/fixtures/${cmpA.name}&compare=/fixtures/${cmpB.name}`);
+    check(await settled(page) === 2, 'A loads');
+    let st = await compared(page);
+    check(st.active, 'comparing: ' + JSON.stringify(st));
+    check(st.a === cmpA.name && st.b === cmpB.name, `labels: ${st.a} vs ${st.b}`);
+    const diff = await gtraceDiff(cmpA, cmpB, 'auto');
+    check(canon(st.align) === canon(diff.alignment), `alignment ${canon(st.align)} vs diff ${canon(diff.alignment)}`);
+    check(st.align.name === 'step' && st.align.ordinal === 2, 'aligned on the 2nd step: ' + st.align.reason);
+    check(st.steps.length === 20 && canon(st.steps) === canon(diff.steps), 'per-step rows are the diff\'s');
+    const rows = await apiJson(page, 'gt_compare_rows');
+    check(rows.length > 10 && canon(rows) === canon(diff.kernels), `kernel rows are the diff's (${rows.length})`);
+    check(st.b_tracks_laid_out > 0, 'B\'s tracks are drawn under A\'s');
+    check(await api(page, 'gt_show_panel', 'kernels') === 1, 'kernels tab');
+    await frames(page, 3);
+    await shot(page, '20-compare-kernels.png');
+
+    // A kernel of A's 3rd step -> B's kernel of that name at the same ordinal in B's 3rd step, and back.
+    const row = rows.find((r) => r.before && r.after && r.before.count >= 40 && r.after.count >= 8);
+    check(row, 'a kernel in both traces');
+    const perStepA = row.before.count / 20;
+    check(await api(page, 'gt_compare_select_kernel', 'a', row.name, Math.round(2 * perStepA)) === 1, 'select in A');
+    await frames(page, 3);
+    st = await apiJson(page, 'gt_compare_state');
+    check(st.selected && st.selected.side === 'a', 'A\'s kernel selected');
+    check(st.counterpart && st.counterpart.side === 'b' && st.counterpart.name === row.name,
+          'its counterpart in B: ' + JSON.stringify(st.counterpart));
+    const aKey = st.selected.key, bKey = st.counterpart.key;
+    let found = -1;
+    for (let i = 0; i < row.after.count && found < 0; ++i) {
+      await api(page, 'gt_compare_select_kernel', 'b', row.name, i);
+      const s2 = await apiJson(page, 'gt_compare_state');
+      if (s2.selected && s2.selected.key === bKey) {
+        found = i;
+        check(s2.counterpart && s2.counterpart.side === 'a' && s2.counterpart.key === aKey,
+              'selecting B\'s counterpart outlines the A kernel it came from');
+      }
+    }
+    check(found >= 0, 'B\'s counterpart can be selected');
+    // Both on screen: A's groups but the kernel's GPU collapsed, the range spanning both; then a mouse click on
+    // B's kernel selects it (B's side of the timeline is live) and outlines A's.
+    await api(page, 'gt_compare_select_kernel', 'a', row.name, Math.round(2 * perStepA));
+    const tracks = await apiJson(page, 'gt_tracks');
+    for (const g of new Set(tracks.map((t) => t.key.split('/')[0])))
+      if (g !== aKey.split('/')[0]) await api(page, 'gt_set_collapsed', g, 1);
+    st = await apiJson(page, 'gt_compare_state');
+    const off = st.align.offset_ns;
+    const lo = Math.min(st.selected.start, st.counterpart.start + off), hi = Math.max(st.selected.end, st.counterpart.end + off);
+    await api(page, 'gt_set_visible_range', lo - (hi - lo) * 0.6, hi + (hi - lo) * 0.6);
+    await frames(page, 4);
+    st = await apiJson(page, 'gt_compare_state');
+    check(st.selected.visible, 'A\'s kernel on screen: ' + JSON.stringify(st.selected));
+    await shot(page, '21-compare-counterpart.png');
+    if (st.counterpart.visible) {
+      await page.mouse.click(st.counterpart.x, st.counterpart.y);
+      await frames(page, 3);
+      const s3 = await apiJson(page, 'gt_compare_state');
+      check(s3.selected && s3.selected.side === 'b' && s3.selected.key === bKey, 'a click on B\'s kernel selects it');
+      check(s3.counterpart && s3.counterpart.key === aKey, 'and outlines A\'s');
+      await shot(page, '22-compare-click-b.png');
+    } else {
+      console.log('     (B\'s counterpart below the visible rows: ' + JSON.stringify(st.counterpart) + ')');
+    }
+
+    // Another alignment, then the share link keeps the pair, the alignment and B's selection.
+    check(await api(page, 'gt_compare_align', 'step:3') === 1, 'align on the 3rd step');
+    await frames(page, 2);
+    st = await apiJson(page, 'gt_compare_state');
+    check(st.align.ordinal === 3 && st.align_spec === 'step:3', 'aligned on step 3');
+    const d3 = await gtraceDiff(cmpA, cmpB, 'step:3');
+    check(st.align.offset_ns === d3.alignment.offset_ns, 'the diff\'s offset for step:3');
+    await api(page, 'gt_compare_select_kernel', 'b', row.name, found);
+    await api(page, 'gt_show_panel', 'compare');
+    await frames(page, 3);
+    await shot(page, '23-compare-panel.png');
+    const link = await page.evaluate(() => window.gtShareLink());
+    check(/[?&]compare=/.test(link) && /view=v2/.test(link), 'the link keeps the pair and a v2 view: ' + link);
+    const page2 = await openPage('compare-link', link.slice(link.indexOf('?')));
+    check(await settled(page2) === 2, 'the link opens A');
+    const st2 = await compared(page2);
+    check(st2.active && st2.align_spec === 'step:3' && st2.align.offset_ns === st.align.offset_ns,
+          'the link restores the alignment: ' + JSON.stringify(st2.align));
+    check(st2.selected && st2.selected.side === 'b' && st2.selected.key === bKey, 'and B\'s selection');
+    check(await apiStr(page2, 'gt_panel') === 'compare', 'and the Compare tab');
+    await shot(page2, '24-compare-link.png');
+    // An old link (v1, one trace) still opens.
+    check(await api(page2, 'gt_apply_view_state', 'v1!0!1000!!!!kernels!') === 1, 'v1 view state applies');
+    return page;
+  });
+
+  test('compare: a trace with itself has zero deltas', async () => {
+    const t = gtraces.find((x) => x.name === 'h200_torch_train.gtrace');
+    const page = await openPage('compare-self', `?url=/fixtures/${t.name}&compare=/fixtures/${t.name}`);
+    check(await settled(page) === 2, 'loads');
+    const st = await compared(page);
+    check(st.active && st.align.offset_ns === 0, 'aligned with itself: ' + JSON.stringify(st.align));
+    check(st.align.name === 'step', 'numbered "step N" ranges are instances of "step"');
+    const rows = await apiJson(page, 'gt_compare_rows');
+    check(rows.length > 0 && rows.every((r) => r.delta_ns === 0), 'every kernel delta is 0');
+    check(st.steps.length >= 40 && st.steps.every((s) => s.delta_ns === 0 && s.kernel_delta_ns === 0), 'every step delta is 0');
+    await api(page, 'gt_compare_select_kernel', 'a', rows[0].name, 3);
+    await frames(page, 2);
+    const s2 = await apiJson(page, 'gt_compare_state');
+    check(s2.counterpart && s2.counterpart.key === s2.selected.key, 'each kernel\'s counterpart is itself');
+    await shot(page, '25-compare-self.png');
+    return page;
+  });
+
+  test('compare: a bad second file says why and the first stays; a truncated one opens with a warning', async () => {
+    const page = await openPage('compare-bad', `?url=/fixtures/h200_nvtx.gtrace&compare=/fixtures/${garbage.name}`);
+    check(await settled(page) === 2, 'A loads');
+    const st = await compared(page);
+    check(!st.active && /Cannot compare with/.test(st.error), 'an error: ' + st.error);
+    check(await api(page, 'gt_load_state') === 2 && await api(page, 'gt_track_count') > 0, 'A stays open');
+    check(!(await page.locator('#error-banner').isHidden()), 'the page shows the error');
+    check(/Cannot compare with/.test(await page.locator('#error-text').textContent()), 'the banner says so');
+    await shot(page, '26-compare-bad.png');
+    const page2 = await openPage('compare-cut', `?url=/fixtures/h200_nvtx.gtrace&compare=/fixtures/truncated-h200_torch_train.gtrace`);
+    check(await settled(page2) === 2, 'A loads');
+    const st2 = await compared(page2);
+    check(st2.active && /incomplete/.test(st2.warning), 'truncated B compares, with a warning: ' + st2.warning);
+    return page2;
+  });
+
+  const counters2 = gtraces.find((t) => t.name === 'counters_h200_cache_all.gtrace');
+  if (countersTrace && counters2) {
+    test('compare: Shift-drop a second counters trace: speed of light, stalls and roofline side by side', async () => {
+      const page = await openPage('compare-counters', `?url=/fixtures/${countersTrace.name}`);
+      check(await settled(page) === 2, 'A loads');
+      await page.evaluate(async (name) => {
+        const blob = await (await fetch('/fixtures/' + encodeURIComponent(name))).blob();
+        const dt = new DataTransfer();
+        dt.items.add(new File([blob], name));
+        document.getElementById('canvas').dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true,
+                                                                               cancelable: true, shiftKey: true }));
+      }, counters2.name);
+      const st = await compared(page);
+      check(st.active && st.b === counters2.name, 'Shift-drop compares rather than replaces: ' + JSON.stringify(st));
+      check(await apiStr(page, 'gt_trace_name') === countersTrace.name, 'A is still the open trace');
+      check(st.align.name === null && /start/.test(st.align.reason), 'no common range: on the start, said: ' + st.align.reason);
+      const pairs = await apiJson(page, 'gt_compare_counters');
+      check(pairs.length > 0 && pairs.every((p) => p.a && p.b), 'kernels profiled in both: ' + pairs.length);
+      check(pairs.some((p) => p.a.compute_pct !== null && p.b.memory_pct !== null), 'SOL on both sides');
+      await api(page, 'gt_compare_select_kernel', 'a', pairs[0].name, 0);
+      await api(page, 'gt_show_panel', 'compare');
+      await frames(page, 4);
+      await shot(page, '27-compare-counters.png');
+      await scrollDetailsToCounters(page, 3);  // down to the two columns of counters
+      await shot(page, '27b-compare-counters-side-by-side.png');
+      return page;
+    });
+  }
+
+  test('compare: gtrace serve --open A --compare B prints a link that opens the pair', async () => {
+    const store = fs.mkdtempSync(path.join(os.tmpdir(), 'gtrace-store-'));
+    const proc = spawn(gtraceBin, ['serve', '--bind', '127.0.0.1', '--port', '0', '--web-root', webRoot, '--store',
+                                   path.join(store, 's'), '--open', path.join(dataDir, cmpA.name), '--compare',
+                                   path.join(dataDir, cmpB.name)]);
+    try {
+      const link = await new Promise((resolve, reject) => {
+        let out = '';
+        const timer = setTimeout(() => reject(new Error('gtrace serve printed no link: ' + out)), 20000);
+        proc.stdout.on('data', (d) => {
+          out += d;
+          const m = /open: (\S+)/.exec(out);
+          if (m) { clearTimeout(timer); resolve(m[1]); }
+        });
+      });
+      check(/\?trace=[a-z0-9]+&compare=[a-z0-9]+$/.test(link), 'a link with both ids: ' + link);
+      const context = await browser.newContext({ viewport: { width: 1400, height: 800 } });
+      const page = await context.newPage();
+      page.gtPageErrors = [];
+      page.on('pageerror', (e) => page.gtPageErrors.push(e.message));
+      await page.goto(link);
+      await page.waitForFunction(() => window.gtReady && window.gtReady(), null, { timeout: 30000 });
+      check(await settled(page) === 2, 'A opens');
+      const st = await compared(page);
+      check(st.active && st.align.name === 'step', 'compared, aligned on step: ' + JSON.stringify(st.align));
+      await shot(page, '28-compare-serve.png');
+      return page;
+    } finally {
+      proc.kill('SIGTERM');
+      fs.rmSync(store, { recursive: true, force: true });
+    }
+  });
+}
+
 // ---- runner ----------------------------------------------------------------------------------------------------
 let passed = 0, failed = 0;
 for (const t of tests) {

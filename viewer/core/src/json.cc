@@ -262,8 +262,69 @@ std::string StatsJson(const TraceModel& model) {
   return Dump(j, 2);
 }
 
+namespace {
+json AlignmentObj(const Alignment& a) {
+  return {{"name", a.name.empty() ? json(nullptr) : json(a.name)},
+          {"ordinal", a.name.empty() ? json(nullptr) : json(a.ordinal + 1)},
+          {"offset_ns", a.offset_ns},
+          {"a_anchor_ns", a.a_anchor_ns},
+          {"b_anchor_ns", a.b_anchor_ns},
+          {"reason", a.reason}};
+}
+json Steps(const std::vector<StepDelta>& steps) {
+  json arr = json::array();
+  for (const StepDelta& s : steps) {
+    const bool both = s.in_a && s.in_b;
+    arr.push_back({{"ordinal", s.ordinal + 1},
+                   {"a_ns", s.in_a ? json(s.a_ns) : json(nullptr)},
+                   {"b_ns", s.in_b ? json(s.b_ns) : json(nullptr)},
+                   {"delta_ns", both ? json(s.delta_ns()) : json(nullptr)},
+                   {"a_kernel_ns", s.in_a ? json(s.a_kernel_ns) : json(nullptr)},
+                   {"b_kernel_ns", s.in_b ? json(s.b_kernel_ns) : json(nullptr)},
+                   {"kernel_delta_ns", both ? json(s.kernel_delta_ns()) : json(nullptr)}});
+  }
+  return arr;
+}
+}  // namespace
+
+std::string NameChangesJson(const std::vector<NameChange>& changes, size_t limit) {
+  if (changes.size() <= limit) return Dump(Changes(changes));
+  return Dump(Changes(std::vector<NameChange>(changes.begin(), changes.begin() + std::ptrdiff_t(limit))));
+}
+std::string AlignmentJson(const Alignment& align) {
+  return Dump(AlignmentObj(align));
+}
+std::string StepDeltasJson(const std::vector<StepDelta>& steps) {
+  return Dump(Steps(steps));
+}
+
+std::string CounterPairsJson(const std::vector<CounterPair>& pairs) {
+  auto pct = [](const Quantity& q) { return q ? json(q.value) : json(nullptr); };
+  auto side = [&](const KernelAnalysis* k) -> json {
+    if (!k) return nullptr;
+    json stalls = json::array();
+    for (size_t i = 0; i < k->stalls.size() && stalls.size() < 5; ++i)
+      stalls.push_back({{"reason", k->stalls[i].reason}, {"stall_share", k->stalls[i].stall_share}});
+    json roof = nullptr;
+    const auto level = static_cast<size_t>(MemoryLevel::kDram);
+    if (k->intensity[level] && k->flops_per_s)
+      roof = {{"intensity", k->intensity[level].value}, {"flops_per_s", k->flops_per_s.value}};
+    return {{"compute_pct", pct(k->compute_pct)},
+            {"memory_pct", pct(k->memory_pct)},
+            {"bottleneck", BottleneckName(k->bottleneck)},
+            {"verdict", k->verdict},
+            {"time_per_launch_s", k->time_s ? json(k->time_s.value) : json(nullptr)},
+            {"stalls", stalls},
+            {"roofline", roof}};
+  };
+  json arr = json::array();
+  for (const CounterPair& p : pairs) arr.push_back({{"name", p.name}, {"a", side(p.a)}, {"b", side(p.b)}});
+  return Dump(arr);
+}
+
 std::string DiffJson(const TraceModel& before, const std::string& before_label, const TraceModel& after,
-                     const std::string& after_label) {
+                     const std::string& after_label, const Alignment* align,
+                     const std::vector<StepDelta>* steps) {
   json j;
   j["before"] = Trace(before);
   j["before"]["file"] = before_label;
@@ -288,6 +349,10 @@ std::string DiffJson(const TraceModel& before, const std::string& before_label, 
   j["ranks"] = {{"before", ranks(before)}, {"after", ranks(after)}};
   j["total_kernel_ns"] = {
       {"before", total[0]}, {"after", total[1]}, {"change_pct", Percent(double(total[0]), double(total[1]))}};
+  if (align) {
+    j["alignment"] = AlignmentObj(*align);
+    j["steps"] = steps ? Steps(*steps) : json::array();
+  }
   return Dump(j, 2);
 }
 

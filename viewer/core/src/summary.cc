@@ -316,14 +316,6 @@ double PercentChange(double a, double b) {
 // [SECTION] Text helpers
 // -----------------------------------------------------------------------------------------------------------------
 
-namespace {
-
-std::string Percent(double share) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * share);
-  return buf;
-}
-
 std::string SignedPercent(double a, double b) {
   const double p = PercentChange(a, b);
   if (std::isinf(p)) return "new";
@@ -334,6 +326,14 @@ std::string SignedPercent(double a, double b) {
 
 std::string SignedDuration(int64_t ns) {
   return (ns > 0 ? "+" : "") + FormatDuration(ns);
+}
+
+namespace {
+
+std::string Percent(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * share);
+  return buf;
 }
 
 std::string Clip(std::string name, size_t max = 100) {

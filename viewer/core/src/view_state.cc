@@ -1,5 +1,7 @@
 // ViewState <-> URL-safe text. Format (v1):
 //   v1!<t0>!<t1>!<expanded keys '*'-joined>!<collapsed keys>!<selected>!<panel>!<search>
+// v2 (two traces compared) adds two fields: ...!<search>!<compare align>!<selected event of B>. A view of one
+// trace is still written as v1, so links stay what they were.
 // Fields are escaped: [A-Za-z0-9._-] stay, every other byte becomes '~' + two hex digits.
 #include "gt/viewer/view_state.h"
 
@@ -112,16 +114,31 @@ std::string ViewState::Serialize() const {
   Escape(panel, &o);
   o += '!';
   Escape(search, &o);
+  if (compared) {
+    o[1] = '2';
+    o += '!';
+    Escape(compare_align, &o);
+    o += '!';
+    Escape(compare_selected, &o);
+  }
   return o;
 }
 
 StatusOr<ViewState> ViewState::Parse(std::string_view text) {
   if (text.size() > kMaxText) return InvalidArgument("view state: too long");
   auto parts = Split(text, '!');
-  if (parts.empty() || parts[0] != "v1") return InvalidArgument("view state: unknown version (expected v1)");
-  if (parts.size() != 8)
-    return InvalidArgument("view state: expected 8 fields, got " + std::to_string(parts.size()));
+  if (parts.empty() || (parts[0] != "v1" && parts[0] != "v2"))
+    return InvalidArgument("view state: unknown version (expected v1 or v2)");
+  const size_t fields = parts[0] == "v1" ? 8 : 10;
+  if (parts.size() != fields)
+    return InvalidArgument("view state: expected " + std::to_string(fields) + " fields, got " +
+                           std::to_string(parts.size()));
   ViewState v;
+  if (fields == 10) {
+    v.compared = true;
+    GT_RETURN_IF_ERROR(Unescape(parts[8], &v.compare_align));
+    GT_RETURN_IF_ERROR(Unescape(parts[9], &v.compare_selected));
+  }
   if (!ParseI64(parts[1], &v.t0) || !ParseI64(parts[2], &v.t1))
     return InvalidArgument("view state: bad time range");
   if (v.t1 < v.t0) return InvalidArgument("view state: time range ends before it starts");

@@ -19,6 +19,7 @@
 
 #include "gt/viewer/analysis.h"
 #include "gt/viewer/collectives.h"
+#include "gt/viewer/compare.h"
 #include "gt/viewer/model.h"
 #include "gt/viewer/profiled.h"
 #include "gt/viewer/query.h"
@@ -58,8 +59,24 @@ std::string CollectivesJson(const CollectiveReport& report);
 // `gtrace stats --json`: trace facts, devices, losses, idle gaps, per-kernel counter verdicts, and the name
 // tables (kernels, copies, api, nvtx).
 std::string StatsJson(const TraceModel& model);
-// `gtrace diff --json`: both traces' facts and the name tables' changes.
+// `gtrace diff --json`: both traces' facts and the name tables' changes; with `align` (--align) also
+// "alignment" and "steps" as below.
 std::string DiffJson(const TraceModel& before, const std::string& before_label, const TraceModel& after,
-                     const std::string& after_label);
+                     const std::string& after_label, const Alignment* align = nullptr,
+                     const std::vector<StepDelta>* steps = nullptr);
+
+// Two traces on one screen (gt/viewer/compare.h), for the C API's gt_compare_state / gt_compare_rows:
+//   change row  {"name","delta_ns","change_pct","before":{"count","total_ns","avg_ns"}|null,"after":...}
+//               (a row of `gtrace diff --json`'s tables)
+//   alignment   {"name"|null,"ordinal" (1-based),"offset_ns","a_anchor_ns","b_anchor_ns","reason"}
+//   step        {"ordinal" (1-based),"a_ns","b_ns","delta_ns","a_kernel_ns","b_kernel_ns","kernel_delta_ns"}
+//               (null on the side that lacks it)
+std::string NameChangesJson(const std::vector<NameChange>& changes, size_t limit = SIZE_MAX);
+std::string AlignmentJson(const Alignment& align);
+std::string StepDeltasJson(const std::vector<StepDelta>& steps);
+// [{"name","a":{...},"b":{...}}] with per side {"compute_pct","memory_pct","bottleneck","verdict",
+// "time_per_launch_s","stalls":[{"reason","stall_share"}] (top
+// 5),"roofline":{"intensity","flops_per_s"}|null}.
+std::string CounterPairsJson(const std::vector<CounterPair>& pairs);
 
 }  // namespace gt::viewer

@@ -84,6 +84,10 @@ std::vector<NameChange> CompareSummaries(const std::vector<NameSummary>& before,
 
 // Relative change of b against a in percent; 0 when both are 0, +inf when only b is non-zero.
 double PercentChange(double a, double b);
+// The diff's spellings of a change (its tables and the viewer's delta columns): "+12.5%" ("new" for +inf),
+// "+1.2 ms" / "-3 µs".
+std::string SignedPercent(double a, double b);
+std::string SignedDuration(int64_t ns);
 
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] Text reports

@@ -18,8 +18,14 @@ struct ViewState {
   std::string selected;                // event key ("" = none)
   std::string panel;                   // open panel name ("kernels", "details", "search", "" = none)
   std::string search;                  // active search text
+  // Two traces compared (the pair itself is in the link: ?url=A&compare=B): the alignment ("" automatic,
+  // "start", "name:N") and the selected event of B (its key; "" = none).
+  bool compared = false;
+  std::string compare_align;
+  std::string compare_selected;
 
-  // URL-safe (only [A-Za-z0-9._~-] and the separators '!' and '*'), versioned: "v1!..."
+  // URL-safe (only [A-Za-z0-9._~-] and the separators '!' and '*'), versioned: "v1!..." (one trace) or
+  // "v2!..." (a comparison); both parse.
   std::string Serialize() const;
   // Hostile input safe: bounded sizes, every byte validated, never aborts.
   static StatusOr<ViewState> Parse(std::string_view text);
