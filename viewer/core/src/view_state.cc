@@ -1,5 +1,6 @@
 // ViewState <-> URL-safe text. Format (v1):
 //   v1!<t0>!<t1>!<expanded keys '*'-joined>!<collapsed keys>!<selected>!<panel>!<search>
+//   then optional tagged sections, '!'-separated: "n1*..." notes (notes.cc). Unknown tags are refused.
 // Fields are escaped: [A-Za-z0-9._-] stay, every other byte becomes '~' + two hex digits.
 #include "gt/viewer/view_state.h"
 
@@ -112,6 +113,7 @@ std::string ViewState::Serialize() const {
   Escape(panel, &o);
   o += '!';
   Escape(search, &o);
+  if (!notes.empty()) o += "!" + SerializeNotes(notes, &Escape);
   return o;
 }
 
@@ -119,7 +121,7 @@ StatusOr<ViewState> ViewState::Parse(std::string_view text) {
   if (text.size() > kMaxText) return InvalidArgument("view state: too long");
   auto parts = Split(text, '!');
   if (parts.empty() || parts[0] != "v1") return InvalidArgument("view state: unknown version (expected v1)");
-  if (parts.size() != 8)
+  if (parts.size() < 8)
     return InvalidArgument("view state: expected 8 fields, got " + std::to_string(parts.size()));
   ViewState v;
   if (!ParseI64(parts[1], &v.t0) || !ParseI64(parts[2], &v.t1))
@@ -130,6 +132,17 @@ StatusOr<ViewState> ViewState::Parse(std::string_view text) {
   GT_RETURN_IF_ERROR(Unescape(parts[5], &v.selected));
   GT_RETURN_IF_ERROR(Unescape(parts[6], &v.panel));
   GT_RETURN_IF_ERROR(Unescape(parts[7], &v.search));
+  bool seen_notes = false;
+  for (size_t i = 8; i < parts.size(); ++i) {
+    std::string_view sec = parts[i];
+    if (sec.substr(0, 2) == "n1" && !seen_notes) {
+      seen_notes = true;
+      GT_RETURN_IF_ERROR(ParseNotes(sec, &Unescape, &v.notes));
+      if (v.notes.empty()) return InvalidArgument("view state: empty notes section");
+    } else {
+      return InvalidArgument("view state: unknown section " + std::to_string(i + 1));
+    }
+  }
   return v;
 }
 
