@@ -52,6 +52,8 @@ const char* PanelName(Panel p) {
       return "roofline";
     case Panel::kSummary:
       return "summary";
+    case Panel::kNotes:
+      return "notes";
     default:
       return "";
   }
@@ -59,7 +61,8 @@ const char* PanelName(Panel p) {
 
 Panel PanelFromName(std::string_view name) {
   for (Panel p :
-       {Panel::kDetails, Panel::kKernels, Panel::kSearch, Panel::kLoss, Panel::kRoofline, Panel::kSummary})
+       {Panel::kDetails, Panel::kKernels, Panel::kSearch, Panel::kLoss, Panel::kRoofline, Panel::kSummary,
+        Panel::kNotes})
     if (name == PanelName(p)) return p;
   return Panel::kNone;
 }
@@ -266,7 +269,12 @@ void App::Close() {
 
 void App::ResetView() {
   view_ = View{};
-  search_ = SearchState{};
+  {
+    const bool regex = search_.regex, filter = search_.filter;  // toggles are the user's, not the trace's
+    search_ = SearchState{};
+    search_.regex = regex, search_.filter = filter;
+  }
+  teamui_ = TeamUiState{};
   kernels_ = KernelTableState{};
   summary_ = SummaryPanelState{};
   counters_ = CountersState{};
@@ -374,6 +382,11 @@ void App::SetTrackCollapsed(viewer::TrackId t, bool collapsed) {
 // [SECTION] Search
 // ---------------------------------------------------------------------------------------------------------------
 
+// The filter follows the search it was built from (ui: hides what does not match when the toggle is on).
+static void RebuildFilter(const viewer::TraceModel& m, SearchState& s) {
+  s.track_filter = s.filter ? viewer::BuildTrackFilter(m, s.search) : viewer::TrackFilter{};
+}
+
 uint64_t App::SetSearch(std::string_view text) {
   if (text.size() >= sizeof search_.text) text = text.substr(0, sizeof search_.text - 1);
   if (text != search_.text) {
@@ -385,11 +398,39 @@ uint64_t App::SetSearch(std::string_view text) {
   const std::string& needle = search_.search.needle();
   const bool shown_exact = search_.search.exact() && needle.compare(0, text.size(), text) == 0 &&
                            (text.size() == needle.size() || text.size() == sizeof search_.text - 1);
-  if (needle != text && !shown_exact) {
-    search_.search = text.empty() ? viewer::Search() : viewer::Search(*model_, text);
+  const bool same_failure = !search_.error.empty() && search_.error_text == text;
+  if ((needle != text || search_.search.regex() != search_.regex) && !shown_exact && !same_failure) {
+    search_.error.clear();
+    if (text.empty()) {
+      search_.search = viewer::Search();
+    } else if (search_.regex) {
+      auto r = viewer::Search::MatchRegex(*model_, text);
+      search_.search = r.ok() ? std::move(*r) : viewer::Search();
+      if (!r.ok()) search_.error = r.status().message(), search_.error_text = std::string(text);
+    } else {
+      search_.search = viewer::Search(*model_, text);
+    }
     search_.current = {};
+    RebuildFilter(*model_, search_);
   }
   return search_.search.match_count();
+}
+
+void App::SetSearchMode(bool regex, bool filter) {
+  const bool regex_changed = regex != search_.regex;
+  search_.regex = regex;
+  search_.filter = filter;
+  if (!model_) return;
+  if (regex_changed) {
+    search_.search = viewer::Search();
+    search_.error.clear();
+    search_.error_text.clear();
+    const std::string text = search_.text;
+    search_.text[0] = 0;
+    SetSearch(text);  // re-runs, and rebuilds the filter
+  } else {
+    RebuildFilter(*model_, search_);
+  }
 }
 
 uint64_t App::HighlightName(StringId name) {
@@ -400,6 +441,8 @@ uint64_t App::HighlightName(StringId name) {
   search_.text[n] = 0;
   search_.search = viewer::Search::ExactName(*model_, name);
   search_.current = {};
+  search_.error.clear();
+  RebuildFilter(*model_, search_);
   return search_.search.match_count();
 }
 
@@ -440,6 +483,7 @@ viewer::ViewState App::CurrentViewState() const {
   if (view_.selected.valid()) vs.selected = model_->EventKey(view_.selected);
   vs.panel = PanelName(panel_);
   vs.search = search_.text;
+  vs.notes = teamui_.notes;
   return vs;
 }
 
@@ -472,6 +516,7 @@ void App::ApplyViewStateNow(const viewer::ViewState& vs) {
     if (t != kNone) SetTrackCollapsed(t, false);
   }
   if (!vs.search.empty()) SetSearch(vs.search);
+  teamui_.notes = vs.notes;
   if (!vs.selected.empty()) {
     const viewer::EventId e = model_->FindEventByKey(vs.selected);
     if (e.valid()) Select(e, false), view_.reveal_lane = e.lane;
@@ -719,7 +764,8 @@ void App::Frame() {
                                       {Panel::kSummary, "Summary", DrawSummaryPanel},
                                       {Panel::kSearch, "Search results", DrawSearchResults},
                                       {Panel::kLoss, "Data loss", DrawLossPanel},
-                                      {Panel::kRoofline, "Roofline", DrawRooflineTab}};
+                                      {Panel::kRoofline, "Roofline", DrawRooflineTab},
+                                      {Panel::kNotes, "Notes", DrawNotesPanel}};
       for (const Tab& tab : kTabs) {
         const ImGuiTabItemFlags flags =
             panel_requested_ && panel_ == tab.panel ? ImGuiTabItemFlags_SetSelected : 0;
@@ -767,6 +813,7 @@ void App::Frame() {
     }
     ImGui::End();
   }
+  if (model_) DrawTeamUiWindows(*this);
   if (show_demo_) ImGui::ShowDemoWindow(&show_demo_);
 }
 

@@ -23,6 +23,8 @@
 #include "gt/viewer/view_state.h"
 #include "imgui.h"
 #include "ui/counters/counters_view.h"
+#include "ui/teamui.h"
+#include "gt/viewer/filter.h"
 
 namespace gt::ui {
 
@@ -62,8 +64,8 @@ struct View {
 // [SECTION] Panel state
 // ---------------------------------------------------------------------------------------------------------------
 
-enum class Panel : uint8_t { kNone = 0, kDetails, kKernels, kSearch, kLoss, kRoofline, kSummary };
-// View-state names: "details", "kernels", "search", "loss", "roofline", "summary".
+enum class Panel : uint8_t { kNone = 0, kDetails, kKernels, kSearch, kLoss, kRoofline, kSummary, kNotes };
+// View-state names: "details", "kernels", "search", "loss", "roofline", "summary", "notes".
 const char* PanelName(Panel p);
 Panel PanelFromName(std::string_view name);
 
@@ -72,6 +74,13 @@ struct SearchState {
   viewer::Search search;
   viewer::EventId current;  // the match last jumped to
   bool focus_request = false;
+  // teamui: the box's toggles. regex: the text is a regular expression (gt/viewer/regex.h); filter: tracks and
+  // events that do not match are hidden, not dimmed. `error` holds a bad pattern's message (no search then).
+  bool regex = false;
+  bool filter = false;
+  std::string error;
+  std::string error_text;            // the pattern `error` is about (not re-tried every frame)
+  viewer::TrackFilter track_filter;  // built when filter is on and the search changes
 };
 
 struct KernelTableState {
@@ -131,10 +140,12 @@ class App {
   View& view() { return view_; }
   const View& view() const { return view_; }
   SearchState& search() { return search_; }
+  const SearchState& search() const { return search_; }
   KernelTableState& kernel_table() { return kernels_; }
   SummaryPanelState& summary_panel() { return summary_; }
   CountersState& counters() { return counters_; }
   PcSamplingState& pc_sampling() { return pc_sampling_; }
+  TeamUiState& teamui() { return teamui_; }
   Panel panel() const { return panel_; }
   void ShowPanel(Panel p) { panel_ = p, panel_requested_ = true; }
 
@@ -147,6 +158,8 @@ class App {
   void RevealEvent(viewer::EventId e);
   // Search: (re)runs when the text changes; returns the match count.
   uint64_t SetSearch(std::string_view text);
+  // The search box's regex / filter toggles (re-runs the search; a bad regex leaves search().error set).
+  void SetSearchMode(bool regex, bool filter);
   // Highlights exactly the events named `name` (interned id, not a substring) and shows the name in the
   // search box; returns the match count. The kernel table's row click.
   uint64_t HighlightName(StringId name);
@@ -205,6 +218,7 @@ class App {
   SummaryPanelState summary_;
   CountersState counters_;       // the counters panel and roofline (ui/counters)
   PcSamplingState pc_sampling_;  // the PC-sampling section (ui/counters)
+  TeamUiState teamui_;           // notes, histogram, CSV (ui/teamui.h)
   Panel panel_ = Panel::kDetails;
   bool panel_requested_ = false;  // select panel_'s tab on the next frame
   float bottom_height_ = 0;       // bottom panel height; 0 = default share of the window
@@ -226,6 +240,7 @@ void DrawSummaryPanel(App& app);
 void DrawSearchBar(App& app);
 void DrawSearchResults(App& app);
 void DrawLossPanel(App& app);
+// (ui/teamui.h: DrawNotesPanel, DrawTeamUiWindows)
 // Status-bar badge for data loss (Perfetto-style): returns true when clicked.
 bool DrawLossBadge(const App& app);
 

@@ -59,10 +59,13 @@ std::vector<Row> BuildRows(const App& app, std::vector<float>* lane_content_y) {
   float y = 0;
   for (size_t g = 0; g < m.groups.size(); ++g) {
     const viewer::TrackGroup& group = m.groups[g];
+    const viewer::TrackFilter& filter = app.search().track_filter;  // teamui: hide what does not match
+    if (!filter.ShowsGroup(static_cast<viewer::GroupId>(g))) continue;
     rows.push_back({Row::kGroup, static_cast<uint32_t>(g), y, kGroupHeight, 0});
     y += kGroupHeight;
     if (app.IsGroupCollapsed(static_cast<viewer::GroupId>(g))) continue;
     for (TrackId t : group.tracks) {
+      if (!filter.ShowsTrack(t)) continue;
       const viewer::Track& track = m.tracks[t];
       Row row{Row::kTrack, t, y, 0, 0};
       if (track.kind == viewer::TrackKind::kCounter) {
@@ -179,7 +182,22 @@ void DrawLane(ImDrawList* dl, App& app, LaneId lane_id, float y, const ImVec2& p
   const double ns_per_px = span / (plot_max.x - plot_min.x);
   const int64_t q0 = static_cast<int64_t>(std::floor(v.t0));
   const int64_t q1 = static_cast<int64_t>(std::ceil(v.t1)) + 1;
-  viewer::QueryLane(lane, q0, q1, ns_per_px, items);
+  const bool filtering = app.search().track_filter.active;
+  if (filtering) {
+    // teamui filter: only the matching events are drawn, one by one (an LOD block would fold hidden events
+    // in); events that would land on the pixel just drawn are skipped, and at most kMaxFiltered per lane.
+    constexpr size_t kMaxFiltered = 50000;
+    items->clear();
+    int64_t last_px = INT64_MIN;
+    for (uint32_t i : viewer::MatchingEventsIn(m, app.search().search, lane_id, q0, q1, kMaxFiltered)) {
+      const int64_t px = static_cast<int64_t>(std::floor((static_cast<double>(lane.End(i)) - v.t0) / ns_per_px));
+      if (px == last_px && lane.Duration(i) < ns_per_px) continue;
+      last_px = px;
+      items->push_back({lane.start[i], lane.End(i), i, 1});
+    }
+  } else {
+    viewer::QueryLane(lane, q0, q1, ns_per_px, items);
+  }
 
   const bool searching = !app.search().search.empty();
   const viewer::Search& search = app.search().search;
@@ -419,6 +437,16 @@ void HandlePlotInput(App& app, const ImVec2& plot_min, const ImVec2& plot_max, f
   }
   if (hovered && ImGui::IsMouseDoubleClicked(0) && hover.valid && hover.lane != kNone && hover.item.merged())
     app.FitRange(static_cast<double>(hover.item.start), static_cast<double>(hover.item.end), 0.05);
+  // teamui: right-click: add a note to the event under the mouse or to a range, or a kernel's histogram.
+  if (ImGui::IsWindowHovered(kHoverFlags) && ImGui::IsMouseClicked(ImGuiMouseButton_Right) &&
+      io.MousePos.x >= plot_min.x && io.MousePos.x < plot_max.x && io.MousePos.y >= plot_min.y &&
+      io.MousePos.y < plot_max.y) {
+    EventId hit;
+    if (hover.valid && hover.lane != kNone)
+      hit = viewer::HitTest(*app.model(), hover.lane, static_cast<int64_t>(mouse_t), ns_per_px, 2.0);
+    OpenTimelineContextMenu(app, hit, mouse_t);
+  }
+  DrawTimelineContextMenu(app);
 }
 
 }  // namespace
@@ -475,6 +503,7 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
     if (lane_content_y[i] >= 0) lay.lane_y[i] = plot_min.y + lane_content_y[i] - v.scroll_y;
 
   DrawRuler(dl, app, ruler_min, ImVec2(plot_max.x, plot_min.y), plot_max.y);
+  DrawNoteMarkers(app, dl, ruler_min, ImVec2(plot_max.x, plot_min.y));  // teamui
   dl->AddRectFilled(ImVec2(pos.x, pos.y), ImVec2(pos.x + kLabelWidth, plot_min.y), colors::kRulerBg);
   {
     const std::string range = FormatDuration(v.t1 - v.t0) + " visible";
