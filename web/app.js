@@ -332,6 +332,18 @@
     }
   };
 
+  // ---- CSV export: the viewer's table buttons (viewer/ui/teamui.cc) hand the text here to download --------------
+  window.gtDownload = (name, text) => {
+    const url = URL.createObjectURL(new Blob([text], { type: 'text/csv;charset=utf-8' }));
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = name;  // an attribute, never markup: the name comes from the trace's file name
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+  };
+
   // ---- file picker (also opened from the viewer's File menu through gtOpenFileDialog) ------------------------
   const input = $('file-input');
   input.addEventListener('change', () => {
