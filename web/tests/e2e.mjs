@@ -932,10 +932,10 @@ if (process.env.GT_GTRACE_BIN && streams) {
       await frames(page, 3);
       const text = 'this kernel waits for the copy <b>not bold</b> & "quoted"';
       await page.keyboard.type(text);
-      await frames(page, 2);
+      await frames(page, 2 * text.length);  // ImGui takes queued key events a few per frame
       await shot(page, 'teamui-note-editor.png');
       await page.keyboard.press('Enter');
-      await frames(page, 3);
+      await page.waitForFunction(() => JSON.parse(gtApi.str('gt_notes')).length > 0, null, { timeout: 10000 });
       let notes = await apiJson(page, 'gt_notes');
       check(notes.length === 1 && notes[0].text === text, 'the typed note is listed: ' + JSON.stringify(notes));
       check(notes[0].event === sel.key && notes[0].target === k.name, 'anchored to the selected event');
@@ -960,6 +960,20 @@ if (process.env.GT_GTRACE_BIN && streams) {
       await shot(page2, 'teamui-note-shared.png');
       // The note is text, not markup: nothing of it became DOM.
       check(await page2.evaluate(() => document.querySelectorAll('b').length) === 0, 'no <b> element in the page');
+      // Long notes: the view is saved on the server and the link names it (&viewid=).
+      const long = 'rank 1 waits on the all-reduce; '.repeat(30);
+      for (let i = 0; i < 4; ++i)
+        check(await api(page, 'gt_add_note', -1, -1, sel.key, long + i) === 1, 'a long note: ' + await apiStr(page, 'gt_teamui_error'));
+      const sharedLong = await page.evaluate(() => window.gtShareLink());
+      check(/&viewid=[a-z2-7]{32}$/.test(sharedLong) && !/&view=/.test(sharedLong), 'a saved-view link: ' + sharedLong);
+      const page3 = await newPage('teamui-note-c', sharedLong);
+      await page3.waitForFunction(() => JSON.parse(gtApi.str('gt_notes')).length === 5, null, { timeout: 10000 });
+      notes = await apiJson(page3, 'gt_notes');
+      check(notes[4].text === long + 3 && notes[0].text === text, 'all five notes arrive in order');
+      await api(page3, 'gt_jump_to_note', 4);
+      await frames(page3, 3);
+      await shot(page3, 'teamui-note-saved-view.png');
+      await page3.context().close();
       await page.context().close();
       return page2;
     } finally {
