@@ -64,7 +64,7 @@ TEST_CASE("notes round-trip through the view state, URL-safe", "[notes]") {
   CHECK_FALSE(ResolveNote(*m2, p.value().notes[1]).valid());
 }
 
-TEST_CASE("links from before notes keep opening; a view without notes serializes as before", "[notes]") {
+TEST_CASE("links from before notes keep opening, a view without notes serializes as before", "[notes]") {
   // Written by the viewer before notes existed (v1, 8 fields): a share link's &view= value.
   const std::string old_link =
       "v1!250!1600!p10~2Ft11~2Franges!g0~2Fp10~2Fc1~2Fs8!g0~2Fp10~2Fc1~2Fs7~2F0~2F0!kernels!gemm";
@@ -109,7 +109,7 @@ TEST_CASE("notes are bounded: over a limit is refused with a message, never cut"
   CHECK(ViewState::Parse("v1!0!1!!!!!!n1*0*1**x").ok());
 }
 
-TEST_CASE("a note whose event is gone is orphaned, not dropped; a moved index is found by time", "[notes]") {
+TEST_CASE("a note whose event is gone is orphaned, not dropped, a moved index is found by time", "[notes]") {
   auto m = Gemms({100, 200, 300});
   EventId second = KernelInstances(*m, FindString(*m, "gemm"))[1];
   Note n{m->Start(second), m->End(second), m->EventKey(second), "slow one"};
@@ -178,7 +178,7 @@ TEST_CASE("duration histogram: log bins, counts, percentiles (golden)", "[histog
   CHECK(Percentile(std::vector<int64_t>{1, 2, 3, 4}, 100) == 4);
 }
 
-TEST_CASE("kernel histogram from the model; a bin's instances", "[histogram]") {
+TEST_CASE("kernel histogram from the model and the instances of a bin", "[histogram]") {
   auto m = Gemms({1000, 1200, 50000, 1100});
   StringId gemm = FindString(*m, "gemm");
   DurationHistogram h = KernelDurationHistogram(*m, gemm, 4);

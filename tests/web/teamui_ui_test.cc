@@ -125,7 +125,7 @@ TEST_CASE("the regex filter hides the tracks without a match from the timeline",
   CHECK_FALSE(app.search().track_filter.active);  // cleared: everything back
 }
 
-TEST_CASE("the histogram marks the selected instance; a bin click selects in it; CSV buttons write", "[teamui]") {
+TEST_CASE("the histogram marks the selected instance, a bin click selects in it, CSV buttons write", "[teamui]") {
   Headless h;
   ui::App app;
   Load(app, kTrace);

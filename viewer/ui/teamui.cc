@@ -209,11 +209,14 @@ void DrawNoteEditor(App& app) {
   if (ImGui::Begin("Add note", &ed.open, ImGuiWindowFlags_NoCollapse)) {
     ImGui::TextUnformatted(("On " + ed.target).c_str());
     if (ed.focus) ImGui::SetKeyboardFocusHere(), ed.focus = false;
-    ImGui::InputTextMultiline("##note_text", ed.text, sizeof ed.text, ImVec2(-1, 90));
+    // Enter adds the note (Ctrl+Enter: a new line), as a chat box does.
+    const bool enter = ImGui::InputTextMultiline("##note_text", ed.text, sizeof ed.text, ImVec2(-1, 90),
+                                                 ImGuiInputTextFlags_EnterReturnsTrue |
+                                                     ImGuiInputTextFlags_CtrlEnterForNewLine);
     const size_t len = std::strlen(ed.text);
     ImGui::TextDisabled("%zu / %zu bytes", len, viewer::kMaxNoteBytes);
     if (!ed.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.35f, 1), "%s", ed.error.c_str());
-    if (ImGui::Button("Add")) {
+    if (ImGui::Button("Add") || enter) {
       viewer::Note n = ed.draft;
       n.text.assign(ed.text, len);
       Status st = AddNote(app, std::move(n));
