@@ -432,6 +432,9 @@ void HandlePlotInput(App& app, const ImVec2& plot_min, const ImVec2& plot_max, f
       EventId hit;
       if (hover.valid && hover.lane != kNone)
         hit = viewer::HitTest(*app.model(), hover.lane, static_cast<int64_t>(mouse_t), ns_per_px, 2.0);
+      // The filter hides non-matching events: a click never selects one it did not draw.
+      if (hit.valid() && app.search().track_filter.active && !app.search().search.Matches(app.model()->Name(hit)))
+        hit = {};
       app.Select(hit, false);
     }
   }
