@@ -125,7 +125,8 @@ TEST_CASE("the regex filter hides the tracks without a match from the timeline",
   CHECK_FALSE(app.search().track_filter.active);  // cleared: everything back
 }
 
-TEST_CASE("the histogram marks the selected instance, a bin click selects in it, CSV buttons write", "[teamui]") {
+TEST_CASE("the histogram marks the selected instance, a bin click selects in it, CSV buttons write",
+          "[teamui]") {
   Headless h;
   ui::App app;
   Load(app, kTrace);
@@ -151,7 +152,8 @@ TEST_CASE("the histogram marks the selected instance, a bin click selects in it,
   std::filesystem::create_directories(dir);
   const auto cwd = std::filesystem::current_path();
   std::filesystem::current_path(dir);
-  for (const char* t : {"kernels", "api", "copies", "nvtx", "idle-gaps", "counters", "losses", "notes", "histogram"}) {
+  for (const char* t :
+       {"kernels", "api", "copies", "nvtx", "idle-gaps", "counters", "losses", "notes", "histogram"}) {
     INFO(t);
     auto r = ui::ExportUiTable(app, t);
     REQUIRE(r.ok());

@@ -60,9 +60,8 @@ const char* PanelName(Panel p) {
 }
 
 Panel PanelFromName(std::string_view name) {
-  for (Panel p :
-       {Panel::kDetails, Panel::kKernels, Panel::kSearch, Panel::kLoss, Panel::kRoofline, Panel::kSummary,
-        Panel::kNotes})
+  for (Panel p : {Panel::kDetails, Panel::kKernels, Panel::kSearch, Panel::kLoss, Panel::kRoofline,
+                  Panel::kSummary, Panel::kNotes})
     if (name == PanelName(p)) return p;
   return Panel::kNone;
 }

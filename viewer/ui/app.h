@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gt/viewer/collectives.h"
+#include "gt/viewer/filter.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/model.h"
 #include "gt/viewer/query.h"
@@ -24,7 +25,6 @@
 #include "imgui.h"
 #include "ui/counters/counters_view.h"
 #include "ui/teamui.h"
-#include "gt/viewer/filter.h"
 
 namespace gt::ui {
 
@@ -74,8 +74,9 @@ struct SearchState {
   viewer::Search search;
   viewer::EventId current;  // the match last jumped to
   bool focus_request = false;
-  // teamui: the box's toggles. regex: the text is a regular expression (gt/viewer/regex.h); filter: tracks and
-  // events that do not match are hidden, not dimmed. `error` holds a bad pattern's message (no search then).
+  // teamui: the box's toggles. regex: the text is a regular expression (gt/viewer/regex.h); filter: tracks
+  // and events that do not match are hidden, not dimmed. `error` holds a bad pattern's message (no search
+  // then).
   bool regex = false;
   bool filter = false;
   std::string error;

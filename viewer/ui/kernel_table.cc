@@ -20,9 +20,10 @@ void DrawKernelTable(App& app) {
     ImGui::TextDisabled("No kernels in this trace.");
     return;
   }
-  ImGui::TextDisabled("%zu kernel names. Click a row to zoom to its instances and highlight them; right-click "
-                      "for its duration histogram.",
-                      st.rows.size());
+  ImGui::TextDisabled(
+      "%zu kernel names. Click a row to zoom to its instances and highlight them; right-click "
+      "for its duration histogram.",
+      st.rows.size());
   ImGui::SameLine();
   ImGui::BeginDisabled(st.selected_row < 0 || st.selected_row >= static_cast<int>(st.rows.size()));
   if (ImGui::SmallButton("Histogram")) OpenHistogram(app, st.rows[st.selected_row].name);

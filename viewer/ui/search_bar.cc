@@ -31,7 +31,8 @@ void DrawSearchBar(App& app) {
     ImGui::SetTooltip("The text is a regular expression (linear time; no back-references or look-around)");
   ImGui::SameLine();
   const bool f_changed = ImGui::Checkbox("Filter", &filter);
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Hide tracks and events that do not match (instead of dimming)");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Hide tracks and events that do not match (instead of dimming)");
   if (r_changed || f_changed) app.SetSearchMode(regex, filter);
   ImGui::SameLine();
   if (!s.error.empty()) {

@@ -228,7 +228,8 @@ void DrawSummaryPanel(App& app) {
     if (s.rows->empty())
       ImGui::TextDisabled("%s", s.empty);
     else
-      CsvButton(app, viewer::SummaryOfName(s.what)), DrawTable(app, viewer::SummaryOfName(s.what), *s.rows, s.what);
+      CsvButton(app, viewer::SummaryOfName(s.what)),
+          DrawTable(app, viewer::SummaryOfName(s.what), *s.rows, s.what);
   }
 }
 

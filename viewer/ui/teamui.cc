@@ -210,9 +210,9 @@ void DrawNoteEditor(App& app) {
     ImGui::TextUnformatted(("On " + ed.target).c_str());
     if (ed.focus) ImGui::SetKeyboardFocusHere(), ed.focus = false;
     // Enter adds the note (Ctrl+Enter: a new line), as a chat box does.
-    const bool enter = ImGui::InputTextMultiline("##note_text", ed.text, sizeof ed.text, ImVec2(-1, 90),
-                                                 ImGuiInputTextFlags_EnterReturnsTrue |
-                                                     ImGuiInputTextFlags_CtrlEnterForNewLine);
+    const bool enter = ImGui::InputTextMultiline(
+        "##note_text", ed.text, sizeof ed.text, ImVec2(-1, 90),
+        ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CtrlEnterForNewLine);
     const size_t len = std::strlen(ed.text);
     ImGui::TextDisabled("%zu / %zu bytes", len, viewer::kMaxNoteBytes);
     if (!ed.error.empty()) ImGui::TextColored(ImVec4(1, 0.45f, 0.35f, 1), "%s", ed.error.c_str());

@@ -190,7 +190,8 @@ void DrawLane(ImDrawList* dl, App& app, LaneId lane_id, float y, const ImVec2& p
     items->clear();
     int64_t last_px = INT64_MIN;
     for (uint32_t i : viewer::MatchingEventsIn(m, app.search().search, lane_id, q0, q1, kMaxFiltered)) {
-      const int64_t px = static_cast<int64_t>(std::floor((static_cast<double>(lane.End(i)) - v.t0) / ns_per_px));
+      const int64_t px =
+          static_cast<int64_t>(std::floor((static_cast<double>(lane.End(i)) - v.t0) / ns_per_px));
       if (px == last_px && lane.Duration(i) < ns_per_px) continue;
       last_px = px;
       items->push_back({lane.start[i], lane.End(i), i, 1});
@@ -433,7 +434,8 @@ void HandlePlotInput(App& app, const ImVec2& plot_min, const ImVec2& plot_max, f
       if (hover.valid && hover.lane != kNone)
         hit = viewer::HitTest(*app.model(), hover.lane, static_cast<int64_t>(mouse_t), ns_per_px, 2.0);
       // The filter hides non-matching events: a click never selects one it did not draw.
-      if (hit.valid() && app.search().track_filter.active && !app.search().search.Matches(app.model()->Name(hit)))
+      if (hit.valid() && app.search().track_filter.active &&
+          !app.search().search.Matches(app.model()->Name(hit)))
         hit = {};
       app.Select(hit, false);
     }

@@ -338,9 +338,11 @@ class ShareServer::Impl {
     return true;
   }
 
-  // POST /api/views: a view state too long for a link (notes). Same token as uploads; the body is read only up
-  // to max_view_bytes, validated (ServerOptions::view_validator), stored under HMAC(secret, "view\n" + text).
-  void HandleSaveView(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader) {
+  // POST /api/views: a view state too long for a link (notes). Same token as uploads; the body is read only
+  // up to max_view_bytes, validated (ServerOptions::view_validator), stored under HMAC(secret, "view\n" +
+  // text).
+  void HandleSaveView(const httplib::Request& req, httplib::Response& res,
+                      const httplib::ContentReader& reader) {
     if (!Authorized(req, res)) return;
     const std::string limit_text =
         "view state exceeds this server's limit of " + std::to_string(options_.max_view_bytes) + " bytes";
@@ -359,7 +361,8 @@ class ShareServer::Impl {
     if (!complete) return SendErrorAndClose(res, 400, "incomplete body");
     if (text.empty()) return SendError(res, 400, "empty view state");
     for (unsigned char c : text)  // the default check; the viewer's own parser (view_validator) is stricter
-      if (c < 0x21 || c > 0x7e) return SendError(res, 400, "not a view state: non-printable or non-ASCII byte");
+      if (c < 0x21 || c > 0x7e)
+        return SendError(res, 400, "not a view state: non-printable or non-ASCII byte");
     if (options_.view_validator) {
       const Status v = options_.view_validator(text);
       if (!v.ok()) return SendError(res, 400, "not a view state: " + v.message());
@@ -380,7 +383,8 @@ class ShareServer::Impl {
     auto text = store_->GetView(id);
     if (!text.ok()) {
       if (text.status().code() == StatusCode::kNotFound) return SendError(res, 404, "not found");
-      if (text.status().code() == StatusCode::kUnsupported) return SendError(res, 501, text.status().message());
+      if (text.status().code() == StatusCode::kUnsupported)
+        return SendError(res, 501, text.status().message());
       return SendError(res, 500, "cannot read view: " + text.status().message());
     }
     res.set_header("Cache-Control", "private, max-age=31536000, immutable");  // content-addressed
@@ -597,8 +601,9 @@ class ShareServer::Impl {
     http_.Post("/api/traces",
                [this](const httplib::Request& req, httplib::Response& res,
                       const httplib::ContentReader& reader) { HandleUpload(req, res, reader); });
-    http_.Post("/api/views", [this](const httplib::Request& req, httplib::Response& res,
-                                    const httplib::ContentReader& reader) { HandleSaveView(req, res, reader); });
+    http_.Post("/api/views",
+               [this](const httplib::Request& req, httplib::Response& res,
+                      const httplib::ContentReader& reader) { HandleSaveView(req, res, reader); });
     http_.Get(R"(/api/views/([^/]*))",
               [this](const httplib::Request& req, httplib::Response& res) { HandleGetView(req, res); });
     http_.Get(R"(/api/traces/([^/]*))",

@@ -37,7 +37,8 @@ class Search {
   static Search ExactName(const TraceModel& model, StringId name);
   // A regular expression (gt/viewer/regex.h: linear time, bounded pattern) over the names, a match anywhere
   // in a name. A bad pattern is InvalidArgument with the reason, never a crash.
-  static StatusOr<Search> MatchRegex(const TraceModel& model, std::string_view pattern, bool case_sensitive = false);
+  static StatusOr<Search> MatchRegex(const TraceModel& model, std::string_view pattern,
+                                     bool case_sensitive = false);
 
   bool empty() const { return needle_.empty(); }
   bool exact() const { return exact_; }  // made by ExactName
