@@ -249,7 +249,7 @@ TEST_CASE("regex: syntax, search semantics, case", "[regex]") {
 
 TEST_CASE("regex: bad patterns are messages, hostile ones stay linear", "[regex]") {
   for (std::string bad : std::vector<std::string>{"(", ")", "a)", "[abc", "*a", "a**", "\\", "(?=x)", "\\1",
-                                                  "a{5,2}", "a{1001}", "[z-a]", std::string(2000, 'a'),
+                                                  "a{5,2}", "a{1001}", "[z-a]", "\\bgemm", "[\\x41]", std::string(2000, 'a'),
                                                   std::string(100, '(') + std::string(100, ')')}) {
     INFO(bad.substr(0, 40));
     auto r = Regex::Compile(bad);

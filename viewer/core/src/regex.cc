@@ -206,6 +206,10 @@ class RegexCompiler {
       char e = p_[i_++];
       if (std::isdigit(static_cast<unsigned char>(e)) && e != '0')
         return Fail("back-references are not supported"), ClassNode({});
+      // \b, \B, \x.., \p{..}, ...: a letter escape we do not know would otherwise match the letter itself.
+      if (std::isalpha(static_cast<unsigned char>(e)) &&
+          std::string_view("dDwWsSnt").find(e) == std::string_view::npos)
+        return Fail(std::string("unsupported escape \\") + e), ClassNode({});
       return ClassNode(EscapeSet(e));
     }
     if (c == '[') return ParseClass();
@@ -232,6 +236,9 @@ class RegexCompiler {
       if (c == '\\') {
         if (i_ >= p_.size()) return Fail("trailing '\\'"), ClassNode({});
         char e = p_[i_++];
+        if (std::isalpha(static_cast<unsigned char>(e)) &&
+            std::string_view("dDwWsSnt").find(e) == std::string_view::npos)
+          return Fail(std::string("unsupported escape \\") + e), ClassNode({});
         Set es = EscapeSet(e);
         if (std::string_view("dDwWsS").find(e) != std::string_view::npos) {
           for (int k = 0; k < 4; ++k) s[k] |= es[k];
