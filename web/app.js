@@ -353,6 +353,7 @@
   // ---- share links (the viewer's Share menu calls gtShare) ------------------------------------------------------
   // A link needs the trace on a server: traces opened by ?trace=<id> or ?url= already are; a dropped file is
   // uploaded to the `gtrace serve` that hosts this page (POST /api/traces) first.
+  const kMaxInlineView = 2000;  // characters of view state that go into the link itself
   async function shareLink() {
     if (!source) return null;
     let query = await sourceQuery(source, 'trace', 'url', (id) => { source = { traceId: id }; });
@@ -365,7 +366,23 @@
       query += '&' + q;
     }
     const view = api.str('gt_view_state');
-    return `${location.origin}${location.pathname}?${query}${view ? '&view=' + encodeURIComponent(view) : ''}`;
+    let viewPart = view ? '&view=' + encodeURIComponent(view) : '';
+    // A long view (notes) would make a link some servers and proxies refuse (httplib's limit is 8 KiB):
+    // `gtrace serve` stores it (POST /api/views) and the link names it, &viewid=<id>.
+    if (view && view.length > kMaxInlineView) {
+      const headers = { 'Content-Type': 'text/plain' };
+      const token = sessionStorage.getItem('gtrace-upload-token');
+      if (token) headers.Authorization = 'Bearer ' + token;
+      const response = await fetch('/api/views', { method: 'POST', headers, body: view });
+      let body = null;
+      try { body = await response.json(); } catch (e) { /* not the gtrace server */ }
+      if (!response.ok || !body || !body.id) {
+        throw new Error(body && body.error ? body.error
+            : `this view (its notes) is too long for a link; saving it needs the page served by \`gtrace serve\` (HTTP ${response.status})`);
+      }
+      viewPart = '&viewid=' + encodeURIComponent(body.id);
+    }
+    return `${location.origin}${location.pathname}?${query}${viewPart}`;
   }
   // "trace=<id>" / "url=<url>" for a trace opened by link; a dropped file is uploaded first (`onId` keeps its
   // id). null when the server asked for a token (the caller tries again).
@@ -410,6 +427,18 @@
     } catch (e) {
       showError('Cannot share: ' + (e.message || e));
     }
+  };
+
+  // ---- CSV export: the viewer's table buttons (viewer/ui/teamui.cc) hand the text here to download --------------
+  window.gtDownload = (name, text) => {
+    const url = URL.createObjectURL(new Blob([text], { type: 'text/csv;charset=utf-8' }));
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = name;  // an attribute, never markup: the name comes from the trace's file name
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
   };
 
   // ---- file picker (also opened from the viewer's File menu through gtOpenFileDialog) ------------------------
@@ -459,8 +488,21 @@
     if (uri) openUrl(uri.split('\n')[0].trim());
   }, true);
 
-  // ---- links: ?url=<trace URL>, ?trace=<stored id>, &view=<ViewState> ---------------------------------------
+  // ---- links: ?url=<trace URL>, ?trace=<stored id>, &view=<ViewState> or &viewid=<saved view> ----------------
   window.addEventListener('DOMContentLoaded', () => {
+    // &viewid=: a view saved on the server (too long for the link: notes), fetched alongside the trace.
+    const viewId = params.get('viewid');
+    if (viewId && !pendingView) {
+      fetch('/api/views/' + encodeURIComponent(viewId)).then(async (r) => {
+        if (!r.ok) throw new Error(`HTTP ${r.status}`);
+        const text = await r.text();
+        if (ready && api.num('gt_load_state') === 2) {
+          if (!api.num('gt_apply_view_state', text)) showError('Cannot apply the shared view: ' + api.str('gt_last_view_error'), true);
+        } else {
+          pendingView = text;
+        }
+      }).catch((e) => showError(`Cannot load the shared view ${viewId}: ${e.message || e}`, true));
+    }
     const urls = params.getAll('url');  // ?url=a.gtrace&url=b.gtrace: the files of one job, merged
     const traceId = params.get('trace');
     // &compare=<stored id> or &compare=<URL> (a URL has a '/' or ':'; an id never does), next to either.

@@ -1,10 +1,11 @@
-// gtrace export --chrome|--sqlite|--gtrace FILE [-o OUT]
+// gtrace export --chrome|--sqlite|--gtrace|--csv TABLE FILE [-o OUT]
 #include <cstdio>
 #include <string>
 
 #include "chrome_export.h"
 #include "cli.h"
 #include "gt/trace_data.h"
+#include "gt/viewer/csv.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
 #include "gt/writer.h"
@@ -13,11 +14,57 @@
 
 namespace gt::cli {
 
+// --csv: the table from the loaded model (gt/viewer/csv.h), written whole or not at all (exit 1).
+static int ExportCsv(const std::string& in_path, const std::string& table, const std::string& kernel,
+                     OutputArgs output) {
+  bool known = false;
+  for (auto n : viewer::CsvTableNames()) known |= n == table;
+  if (!known) {
+    std::string names;
+    for (auto n : viewer::CsvTableNames()) names += (names.empty() ? "" : ", ") + std::string(n);
+    return UsageError("export", "unknown table '" + table + "' (tables: " + names + ")");
+  }
+  if (table == "histogram" && kernel.empty())
+    return UsageError("export", "--csv histogram needs --kernel NAME");
+  if (output.path.empty()) output.path = in_path + "." + table + ".csv";
+  if (output.path != "-") {
+    Status w = output.CheckWritable();
+    if (!w.ok()) return Fail("export", w);
+  }
+  auto model = viewer::LoadTraceFile(in_path);
+  if (!model.ok())
+    return Fail("export", Status(model.status().code(), in_path + ": " + model.status().message()));
+  auto csv = viewer::TraceTableCsv(*model.value(), table, kernel);
+  if (!csv.ok()) return Fail("export", csv.status());
+  const std::string text = viewer::ToCsv(*csv);
+  std::unique_ptr<ByteSink> sink;
+  if (output.path == "-") {
+    sink = MakeFdSink(1);
+  } else {
+    auto s = MakeFileSink(output.path, output.force);
+    if (!s.ok()) return Fail("export", s.status());
+    sink = std::move(*s);
+  }
+  Status st = sink->Write({reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+  if (st.ok()) st = sink->Sync();
+  if (!st.ok()) return Fail("export", st);
+  if (output.path != "-")
+    std::fprintf(stderr, "wrote %s (%zu rows)\n", output.path.c_str(), csv->rows.size());
+  if (viewer::HasDataLoss(*model.value())) {
+    std::fprintf(stderr,
+                 "gtrace export: %s loaded with losses (see --csv losses); exported what was readable\n",
+                 in_path.c_str());
+    return kExitPartial;
+  }
+  return kExitOk;
+}
+
 int CmdExport(int argc, char** argv) {
   const char* kUsage =
       "Usage: gtrace export --chrome FILE [-o OUT] [--force] [--no-flows]\n"
       "       gtrace export --sqlite FILE [-o OUT] [--force]\n"
-      "       gtrace export --gtrace FILE [-o OUT] [--force]\n\n"
+      "       gtrace export --gtrace FILE [-o OUT] [--force]\n"
+      "       gtrace export --csv TABLE FILE [--kernel NAME] [-o OUT] [--force]\n\n"
       "--chrome converts a .gtrace file to Chrome trace-event JSON (Perfetto UI, chrome://tracing).\n"
       "Host threads appear under their process; each GPU is a process \"GPU N (name)\" with one thread per\n"
       "stream; arrows link CUDA API calls to the GPU work they launched; GPU metrics become counter "
@@ -27,11 +74,16 @@ int CmdExport(int argc, char** argv) {
       "(KERNEL_COUNTERS, IDLE_GAPS, LOSSES, ...); schema in docs/sqlite.md. FILE may be .gtrace, Chrome or\n"
       "Kineto JSON (plain or gzipped) or a NAME.gtrace.parts folder.\n"
       "--gtrace converts an Nsight Systems SQLite export (nsys export --type sqlite) to a .gtrace file.\n"
-      "Every FILE may also be such an export (--chrome and --sqlite convert it too).\n\n"
+      "Every FILE may also be such an export (--chrome, --sqlite and --csv convert it too).\n\n"
+      "--csv writes one of the viewer's tables as CSV (RFC 4180; text cells starting with = + - @ get a\n"
+      "leading ' so spreadsheets never run them): kernels, api, copies, nvtx, idle-gaps, counters, losses,\n"
+      "histogram (durations of the kernel named by --kernel). Times in ns, shares 0..1.\n\n"
       "Options:\n"
       "  --chrome     Chrome trace-event JSON\n"
       "  --sqlite     SQLite database\n"
       "  --gtrace     .gtrace file (from an nsys SQLite export or a .gtrace)\n"
+      "  --csv TABLE  one table as CSV (default OUT: FILE.TABLE.csv; '-' = stdout)\n"
+      "  --kernel N   the kernel of --csv histogram\n"
       "  -o OUT       output file (default: FILE.json / FILE.sqlite; '-' = stdout for --chrome)\n"
       "  -f, --force  overwrite OUT if it exists\n"
       "  --no-flows   omit the API -> GPU flow arrows\n"
@@ -40,6 +92,7 @@ int CmdExport(int argc, char** argv) {
   std::string in_path;
   OutputArgs output;
   bool chrome = false, sqlite = false, gtrace = false;
+  std::string csv_table, csv_kernel;  // --csv TABLE [--kernel NAME]
   ChromeExportOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -53,6 +106,10 @@ int CmdExport(int argc, char** argv) {
       sqlite = true;
     } else if (a == "--gtrace") {
       gtrace = true;
+    } else if (a == "--csv" || a == "--kernel") {
+      if (i + 1 >= argc) return UsageError("export", a + " needs a value");
+      (a == "--csv" ? csv_table : csv_kernel) = argv[++i];
+      if (a == "--csv" && csv_table.empty()) return UsageError("export", "--csv needs a table name");
     } else if (a == "--no-flows") {
       options.flows = false;
     } else if (std::string usage_error; output.Parse(argc, argv, &i, &usage_error)) {
@@ -65,11 +122,14 @@ int CmdExport(int argc, char** argv) {
       return UsageError("export", "more than one input FILE given");
     }
   }
-  if (int(chrome) + int(sqlite) + int(gtrace) != 1)
-    return UsageError("export", "choose one output format (--chrome, --sqlite or --gtrace)");
+  if (int(chrome) + int(sqlite) + int(gtrace) + int(!csv_table.empty()) != 1)
+    return UsageError("export", "choose one output format (--chrome, --sqlite, --gtrace or --csv TABLE)");
+  if (!csv_kernel.empty() && csv_table != "histogram")
+    return UsageError("export", "--kernel goes with --csv histogram");
   std::string& out_path = output.path;
   const bool force = output.force;
   if (in_path.empty()) return UsageError("export", "missing FILE");
+  if (!csv_table.empty()) return ExportCsv(in_path, csv_table, csv_kernel, output);
   if (sqlite) {
     if (out_path.empty()) out_path = in_path + ".sqlite";
     if (out_path == "-") return UsageError("export", "--sqlite needs a file (-o -: SQLite cannot stream)");

@@ -14,6 +14,7 @@
 #include "gt/env.h"
 #include "gt/server/client.h"
 #include "gt/server/server.h"
+#include "gt/viewer/view_state.h"
 #include "serve_validate.h"
 
 namespace gt::cli {
@@ -181,6 +182,8 @@ int CmdServe(int argc, char** argv) {
   // Everything the page opens can be shared; a gzipped JSON may expand to 8x the upload limit (at most 4
   // GiB).
   const uint64_t max_inflated = std::min<uint64_t>(options.max_upload * 8, 4ull << 30);
+  // A saved view (POST /api/views) must be one the viewer opens: its own parser, limits included.
+  options.view_validator = [](std::string_view text) { return viewer::ViewState::Parse(text).status(); };
   options.validator = [max_inflated](std::span<const uint8_t> bytes) {
     return ValidateViewerTrace(bytes, max_inflated);
   };

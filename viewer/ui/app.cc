@@ -55,6 +55,8 @@ const char* PanelName(Panel p) {
       return "summary";
     case Panel::kCompare:
       return "compare";
+    case Panel::kNotes:
+      return "notes";
     default:
       return "";
   }
@@ -62,7 +64,7 @@ const char* PanelName(Panel p) {
 
 Panel PanelFromName(std::string_view name) {
   for (Panel p : {Panel::kDetails, Panel::kKernels, Panel::kSearch, Panel::kLoss, Panel::kRoofline,
-                  Panel::kSummary, Panel::kCompare})
+                  Panel::kSummary, Panel::kCompare, Panel::kNotes})
     if (name == PanelName(p)) return p;
   return Panel::kNone;
 }
@@ -273,7 +275,12 @@ void App::Close() {
 
 void App::ResetView() {
   view_ = View{};
-  search_ = SearchState{};
+  {
+    const bool regex = search_.regex, filter = search_.filter;  // toggles are the user's, not the trace's
+    search_ = SearchState{};
+    search_.regex = regex, search_.filter = filter;
+  }
+  teamui_ = TeamUiState{};
   kernels_ = KernelTableState{};
   summary_ = SummaryPanelState{};
   counters_ = CountersState{};
@@ -391,6 +398,11 @@ void App::SetTrackCollapsed(viewer::TrackId t, bool collapsed) {
 // [SECTION] Search
 // ---------------------------------------------------------------------------------------------------------------
 
+// The filter follows the search it was built from (ui: hides what does not match when the toggle is on).
+static void RebuildFilter(const viewer::TraceModel& m, SearchState& s) {
+  s.track_filter = s.filter ? viewer::BuildTrackFilter(m, s.search) : viewer::TrackFilter{};
+}
+
 uint64_t App::SetSearch(std::string_view text) {
   if (text.size() >= sizeof search_.text) text = text.substr(0, sizeof search_.text - 1);
   if (text != search_.text) {
@@ -402,11 +414,39 @@ uint64_t App::SetSearch(std::string_view text) {
   const std::string& needle = search_.search.needle();
   const bool shown_exact = search_.search.exact() && needle.compare(0, text.size(), text) == 0 &&
                            (text.size() == needle.size() || text.size() == sizeof search_.text - 1);
-  if (needle != text && !shown_exact) {
-    search_.search = text.empty() ? viewer::Search() : viewer::Search(*model_, text);
+  const bool same_failure = !search_.error.empty() && search_.error_text == text;
+  if ((needle != text || search_.search.regex() != search_.regex) && !shown_exact && !same_failure) {
+    search_.error.clear();
+    if (text.empty()) {
+      search_.search = viewer::Search();
+    } else if (search_.regex) {
+      auto r = viewer::Search::MatchRegex(*model_, text);
+      search_.search = r.ok() ? std::move(*r) : viewer::Search();
+      if (!r.ok()) search_.error = r.status().message(), search_.error_text = std::string(text);
+    } else {
+      search_.search = viewer::Search(*model_, text);
+    }
     search_.current = {};
+    RebuildFilter(*model_, search_);
   }
   return search_.search.match_count();
+}
+
+void App::SetSearchMode(bool regex, bool filter) {
+  const bool regex_changed = regex != search_.regex;
+  search_.regex = regex;
+  search_.filter = filter;
+  if (!model_) return;
+  if (regex_changed) {
+    search_.search = viewer::Search();
+    search_.error.clear();
+    search_.error_text.clear();
+    const std::string text = search_.text;
+    search_.text[0] = 0;
+    SetSearch(text);  // re-runs, and rebuilds the filter
+  } else {
+    RebuildFilter(*model_, search_);
+  }
 }
 
 uint64_t App::HighlightName(StringId name) {
@@ -417,6 +457,8 @@ uint64_t App::HighlightName(StringId name) {
   search_.text[n] = 0;
   search_.search = viewer::Search::ExactName(*model_, name);
   search_.current = {};
+  search_.error.clear();
+  RebuildFilter(*model_, search_);
   return search_.search.match_count();
 }
 
@@ -462,6 +504,7 @@ viewer::ViewState App::CurrentViewState() const {
     vs.compare_align = CompareAlignSpec(compare_);
     if (compare_.b_selected.valid()) vs.compare_selected = compare_.model->EventKey(compare_.b_selected);
   }
+  vs.notes = teamui_.notes;
   return vs;
 }
 
@@ -500,6 +543,7 @@ void App::ApplyViewStateNow(const viewer::ViewState& vs) {
     if (t != kNone) SetTrackCollapsed(t, false);
   }
   if (!vs.search.empty()) SetSearch(vs.search);
+  teamui_.notes = vs.notes;
   if (!vs.selected.empty()) {
     const viewer::EventId e = model_->FindEventByKey(vs.selected);
     if (e.valid()) Select(e, false), view_.reveal_lane = e.lane;
@@ -766,7 +810,8 @@ void App::Frame() {
                                       {Panel::kSearch, "Search results", DrawSearchResults},
                                       {Panel::kLoss, "Data loss", DrawLossPanel},
                                       {Panel::kRoofline, "Roofline", DrawRooflineTab},
-                                      {Panel::kCompare, "Compare", DrawComparePanel}};
+                                      {Panel::kCompare, "Compare", DrawComparePanel},
+                                      {Panel::kNotes, "Notes", DrawNotesPanel}};
       for (const Tab& tab : kTabs) {
         if (tab.panel == Panel::kCompare && !compare_.active() && !compare_.loading() &&
             compare_.error.empty())
@@ -818,6 +863,7 @@ void App::Frame() {
     }
     ImGui::End();
   }
+  if (model_) DrawTeamUiWindows(*this);
   if (show_demo_) ImGui::ShowDemoWindow(&show_demo_);
 }
 

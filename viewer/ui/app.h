@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "gt/viewer/collectives.h"
+#include "gt/viewer/filter.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/model.h"
 #include "gt/viewer/query.h"
@@ -24,6 +25,7 @@
 #include "imgui.h"
 #include "ui/compare_view.h"
 #include "ui/counters/counters_view.h"
+#include "ui/teamui.h"
 
 namespace gt::ui {
 
@@ -63,8 +65,8 @@ struct View {
 // [SECTION] Panel state
 // ---------------------------------------------------------------------------------------------------------------
 
-enum class Panel : uint8_t { kNone = 0, kDetails, kKernels, kSearch, kLoss, kRoofline, kSummary, kCompare };
-// View-state names: "details", "kernels", "search", "loss", "roofline", "summary", "compare".
+enum class Panel : uint8_t { kNone = 0, kDetails, kKernels, kSearch, kLoss, kRoofline, kSummary, kCompare, kNotes };
+// View-state names: "details", "kernels", "search", "loss", "roofline", "summary", "compare", "notes".
 const char* PanelName(Panel p);
 Panel PanelFromName(std::string_view name);
 
@@ -73,6 +75,14 @@ struct SearchState {
   viewer::Search search;
   viewer::EventId current;  // the match last jumped to
   bool focus_request = false;
+  // teamui: the box's toggles. regex: the text is a regular expression (gt/viewer/regex.h); filter: tracks
+  // and events that do not match are hidden, not dimmed. `error` holds a bad pattern's message (no search
+  // then).
+  bool regex = false;
+  bool filter = false;
+  std::string error;
+  std::string error_text;            // the pattern `error` is about (not re-tried every frame)
+  viewer::TrackFilter track_filter;  // built when filter is on and the search changes
 };
 
 struct KernelTableState {
@@ -132,11 +142,13 @@ class App {
   View& view() { return view_; }
   const View& view() const { return view_; }
   SearchState& search() { return search_; }
+  const SearchState& search() const { return search_; }
   KernelTableState& kernel_table() { return kernels_; }
   SummaryPanelState& summary_panel() { return summary_; }
   CountersState& counters() { return counters_; }
   PcSamplingState& pc_sampling() { return pc_sampling_; }
   CompareState& compare() { return compare_; }  // the second trace of a comparison (ui/compare_view.h)
+  TeamUiState& teamui() { return teamui_; }
   Panel panel() const { return panel_; }
   void ShowPanel(Panel p) { panel_ = p, panel_requested_ = true; }
 
@@ -149,6 +161,8 @@ class App {
   void RevealEvent(viewer::EventId e);
   // Search: (re)runs when the text changes; returns the match count.
   uint64_t SetSearch(std::string_view text);
+  // The search box's regex / filter toggles (re-runs the search; a bad regex leaves search().error set).
+  void SetSearchMode(bool regex, bool filter);
   // Highlights exactly the events named `name` (interned id, not a substring) and shows the name in the
   // search box; returns the match count. The kernel table's row click.
   uint64_t HighlightName(StringId name);
@@ -208,6 +222,7 @@ class App {
   CountersState counters_;       // the counters panel and roofline (ui/counters)
   PcSamplingState pc_sampling_;  // the PC-sampling section (ui/counters)
   CompareState compare_;         // a second trace compared with this one (ui/compare_view)
+  TeamUiState teamui_;           // notes, histogram, CSV (ui/teamui.h)
   Panel panel_ = Panel::kDetails;
   bool panel_requested_ = false;  // select panel_'s tab on the next frame
   float bottom_height_ = 0;       // bottom panel height; 0 = default share of the window
@@ -229,6 +244,7 @@ void DrawSummaryPanel(App& app);
 void DrawSearchBar(App& app);
 void DrawSearchResults(App& app);
 void DrawLossPanel(App& app);
+// (ui/teamui.h: DrawNotesPanel, DrawTeamUiWindows)
 // Status-bar badge for data loss (Perfetto-style): returns true when clicked.
 bool DrawLossBadge(const App& app);
 

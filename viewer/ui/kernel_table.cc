@@ -24,8 +24,22 @@ void DrawKernelTable(App& app) {
     ImGui::TextDisabled("No kernels in this trace.");
     return;
   }
-  ImGui::TextDisabled("%zu kernel names. Click a row to zoom to its instances and highlight them.",
-                      st.rows.size());
+  ImGui::TextDisabled(
+      "%zu kernel names. Click a row to zoom to its instances and highlight them; right-click "
+      "for its duration histogram.",
+      st.rows.size());
+  ImGui::SameLine();
+  ImGui::BeginDisabled(st.selected_row < 0 || st.selected_row >= static_cast<int>(st.rows.size()));
+  if (ImGui::SmallButton("Histogram")) OpenHistogram(app, st.rows[st.selected_row].name);
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  CsvButton(app, "kernels");
+  if (!m->kernel_metrics.empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("counters:");
+    ImGui::SameLine();
+    CsvButton(app, "counters");
+  }
   const ImGuiTableFlags flags = ImGuiTableFlags_Sortable | ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_SizingFixedFit;
@@ -67,6 +81,10 @@ void DrawKernelTable(App& app) {
         app.ZoomToKernel(r);
       }
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", name.c_str());
+      if (ImGui::BeginPopupContextItem("##row_ctx")) {
+        if (ImGui::MenuItem("Duration histogram")) st.selected_row = i, OpenHistogram(app, r.name);
+        ImGui::EndPopup();
+      }
       ImGui::PopID();
       ImGui::TableNextColumn();
       ImGui::Text("%s", FormatCount(r.count).c_str());

@@ -46,6 +46,7 @@ void DrawLossPanel(App& app) {
     ImGui::TextUnformatted("Nothing lost: every record the collector produced is in the timeline.");
     return;
   }
+  CsvButton(app, "losses");
   if (ImGui::BeginTable("##loss", 5,
                         ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable |
                             ImGuiTableFlags_BordersInnerV)) {

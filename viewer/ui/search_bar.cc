@@ -24,6 +24,24 @@ void DrawSearchBar(App& app) {
     ImGui::SetKeyboardFocusHere(-1);  // keep typing / pressing Enter
   }
   ImGui::SameLine();
+  // teamui: regular expression and hide-what-does-not-match toggles.
+  bool regex = s.regex, filter = s.filter;
+  const bool r_changed = ImGui::Checkbox("Regex", &regex);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("The text is a regular expression (linear time; no back-references or look-around)");
+  ImGui::SameLine();
+  const bool f_changed = ImGui::Checkbox("Filter", &filter);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Hide tracks and events that do not match (instead of dimming)");
+  if (r_changed || f_changed) app.SetSearchMode(regex, filter);
+  ImGui::SameLine();
+  if (!s.error.empty()) {
+    ImGui::TextColored(ImVec4(1, 0.45f, 0.35f, 1), "%s", s.error.c_str());
+    ImGui::SameLine();
+  } else if (s.filter && s.track_filter.active && m) {
+    ImGui::TextDisabled("%u of %zu tracks", s.track_filter.visible_tracks, m->tracks.size());
+    ImGui::SameLine();
+  }
   if (!s.search.empty() && m) {
     const uint64_t n = s.search.match_count();
     const uint64_t ord = s.current.valid() ? s.search.Ordinal(*m, s.current) : 0;

@@ -213,10 +213,12 @@ void DrawSummaryPanel(App& app) {
   char gap_header[96];
   std::snprintf(gap_header, sizeof gap_header, "Largest GPU idle gaps: %zu###gaps", st.gaps.size());
   if (ImGui::CollapsingHeader(gap_header, ImGuiTreeNodeFlags_DefaultOpen)) {
-    if (st.gaps.empty())
+    if (st.gaps.empty()) {
       ImGui::TextDisabled("No idle gap of 10 µs or more between GPU work.");
-    else
+    } else {
+      CsvButton(app, "idle-gaps");
       DrawGaps(app, st.gaps);
+    }
   }
   for (const Section& s : sections) {
     char header[160];
@@ -226,7 +228,8 @@ void DrawSummaryPanel(App& app) {
     if (s.rows->empty())
       ImGui::TextDisabled("%s", s.empty);
     else
-      DrawTable(app, viewer::SummaryOfName(s.what), *s.rows, s.what);
+      CsvButton(app, viewer::SummaryOfName(s.what)),
+          DrawTable(app, viewer::SummaryOfName(s.what), *s.rows, s.what);
   }
 }
 

@@ -52,6 +52,7 @@ struct Side {
   uint8_t which = 0;  // 0 = A, 1 = B
   double shift = 0;   // added to this trace's times to place them on the axis
   const viewer::Search* search = nullptr;
+  const viewer::TrackFilter* filter = nullptr;  // the search filter's tracks, while it is on (A only)
   EventId selected;
   std::vector<uint8_t>* group_collapsed = nullptr;
   std::vector<uint8_t>* track_collapsed = nullptr;
@@ -76,10 +77,13 @@ float BuildRows(const Side& side, float y, std::vector<Row>* rows, std::vector<f
   lane_content_y->assign(m.lanes.size(), -1.0f);
   for (size_t g = 0; g < m.groups.size(); ++g) {
     const viewer::TrackGroup& group = m.groups[g];
+    // The search filter hides what does not match (A's tracks only: B keeps all of its own).
+    if (side.filter && !side.filter->ShowsGroup(static_cast<viewer::GroupId>(g))) continue;
     rows->push_back({Row::kGroup, static_cast<uint32_t>(g), y, kGroupHeight, 0, side.which});
     y += kGroupHeight;
     if (side.GroupCollapsed(static_cast<viewer::GroupId>(g))) continue;
     for (TrackId t : group.tracks) {
+      if (side.filter && !side.filter->ShowsTrack(t)) continue;
       const viewer::Track& track = m.tracks[t];
       Row row{Row::kTrack, t, y, 0, 0, side.which};
       if (track.kind == viewer::TrackKind::kCounter) {
@@ -200,7 +204,21 @@ void DrawLane(ImDrawList* dl, App& app, const Side& side, LaneId lane_id, float 
   const double ns_per_px = span / (plot_max.x - plot_min.x);
   const int64_t q0 = static_cast<int64_t>(std::floor(t0));
   const int64_t q1 = static_cast<int64_t>(std::ceil(t0 + span)) + 1;
-  viewer::QueryLane(lane, q0, q1, ns_per_px, items);
+  if (side.filter) {
+    // The search filter: only the matching events are drawn, one by one (an LOD block would fold hidden
+    // events in); events that would land on the pixel just drawn are skipped, and at most kMaxFiltered per lane.
+    constexpr size_t kMaxFiltered = 50000;
+    items->clear();
+    int64_t last_px = INT64_MIN;
+    for (uint32_t i : viewer::MatchingEventsIn(m, *side.search, lane_id, q0, q1, kMaxFiltered)) {
+      const int64_t px = static_cast<int64_t>(std::floor((static_cast<double>(lane.End(i)) - t0) / ns_per_px));
+      if (px == last_px && lane.Duration(i) < ns_per_px) continue;
+      last_px = px;
+      items->push_back({lane.start[i], lane.End(i), i, 1});
+    }
+  } else {
+    viewer::QueryLane(lane, q0, q1, ns_per_px, items);
+  }
 
   const viewer::Search& search = *side.search;
   const bool searching = !search.empty();
@@ -483,6 +501,10 @@ void HandlePlotInput(App& app, const ImVec2& plot_min, const ImVec2& plot_max, f
       if (hover.valid && hover.side == 1 && hit.valid()) {
         CompareSelectB(app, hit, false);
       } else {
+        // The filter hides non-matching events: a click never selects one it did not draw.
+        if (hit.valid() && app.search().track_filter.active &&
+            !app.search().search.Matches(app.model()->Name(hit)))
+          hit = {};
         app.Select(hit, false);
         if (app.compare().active()) CompareSelectB(app, {}, false);
       }
@@ -491,6 +513,16 @@ void HandlePlotInput(App& app, const ImVec2& plot_min, const ImVec2& plot_max, f
   if (hovered && ImGui::IsMouseDoubleClicked(0) && hover.valid && hover.lane != kNone && hover.item.merged())
     app.FitRange(static_cast<double>(hover.item.start) + hover.shift,
                  static_cast<double>(hover.item.end) + hover.shift, 0.05);
+  // Right-click: add a note to the event under the mouse or to a range, or a kernel's histogram (trace A).
+  if (ImGui::IsWindowHovered(kHoverFlags) && ImGui::IsMouseClicked(ImGuiMouseButton_Right) &&
+      io.MousePos.x >= plot_min.x && io.MousePos.x < plot_max.x && io.MousePos.y >= plot_min.y &&
+      io.MousePos.y < plot_max.y) {
+    EventId hit;
+    if (hover.valid && hover.lane != kNone && hover.side == 0)
+      hit = viewer::HitTest(*app.model(), hover.lane, static_cast<int64_t>(mouse_t), ns_per_px, 2.0);
+    OpenTimelineContextMenu(app, hit, mouse_t);
+  }
+  DrawTimelineContextMenu(app);
 }
 
 }  // namespace
@@ -525,10 +557,13 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
   CompareState& cmp = app.compare();
   const bool comparing = cmp.computed && cmp.model != nullptr;
   Side sides[2];
-  sides[0] = {&m, 0, 0.0, &app.search().search, v.selected, &v.group_collapsed, &v.track_collapsed};
+  const viewer::TrackFilter* filter = app.search().track_filter.active ? &app.search().track_filter : nullptr;
+  sides[0] = {&m, 0, 0.0, &app.search().search, filter, v.selected, &v.group_collapsed, &v.track_collapsed};
   if (comparing)
-    sides[1] = {cmp.model.get(),     1, cmp.offset(), &cmp.search, cmp.b_selected, &cmp.group_collapsed,
-                &cmp.track_collapsed};
+    sides[1] = {cmp.model.get(),    1,
+                cmp.offset(),       &cmp.search,
+                nullptr,            cmp.b_selected,
+                &cmp.group_collapsed, &cmp.track_collapsed};
   std::vector<Row> rows;
   std::vector<float> side_lane_y[2];
   float content_h = 0;
@@ -566,6 +601,7 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
     if (side_lane_y[1][i] >= 0) cmp.lane_y[i] = plot_min.y + side_lane_y[1][i] - v.scroll_y;
 
   DrawRuler(dl, app, ruler_min, ImVec2(plot_max.x, plot_min.y), plot_max.y);
+  DrawNoteMarkers(app, dl, ruler_min, ImVec2(plot_max.x, plot_min.y));  // teamui
   dl->AddRectFilled(ImVec2(pos.x, pos.y), ImVec2(pos.x + kLabelWidth, plot_min.y), colors::kRulerBg);
   {
     const std::string range = FormatDuration(v.t1 - v.t0) + " visible";

@@ -1218,6 +1218,178 @@ if (cmpA && cmpB && fs.existsSync(gtraceBin)) {
   });
 }
 
+// ---- teamui: notes in links, duration histogram, regex filter, CSV export ----
+// A trace with several streams and kernel names (tests/data/h200_streams.gtrace, recorded on an H200).
+const streams = gtraces.find((f) => f.name === 'h200_streams.gtrace');
+if (streams) {
+  test('teamui: histogram of a kernel marks the selected instance; a bin click selects in it', async () => {
+    const page = await openPage('teamui-histogram', `?url=${encodeURIComponent('/fixtures/' + streams.name)}`);
+    check(await settled(page) === 2, 'loads');
+    const kernels = await apiJson(page, 'gt_kernel_summary');
+    const k = kernels[0];
+    const nbins = await api(page, 'gt_open_histogram', k.name);
+    check(nbins > 0, 'histogram opens with bins: ' + nbins);
+    check(await api(page, 'gt_open_histogram', 'no such kernel') === -1, 'an unknown kernel has none');
+    let h = await apiJson(page, 'gt_histogram');
+    check(h.open && h.total === k.count, `all ${k.count} instances binned: ${h.total}`);
+    check(h.bins.reduce((a, b) => a + b.count, 0) === k.count, 'bin counts add up');
+    const last = h.bins.map((b, i) => [b.count, i]).filter(([c]) => c > 0).pop()[1];
+    check(await api(page, 'gt_histogram_click_bin', last) === 1, 'bin click');
+    await frames(page, 3);
+    h = await apiJson(page, 'gt_histogram');
+    const sel = await apiJson(page, 'gt_selection');
+    check(sel && sel.name === k.name, 'an instance of the kernel is selected: ' + (sel && sel.name));
+    check(h.clicked_bin === last && h.selected_bin === last, `the selection is marked in bin ${last}: ` +
+          JSON.stringify([h.clicked_bin, h.selected_bin]));
+    const dur = sel.end - sel.start;
+    check(dur >= h.bins[last].lo && dur < h.bins[last].hi, `its duration ${dur} is in the bin`);
+    const csv = await apiStr(page, 'gt_table_csv', 'histogram');
+    check(csv.startsWith('bin,lo_ns,hi_ns,count,share\r\n'), 'histogram CSV: ' + csv.slice(0, 40));
+    await shot(page, 'teamui-histogram.png');
+    return page;
+  });
+
+  test('teamui: regex filter hides tracks without a match; a bad regex is a message', async () => {
+    const page = await openPage('teamui-filter', `?url=${encodeURIComponent('/fixtures/' + streams.name)}`);
+    check(await settled(page) === 2, 'loads');
+    const all = await apiJson(page, 'gt_tracks');
+    await api(page, 'gt_set_search_mode', 1, 1);
+    await api(page, 'gt_search', '^Memcpy (HtoD|DtoH)');
+    await frames(page, 3);
+    let st = await apiJson(page, 'gt_search_state');
+    check(st.regex && st.filter && st.error === '', 'regex + filter on: ' + JSON.stringify(st));
+    check(st.matches > 0, 'matches: ' + st.matches);
+    check(st.shown_tracks.length > 0 && st.shown_tracks.length < all.length,
+          `some tracks kept (${st.shown_tracks.length} of ${all.length})`);
+    const tracks = await apiJson(page, 'gt_tracks');
+    const hiddenButLaidOut = tracks.filter((t) => !st.shown_tracks.includes(t.name) && t.visible);
+    check(hiddenButLaidOut.length === 0, 'no filtered-out track is on screen: ' +
+          hiddenButLaidOut.map((t) => t.name).join(', '));
+    await shot(page, 'teamui-filter.png');
+    await api(page, 'gt_search', 'Memcpy (');
+    await frames(page, 2);
+    st = await apiJson(page, 'gt_search_state');
+    check(/^regex: missing '\)'/.test(st.error), 'bad regex: a message: ' + st.error);
+    await shot(page, 'teamui-filter-bad-regex.png');
+    await api(page, 'gt_search', '');
+    await frames(page, 2);
+    st = await apiJson(page, 'gt_search_state');
+    check(st.shown_tracks === null, 'cleared: the filter is off');
+    return page;
+  });
+
+  test('teamui: a table\'s CSV button downloads the file', async () => {
+    const page = await openPage('teamui-csv', `?url=${encodeURIComponent('/fixtures/' + streams.name)}`, { acceptDownloads: true });
+    check(await settled(page) === 2, 'loads');
+    const [download] = await Promise.all([page.waitForEvent('download', { timeout: 10000 }),
+                                          api(page, 'gt_export_csv', 'kernels')]);
+    check(download.suggestedFilename() === 'h200_streams.gtrace.kernels.csv', 'file name: ' + download.suggestedFilename());
+    const text = fs.readFileSync(await download.path(), 'utf8');
+    const kernels = await apiJson(page, 'gt_kernel_summary');
+    const lines = text.split('\r\n').filter((l) => l);
+    check(lines[0] === 'name,count,total_ns,avg_ns,min_ns,max_ns,share,first_ns,last_ns', 'header: ' + lines[0]);
+    check(lines.length === kernels.length + 1, `one row per kernel name (${lines.length - 1} vs ${kernels.length})`);
+    check(await api(page, 'gt_export_csv', 'histogram') === 0, 'no histogram open: refused');
+    check(/no histogram/.test(await apiStr(page, 'gt_teamui_error')), 'with a message');
+    return page;
+  });
+}
+
+if (process.env.GT_GTRACE_BIN && streams) {
+  test('teamui: a note survives a share round trip through gtrace serve and jumps', async () => {
+    const store = fs.mkdtempSync(path.join(os.tmpdir(), 'gtrace-store-'));
+    const traceFile = path.join(store, streams.name);
+    fs.writeFileSync(traceFile, streams.bytes);
+    const proc = spawn(process.env.GT_GTRACE_BIN, ['serve', '--bind', '127.0.0.1', '--port', '0', '--web-root',
+                                                   webRoot, '--store', path.join(store, 's'), '--open', traceFile]);
+    try {
+      const link = await new Promise((resolve, reject) => {
+        let out = '';
+        const timer = setTimeout(() => reject(new Error('gtrace serve printed no link: ' + out)), 20000);
+        proc.stdout.on('data', (d) => {
+          out += d;
+          const m = /open: (\S+)/.exec(out);
+          if (m) { clearTimeout(timer); resolve(m[1]); }
+        });
+        proc.on('exit', (code) => reject(new Error(`gtrace serve exited ${code}: ${out}`)));
+      });
+      const newPage = async (name, url) => {
+        const context = await browser.newContext({ viewport: { width: 1400, height: 800 } });
+        const page = await context.newPage();
+        page.gtPageErrors = [];
+        page.gtLog = [];
+        page.gtName = name;
+        page.on('console', (m) => page.gtLog.push(`[${m.type()}] ${m.text()}`));
+        page.on('pageerror', (e) => page.gtPageErrors.push(e.message));
+        await page.goto(url);
+        await page.waitForFunction(() => window.gtReady && window.gtReady(), null, { timeout: 30000 });
+        check(await settled(page) === 2, name + ' opens: ' + await apiStr(page, 'gt_last_error'));
+        return page;
+      };
+      const page = await newPage('teamui-note-a', link);
+      // Select the kernel table's first kernel's first instance, then add a note through the editor: typed,
+      // Enter adds it (what right-click → "Add note to …" opens).
+      const k = (await apiJson(page, 'gt_kernel_summary'))[0];
+      await api(page, 'gt_kernel_row_click', k.name);
+      await api(page, 'gt_search_next');
+      await frames(page, 2);
+      const sel = await apiJson(page, 'gt_selection');
+      check(sel && sel.name === k.name, 'an instance selected');
+      check(await api(page, 'gt_begin_note', 1) === 1, 'the note editor opens on the selection');
+      await frames(page, 3);
+      const text = 'this kernel waits for the copy <b>not bold</b> & "quoted"';
+      await page.keyboard.type(text);
+      await frames(page, 2 * text.length);  // ImGui takes queued key events a few per frame
+      await shot(page, 'teamui-note-editor.png');
+      await page.keyboard.press('Enter');
+      await page.waitForFunction(() => JSON.parse(gtApi.str('gt_notes')).length > 0, null, { timeout: 10000 });
+      let notes = await apiJson(page, 'gt_notes');
+      check(notes.length === 1 && notes[0].text === text, 'the typed note is listed: ' + JSON.stringify(notes));
+      check(notes[0].event === sel.key && notes[0].target === k.name, 'anchored to the selected event');
+      // Over the limit: refused with a message, nothing added.
+      check(await api(page, 'gt_add_note', 0, 1, '', 'x'.repeat(1001)) === 0, 'a 1001-byte note is refused');
+      check(/1001 bytes.*limit is 1000/.test(await apiStr(page, 'gt_teamui_error')), 'with the limit named');
+      check(await api(page, 'gt_select', '') === 1, 'selection cleared before sharing');
+      const shared = await page.evaluate(() => window.gtShareLink());
+      check(/&view=v1.*n1/.test(shared), 'the link carries the note: ' + shared);
+      const page2 = await newPage('teamui-note-b', shared);
+      await frames(page2, 2);
+      notes = await apiJson(page2, 'gt_notes');
+      check(notes.length === 1 && notes[0].text === text && !notes[0].orphaned && notes[0].target === k.name,
+            'the fresh page lists the note: ' + JSON.stringify(notes));
+      check(await api(page2, 'gt_jump_to_note', 0) === 1, 'jump');
+      await frames(page2, 3);
+      const sel2 = await apiJson(page2, 'gt_selection');
+      check(sel2 && sel2.key === sel.key, 'the jump selects the noted event');
+      const r = await range(page2);
+      near((r.start + r.end) / 2, (sel.start + sel.end) / 2, (r.end - r.start) * 0.02, 'and centres it');
+      check(await apiStr(page2, 'gt_panel') === 'notes', 'the Notes tab is shown');
+      await shot(page2, 'teamui-note-shared.png');
+      // The note is text, not markup: nothing of it became DOM.
+      check(await page2.evaluate(() => document.querySelectorAll('b').length) === 0, 'no <b> element in the page');
+      // Long notes: the view is saved on the server and the link names it (&viewid=).
+      const long = 'rank 1 waits on the all-reduce; '.repeat(30);
+      for (let i = 0; i < 4; ++i)
+        check(await api(page, 'gt_add_note', -1, -1, sel.key, long + i) === 1, 'a long note: ' + await apiStr(page, 'gt_teamui_error'));
+      const sharedLong = await page.evaluate(() => window.gtShareLink());
+      check(/&viewid=[a-z2-7]{32}$/.test(sharedLong) && !/&view=/.test(sharedLong), 'a saved-view link: ' + sharedLong);
+      const page3 = await newPage('teamui-note-c', sharedLong);
+      await page3.waitForFunction(() => JSON.parse(gtApi.str('gt_notes')).length === 5, null, { timeout: 10000 });
+      notes = await apiJson(page3, 'gt_notes');
+      check(notes[4].text === long + 3 && notes[0].text === text, 'all five notes arrive in order');
+      await api(page3, 'gt_jump_to_note', 4);
+      await frames(page3, 3);
+      await shot(page3, 'teamui-note-saved-view.png');
+      await page3.context().close();
+      await page.context().close();
+      return page2;
+    } finally {
+      proc.kill('SIGTERM');
+      fs.rmSync(store, { recursive: true, force: true });
+    }
+  });
+}
+
 // ---- runner ----------------------------------------------------------------------------------------------------
 let passed = 0, failed = 0;
 for (const t of tests) {

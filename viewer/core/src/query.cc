@@ -16,6 +16,7 @@
 #include "gt/viewer/query.h"
 
 #include "gt/name_stats.h"
+#include "gt/viewer/regex.h"
 
 namespace gt::viewer {
 
@@ -46,6 +47,24 @@ Search::Search(const TraceModel& model, std::string_view needle, bool case_sensi
     if (n) ++matching_names_;
     match_count_ += n;
   }
+}
+
+StatusOr<Search> Search::MatchRegex(const TraceModel& model, std::string_view pattern, bool case_sensitive) {
+  auto re = Regex::Compile(pattern, case_sensitive);
+  if (!re.ok()) return re.status();
+  Search s;
+  s.needle_ = pattern;
+  s.regex_ = true;
+  if (pattern.empty()) return s;
+  s.match_.assign(model.strings.size(), 0);
+  for (size_t i = 1; i < model.strings.size(); ++i) {
+    if (!re->Search(model.strings[i])) continue;
+    s.match_[i] = 1;
+    uint32_t n = i < model.name_counts.size() ? model.name_counts[i] : 0;
+    if (n) ++s.matching_names_;
+    s.match_count_ += n;
+  }
+  return s;
 }
 
 Search Search::ExactName(const TraceModel& model, StringId name) {

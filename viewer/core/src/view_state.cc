@@ -2,6 +2,8 @@
 //   v1!<t0>!<t1>!<expanded keys '*'-joined>!<collapsed keys>!<selected>!<panel>!<search>
 // v2 (two traces compared) adds two fields: ...!<search>!<compare align>!<selected event of B>. A view of one
 // trace is still written as v1, so links stay what they were.
+// Both versions may be followed by optional tagged sections, '!'-separated: "n1*..." notes (notes.cc).
+// Unknown tags are refused.
 // Fields are escaped: [A-Za-z0-9._-] stay, every other byte becomes '~' + two hex digits.
 #include "gt/viewer/view_state.h"
 
@@ -121,6 +123,7 @@ std::string ViewState::Serialize() const {
     o += '!';
     Escape(compare_selected, &o);
   }
+  if (!notes.empty()) o += "!" + SerializeNotes(notes, &Escape);
   return o;
 }
 
@@ -130,7 +133,7 @@ StatusOr<ViewState> ViewState::Parse(std::string_view text) {
   if (parts.empty() || (parts[0] != "v1" && parts[0] != "v2"))
     return InvalidArgument("view state: unknown version (expected v1 or v2)");
   const size_t fields = parts[0] == "v1" ? 8 : 10;
-  if (parts.size() != fields)
+  if (parts.size() < fields)
     return InvalidArgument("view state: expected " + std::to_string(fields) + " fields, got " +
                            std::to_string(parts.size()));
   ViewState v;
@@ -147,6 +150,17 @@ StatusOr<ViewState> ViewState::Parse(std::string_view text) {
   GT_RETURN_IF_ERROR(Unescape(parts[5], &v.selected));
   GT_RETURN_IF_ERROR(Unescape(parts[6], &v.panel));
   GT_RETURN_IF_ERROR(Unescape(parts[7], &v.search));
+  bool seen_notes = false;
+  for (size_t i = fields; i < parts.size(); ++i) {
+    std::string_view sec = parts[i];
+    if (sec.substr(0, 2) == "n1" && !seen_notes) {
+      seen_notes = true;
+      GT_RETURN_IF_ERROR(ParseNotes(sec, &Unescape, &v.notes));
+      if (v.notes.empty()) return InvalidArgument("view state: empty notes section");
+    } else {
+      return InvalidArgument("view state: unknown section " + std::to_string(i + 1));
+    }
+  }
   return v;
 }
 

@@ -396,6 +396,59 @@ class ShareServer::Impl {
     return true;
   }
 
+  // POST /api/views: a view state too long for a link (notes). Same token as uploads; the body is read only
+  // up to max_view_bytes, validated (ServerOptions::view_validator), stored under HMAC(secret, "view\n" +
+  // text).
+  void HandleSaveView(const httplib::Request& req, httplib::Response& res,
+                      const httplib::ContentReader& reader) {
+    if (!Authorized(req, res)) return;
+    const std::string limit_text =
+        "view state exceeds this server's limit of " + std::to_string(options_.max_view_bytes) + " bytes";
+    uint64_t declared = 0;
+    if (req.has_header("Content-Length") && ParseU64(req.get_header_value("Content-Length"), &declared) &&
+        declared > options_.max_view_bytes)
+      return SendErrorAndClose(res, 413, limit_text);
+    std::string text;
+    bool too_large = false;
+    const bool complete = reader([&](const char* data, size_t size) {
+      if (text.size() + size > options_.max_view_bytes) return too_large = true, false;
+      text.append(data, size);
+      return true;
+    });
+    if (too_large) return SendErrorAndClose(res, 413, limit_text);
+    if (!complete) return SendErrorAndClose(res, 400, "incomplete body");
+    if (text.empty()) return SendError(res, 400, "empty view state");
+    for (unsigned char c : text)  // the default check; the viewer's own parser (view_validator) is stricter
+      if (c < 0x21 || c > 0x7e)
+        return SendError(res, 400, "not a view state: non-printable or non-ASCII byte");
+    if (options_.view_validator) {
+      const Status v = options_.view_validator(text);
+      if (!v.ok()) return SendError(res, 400, "not a view state: " + v.message());
+    }
+    TraceIdHasher hasher(secret_);
+    hasher.Update("view\n", 5);  // a view and a trace with the same bytes never share an id
+    hasher.Update(text.data(), text.size());
+    const std::string id = hasher.FinishId();
+    const Status st = store_->PutView(id, text);
+    if (st.code() == StatusCode::kUnsupported) return SendError(res, 501, st.message());
+    if (!st.ok()) return SendError(res, 507, StoreRefusal(st));
+    SendJson(res, 201, json{{"id", id}, {"bytes", text.size()}});
+  }
+
+  void HandleGetView(const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.matches[1];
+    if (!IsValidTraceId(id)) return SendError(res, 404, "not found");
+    auto text = store_->GetView(id);
+    if (!text.ok()) {
+      if (text.status().code() == StatusCode::kNotFound) return SendError(res, 404, "not found");
+      if (text.status().code() == StatusCode::kUnsupported)
+        return SendError(res, 501, text.status().message());
+      return SendError(res, 500, "cannot read view: " + text.status().message());
+    }
+    res.set_header("Cache-Control", "private, max-age=31536000, immutable");  // content-addressed
+    res.set_content(*text, "text/plain; charset=us-ascii");
+  }
+
   void HandleUpload(const httplib::Request& req, httplib::Response& res,
                     const httplib::ContentReader& reader) {
     if (!Authorized(req, res)) return;
@@ -606,6 +659,11 @@ class ShareServer::Impl {
     http_.Post("/api/traces",
                [this](const httplib::Request& req, httplib::Response& res,
                       const httplib::ContentReader& reader) { HandleUpload(req, res, reader); });
+    http_.Post("/api/views",
+               [this](const httplib::Request& req, httplib::Response& res,
+                      const httplib::ContentReader& reader) { HandleSaveView(req, res, reader); });
+    http_.Get(R"(/api/views/([^/]*))",
+              [this](const httplib::Request& req, httplib::Response& res) { HandleGetView(req, res); });
     http_.Get(R"(/api/traces/([^/]*))",
               [this](const httplib::Request& req, httplib::Response& res) { HandleDownload(req, res); });
     http_.Delete(R"(/api/traces/([^/]*))",

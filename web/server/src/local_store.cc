@@ -445,6 +445,26 @@ class LocalDirStore final : public TraceStore {
     return Status::Ok();
   }
 
+  Status PutView(const std::string& id, const std::string& text) override {
+    GT_RETURN_IF_ERROR(MakeDir(dir_ + "/views"));
+    return WriteFileAtomic(tmp_dir(), view_path(id), text,
+                           0640);  // same id, same text: a rewrite is harmless
+  }
+
+  StatusOr<std::string> GetView(const std::string& id) override {
+    int fd = open(view_path(id).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT ? NotFound("no such view") : Errno("cannot open view " + id);
+    std::string out;
+    char buf[16384];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0 && out.size() <= kMaxStoredView)
+      out.append(buf, static_cast<size_t>(n));
+    close(fd);
+    if (n < 0) return Errno("cannot read view " + id);
+    if (out.size() > kMaxStoredView) return Corrupt("stored view too large");
+    return out;
+  }
+
   Status Init() {
     GT_RETURN_IF_ERROR(MakeDir(tmp_dir()));
     GT_RETURN_IF_ERROR(MakeDir(dir_ + "/traces"));
@@ -468,6 +488,9 @@ class LocalDirStore final : public TraceStore {
   static constexpr uint64_t kCacheBytes = 2ull << 30;  // address space, not memory: the page cache backs it
 
   std::string tmp_dir() const { return dir_ + "/tmp"; }
+  std::string view_path(const std::string& id) const { return dir_ + "/views/" + id + ".view"; }
+  static constexpr size_t kMaxStoredView =
+      1 << 20;  // far above the server's cap: a bound on a hand-edited file
   std::string fan_dir(const std::string& id) const { return dir_ + "/traces/" + id.substr(0, 2); }
   std::string data_path(const std::string& id) const { return fan_dir(id) + "/" + id + ".gtrace"; }
   std::string meta_path(const std::string& id) const { return fan_dir(id) + "/" + id + ".json"; }

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gt/status.h"
 #include "gt/units.h"
 #include "gt/viewer/lod.h"
 #include "gt/viewer/model.h"
@@ -34,9 +35,14 @@ class Search {
   // Matches the one interned name `name` and nothing else (the kernel table's row highlight): a name that is
   // a prefix or substring of another stays apart from it. needle() is the name's text.
   static Search ExactName(const TraceModel& model, StringId name);
+  // A regular expression (gt/viewer/regex.h: linear time, bounded pattern) over the names, a match anywhere
+  // in a name. A bad pattern is InvalidArgument with the reason, never a crash.
+  static StatusOr<Search> MatchRegex(const TraceModel& model, std::string_view pattern,
+                                     bool case_sensitive = false);
 
   bool empty() const { return needle_.empty(); }
   bool exact() const { return exact_; }  // made by ExactName
+  bool regex() const { return regex_; }  // made by MatchRegex
   const std::string& needle() const { return needle_; }
   uint64_t match_count() const { return match_count_; }
   uint32_t matching_names() const { return matching_names_; }
@@ -61,6 +67,7 @@ class Search {
   uint64_t match_count_ = 0;
   uint32_t matching_names_ = 0;
   bool exact_ = false;
+  bool regex_ = false;
   std::vector<std::vector<uint32_t>> lane_hits_;  // ExactName: per lane, ascending indices of its matches
 };
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gt/status.h"
+#include "gt/viewer/notes.h"
 
 namespace gt::viewer {
 
@@ -24,8 +25,13 @@ struct ViewState {
   std::string compare_align;
   std::string compare_selected;
 
-  // URL-safe (only [A-Za-z0-9._~-] and the separators '!' and '*'), versioned: "v1!..." (one trace) or
-  // "v2!..." (a comparison); both parse.
+  // ---- notes (gt/viewer/notes.h): their own tagged section "n1*...", written only when there are notes, so
+  // a view without notes serializes exactly as before and links from before notes parse unchanged ----
+  std::vector<Note> notes;
+
+  // URL-safe (only [A-Za-z0-9._~-] and the separators '!' and '*'), versioned: "v1!..." (one trace, 8
+  // fields) or "v2!..." (a comparison, 10 fields); both parse. Then optional tagged sections, one per
+  // '!'-field, each named by its first letters ("n1": notes).
   std::string Serialize() const;
   // Hostile input safe: bounded sizes, every byte validated, never aborts.
   static StatusOr<ViewState> Parse(std::string_view text);

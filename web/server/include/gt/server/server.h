@@ -46,6 +46,10 @@ struct ServerOptions {
   std::function<int64_t()> clock;         // unix seconds; tests inject one to expire traces without waiting
   TraceValidator validator;               // empty: ValidateGtrace
   bool quiet = true;                      // no access log on stderr
+  // Saved view states (POST /api/views): at most max_view_bytes of text, checked by view_validator (the CLI
+  // passes gt::viewer::ViewState::Parse; empty: any printable ASCII is accepted) before it is stored.
+  size_t max_view_bytes = 64 * 1024;
+  std::function<Status(std::string_view text)> view_validator;
 };
 
 struct IngestResult {

@@ -77,6 +77,18 @@ class TraceStore {
   virtual StatusOr<bool> RemoveOwner(const std::string& id, const std::string& owner_hash) = 0;
   // Every stored id with its metadata, for the TTL sweep. Never reachable over HTTP (there is no listing).
   virtual Status ForEach(const std::function<void(const std::string& id, const TraceMeta& meta)>& visit) = 0;
+
+  // Saved view states: a share link's view too long for a URL (notes) is stored and the link names it by id
+  // (POST/GET /api/views, docs/server.md). Small text under a content-derived id, like traces; written
+  // atomically, never listed. A store without them answers Unsupported (the server then says 501).
+  virtual Status PutView(const std::string& id, const std::string& text) {
+    (void)id, (void)text;
+    return Unsupported("this store keeps no view states");
+  }
+  virtual StatusOr<std::string> GetView(const std::string& id) {
+    (void)id;
+    return Unsupported("this store keeps no view states");
+  }
 };
 
 // The embedded default: one directory on a local file system.

@@ -1,0 +1,167 @@
+// CSV writer and the viewer's tables as CSV (gt/viewer/csv.h).
+#include "gt/viewer/csv.h"
+
+#include <cstdio>
+
+namespace gt::viewer {
+
+namespace {
+
+CsvCell Num(int64_t v) {
+  return {std::to_string(v), false};
+}
+CsvCell Num(uint64_t v) {
+  return {std::to_string(v), false};
+}
+CsvCell Num(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return {b, false};
+}
+CsvCell Text(std::string s) {
+  return {std::move(s), true};
+}
+
+const char* SeverityName(uint8_t s) {
+  switch (s) {
+    case 0:
+      return "info";
+    case 1:
+      return "warning";
+    default:
+      return "error";
+  }
+}
+
+}  // namespace
+
+std::string CsvField(std::string_view v, bool text) {
+  std::string s;
+  if (text && !v.empty() &&
+      (v[0] == '=' || v[0] == '+' || v[0] == '-' || v[0] == '@' || v[0] == '\t' || v[0] == '\r'))
+    s += '\'';
+  s.append(v);
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  q += '"';
+  return q;
+}
+
+std::string ToCsv(const CsvTable& t) {
+  std::string o;
+  for (size_t i = 0; i < t.header.size(); ++i) o += (i ? "," : "") + CsvField(t.header[i], true);
+  o += "\r\n";
+  for (const auto& row : t.rows) {
+    for (size_t i = 0; i < row.size(); ++i) o += (i ? "," : "") + CsvField(row[i].value, row[i].text);
+    o += "\r\n";
+  }
+  return o;
+}
+
+CsvTable KernelTableCsv(const TraceModel& m, const std::vector<KernelSummaryRow>& rows) {
+  CsvTable t{{"name", "count", "total_ns", "avg_ns", "min_ns", "max_ns", "share", "first_ns", "last_ns"}, {}};
+  for (const auto& r : rows)
+    t.rows.push_back({Text(m.Str(r.name)), Num(r.count), Num(r.total_ns), Num(r.avg_ns), Num(r.min_ns),
+                      Num(r.max_ns), Num(r.share), Num(r.first_ns), Num(r.last_ns)});
+  return t;
+}
+
+CsvTable NameSummaryCsv(const std::vector<NameSummary>& rows) {
+  CsvTable t{{"name", "count", "total_ns", "avg_ns", "min_ns", "max_ns", "share", "bytes"}, {}};
+  for (const auto& r : rows)
+    t.rows.push_back({Text(r.name), Num(r.count), Num(r.total_ns), Num(r.avg_ns), Num(r.min_ns),
+                      Num(r.max_ns), Num(r.share), Num(r.bytes)});
+  return t;
+}
+
+CsvTable IdleGapsCsv(const std::vector<IdleGap>& gaps) {
+  CsvTable t{{"device_id", "device", "start_ns", "end_ns", "duration_ns", "cpu_activity", "diagnosis"}, {}};
+  for (const auto& g : gaps) {
+    std::string act;
+    for (const auto& a : g.activity) {
+      if (!act.empty()) act += "; ";
+      act += a.name + (a.api ? " (api, " : " (range, ") + std::to_string(a.overlap_ns) + " ns)";
+    }
+    t.rows.push_back({Num(uint64_t{g.device_id}), Text(g.device), Num(g.start_ns), Num(g.end_ns),
+                      Num(g.end_ns - g.start_ns), Text(act), Text(g.diagnosis)});
+  }
+  return t;
+}
+
+CsvTable KernelCountersCsv(const std::vector<KernelCounters>& kernels) {
+  CsvTable t{{"pid", "kernel", "launch", "launches", "correlation_id", "counter", "value"}, {}};
+  for (const auto& k : kernels)
+    for (const auto& v : k.values)
+      t.rows.push_back(
+          {Num(uint64_t{k.pid}), Text(k.kernel_name),
+           Text(k.launch_ordinal == kNone ? std::string("merged") : LaunchOrdinalLabel(k.launch_ordinal)),
+           Num(uint64_t{k.launches}), Num(uint64_t{k.correlation_id}), Text(v.name), Num(v.value)});
+  return t;
+}
+
+CsvTable LossesCsv(const std::vector<LossStat>& losses) {
+  CsvTable t{{"name", "severity", "pid", "count", "detail"}, {}};
+  for (const auto& l : losses)
+    t.rows.push_back(
+        {Text(l.name), Text(SeverityName(l.severity)), Num(uint64_t{l.pid}), Num(l.count), Text(l.detail)});
+  return t;
+}
+
+CsvTable NotesCsv(const TraceModel* m, const std::vector<Note>& notes) {
+  CsvTable t{{"start_ns", "end_ns", "event_key", "event", "status", "text"}, {}};
+  for (const auto& n : notes) {
+    std::string name, status = n.event.empty() ? "range" : "event";
+    if (!n.event.empty() && m) {
+      EventId e = ResolveNote(*m, n);
+      if (e.valid())
+        name = m->Str(m->Name(e));
+      else
+        status = "orphaned";
+    }
+    t.rows.push_back({Num(n.t0), Num(n.t1), Text(n.event), Text(name), Text(status), Text(n.text)});
+  }
+  return t;
+}
+
+CsvTable HistogramCsv(const DurationHistogram& h) {
+  CsvTable t{{"bin", "lo_ns", "hi_ns", "count", "share"}, {}};
+  for (size_t i = 0; i < h.bins.size(); ++i)
+    t.rows.push_back({Num(uint64_t{i}), Num(h.bins[i].lo_ns), Num(h.bins[i].hi_ns), Num(h.bins[i].count),
+                      Num(h.total ? double(h.bins[i].count) / double(h.total) : 0.0)});
+  return t;
+}
+
+const std::vector<std::string_view>& CsvTableNames() {
+  static const std::vector<std::string_view> k = {"kernels",   "api",      "copies", "nvtx",
+                                                  "idle-gaps", "counters", "losses", "histogram"};
+  return k;
+}
+
+StatusOr<CsvTable> TraceTableCsv(const TraceModel& m, std::string_view table, std::string_view kernel) {
+  if (table == "kernels") return KernelTableCsv(m, KernelSummary(m));
+  if (table == "api") return NameSummaryCsv(SummarizeByName(m, SummaryOf::kApi));
+  if (table == "copies") return NameSummaryCsv(SummarizeByName(m, SummaryOf::kCopies));
+  if (table == "nvtx") return NameSummaryCsv(SummarizeByName(m, SummaryOf::kNvtx));
+  if (table == "idle-gaps") return IdleGapsCsv(ExplainIdleGaps(m, SIZE_MAX));
+  if (table == "losses") return LossesCsv(LossSummary(m));
+  if (table == "counters") {
+    StringLookup str = [&m](StringId id) -> std::string_view { return m.Str(id); };
+    return KernelCountersCsv(GroupKernelCounters(m.kernel_metrics, m.stall_samples, str));
+  }
+  if (table == "histogram") {
+    if (kernel.empty()) return InvalidArgument("the histogram table needs a kernel name (--kernel NAME)");
+    StringId id = FindString(m, kernel);
+    if (id == 0 || KernelInstances(m, id).empty())
+      return InvalidArgument("no kernel named '" + std::string(kernel) + "' in this trace");
+    return HistogramCsv(KernelDurationHistogram(m, id));
+  }
+  std::string names;
+  for (auto n : CsvTableNames()) names += (names.empty() ? "" : ", ") + std::string(n);
+  return InvalidArgument("unknown table '" + std::string(table) + "' (tables: " + names + ")");
+}
+
+}  // namespace gt::viewer
