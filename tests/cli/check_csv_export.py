@@ -11,7 +11,8 @@ import sys
 import tempfile
 
 gtrace, traces = sys.argv[1], sys.argv[2:]
-TABLES = ["kernels", "api", "copies", "nvtx", "idle-gaps", "counters", "losses"]
+TABLES = ["kernels", "api", "copies", "nvtx", "idle-gaps", "counters", "roofline", "collectives",
+          "collective-ranks", "losses"]
 
 
 def run(*args, ok=(0, 2)):
@@ -45,6 +46,16 @@ for path in traces:
                 if r["name"].lstrip("'") != w["name"] or int(r["count"]) != w["count"] or \
                         int(r["total_ns"]) != w["total_ns"]:
                     sys.exit(f"FAIL: {path} {name}: {r} != {w}")
+        if name == "collectives":
+            matched = len({(r["op"], r["kernel"], r["ordinal"]) for r in rows})
+            if matched != stats["collectives"]["matched"]:
+                sys.exit(f"FAIL: {path} collectives: {matched} in CSV, stats --json matched {stats['collectives']['matched']}")
+        if name == "collective-ranks" and len(rows) != len(stats["collectives"]["ranks"]):
+            sys.exit(f"FAIL: {path} collective-ranks: {len(rows)} rows, stats has {len(stats['collectives']['ranks'])}")
+        if name == "roofline":
+            profiled = {k["name"] for k in stats["kernel_counters"]}
+            if any(r["kernel"].lstrip("'") not in profiled for r in rows):
+                sys.exit(f"FAIL: {path} roofline: a point of a kernel stats --json did not profile")
         checked += 1
     if stats["kernels"]:
         k = stats["kernels"][0]

@@ -2,8 +2,12 @@
 // in words with the NVTX steps it was late in.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "gt/viewer/collectives.h"
+#include "gt/viewer/csv.h"
 #include "gt/viewer/load.h"
+#include "gt/viewer/profiled.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
 #include "sim_job.h"
@@ -119,4 +123,44 @@ TEST_CASE("collectives: a selected NCCL kernel's details show the collective on 
   CHECK(f.count("rank 1"));
   // A compute kernel is no collective.
   CHECK(r.Find(EventId{late.ranks[0].kernel.lane, late.ranks[0].kernel.index + 1000}) == nullptr);
+}
+
+// The Summary tab's collectives and the roofline tab as CSV (gtrace export --csv): one row per collective and
+// rank with the report's own numbers, one per rank, and the roofline's points.
+TEST_CASE("collectives and roofline CSV carry the report's rows") {
+  auto m = Job(TwoRanks({{4, 20'000'000}}, 1));
+  const CollectiveReport& r = CollectivesOf(*m);
+  auto all = TraceTableCsv(*m, "collectives");
+  REQUIRE(all.ok());
+  REQUIRE(all->rows.size() == 30 * 2);
+  const auto col = [&](std::string_view name) {
+    return size_t(std::find(all->header.begin(), all->header.end(), name) - all->header.begin());
+  };
+  // Collective 4, the late one: rank 1 is last, and the row's wait is the report's.
+  const auto& late = all->rows[4 * 2 + r.collectives[4].last];
+  CHECK(late[col("last_to_arrive")].value == "1");
+  CHECK(late[col("rank")].value == "1");
+  CHECK(late[col("skew_ns")].value == std::to_string(r.collectives[4].skew_ns()));
+  CHECK(all->rows[4 * 2 + (1 - r.collectives[4].last)][col("wait_ns")].value ==
+        std::to_string(r.collectives[4].ranks[1 - r.collectives[4].last].wait_ns));
+  auto ranks = TraceTableCsv(*m, "collective-ranks");
+  REQUIRE(ranks.ok());
+  REQUIRE(ranks->rows.size() == 2);
+  CHECK(ranks->rows[1][3].value == std::to_string(r.ranks[1].last_arrivals));  // last_arrivals
+
+  auto counters = LoadTraceFile(std::string(GT_TESTS_DATA) + "/counters_h200.gtrace");
+  REQUIRE(counters.ok());
+  auto roof = TraceTableCsv(**counters, "roofline");
+  REQUIRE(roof.ok());
+  const ProfiledKernels p = AnalyzeProfiledKernels(**counters);
+  const auto dram =
+      PlaceOnRoofline(BuildRoofline(p.device), p.kernels, MemoryLevel::kDram, p.kernel_total_time_s);
+  REQUIRE(!dram.empty());
+  size_t dram_rows = 0;
+  for (const auto& row : roof->rows) dram_rows += row[1].value == "DRAM";
+  CHECK(dram_rows == dram.size());
+  CHECK(roof->rows[0][0].value == dram[0].kernel_name);
+  auto none = TraceTableCsv(*m, "roofline");  // no counters: a header and no rows, not an error
+  REQUIRE(none.ok());
+  CHECK(none->rows.empty());
 }

@@ -208,7 +208,16 @@ void DrawSummaryPanel(App& app) {
     std::snprintf(header, sizeof header, "NCCL collectives across %zu ranks: %zu matched%s###collectives",
                   st.collectives.ranks.size(), st.collectives.collectives.size(),
                   st.collectives.diagnosis.empty() ? "" : ", straggler found");
-    if (ImGui::CollapsingHeader(header, ImGuiTreeNodeFlags_DefaultOpen)) DrawCollectives(st.collectives);
+    if (ImGui::CollapsingHeader(header, ImGuiTreeNodeFlags_DefaultOpen)) {
+      ImGui::TextDisabled("Per rank:");
+      ImGui::SameLine();
+      CsvButton(app, "collective-ranks");
+      ImGui::SameLine();
+      ImGui::TextDisabled("Every collective on every rank:");
+      ImGui::SameLine();
+      CsvButton(app, "collectives");
+      DrawCollectives(st.collectives);
+    }
   }
   char gap_header[96];
   std::snprintf(gap_header, sizeof gap_header, "Largest GPU idle gaps: %zu###gaps", st.gaps.size());

@@ -399,7 +399,9 @@ StatusOr<viewer::CsvTable> UiTableCsv(App& app, std::string_view table) {
     if (h.name == 0) return InvalidArgument("no histogram is open (Kernels tab: right-click a kernel)");
     return viewer::HistogramCsv(h.hist);
   }
-  if (table == "counters" || table == "losses") return viewer::TraceTableCsv(*m, table);
+  if (table == "counters" || table == "losses" || table == "roofline" || table == "collectives" ||
+      table == "collective-ranks")
+    return viewer::TraceTableCsv(*m, table);
   return InvalidArgument("unknown table '" + std::string(table) + "'");
 }
 

@@ -135,9 +135,50 @@ CsvTable HistogramCsv(const DurationHistogram& h) {
   return t;
 }
 
+CsvTable CollectivesCsv(const TraceModel& m, const CollectiveReport& r) {
+  CsvTable t{{"op", "kernel", "ordinal", "step", "rank", "pid", "start_ns", "end_ns", "wait_ns",
+              "transfer_ns", "skew_ns", "last_to_arrive"},
+             {}};
+  for (const Collective& c : r.collectives)
+    for (size_t i = 0; i < c.ranks.size(); ++i) {
+      const CollectiveRank& k = c.ranks[i];
+      t.rows.push_back({Text(c.op), Text(m.Str(c.kernel_name)), Num(int64_t{c.ordinal}), Text(c.step),
+                        Num(int64_t{k.rank}), Num(int64_t{k.pid}), Num(k.start), Num(k.end), Num(k.wait_ns),
+                        Num(k.transfer_ns), Num(c.skew_ns()), Num(int64_t{i == c.last})});
+    }
+  return t;
+}
+
+CsvTable CollectiveRanksCsv(const CollectiveReport& r) {
+  CsvTable t{{"rank", "pid", "collectives", "last_arrivals", "late_ns", "max_late_ns", "wait_ns", "comm_ns",
+              "compute_ns", "overlap_ns"},
+             {}};
+  for (const RankCollectiveStats& s : r.ranks)
+    t.rows.push_back({Num(int64_t{s.rank}), Num(int64_t{s.pid}), Num(int64_t{s.collectives}),
+                      Num(int64_t{s.last_arrivals}), Num(s.late_ns), Num(s.max_late_ns), Num(s.wait_ns),
+                      Num(s.comm_ns), Num(s.compute_ns), Num(s.overlap_ns)});
+  return t;
+}
+
+CsvTable RooflineCsv(const ProfiledKernels& p) {
+  CsvTable t{{"kernel", "level", "precision", "flop_per_byte", "flop_per_s", "attainable_flop_per_s",
+              "share_of_roof", "bandwidth_bound", "total_time_s"},
+             {}};
+  const RooflineModel model = BuildRoofline(p.device);
+  for (size_t l = 0; l < kMemoryLevelCount; ++l) {
+    const auto level = static_cast<MemoryLevel>(l);
+    for (const RooflinePoint& pt : PlaceOnRoofline(model, p.kernels, level, p.kernel_total_time_s))
+      t.rows.push_back({Text(pt.kernel_name), Text(MemoryLevelName(level)), Text(PrecisionName(pt.precision)),
+                        Num(pt.intensity), Num(pt.flops_per_s), Num(pt.attainable), Num(pt.pct_of_roof),
+                        Num(int64_t{pt.memory_side}), Num(pt.total_time_s)});
+  }
+  return t;
+}
+
 const std::vector<std::string_view>& CsvTableNames() {
-  static const std::vector<std::string_view> k = {"kernels",   "api",      "copies", "nvtx",
-                                                  "idle-gaps", "counters", "losses", "histogram"};
+  static const std::vector<std::string_view> k = {"kernels",          "api",      "copies",   "nvtx",
+                                                  "idle-gaps",        "counters", "roofline", "collectives",
+                                                  "collective-ranks", "losses",   "histogram"};
   return k;
 }
 
@@ -152,6 +193,9 @@ StatusOr<CsvTable> TraceTableCsv(const TraceModel& m, std::string_view table, st
     StringLookup str = [&m](StringId id) -> std::string_view { return m.Str(id); };
     return KernelCountersCsv(GroupKernelCounters(m.kernel_metrics, m.stall_samples, str));
   }
+  if (table == "roofline") return RooflineCsv(AnalyzeProfiledKernels(m));
+  if (table == "collectives") return CollectivesCsv(m, CollectivesOf(m));
+  if (table == "collective-ranks") return CollectiveRanksCsv(CollectivesOf(m));
   if (table == "histogram") {
     if (kernel.empty()) return InvalidArgument("the histogram table needs a kernel name (--kernel NAME)");
     StringId id = FindString(m, kernel);

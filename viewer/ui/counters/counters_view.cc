@@ -5,6 +5,7 @@
 #include "ui/counters/counters_view.h"
 
 #include "ui/app.h"
+#include "ui/teamui.h"
 
 #include "gt/viewer/json.h"
 
@@ -669,6 +670,7 @@ void DrawRooflineTab(App& app) {
     ImGui::TextDisabled("Open a trace to see its roofline.");
     return;
   }
+  if (!m->kernel_metrics.empty()) CsvButton(app, "roofline");
   viewer::EventId e = DrawRooflineWindow(Counters(app, *m), *m);
   if (e.valid()) app.Select(e, true);
 }

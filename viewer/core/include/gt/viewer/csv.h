@@ -11,9 +11,11 @@
 
 #include "gt/status.h"
 #include "gt/viewer/analysis.h"
+#include "gt/viewer/collectives.h"
 #include "gt/viewer/histogram.h"
 #include "gt/viewer/model.h"
 #include "gt/viewer/notes.h"
+#include "gt/viewer/profiled.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
 
@@ -38,9 +40,16 @@ CsvTable KernelCountersCsv(const std::vector<KernelCounters>& kernels);  // one 
 CsvTable LossesCsv(const std::vector<LossStat>& losses);
 CsvTable NotesCsv(const TraceModel* model, const std::vector<Note>& notes);  // model: resolves anchors
 CsvTable HistogramCsv(const DurationHistogram& h);
+// NCCL collectives across ranks (the Summary tab): one row per collective and rank, and the per-rank totals.
+CsvTable CollectivesCsv(const TraceModel& model, const CollectiveReport& report);
+CsvTable CollectiveRanksCsv(const CollectiveReport& report);
+// The roofline tab's points: per profiled kernel and memory level with FLOPs and bytes, its place on the
+// roofline of the GPU that ran it.
+CsvTable RooflineCsv(const ProfiledKernels& profiled);
 
 // The tables by name, as the CLI offers them: "kernels", "api", "copies", "nvtx", "idle-gaps", "counters",
-// "losses", "histogram" (needs `kernel`: a kernel name). Notes live in links, not in trace files.
+// "roofline", "collectives", "collective-ranks", "losses", "histogram" (needs `kernel`: a kernel name). Notes
+// live in links, not in trace files.
 const std::vector<std::string_view>& CsvTableNames();
 StatusOr<CsvTable> TraceTableCsv(const TraceModel& model, std::string_view table,
                                  std::string_view kernel = {});
