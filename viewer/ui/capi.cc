@@ -18,15 +18,9 @@
 #include "gt/viewer/json.h"
 #include "gt/viewer/query.h"
 #include "ui/app.h"
+#include "ui/capi_common.h"
 #include "ui/compare_view.h"
 #include "ui/counters/counters_view.h"
-
-#ifdef __EMSCRIPTEN__
-#include <emscripten.h>
-#define GT_EXPORT extern "C" EMSCRIPTEN_KEEPALIVE
-#else
-#define GT_EXPORT extern "C" __attribute__((visibility("default"), used))
-#endif
 
 namespace {
 
@@ -44,8 +38,7 @@ void AppendJsonString(std::string* out, std::string_view s) {
 }
 
 const char* Keep(std::string* slot, std::string value) {
-  *slot = std::move(value);
-  return slot->c_str();
+  return gt::ui::KeepString(slot, std::move(value));
 }
 
 const viewer::TraceModel* Model() {

@@ -6,14 +6,8 @@
 
 #include "gt/viewer/json.h"
 #include "ui/app.h"
+#include "ui/capi_common.h"
 #include "ui/teamui.h"
-
-#ifdef __EMSCRIPTEN__
-#include <emscripten.h>
-#define GT_EXPORT extern "C" EMSCRIPTEN_KEEPALIVE
-#else
-#define GT_EXPORT extern "C" __attribute__((visibility("default"), used))
-#endif
 
 namespace {
 
@@ -24,8 +18,7 @@ using viewer::JsonNumber;
 using viewer::JsonQuote;
 
 const char* Keep(std::string* slot, std::string value) {
-  *slot = std::move(value);
-  return slot->c_str();
+  return gt::ui::KeepString(slot, std::move(value));
 }
 App* LoadedApp() {
   return GlobalApp() && GlobalApp()->model() ? GlobalApp() : nullptr;

@@ -744,6 +744,20 @@ if (graphTrace) {
   });
 }
 
+// The link `gtrace serve --open ...` prints (proc: the spawned server); fails if it exits or prints none in 20 s.
+function serveLink(proc) {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('gtrace serve printed no link: ' + out)), 20000);
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = /open: (\S+)/.exec(out);
+      if (m) { clearTimeout(timer); resolve(m[1]); }
+    });
+    proc.on('exit', (code) => reject(new Error(`gtrace serve exited ${code}: ${out}`)));
+  });
+}
+
 // Against the real share server (`gtrace serve`, built natively; GT_GTRACE_BIN): a link opens the stored trace,
 // and Share on a dropped file uploads it and yields a link that reopens the same view.
 if (process.env.GT_GTRACE_BIN && gtraces.length) {
@@ -755,16 +769,7 @@ if (process.env.GT_GTRACE_BIN && gtraces.length) {
     const proc = spawn(process.env.GT_GTRACE_BIN, ['serve', '--bind', '127.0.0.1', '--port', '0', '--web-root',
                                                    webRoot, '--store', path.join(store, 's'), '--open', traceFile]);
     try {
-      const link = await new Promise((resolve, reject) => {
-        let out = '';
-        const timer = setTimeout(() => reject(new Error('gtrace serve printed no link: ' + out)), 20000);
-        proc.stdout.on('data', (d) => {
-          out += d;
-          const m = /open: (\S+)/.exec(out);
-          if (m) { clearTimeout(timer); resolve(m[1]); }
-        });
-        proc.on('exit', (code) => reject(new Error(`gtrace serve exited ${code}: ${out}`)));
-      });
+      const link = await serveLink(proc);
       const context = await browser.newContext({ viewport: { width: 1400, height: 800 } });
       const page = await context.newPage();
       page.gtPageErrors = [];
@@ -1190,15 +1195,7 @@ if (cmpA && cmpB && fs.existsSync(gtraceBin)) {
                                    path.join(store, 's'), '--open', path.join(dataDir, cmpA.name), '--compare',
                                    path.join(dataDir, cmpB.name)]);
     try {
-      const link = await new Promise((resolve, reject) => {
-        let out = '';
-        const timer = setTimeout(() => reject(new Error('gtrace serve printed no link: ' + out)), 20000);
-        proc.stdout.on('data', (d) => {
-          out += d;
-          const m = /open: (\S+)/.exec(out);
-          if (m) { clearTimeout(timer); resolve(m[1]); }
-        });
-      });
+      const link = await serveLink(proc);
       check(/\?trace=[a-z0-9]+&compare=[a-z0-9]+$/.test(link), 'a link with both ids: ' + link);
       const context = await browser.newContext({ viewport: { width: 1400, height: 800 } });
       const page = await context.newPage();
@@ -1303,16 +1300,7 @@ if (process.env.GT_GTRACE_BIN && streams) {
     const proc = spawn(process.env.GT_GTRACE_BIN, ['serve', '--bind', '127.0.0.1', '--port', '0', '--web-root',
                                                    webRoot, '--store', path.join(store, 's'), '--open', traceFile]);
     try {
-      const link = await new Promise((resolve, reject) => {
-        let out = '';
-        const timer = setTimeout(() => reject(new Error('gtrace serve printed no link: ' + out)), 20000);
-        proc.stdout.on('data', (d) => {
-          out += d;
-          const m = /open: (\S+)/.exec(out);
-          if (m) { clearTimeout(timer); resolve(m[1]); }
-        });
-        proc.on('exit', (code) => reject(new Error(`gtrace serve exited ${code}: ${out}`)));
-      });
+      const link = await serveLink(proc);
       const newPage = async (name, url) => {
         const context = await browser.newContext({ viewport: { width: 1400, height: 800 } });
         const page = await context.newPage();
