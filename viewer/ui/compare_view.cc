@@ -11,9 +11,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 
 #include "gt/reader.h"
 #include "gt/units.h"
@@ -370,6 +372,62 @@ void DrawSelectionPair(App& app) {
   }
 }
 
+// ncu's baseline view of one kernel: A's roofline (DRAM ceiling and the roof of the kernel's main precision),
+// A's point and B's, and an arrow from A to B, so a change reads as a move (right: fewer bytes per FLOP, up:
+// faster).
+void DrawPairRoofline(const viewer::ProfiledKernels& pa, const KernelAnalysis* a, const KernelAnalysis* b) {
+  const auto dram = static_cast<size_t>(MemoryLevel::kDram);
+  auto placed = [&](const KernelAnalysis* k) {
+    return k && k->intensity[dram] && k->flops_per_s && k->intensity[dram].value > 0 &&
+           k->flops_per_s.value > 0;
+  };
+  const RooflineModel model = BuildRoofline(pa.device);
+  if (!placed(a) && !placed(b)) return;
+  if (model.ceilings.empty() || model.roofs.empty()) return;
+  RooflinePoint pts[2];
+  size_t n = 0;
+  for (const KernelAnalysis* k : {a, b})
+    if (placed(k))
+      pts[n].intensity = k->intensity[dram].value, pts[n].flops_per_s = k->flops_per_s.value, ++n;
+  double x0, x1, y0, y1;
+  model.Bounds(std::span<const RooflinePoint>(pts, n), &x0, &x1, &y0, &y1);
+  const ImVec2 p0 = ImGui::GetCursorScreenPos();
+  const ImVec2 size(std::min(ImGui::GetContentRegionAvail().x, 520.0f), 170.0f);
+  ImGui::Dummy(size);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 lo(p0.x + 4, p0.y + 4), hi(p0.x + size.x - 4, p0.y + size.y - 16);
+  dl->AddRectFilled(lo, hi, IM_COL32(25, 25, 30, 255));
+  auto X = [&](double lx) { return lo.x + float((lx - x0) / (x1 - x0)) * (hi.x - lo.x); };
+  auto Y = [&](double ly) { return hi.y - float((ly - y0) / (y1 - y0)) * (hi.y - lo.y); };
+  dl->PushClipRect(lo, hi, true);
+  const Precision prec = (a && placed(a)) ? a->main_precision : b->main_precision;
+  const double peak = model.Peak(prec) > 0 ? model.Peak(prec) : model.roofs.front().flops_per_s;
+  const double bw = model.Bandwidth(MemoryLevel::kDram);
+  const double ridge = std::log10(peak / bw);
+  const ImU32 roof = IM_COL32(120, 180, 255, 255);
+  dl->AddLine(ImVec2(X(x0), Y(std::log10(bw) + x0)), ImVec2(X(ridge), Y(std::log10(peak))), roof, 2.0f);
+  dl->AddLine(ImVec2(X(ridge), Y(std::log10(peak))), ImVec2(X(x1), Y(std::log10(peak))), roof, 2.0f);
+  const ImU32 col_a = IM_COL32(80, 200, 255, 255), col_b = IM_COL32(230, 110, 230, 255);
+  ImVec2 at[2];
+  for (size_t i = 0, j = 0; i < 2; ++i) {
+    const KernelAnalysis* k = i == 0 ? a : b;
+    if (!placed(k)) continue;
+    at[i] = ImVec2(X(std::log10(pts[j].intensity)), Y(std::log10(pts[j].flops_per_s)));
+    ++j;
+  }
+  if (placed(a) && placed(b)) dl->AddLine(at[0], at[1], IM_COL32(220, 220, 220, 200), 1.5f);
+  for (size_t i = 0; i < 2; ++i) {
+    if (!placed(i == 0 ? a : b)) continue;
+    dl->AddCircleFilled(at[i], 6, i == 0 ? col_a : col_b);
+    dl->AddText(ImVec2(at[i].x + 8, at[i].y - 8), i == 0 ? col_a : col_b, i == 0 ? "A" : "B");
+  }
+  dl->PopClipRect();
+  char label[96];
+  std::snprintf(label, sizeof label, "DRAM %s, %s %s (A's GPU)", FormatRate(bw, "B/s").c_str(),
+                PrecisionName(prec), FormatRate(peak, "FLOP/s").c_str());
+  dl->AddText(ImVec2(lo.x, hi.y + 2), IM_COL32(170, 170, 170, 255), label);
+}
+
 void DrawCountersSideBySide(App& app) {
   CompareState& c = app.compare();
   const viewer::TraceModel& a = *app.model();
@@ -410,6 +468,7 @@ void DrawCountersSideBySide(App& app) {
     return buf + FormatRate(k->flops_per_s.value, "FLOP/s");
   };
   ImGui::TextDisabled("Roofline point  A: %s   B: %s", point(p.a).c_str(), point(p.b).c_str());
+  DrawPairRoofline(*c.profiled_a, p.a, p.b);
   // ncu's baseline view: each run's speed of light, stalls and verdict in its own column.
   const StringId ida = viewer::FindString(a, p.name), idb = viewer::FindString(b, p.name);
   const viewer::EventId ka = viewer::FirstKernelEvent(a, p.a->pid, ida);
