@@ -9,10 +9,16 @@ if [ "${1:-}" = --carry ]; then
   C=.device-carry/fuzz; rm -rf $C; mkdir -p $C
   # gzipped: the instrumented binaries are ~15 MB each, over the carry limit together
   for f in build/fuzz/tests/fuzz/fuzz_*; do [ -x "$f" ] && cp "$f" $C/ && strip --strip-unneeded $C/$(basename $f) && gzip -9 $C/$(basename $f); done
+  # fuzz_server links Debian's cpp-httplib (and its brotli), which the GPU machine's image does not have.
+  mkdir -p $C/lib
+  for l in libcpp-httplib.so.0.11 libbrotlidec.so.1 libbrotlienc.so.1 libbrotlicommon.so.1; do
+    cp -L /lib/x86_64-linux-gnu/$l $C/lib/ 2>/dev/null
+  done
   du -sh $C; exit 0
 fi
 OUT=${OUT:-/tmp/gtrace-out}; T=${SECONDS_BUDGET:-470}
 W=/tmp/fz; rm -rf $W; mkdir -p $W/bin $OUT/art; C=$W/bin
+[ -d .device-carry/fuzz/lib ] && export LD_LIBRARY_PATH=$PWD/.device-carry/fuzz/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 for f in .device-carry/fuzz/fuzz_*.gz; do gunzip -c $f >$C/$(basename $f .gz); chmod +x $C/$(basename $f .gz); done
 for spec in "$@"; do
   t=${spec%%:*}; n=${spec##*:}
