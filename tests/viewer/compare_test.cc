@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gt/viewer/compare.h"
+#include "gt/viewer/csv.h"
 #include "gt/viewer/json.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/profiled.h"
@@ -305,4 +306,23 @@ TEST_CASE("compare: real traces: counters pairs of the two H200 counters runs, t
   const EventId k = NthKernel(**t, CompareKernels(**t, **t2).front().name, 3);
   REQUIRE(k.valid());
   CHECK(Counterpart(**t, k, **t2, al.name) == k);
+}
+
+// The comparison's tables as CSV (the Compare tab's and the compared kernel table's CSV buttons).
+TEST_CASE("compare: kernel rows and steps as CSV") {
+  auto a = TraceA(), b = TraceB();
+  const CsvTable steps = CompareStepsCsv(CompareSteps(*a, *b, "step"));
+  REQUIRE(steps.rows.size() == 3);
+  CHECK(steps.header[5] == "delta_ns");
+  CHECK(steps.rows[0][3].value == "1000");
+  CHECK(steps.rows[0][4].value == "800");
+  CHECK(steps.rows[0][5].value == "-200");
+  CHECK(steps.rows[2][8].value == "-30");  // kernel time 400 -> 370
+  const std::vector<NameChange> rows = CompareKernels(*a, *b);
+  const CsvTable kernels = CompareKernelsCsv(rows);
+  REQUIRE(kernels.rows.size() == rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    CHECK(kernels.rows[i][0].value == rows[i].name);
+    CHECK(kernels.rows[i][5].value == std::to_string(rows[i].delta_ns()));
+  }
 }

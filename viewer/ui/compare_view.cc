@@ -23,6 +23,7 @@
 #include "gt/viewer/summary.h"
 #include "ui/app.h"
 #include "ui/counters/counters_view.h"
+#include "ui/teamui.h"
 
 namespace gt::ui {
 
@@ -290,6 +291,8 @@ void DrawSteps(App& app) {
     return;
   }
   ImGui::Text("Per '%s' (%zu instances, paired by ordinal)", c.align.name.c_str(), c.steps.size());
+  ImGui::SameLine();
+  CsvButton(app, "compare-steps");
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable("##steps", 7, flags, ImVec2(0, 160))) return;
@@ -551,6 +554,8 @@ void DrawCompareKernelTable(App& app) {
       "%zu kernel names, A: %s vs B: %s (the rows of gtrace diff, by |delta|). Click a row to "
       "highlight the kernel in both.",
       c.rows.size(), app.trace_name().c_str(), c.name.c_str());
+  ImGui::SameLine();
+  CsvButton(app, "compare-kernels");
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable | ImGuiTableFlags_ScrollY |
                                 ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit;
   if (!ImGui::BeginTable("##cmpkernels", 8, flags)) return;

@@ -9,6 +9,8 @@
 // printf-style "%s" with the text as format).
 #include "ui/teamui.h"
 
+#include "ui/compare_view.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -398,6 +400,11 @@ StatusOr<viewer::CsvTable> UiTableCsv(App& app, std::string_view table) {
     const HistogramState& h = app.teamui().histogram;
     if (h.name == 0) return InvalidArgument("no histogram is open (Kernels tab: right-click a kernel)");
     return viewer::HistogramCsv(h.hist);
+  }
+  if (table == "compare-kernels" || table == "compare-steps") {
+    const CompareState& c = app.compare();
+    if (!c.active() || !c.computed) return InvalidArgument("no comparison is open (File > Compare with...)");
+    return table == "compare-kernels" ? viewer::CompareKernelsCsv(c.rows) : viewer::CompareStepsCsv(c.steps);
   }
   if (table == "counters" || table == "losses" || table == "roofline" || table == "collectives" ||
       table == "collective-ranks")

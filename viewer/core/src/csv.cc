@@ -175,6 +175,26 @@ CsvTable RooflineCsv(const ProfiledKernels& p) {
   return t;
 }
 
+CsvTable CompareKernelsCsv(const std::vector<NameChange>& rows) {
+  CsvTable t{{"name", "count_a", "count_b", "total_a_ns", "total_b_ns", "delta_ns", "avg_a_ns", "avg_b_ns"},
+             {}};
+  for (const NameChange& r : rows)
+    t.rows.push_back({Text(r.name), Num(r.before.count), Num(r.after.count), Num(r.before.total_ns),
+                      Num(r.after.total_ns), Num(r.delta_ns()), Num(r.before.avg_ns), Num(r.after.avg_ns)});
+  return t;
+}
+
+CsvTable CompareStepsCsv(const std::vector<StepDelta>& steps) {
+  CsvTable t{
+      {"step", "in_a", "in_b", "a_ns", "b_ns", "delta_ns", "a_kernel_ns", "b_kernel_ns", "kernel_delta_ns"},
+      {}};
+  for (const StepDelta& s : steps)
+    t.rows.push_back({Num(int64_t{s.ordinal}), Num(int64_t{s.in_a}), Num(int64_t{s.in_b}), Num(s.a_ns),
+                      Num(s.b_ns), Num(s.delta_ns()), Num(s.a_kernel_ns), Num(s.b_kernel_ns),
+                      Num(s.kernel_delta_ns())});
+  return t;
+}
+
 const std::vector<std::string_view>& CsvTableNames() {
   static const std::vector<std::string_view> k = {"kernels",          "api",      "copies",   "nvtx",
                                                   "idle-gaps",        "counters", "roofline", "collectives",

@@ -12,6 +12,7 @@
 #include "gt/status.h"
 #include "gt/viewer/analysis.h"
 #include "gt/viewer/collectives.h"
+#include "gt/viewer/compare.h"
 #include "gt/viewer/histogram.h"
 #include "gt/viewer/model.h"
 #include "gt/viewer/notes.h"
@@ -46,6 +47,9 @@ CsvTable CollectiveRanksCsv(const CollectiveReport& report);
 // The roofline tab's points: per profiled kernel and memory level with FLOPs and bytes, its place on the
 // roofline of the GPU that ran it.
 CsvTable RooflineCsv(const ProfiledKernels& profiled);
+// Two traces compared: the kernel table's before/after rows (gtrace diff's) and the per-step deltas.
+CsvTable CompareKernelsCsv(const std::vector<NameChange>& rows);
+CsvTable CompareStepsCsv(const std::vector<StepDelta>& steps);
 
 // The tables by name, as the CLI offers them: "kernels", "api", "copies", "nvtx", "idle-gaps", "counters",
 // "roofline", "collectives", "collective-ranks", "losses", "histogram" (needs `kernel`: a kernel name). Notes
