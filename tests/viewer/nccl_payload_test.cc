@@ -3,9 +3,11 @@
 // kernel. The traces are built in code (sim_job.h) with the fields NCCL 2.19+ attaches; no real NCCL run.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "gt/viewer/collectives.h"
+#include "gt/viewer/csv.h"
 #include "gt/viewer/json.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/merge.h"
@@ -116,6 +118,15 @@ TEST_CASE("nccl payloads: 2 ranks matched by communicator, with algbw and busbw"
   CHECK(n["NCCL communicator ID"] == "0x5eedc0ffee000001");
   CHECK(n["Message size [bytes]"] == "64.0 MiB (67108864)");
   CHECK(n["Reduction operation"] == "Sum");
+
+  auto csv = TraceTableCsv(*m, "collectives");  // gtrace export --csv: the size and bandwidth per row
+  REQUIRE(csv.ok());
+  const auto col = [&](std::string_view name) {
+    return size_t(std::find(csv->header.begin(), csv->header.end(), name) - csv->header.begin());
+  };
+  REQUIRE(col("busbw") < csv->header.size());
+  CHECK(csv->rows[0][col("bytes")].value == "67108864");
+  CHECK(csv->rows[0][col("comm")].value == std::to_string(0x5eedc0ffee000001ull));
 
   const std::vector<NcclCall> calls = NcclCalls(*m);
   REQUIRE(calls.size() == 2 * 31);
