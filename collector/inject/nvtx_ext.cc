@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <ctime>
 
 #include <cupti.h>
 // CUPTI's NVTX parameter structs need the NVTX types above.
@@ -117,8 +118,16 @@ void OnNvtxPayloadPush(Injection& inj, const void* data) {
   const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(cb->functionParams);
   const nvtxEventAttributes_t* attr = p->core.eventAttrib;
   if (!attr || attr->payloadType != NVTX_PAYLOAD_TYPE_EXT || attr->payload.ullValue == 0) return;
+  // In the clock CUPTI stamps its records with: its own (shifted later by the decoder), or CLOCK_MONOTONIC
+  // when gtrace registered CUPTI's timestamp callback (GTRACE_CLOCK=monotonic; then the shift is 0).
   uint64_t stamp = 0;
-  if (cuptiGetTimestamp(&stamp) != CUPTI_SUCCESS) return;
+  if (inj.clock_shifted) {
+    if (cuptiGetTimestamp(&stamp) != CUPTI_SUCCESS) return;
+  } else {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    stamp = uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+  }
   // NVTX lets one event carry several payloads; NCCL attaches one. Each is decoded; fields are concatenated.
   const auto* data_array = reinterpret_cast<const nvtxPayloadData_t*>(attr->payload.ullValue);
   const size_t count = attr->reserved0 > 0 && attr->reserved0 <= 8 ? size_t(attr->reserved0) : 1;
