@@ -12,17 +12,22 @@ std::tuple<uint32_t, uint32_t, int64_t> Key(const NvtxArgRecord& a) {
   return {a.pid, a.tid, a.start};
 }
 
-// The NVTX range event that starts at `start` on the thread: one binary search per depth lane.
-EventId FindRange(const TraceModel& m, uint32_t pid, uint32_t tid, int64_t start) {
-  for (const Track& t : m.tracks) {
-    if (t.kind != TrackKind::kThreadRanges || t.pid != pid || t.tid != tid) continue;
-    for (uint32_t d = 0; d < t.lane_count; ++d) {
-      const Lane& lane = m.lanes[t.first_lane + d];
-      auto it = std::lower_bound(lane.start.begin(), lane.start.end(), start);
-      for (; it != lane.start.end() && *it == start; ++it) {
-        const EventId e{t.first_lane + d, uint32_t(it - lane.start.begin())};
-        if (m.Kind(e) == EventKind::kNvtx) return e;
-      }
+// The thread's NVTX range track, or null.
+const Track* RangesOf(const TraceModel& m, uint32_t pid, uint32_t tid) {
+  for (const Track& t : m.tracks)
+    if (t.kind == TrackKind::kThreadRanges && t.pid == pid && t.tid == tid) return &t;
+  return nullptr;
+}
+
+// The NVTX range event that starts at `start` on the track: one binary search per depth lane.
+EventId FindRange(const TraceModel& m, const Track* t, int64_t start) {
+  if (!t) return {};
+  for (uint32_t d = 0; d < t->lane_count; ++d) {
+    const Lane& lane = m.lanes[t->first_lane + d];
+    auto it = std::lower_bound(lane.start.begin(), lane.start.end(), start);
+    for (; it != lane.start.end() && *it == start; ++it) {
+      const EventId e{t->first_lane + d, uint32_t(it - lane.start.begin())};
+      if (m.Kind(e) == EventKind::kNvtx) return e;
     }
   }
   return {};
@@ -70,6 +75,9 @@ std::string FormatNvtxArg(const TraceModel& m, const NvtxArgRecord& a) {
 std::vector<NcclCall> NcclCalls(const TraceModel& m) {
   std::vector<NcclCall> out;
   const auto& args = m.nvtx_args;
+  const Track* track = nullptr;  // the current thread's (args are sorted by pid, tid)
+  uint32_t track_pid = 0, track_tid = 0;
+  bool have_track = false;
   for (size_t i = 0; i < args.size();) {
     size_t j = i;
     while (j < args.size() && Key(args[j]) == Key(args[i])) ++j;
@@ -94,7 +102,10 @@ std::vector<NcclCall> NcclCalls(const TraceModel& m) {
     }
     if (has_comm) {
       c.pid = args[i].pid, c.tid = args[i].tid, c.start = c.end = args[i].start;
-      c.range = FindRange(m, c.pid, c.tid, c.start);
+      if (!have_track || track_pid != c.pid || track_tid != c.tid) {
+        track = RangesOf(m, c.pid, c.tid), track_pid = c.pid, track_tid = c.tid, have_track = true;
+      }
+      c.range = FindRange(m, track, c.start);
       if (c.range.valid()) {
         c.end = m.End(c.range);
         const std::string& name = m.Str(m.Name(c.range));
