@@ -192,3 +192,63 @@ TEST_CASE("nccl payloads: 4 hosts x 2 ranks merged; the fields follow their rang
     CHECK(NvtxArgsOf(model, cr.call).size() == 3);
   }
 }
+
+// Two communicators running the same kernel, called in a different order on each rank (each on its own
+// stream): the kernel name + ordinal would pair rank 0's first call on A with rank 1's first call on B; the
+// communicator + sequence number pairs the calls that belong together.
+TEST_CASE("nccl payloads: two communicators with one kernel name stay apart") {
+  std::string file;
+  auto w = TraceWriter::Create(MakeStringSink(&file));
+  REQUIRE(w.ok());
+  TraceWriter& tw = **w;
+  const StringId kernel =
+      tw.Intern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)");
+  const StringId launch = tw.Intern("cudaLaunchKernelExC"), domain = tw.Intern("NCCL");
+  const StringId call_name = tw.Intern("ncclAllReduce");
+  const uint64_t kA = 0xA, kB = 0xB;
+  for (int32_t rank = 0; rank < 2; ++rank) {
+    const uint32_t pid = 100 + uint32_t(rank);
+    ProcessRecord p;
+    p.pid = pid, p.rank = rank, p.world_size = 2, p.start_ns = 0, p.end_ns = 1'000'000'000;
+    tw.Add(p);
+    // Rank 0: A, B, A, B; rank 1: B, A, B, A. Communicator A moves 1 MiB, B 4 MiB.
+    for (uint32_t i = 0; i < 4; ++i) {
+      const uint64_t comm = ((i % 2 == 0) == (rank == 0)) ? kA : kB;
+      const int64_t t = 1'000'000 + int64_t(i) * 1'000'000 + rank * 10'000;
+      NvtxRecord call;
+      call.pid = pid, call.tid = pid, call.domain = domain, call.message = call_name;
+      call.start = t, call.end = t + 20'000;
+      tw.Add(call);
+      for (auto [name, value] : {std::pair<const char*, uint64_t>{"NCCL communicator ID", comm},
+                                 {"Message size [bytes]", comm == kA ? 1ull << 20 : 4ull << 20}}) {
+        NvtxArgRecord a;
+        a.pid = pid, a.tid = pid, a.start = call.start, a.name = tw.Intern(name);
+        a.kind = uint8_t(NvtxArgKind::kUint), a.value = value;
+        tw.Add(a);
+      }
+      ApiCallRecord api;
+      api.pid = pid, api.tid = pid, api.name = launch, api.correlation_id = i + 1;
+      api.start = t + 5'000, api.end = t + 10'000;
+      tw.Add(api);
+      KernelRecord k;
+      k.pid = pid, k.name = kernel, k.correlation_id = i + 1, k.stream_id = comm == kA ? 7 : 8;
+      k.start = t + 15'000, k.end = t + 300'000;
+      tw.Add(k);
+    }
+  }
+  REQUIRE(tw.Finish().ok());
+  auto m = Load(file);
+  const CollectiveReport& r = CollectivesOf(*m);
+  REQUIRE(r.collectives.size() == 4);
+  CHECK(r.by_comm == 4);
+  std::map<uint64_t, int> per_comm;
+  for (const Collective& c : r.collectives) {
+    per_comm[c.comm]++;
+    CHECK(c.bytes == (c.comm == kA ? 1ull << 20 : 4ull << 20));
+    REQUIRE(c.ranks.size() == 2);
+    // Both ranks' kernels of one collective ran on the communicator's stream.
+    CHECK(m->TrackOf(c.ranks[0].kernel).stream_id == m->TrackOf(c.ranks[1].kernel).stream_id);
+  }
+  CHECK(per_comm[kA] == 2);
+  CHECK(per_comm[kB] == 2);
+}
