@@ -39,6 +39,10 @@ static_assert(decode::nvtxp::kSchemaIdStaticStart == NVTX_PAYLOAD_SCHEMA_ID_STAT
 static_assert(decode::nvtxp::kSchemaTypeStatic == NVTX_PAYLOAD_SCHEMA_TYPE_STATIC);
 static_assert(decode::nvtxp::kFlagHide == NVTX_PAYLOAD_ENTRY_FLAG_HIDE);
 static_assert(decode::nvtxp::kFlagArrayFixedSize == NVTX_PAYLOAD_ENTRY_FLAG_ARRAY_FIXED_SIZE);
+// decode/nvtx_payload.cc restates the entry types it reads; the ones NCCL uses, checked here.
+static_assert(NVTX_PAYLOAD_ENTRY_TYPE_INT == 5 && NVTX_PAYLOAD_ENTRY_TYPE_UINT64 == 18 &&
+              NVTX_PAYLOAD_ENTRY_TYPE_SIZE == 22 && NVTX_PAYLOAD_ENTRY_TYPE_CHAR == 1 &&
+              NVTX_PAYLOAD_ENTRY_TYPE_DOUBLE == 20 && NVTX_PAYLOAD_ENTRY_TYPE_FLOAT32 == 43);
 
 decode::PayloadRegistry& Registry() {
   static auto* r = new decode::PayloadRegistry();  // never destroyed: NVTX may call during exit
