@@ -390,6 +390,20 @@ void ActivityDecoder::AddApiCall(ApiCallRecord r) {
   ++stats_.api_calls;
 }
 
+void ActivityDecoder::WriteNvtx(const NvtxRecord& r) {
+  writer_->Add(r);
+  ++stats_.nvtx;
+  // Payload pushes are stamped in CUPTI's clock (the callback cannot know the shift applied later).
+  NvtxRecord key = r;
+  key.start -= options_.context.clock_offset_ns;
+  if (r.domain == 0 || !nvtx_payloads_.Take(key, &payload_fields_)) return;
+  payload_args_.clear();
+  AppendArgRecords(r, payload_fields_, [this](const std::string& s) { return writer_->Intern(s); },
+                   &payload_args_);
+  for (const NvtxArgRecord& a : payload_args_) writer_->Add(a);
+  nvtx_args_written_ += payload_args_.size();
+}
+
 void ActivityDecoder::EmitNvtx() {
   auto& out = nvtx_.output();
   for (const auto& r : out) {
@@ -399,8 +413,7 @@ void ActivityDecoder::EmitNvtx() {
       ++stats_.outside_window;
       continue;
     }
-    writer_->Add(r);
-    ++stats_.nvtx;
+    WriteNvtx(r);
   }
   out.clear();
 }
@@ -639,8 +652,7 @@ void ActivityDecoder::EndBuffer() {
       ++stats_.outside_window;
       continue;
     }
-    writer_->Add(r);
-    ++stats_.nvtx;
+    WriteNvtx(r);
   }
   out.clear();
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "decode/nvtx_assembler.h"
+#include "decode/nvtx_payload.h"
 #include "gt/model.h"
 #include "gt/writer.h"
 
@@ -118,6 +119,11 @@ class ActivityDecoder {
   StringId ApiName(uint8_t domain, uint32_t cbid);
   void NoteThread(uint32_t tid);
   void MarkThreadKnown(uint32_t tid) { threads_.push_back(tid); }
+  // Decoded NVTX extended payloads (NCCL's), added from NVTX's callbacks on any thread with CUPTI's raw
+  // timestamp of the push; each NVTX range written afterwards takes its own and is followed by its
+  // NvtxArgRecords.
+  PayloadJoiner& nvtx_payloads() { return nvtx_payloads_; }
+  uint64_t nvtx_args_written() const { return nvtx_args_written_; }
 
  private:
   bool InWindow(Timestamp start, Timestamp end) {
@@ -128,12 +134,17 @@ class ActivityDecoder {
   }
   void NoteStream(uint32_t device, uint32_t context, uint32_t stream);
   void EmitNvtx();  // writes the assembler's completed records that overlap the window
+  void WriteNvtx(const NvtxRecord& r);
 
   TraceWriter* writer_;
   DecoderOptions options_;
   DecodeStats stats_;
   Timestamp last_ts_ = 0;
   NvtxAssembler nvtx_;
+  PayloadJoiner nvtx_payloads_;
+  std::vector<PayloadField> payload_fields_;
+  std::vector<NvtxArgRecord> payload_args_;
+  uint64_t nvtx_args_written_ = 0;
 
   struct NameEntry {
     std::string mangled;

@@ -440,6 +440,9 @@ void CUPTIAPI DispatchCallback(void* userdata, CUpti_CallbackDomain domain, CUpt
   if (g_api && (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) &&
       (inj.config.kinds & kTraceRuntime))
     OnApiCallback(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
+  if (domain == CUPTI_CB_DOMAIN_NVTX && cbid == CUPTI_CBID_NVTX_nvtxDomainRangePushEx &&
+      (inj.config.kinds & kTraceNvtx))
+    OnNvtxPayloadPush(inj, data);
   if (auto module = inj.module_callback.load()) module(inj, domain, cbid, data);
   if (config::HasCaptureRange(inj.config.capture)) CaptureCallback()(userdata, domain, cbid, data);
 }
@@ -506,6 +509,8 @@ bool StartActivity(Injection& inj, std::string* error) {
   }
   ApplyActivityAttributes();
   cuptiEnableDomain(1, inj.subscriber, CUPTI_CB_DOMAIN_STATE);  // rare: errors and warnings only
+  // NCCL's payloads: one callback id (domain pushes with attributes), cheap for every other push.
+  if (inj.config.kinds & kTraceNvtx) EnableNvtxPayloads(inj);
   cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   r = cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
   if (r != CUPTI_SUCCESS) {

@@ -175,6 +175,7 @@ void FlusherMain(Injection* inj) {
 void FinalizeLocked(Injection& inj, const char* reason) {
   if (inj.finished) return;
   inj.decoder->Finish();
+  ReportNvtxPayloads(inj);
   uint64_t dropped = inj.dropped_records.load();
   if (dropped > inj.dropped_reported) {
     AddLoss(inj, "cupti_dropped_records", static_cast<uint8_t>(Severity::kDataLoss),

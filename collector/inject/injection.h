@@ -104,6 +104,11 @@ void NoteOwnLaunch(Injection& inj, uint32_t correlation_id);
 // capture.cc: callbacks for --capture-range (cudaProfilerStart/Stop, NVTX push/pop of a named range).
 bool StartCapture(Injection& inj, std::string* error);
 
+// nvtx_ext.cc: NVTX extended payloads (NCCL's): the push callback, and the counts reported at exit.
+void EnableNvtxPayloads(Injection& inj);
+void OnNvtxPayloadPush(Injection& inj, const void* cbdata);
+void ReportNvtxPayloads(Injection& inj);
+
 // modules.cc: optional modules (the counters engineer's range profiler plugs in here).
 void StartOptionalModules(Injection& inj);
 void FlushOptionalModules(Injection& inj);

@@ -23,7 +23,7 @@ namespace gt::format {
 // ---- versions (only format_upgrade.cc interprets them)
 // --------------------------------------------------------
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 1;  // 1.1: ProcessRecord host, boot id, job, ranks
+inline constexpr uint16_t kVersionMinor = 2;  // 1.1: ProcessRecord host, boot id, job, ranks; 1.2: nvtx_arg
 
 // ---- segment header: 20 bytes
 // -------------------------------------------------------------------------------- magic[10]

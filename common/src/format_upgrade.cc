@@ -25,6 +25,8 @@ struct AppendedColumns {
 constexpr AppendedColumns kAppended[] = {
     // 1.1: host, boot_id, job (strings: 0 = ""), rank, local_rank (-1), world_size (0).
     {RecordKind::kProcess, 1, 8, 6, {0, 0, 0, Zig(-1), Zig(-1), Zig(0)}},
+    // 1.2 added a chunk type (nvtx_arg, decoded NVTX payload fields) and no columns: older segments have no
+    // such chunks, so there is nothing to fill; a 1.1 reader skips them as an unknown type.
 };
 
 }  // namespace

@@ -174,12 +174,12 @@ std::string Offset(size_t pos) {
 
 std::string KindLabel(uint16_t type) {
   if (type == kChunkEndOfSegment) return "end-of-segment";
-  if (type >= 1 && type <= uint16_t(RecordKind::kLoss)) return RecordKindName(RecordKind(type));
+  if (type >= 1 && type <= uint16_t(kLastRecordKind)) return RecordKindName(RecordKind(type));
   return "type " + std::to_string(type);
 }
 
 bool IsKnownType(uint16_t type) {
-  return type == kChunkEndOfSegment || (type >= 1 && type <= uint16_t(RecordKind::kLoss));
+  return type == kChunkEndOfSegment || (type >= 1 && type <= uint16_t(kLastRecordKind));
 }
 
 // Decompresses and decodes record chunks. Holds every per-chunk scratch buffer, so each thread of a parallel
@@ -389,7 +389,7 @@ class ChunkDecoder {
              std::vector<NvtxRecord>, std::vector<SyncRecord>, std::vector<MemoryRecord>,
              std::vector<OverheadRecord>, std::vector<CounterDescriptor>, std::vector<CounterSample>,
              std::vector<KernelMetricRecord>, std::vector<StallSample>, std::vector<FlowRecord>,
-             std::vector<LossRecord>>
+             std::vector<LossRecord>, std::vector<NvtxArgRecord>>
       records_;
 };
 

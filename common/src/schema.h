@@ -112,6 +112,9 @@ GT_REC(FlowRecord) {
 GT_REC(LossRecord) {
   v.Str(r.name), v.U8(r.severity), v.Id(r.pid), v.U64(r.count), v.Str(r.detail);
 }
+GT_REC(NvtxArgRecord) {
+  v.Ts(r.start), v.Id(r.pid), v.Id(r.tid), v.Str(r.name), v.U8(r.kind), v.U64(r.value), v.Str(r.text);
+}
 
 #undef GT_REC
 
@@ -142,6 +145,7 @@ GT_KIND(KernelMetricRecord, kKernelMetric)
 GT_KIND(StallSample, kStallSample)
 GT_KIND(FlowRecord, kFlow)
 GT_KIND(LossRecord, kLoss)
+GT_KIND(NvtxArgRecord, kNvtxArg)
 #undef GT_KIND
 
 // Calls f(Tag<R>{}) for every record struct, in chunk-flush order (entities before the events that use them).

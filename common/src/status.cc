@@ -86,8 +86,15 @@ const char* RecordKindName(RecordKind kind) {
       return "flow";
     case RecordKind::kLoss:
       return "loss";
+    case RecordKind::kNvtxArg:
+      return "nvtx_arg";
   }
   return "unknown";
+}
+
+const char* NvtxArgKindName(uint8_t kind) {
+  static const char* const kNames[] = {"none", "int", "uint", "float", "enum", "string"};
+  return kind < sizeof(kNames) / sizeof(kNames[0]) ? kNames[kind] : "unknown";
 }
 
 const char* CopyKindName(uint8_t kind) {

@@ -416,7 +416,7 @@ class TraceWriter::Impl {
              KindBuffer<NvtxRecord>, KindBuffer<SyncRecord>, KindBuffer<MemoryRecord>,
              KindBuffer<OverheadRecord>, KindBuffer<CounterDescriptor>, KindBuffer<CounterSample>,
              KindBuffer<KernelMetricRecord>, KindBuffer<StallSample>, KindBuffer<FlowRecord>,
-             KindBuffer<LossRecord>>
+             KindBuffer<LossRecord>, KindBuffer<NvtxArgRecord>>
       kinds_;
   ByteBuf payload_, out_;
 };

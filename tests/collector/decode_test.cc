@@ -630,3 +630,31 @@ TEST_CASE("sync records from API calls: the calls that wait, runtime and driver,
   CHECK(d.syncs[0].correlation_id == 33);
   CHECK(d.syncs[0].end == 900);
 }
+
+TEST_CASE("a decoded NVTX payload follows its range into the trace as nvtx_arg records",
+          "[decode][nvtx_payload]") {
+  Harness h(0, 0, /*offset=*/1000);
+  // The push callback saw CUPTI's raw clock 2 us before CUPTI's START record; another thread's is not taken.
+  h.decoder->nvtx_payloads().Add({10,
+                                  98,
+                                  {{"Message size [bytes]", NvtxArgKind::kUint, 4096, {}},
+                                   {"Reduction operation", NvtxArgKind::kEnum, 0, "Sum"}}});
+  h.decoder->nvtx_payloads().Add({11, 100, {{"other", NvtxArgKind::kInt, 1, {}}}});
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 1, 100, 10, "ncclAllReduce", "NCCL"));
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 1, 300, 10, nullptr));
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 2, 400, 10, "plain", "NCCL"));
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 2, 500, 10, nullptr));
+  TraceData d = h.Finish();
+  REQUIRE(d.nvtx.size() == 2);
+  REQUIRE(d.nvtx_args.size() == 2);
+  for (const NvtxArgRecord& a : d.nvtx_args) {
+    CHECK(a.start == 1100);  // the range's own start on the trace clock: the key the viewer looks up
+    CHECK(a.pid == 42);
+    CHECK(a.tid == 10);
+  }
+  CHECK(d.Str(d.nvtx_args[0].name) == "Message size [bytes]");
+  CHECK(d.nvtx_args[0].value == 4096);
+  CHECK(d.nvtx_args[1].kind == uint8_t(NvtxArgKind::kEnum));
+  CHECK(d.Str(d.nvtx_args[1].text) == "Sum");
+  CHECK(h.decoder->nvtx_payloads().pending() == 1);  // thread 11's push had no range
+}

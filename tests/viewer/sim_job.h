@@ -39,6 +39,11 @@ struct SimRank {
   int64_t interval_ns = 5'000'000;  // one all-reduce every 5 ms
   int64_t jitter_ns = 1'000;        // how far apart ranks' ends of one collective lie
   int exit_kind = int(ExitKind::kExited), exit_code = 0;
+  // NCCL's NVTX payloads (NCCL 2.19+, format 1.2): an ncclCommInitRankConfig range at start and an
+  // ncclAllReduce range around each launch, with the fields NCCL attaches (comm hash, size, op).
+  bool payloads = false;
+  uint64_t comm = 0x5eedc0ffee000001ull;
+  uint64_t bytes = 64ull << 20;
 };
 
 // The true end of collective c (a straggler delays everyone's end) and this rank's (jittered) view of it.
@@ -79,6 +84,14 @@ inline std::string RankFile(const SimHost& h, const std::vector<SimRank>& ranks,
   const StringId launch = tw.Intern("cudaLaunchKernel");
   std::vector<StringId> steps;
   for (int i = 0; i < 64; ++i) steps.push_back(tw.Intern("step " + std::to_string(i)));
+  // NCCL's payload fields, as its schemas name them (src/include/nvtx_payload_schemas.h).
+  auto arg = [&tw](const NvtxRecord& range, const char* name, NvtxArgKind kind, uint64_t value,
+                   const char* text = nullptr) {
+    NvtxArgRecord a;
+    a.pid = range.pid, a.tid = range.tid, a.start = range.start;
+    a.name = tw.Intern(name), a.kind = uint8_t(kind), a.value = value, a.text = text ? tw.Intern(text) : 0;
+    tw.Add(a);
+  };
   for (const SimRank& r : ranks) {
     ProcessRecord p;
     p.pid = r.pid;
@@ -92,6 +105,17 @@ inline std::string RankFile(const SimHost& h, const std::vector<SimRank>& ranks,
     p.job = tw.Intern(r.job);
     p.rank = r.rank, p.local_rank = r.local_rank, p.world_size = r.world;
     tw.Add(p);
+    if (r.payloads) {
+      NvtxRecord init;
+      init.pid = r.pid, init.tid = r.pid, init.domain = tw.Intern("NCCL");
+      init.message = tw.Intern("ncclCommInitRankConfig");
+      init.start = h.Local(kT0 + 1'000'000), init.end = h.Local(kT0 + 3'000'000);
+      tw.Add(init);
+      arg(init, "NCCL communicator ID", NvtxArgKind::kUint, r.comm);
+      arg(init, "No. of ranks", NvtxArgKind::kInt, uint64_t(r.world));
+      arg(init, "Rank", NvtxArgKind::kInt, uint64_t(r.rank));
+      arg(init, "CUDA device", NvtxArgKind::kInt, uint64_t(r.local_rank));
+    }
     for (uint32_t c = 0; c < r.collectives; ++c) {
       const int64_t end = TrueEnd(c, r) + Jitter(c, r);
       KernelRecord g;  // compute before the collective; its length differs per rank (arrival skew)
@@ -113,6 +137,16 @@ inline std::string RankFile(const SimHost& h, const std::vector<SimRank>& ranks,
       step.pid = r.pid, step.tid = r.pid, step.message = steps[c % 64];
       step.start = api.start - 1'000, step.end = api.end + 1'000;
       tw.Add(step);
+      if (r.payloads) {  // the ncclAllReduce call inside the step, around the launch
+        NvtxRecord call;
+        call.pid = r.pid, call.tid = r.pid, call.domain = tw.Intern("NCCL");
+        call.message = tw.Intern("ncclAllReduce");
+        call.start = api.start - 500, call.end = api.end + 500;
+        tw.Add(call);
+        arg(call, "NCCL communicator ID", NvtxArgKind::kUint, r.comm);
+        arg(call, "Message size [bytes]", NvtxArgKind::kUint, r.bytes);
+        arg(call, "Reduction operation", NvtxArgKind::kEnum, 0, "Sum");
+      }
     }
   }
   SimCheck(tw.Finish(), "TraceWriter::Finish");

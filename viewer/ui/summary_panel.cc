@@ -117,6 +117,33 @@ void DrawGaps(App& app, const std::vector<viewer::IdleGap>& gaps) {
   ImGui::EndTable();
 }
 
+// With NCCL's payloads: per op, message size and rank count, nccl-tests' algbw and busbw at the median time
+// (computed in the core: CollectiveReport::bandwidth, the rows `gtrace stats` prints).
+void DrawCollectiveBandwidth(const viewer::CollectiveReport& r) {
+  if (r.bandwidth.empty()) return;
+  ImGui::TextDisabled("Bandwidth (nccl-tests' algbw and busbw; time = last end - last arrival, median)");
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Resizable |
+                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit |
+                                ImGuiTableFlags_ScrollY;
+  const float height =
+      ImGui::GetTextLineHeightWithSpacing() * (float(std::min<size_t>(r.bandwidth.size(), 12)) + 2.2f);
+  if (!ImGui::BeginTable("##collective_bandwidth", 7, flags, ImVec2(0, height))) return;
+  ImGui::TableSetupScrollFreeze(1, 1);
+  for (const char* c : {"Op", "Size", "Ranks", "Count", "Time", "algbw"}) ImGui::TableSetupColumn(c);
+  ImGui::TableSetupColumn("busbw", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableHeadersRow();
+  for (const viewer::CollectiveBandwidth& b : r.bandwidth) {
+    ImGui::TableNextRow();
+    for (const std::string& cell :
+         {b.op, FormatBytes(double(b.bytes)), std::to_string(b.ranks), FormatCount(b.count),
+          FormatDuration(double(b.median_ns)), FormatRate(b.algbw, "B/s"), FormatRate(b.busbw, "B/s")}) {
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(cell.c_str());
+    }
+  }
+  ImGui::EndTable();
+}
+
 // Per rank, the columns of `gtrace stats` (FormatCollectiveReport), then the straggler diagnosis in words.
 void DrawCollectives(const viewer::CollectiveReport& r) {
   for (const std::string& line : r.diagnosis) {
@@ -170,6 +197,7 @@ void DrawCollectives(const viewer::CollectiveReport& r) {
     ImGui::ProgressBar(static_cast<float>(hidden), ImVec2(90, 0), pct);
   }
   ImGui::EndTable();
+  DrawCollectiveBandwidth(r);
 }
 
 }  // namespace

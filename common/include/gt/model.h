@@ -50,7 +50,9 @@ enum class RecordKind : uint16_t {
   kStallSample = 19,
   kFlow = 20,
   kLoss = 21,
+  kNvtxArg = 22,  // 1.2
 };
+inline constexpr RecordKind kLastRecordKind = RecordKind::kNvtxArg;
 
 // ---- trace-level
 // ---------------------------------------------------------------------------------------------
@@ -294,6 +296,21 @@ struct NvtxRecord {
   uint8_t flags = 0;         // NvtxFlags
 };
 
+// One decoded field of an NVTX extended payload (NVTX's payload extension: nvtxPayloadSchemaRegister'd
+// schemas; NCCL 2.19+ attaches one to each API range). A range's fields are separate records keyed by the
+// range's (pid, tid, start): NvtxRecord stays fixed-size, and ranges without payload (nearly all) cost nothing.
+enum class NvtxArgKind : uint8_t { kNone = 0, kInt = 1, kUint = 2, kFloat = 3, kEnum = 4, kString = 5 };
+
+struct NvtxArgRecord {
+  Timestamp start = 0;  // the range's start: with pid and tid the key of its NvtxRecord
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  StringId name = 0;   // the schema entry's name ("Message size [bytes]")
+  StringId text = 0;   // kEnum: the value's name (0 when not registered); kString: the text
+  uint64_t value = 0;  // kInt: int64 bits; kUint: value; kFloat: double bits; kEnum: the raw value
+  uint8_t kind = 0;    // NvtxArgKind
+};
+
 enum class SyncKind : uint8_t {
   kUnknown = 0,
   kEventSync = 1,
@@ -458,7 +475,8 @@ inline LossRecord MakeLoss(StringId name, Severity severity, uint64_t count, Str
   X(KernelMetricRecord, OnKernelMetrics, kernel_metrics)          \
   X(StallSample, OnStallSamples, stall_samples)                   \
   X(FlowRecord, OnFlows, flows)                                   \
-  X(LossRecord, OnLoss, losses)
+  X(LossRecord, OnLoss, losses)                                   \
+  X(NvtxArgRecord, OnNvtxArgs, nvtx_args)
 
 // Record structs are copied in bulk (the reader's capture sink, the collector's buffers) and sized into every
 // sink's memory, so each stays trivially copyable and its size changes only on purpose. The sizes hold for
@@ -486,6 +504,7 @@ static_assert(sizeof(KernelMetricRecord) == 40);
 static_assert(sizeof(StallSample) == 48);
 static_assert(sizeof(FlowRecord) == 32);
 static_assert(sizeof(LossRecord) == 32);
+static_assert(sizeof(NvtxArgRecord) == 40);
 
 const char* RecordKindName(RecordKind kind);
 const char* CopyKindName(uint8_t kind);
@@ -493,5 +512,6 @@ const char* MemoryKindName(uint8_t kind);
 const char* PrecisionName(Precision p);
 const char* SeverityName(uint8_t severity);
 const char* SyncKindName(uint8_t kind);
+const char* NvtxArgKindName(uint8_t kind);
 
 }  // namespace gt

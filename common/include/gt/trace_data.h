@@ -32,6 +32,7 @@ struct TraceData : TraceSink {
   std::vector<StallSample> stall_samples;
   std::vector<FlowRecord> flows;
   std::vector<LossRecord> losses;
+  std::vector<NvtxArgRecord> nvtx_args;  // 1.2: decoded NVTX payload fields
 
   // "" for unknown ids (lost strings chunk) rather than out-of-bounds.
   const std::string& Str(StringId id) const;

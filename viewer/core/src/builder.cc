@@ -220,6 +220,7 @@ GT_COLD_KIND(KernelMetricRecord, 9, OnKernelMetrics)
 GT_COLD_KIND(StallSample, 10, OnStallSamples)
 GT_COLD_KIND(FlowRecord, 11, OnFlows)
 GT_COLD_KIND(LossRecord, 12, OnLoss)
+GT_COLD_KIND(NvtxArgRecord, 13, OnNvtxArgs)
 #undef GT_COLD_KIND
 
 template <typename R>
@@ -256,6 +257,7 @@ void Router::Replay(TraceSink& to) const {
   DeliverCold<StallSample>(to, cold_type_, cold_, cold_count_);
   DeliverCold<FlowRecord>(to, cold_type_, cold_, cold_count_);
   DeliverCold<LossRecord>(to, cold_type_, cold_, cold_count_);
+  DeliverCold<NvtxArgRecord>(to, cold_type_, cold_, cold_count_);
 }
 
 }  // namespace gt::viewer::detail
@@ -464,6 +466,11 @@ void ModelBuilder::OnStallSamples(std::span<const StallSample> r) {
 
 void ModelBuilder::OnFlows(std::span<const FlowRecord> r) {
   impl_->flow_records.insert(impl_->flow_records.end(), r.begin(), r.end());
+}
+
+// Decoded NVTX payload fields: sorted by key at Finish, looked up per range (gt/viewer/nvtx_args.h).
+void ModelBuilder::OnNvtxArgs(std::span<const NvtxArgRecord> r) {
+  impl_->m->nvtx_args.insert(impl_->m->nvtx_args.end(), r.begin(), r.end());
 }
 
 void ModelBuilder::OnLoss(std::span<const LossRecord> r) {

@@ -295,6 +295,7 @@ class Router final : public TraceSink {
   void OnStallSamples(std::span<const StallSample> r) override { Capture(r); }
   void OnFlows(std::span<const FlowRecord> r) override { Capture(r); }
   void OnLoss(std::span<const LossRecord> r) override { Capture(r); }
+  void OnNvtxArgs(std::span<const NvtxArgRecord> r) override { Capture(r); }
   void Replay(TraceSink& to) const;
 
   void Kernel(const KernelRecord& r, StringId args);

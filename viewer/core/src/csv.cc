@@ -137,14 +137,16 @@ CsvTable HistogramCsv(const DurationHistogram& h) {
 
 CsvTable CollectivesCsv(const TraceModel& m, const CollectiveReport& r) {
   CsvTable t{{"op", "kernel", "ordinal", "step", "rank", "pid", "start_ns", "end_ns", "wait_ns",
-              "transfer_ns", "skew_ns", "last_to_arrive"},
+              "transfer_ns", "skew_ns", "last_to_arrive", "comm", "bytes", "time_ns", "algbw", "busbw"},
              {}};
   for (const Collective& c : r.collectives)
     for (size_t i = 0; i < c.ranks.size(); ++i) {
       const CollectiveRank& k = c.ranks[i];
       t.rows.push_back({Text(c.op), Text(m.Str(c.kernel_name)), Num(int64_t{c.ordinal}), Text(c.step),
                         Num(int64_t{k.rank}), Num(int64_t{k.pid}), Num(k.start), Num(k.end), Num(k.wait_ns),
-                        Num(k.transfer_ns), Num(c.skew_ns()), Num(int64_t{i == c.last})});
+                        Num(k.transfer_ns), Num(c.skew_ns()), Num(int64_t{i == c.last}),
+                        Text(c.by_comm ? std::to_string(c.comm) : ""), Num(c.bytes), Num(c.time_ns),
+                        Num(c.algbw), Num(c.busbw)});
     }
   return t;
 }

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "gt/viewer/collectives.h"
+#include "gt/viewer/nvtx_args.h"
 #include "gt/viewer/query.h"
 
 namespace gt::viewer {
@@ -121,6 +122,15 @@ std::vector<DetailField> EventDetails(const TraceModel& model, EventId e) {
                               (c.step.empty() ? "" : ", in " + c.step));
         add("Arrived last",
             who(c.ranks[c.last]) + ", " + FormatDuration(double(c.skew_ns())) + " after the first");
+        if (c.by_comm) add("Communicator", Hex(c.comm) + ", call #" + std::to_string(c.ordinal));
+        if (c.bytes) {
+          add("Message size", FormatBytes(double(c.bytes)) + " (" + std::to_string(c.bytes) + ")" +
+                                  (c.redop.empty() ? "" : ", " + c.redop));
+          if (c.algbw > 0)
+            add("Bandwidth", "algbw " + FormatRate(c.algbw, "B/s") + ", busbw " + FormatRate(c.busbw, "B/s") +
+                                 " over " + FormatDuration(double(c.time_ns)) + " on " +
+                                 std::to_string(c.comm_ranks) + " ranks");
+        }
         for (const CollectiveRank& r : c.ranks)
           add(who(r) + (&r == &c.ranks[ref->rank] ? " (this)" : ""),
               "arrived +" + FormatDuration(double(r.start - c.first_arrival)) + ", waited " +
@@ -172,6 +182,14 @@ std::vector<DetailField> EventDetails(const TraceModel& model, EventId e) {
         if (n.flags & kNvtxMark) add("Marker", "yes");
         if (n.flags & kNvtxStartEnd) add("Range type", "start/end");
         if (n.flags & kNvtxUnclosed) add("Unclosed", "still open when the trace ended");
+      }
+      // Extended payload fields (NCCL's communicator, message size, ...), as the app's schema names them.
+      for (const NvtxArgRecord& a : NvtxArgsOf(model, e)) {
+        std::string v = FormatNvtxArg(model, a);
+        const std::string& field = model.Str(a.name);
+        if (field == kNcclCommField) v = Hex(a.value);
+        if (field == kNcclBytesField) v = FormatBytes(double(a.value)) + " (" + v + ")";
+        add(field.empty() ? "(unnamed field)" : field, v);
       }
       break;
     }

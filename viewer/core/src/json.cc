@@ -220,10 +220,23 @@ json Collectives(const CollectiveReport& r) {
                     {"last_rank", last.rank},
                     {"last_pid", last.pid},
                     {"skew_ns", c.skew_ns()},
-                    {"step", c.step}});
+                    {"step", c.step},
+                    {"bytes", c.bytes},
+                    {"comm", c.by_comm ? c.comm : 0}});
   }
+  json bandwidth = json::array();
+  for (const CollectiveBandwidth& b : r.bandwidth)
+    bandwidth.push_back({{"op", b.op},
+                         {"bytes", b.bytes},
+                         {"ranks", b.ranks},
+                         {"count", b.count},
+                         {"median_ns", b.median_ns},
+                         {"algbw_bytes_per_s", b.algbw},
+                         {"busbw_bytes_per_s", b.busbw}});
   return {{"matched", r.collectives.size()},
           {"unmatched_kernels", r.unmatched},
+          {"matched_by_communicator", r.by_comm},
+          {"bandwidth", bandwidth},
           {"late_threshold_ns", r.late_threshold_ns},
           {"ranks", ranks},
           {"late", late},

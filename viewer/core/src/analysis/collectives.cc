@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "gt/units.h"
+#include "gt/viewer/nvtx_args.h"
 #include "gt/viewer/query.h"
 
 namespace gt::viewer {
@@ -17,7 +19,40 @@ struct NcclKernel {
   StringId name;
   int64_t start, end;
   EventId id;
+  int32_t call = -1;  // index into the NCCL calls: the API range whose call launched it
 };
+
+// What ties one kernel to its counterparts on the other ranks: (1, communicator, sequence number) from NCCL's
+// payloads, else (0, kernel name, ordinal).
+using MatchKey = std::tuple<uint8_t, uint64_t, uint32_t>;
+
+bool IsOneOf(const std::string& op, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (op == n) return true;
+  return false;
+}
+
+// The NCCL call on the launching thread whose range holds the kernel's launch (the innermost one).
+int32_t CallOf(const TraceModel& m, EventId kernel, const std::vector<NcclCall>& calls,
+               const std::map<std::pair<uint32_t, uint32_t>, std::pair<size_t, size_t>>& by_thread) {
+  const EventId launch = FlowPartner(m, kernel);
+  if (!launch.valid()) return -1;
+  const Track& t = m.TrackOf(launch);
+  auto it = by_thread.find({t.pid, t.tid});
+  if (it == by_thread.end()) return -1;
+  const int64_t at = m.Start(launch);
+  const auto [first, last] = it->second;
+  // Calls of a thread are sorted by start: the last one starting at or before the launch, then a few more
+  // around it (NCCL's ranges do not nest deeply).
+  size_t i = size_t(std::upper_bound(calls.begin() + first, calls.begin() + last, at,
+                                     [](int64_t t, const NcclCall& c) { return t < c.start; }) -
+                    calls.begin());
+  for (int tries = 0; i-- > first && tries < 8; ++tries) {
+    const NcclCall& c = calls[i];
+    if (c.end >= at && c.has_bytes && c.range.valid()) return int32_t(i);
+  }
+  return -1;
+}
 
 std::string OpOf(const std::string& kernel) {
   for (const char* prefix : {"ncclDevKernel_", "ncclKernel_"}) {
@@ -121,17 +156,53 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
   for (const ProcessRecord& p : m.processes)
     if (p.rank >= 0) rank_of[p.pid] = p.rank;
 
-  // ---- match: (name, ordinal) across processes
-  std::map<std::pair<StringId, uint32_t>, Collective> matched;
+  // ---- NCCL's calls (payloads): each call's sequence number on its communicator in its process, the
+  // communicators' sizes, and the call that launched each kernel.
+  const std::vector<NcclCall> calls = m.nvtx_args.empty() ? std::vector<NcclCall>{} : NcclCalls(m);
+  std::vector<uint32_t> seq(calls.size(), 0);
+  std::map<uint64_t, uint32_t> comm_ranks;
+  std::map<std::pair<uint32_t, uint32_t>, std::pair<size_t, size_t>> by_thread;
+  {
+    std::map<uint32_t, std::vector<size_t>> by_process;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      auto [it, fresh] = by_thread.try_emplace({calls[i].pid, calls[i].tid}, i, i + 1);
+      if (!fresh) it->second.second = i + 1;
+      if (calls[i].nranks > 0) comm_ranks[calls[i].comm] = uint32_t(calls[i].nranks);
+      if (calls[i].has_bytes) by_process[calls[i].pid].push_back(i);
+    }
+    for (auto& [pid, idx] : by_process) {
+      std::stable_sort(idx.begin(), idx.end(),
+                       [&](size_t a, size_t b) { return calls[a].start < calls[b].start; });
+      std::map<uint64_t, uint32_t> next;
+      for (size_t i : idx) seq[i] = next[calls[i].comm]++;
+    }
+  }
+
+  // ---- match: (communicator, sequence) or (name, ordinal) across processes
+  std::map<MatchKey, Collective> matched;
   for (auto& [pid, ks] : by_pid) {
     std::stable_sort(ks.begin(), ks.end(),
                      [](const NcclKernel& a, const NcclKernel& b) { return a.start < b.start; });
     std::map<StringId, uint32_t> ordinal;
-    for (const NcclKernel& k : ks) {
-      Collective& c = matched[{k.name, ordinal[k.name]++}];
+    for (NcclKernel& k : ks) {
+      k.call = calls.empty() ? -1 : CallOf(m, k.id, calls, by_thread);
+      const MatchKey key =
+          k.call >= 0 ? MatchKey{1, calls[k.call].comm, seq[k.call]} : MatchKey{0, k.name, ordinal[k.name]++};
+      Collective& c = matched[key];
+      if (c.ranks.empty()) c.kernel_name = k.name;
       CollectiveRank r;
       r.rank = rank_of.count(pid) ? rank_of[pid] : -1;
       r.pid = pid, r.kernel = k.id, r.start = k.start, r.end = k.end;
+      if (k.call >= 0) {
+        const NcclCall& call = calls[k.call];
+        r.call = call.range;
+        c.bytes = std::max(c.bytes, call.bytes);
+        if (c.op.empty() || c.op == call.op)
+          c.op = call.op;
+        else if (IsOneOf(c.op, {"Send", "Recv"}) && IsOneOf(call.op, {"Send", "Recv"}))
+          c.op = "SendRecv";
+        if (!call.redop.empty()) c.redop = call.redop;
+      }
       c.ranks.push_back(r);
     }
   }
@@ -141,7 +212,16 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
       ++report.unmatched;
       continue;
     }
-    c.kernel_name = key.first, c.ordinal = key.second, c.op = OpOf(m.Str(key.first));
+    c.ordinal = std::get<2>(key);
+    if (std::get<0>(key) == 1) {
+      c.by_comm = true, c.comm = std::get<1>(key);
+      ++report.by_comm;
+      auto n = comm_ranks.find(c.comm);
+      c.comm_ranks = n != comm_ranks.end() ? n->second : uint32_t(c.ranks.size());
+    } else {
+      c.comm_ranks = uint32_t(c.ranks.size());
+    }
+    if (c.op.empty()) c.op = OpOf(m.Str(c.kernel_name));
     std::sort(c.ranks.begin(), c.ranks.end(), [](const CollectiveRank& a, const CollectiveRank& b) {
       return std::make_pair(a.rank, a.pid) < std::make_pair(b.rank, b.pid);
     });
@@ -150,16 +230,37 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
       c.first_arrival = std::min(c.first_arrival, c.ranks[i].start);
       if (c.ranks[i].start > c.last_arrival) c.last_arrival = c.ranks[i].start, c.last = i;
     }
+    int64_t last_end = c.last_arrival;
     for (auto& r : c.ranks) {
       r.wait_ns = c.last_arrival - r.start;
       r.transfer_ns = std::max<int64_t>(0, r.end - c.last_arrival);
       transfers.push_back(r.transfer_ns);
+      last_end = std::max(last_end, r.end);
+    }
+    c.time_ns = last_end - c.last_arrival;
+    if (c.bytes && c.time_ns > 0) {
+      c.algbw = double(AlgorithmBytes(c.op, c.bytes, c.comm_ranks)) / (double(c.time_ns) * 1e-9);
+      c.busbw = c.algbw * BusBandwidthFactor(c.op, c.comm_ranks);
     }
     report.collectives.push_back(std::move(c));
   }
   std::sort(report.collectives.begin(), report.collectives.end(),
             [](const Collective& a, const Collective& b) { return a.last_arrival < b.last_arrival; });
   report.late_threshold_ns = std::max<int64_t>(100'000, Median(transfers) / 20);
+  {  // bandwidth per (op, size, ranks), at the median time
+    std::map<std::tuple<std::string, uint64_t, uint32_t>, std::vector<int64_t>> times;
+    for (const Collective& c : report.collectives)
+      if (c.bytes && c.time_ns > 0) times[{c.op, c.bytes, c.comm_ranks}].push_back(c.time_ns);
+    for (auto& [key, t] : times) {
+      CollectiveBandwidth b;
+      std::tie(b.op, b.bytes, b.ranks) = key;
+      b.count = uint32_t(t.size());
+      b.median_ns = Median(std::move(t));
+      b.algbw = double(AlgorithmBytes(b.op, b.bytes, b.ranks)) / (double(b.median_ns) * 1e-9);
+      b.busbw = b.algbw * BusBandwidthFactor(b.op, b.ranks);
+      report.bandwidth.push_back(std::move(b));
+    }
+  }
 
   // ---- per rank
   std::map<uint32_t, RankCollectiveStats> stats;
@@ -228,6 +329,19 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
   return report;
 }
 
+double BusBandwidthFactor(const std::string& op, uint32_t n) {
+  if (n == 0) return 0;
+  const double dn = double(n);
+  if (op == "AllReduce") return 2.0 * (dn - 1) / dn;
+  if (IsOneOf(op, {"AllGather", "ReduceScatter", "AlltoAll", "Gather", "Scatter"})) return (dn - 1) / dn;
+  return 1.0;  // Broadcast, Reduce, Send, Recv, SendRecv, and what nccl-tests has no formula for
+}
+
+uint64_t AlgorithmBytes(const std::string& op, uint64_t nccl_bytes, uint32_t n) {
+  if (IsOneOf(op, {"AllGather", "ReduceScatter", "AlltoAll", "Gather", "Scatter"})) return nccl_bytes * n;
+  return nccl_bytes;
+}
+
 const CollectiveReport::KernelRef* CollectiveReport::Find(EventId kernel) const {
   auto it = std::lower_bound(by_kernel.begin(), by_kernel.end(), KernelRef{kernel, 0, 0});
   return it != by_kernel.end() && it->kernel == kernel ? &*it : nullptr;
@@ -291,6 +405,22 @@ std::string FormatCollectiveReport(const CollectiveReport& r) {
          s.comm_ns ? FormatPercent(100.0 * double(s.overlap_ns) / double(s.comm_ns)) : "-"});
   }
   o += "  (hidden: share of NCCL time that ran alongside the rank's compute kernels)\n";
+  if (r.by_comm)
+    o += "  " + std::to_string(r.by_comm) +
+         " of them matched by communicator and sequence number (NCCL payloads)\n";
+  if (!r.bandwidth.empty()) {
+    o += "  Bandwidth (nccl-tests' algbw and busbw; time = last end - last arrival, median):\n";
+    auto brow = [&o](const std::vector<std::string>& cells) {
+      static constexpr size_t kWidth[] = {14, 10, 6, 7, 10, 11, 11};
+      o += "  ";
+      for (size_t i = 0; i < cells.size(); ++i) o += PadColumn(cells[i], kWidth[i], i > 0) + " ";
+      o += "\n";
+    };
+    brow({"op", "size", "ranks", "count", "time", "algbw", "busbw"});
+    for (const CollectiveBandwidth& b : r.bandwidth)
+      brow({b.op, FormatBytes(double(b.bytes)), std::to_string(b.ranks), std::to_string(b.count),
+            FormatDuration(double(b.median_ns)), FormatRate(b.algbw, "B/s"), FormatRate(b.busbw, "B/s")});
+  }
   for (const auto& d : r.diagnosis) o += "  straggler: " + d + "\n";
   if (r.diagnosis.empty())
     o += "  no straggler: no rank arrives more than " + FormatDuration(double(r.late_threshold_ns)) +

@@ -74,6 +74,7 @@ class ModelBuilder : public TraceSink {
   void OnStallSamples(std::span<const StallSample> r) override;
   void OnFlows(std::span<const FlowRecord> r) override;
   void OnLoss(std::span<const LossRecord> r) override;
+  void OnNvtxArgs(std::span<const NvtxArgRecord> r) override;
 
   // ---- importers ----
   // Interns text into the model's string table (idempotent). Don't mix with OnStrings in one build.

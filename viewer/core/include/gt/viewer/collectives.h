@@ -7,6 +7,20 @@
 // operation, algorithm, protocol and type, which all ranks choose alike). A rank's kernel starts when that
 // rank arrives; no rank can finish before the last one arrived, so for each rank `wait` = last arrival - its
 // own arrival, and `transfer` = its end - the last arrival.
+//
+// With NCCL's NVTX payloads (NCCL 2.19+, recorded since format 1.2; gt/viewer/nvtx_args.h) a kernel is tied
+// to the NCCL API range whose call launched it (the range on the launching thread around the launch), and
+// kernels are matched by communicator hash + the call's sequence number on that communicator in each process
+// instead: two communicators running the same kernel stay apart. Kernels without such a range (an older NCCL,
+// or a launch from ncclGroupEnd outside the call's range) keep the name + ordinal match.
+//
+// Bandwidth (nccl-tests' definitions, doc/PERFORMANCE.md there), per collective with a message size:
+//   time  = the last rank's end - the last arrival (the collective once every rank was there)
+//   algbw = S / time, S = NCCL's message size, x n for AllGather, ReduceScatter, AlltoAll, Gather, Scatter
+//           (NCCL's payload holds the per-rank size for those)
+//   busbw = algbw x 2(n-1)/n (AllReduce), x (n-1)/n (AllGather, ReduceScatter, AlltoAll, Gather, Scatter),
+//           x 1 (Broadcast, Reduce, Send/Recv)
+// n = the communicator's ranks from its init payload (ncclCommInitRank*), else the ranks matched.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +38,7 @@ struct CollectiveRank {
   int64_t start = 0, end = 0;
   int64_t wait_ns = 0;      // last arrival - this rank's arrival
   int64_t transfer_ns = 0;  // end - last arrival
+  EventId call;             // NCCL's API range ("ncclAllReduce") with its payload; invalid when none
 };
 
 struct Collective {
@@ -34,7 +49,26 @@ struct Collective {
   int64_t first_arrival = 0, last_arrival = 0;
   size_t last = 0;   // index in ranks of the last to arrive
   std::string step;  // NVTX range around the last rank's launch ("step 12"), "" when none
+  // From NCCL's payloads, when present: matched by communicator (then `ordinal` is the sequence number of
+  // the call on that communicator), the message size and the bandwidth it reached.
+  bool by_comm = false;
+  uint64_t comm = 0;
+  uint64_t bytes = 0;           // NCCL's message size; 0 unknown
+  uint32_t comm_ranks = 0;      // n of the formulas
+  std::string redop;            // "Sum", ... where the op has one
+  int64_t time_ns = 0;          // last end - last arrival
+  double algbw = 0, busbw = 0;  // bytes per second; 0 unknown
   int64_t skew_ns() const { return last_arrival - first_arrival; }
+};
+
+// One row of the bandwidth table: the collectives of one op, message size and rank count.
+struct CollectiveBandwidth {
+  std::string op;
+  uint64_t bytes = 0;
+  uint32_t ranks = 0;
+  uint32_t count = 0;
+  int64_t median_ns = 0;        // median time (last end - last arrival)
+  double algbw = 0, busbw = 0;  // at the median time, bytes per second
 };
 
 struct RankCollectiveStats {
@@ -58,6 +92,8 @@ struct CollectiveReport {
   // other ranks wait 60.0 ms in total" — one line per straggler, most lateness first; empty when none.
   std::vector<std::string> diagnosis;
   uint32_t unmatched = 0;  // NCCL kernels found on only one rank
+  uint32_t by_comm = 0;    // collectives matched by communicator + sequence number (NCCL payloads)
+  std::vector<CollectiveBandwidth> bandwidth;  // by op, then message size
   // Every matched kernel -> (collective, rank entry), sorted by event, for the details of a selected kernel.
   struct KernelRef {
     EventId kernel;
@@ -83,6 +119,11 @@ struct RankKernelTime {
   int64_t wait_ns = 0;
 };
 std::vector<RankKernelTime> KernelTimeByRank(const TraceModel& model);
+
+// nccl-tests' bus-bandwidth factor for `op` on n ranks (2(n-1)/n, (n-1)/n or 1), and the size S that
+// algbw divides (NCCL's per-rank size x n for the gathering and scattering ops).
+double BusBandwidthFactor(const std::string& op, uint32_t n);
+uint64_t AlgorithmBytes(const std::string& op, uint64_t nccl_bytes, uint32_t n);
 
 // The model's report (computed once when it was built), or an empty one.
 const CollectiveReport& CollectivesOf(const TraceModel& model);

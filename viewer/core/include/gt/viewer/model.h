@@ -331,6 +331,9 @@ struct TraceModel {
   // Per-launch hardware counters and warp-stall bins, as recorded (gt/viewer/analysis.h derives the views).
   std::vector<KernelMetricRecord> kernel_metrics;
   std::vector<StallSample> stall_samples;
+  // Decoded NVTX payload fields (NCCL's communicator, message size, ...), sorted by (pid, tid, start):
+  // gt/viewer/nvtx_args.h finds a range's.
+  std::vector<NvtxArgRecord> nvtx_args;
   // NCCL collectives matched across ranks, computed once at build (null when the trace has none across two or
   // more processes): the Summary, the details of a selected collective and the JSON read it.
   std::shared_ptr<const CollectiveReport> collectives;
