@@ -46,6 +46,18 @@ void ExpectSame(const std::string& bytes, const std::string& what, bool blur = f
   if (blur) BlurDamagePosition(*fast.value()), BlurDamagePosition(*ref.value());
   CHECK(test::ModelDiff(*fast.value(), *ref.value()) == "");
   CHECK(test::ModelFingerprint(*fast.value()) == test::ModelFingerprint(*ref.value()));
+  // Slices of the event array parsed on threads: tiny slices, so that guesses land everywhere (inside
+  // strings, nested values, at window ends) and most rounds have several slices to confirm or drop.
+  for (uint32_t slice : {61u, 1000u}) {
+    LoadOptions o;
+    o.threads = 3;
+    o.json_slice_bytes = slice;
+    auto par = LoadTrace(Bytes(bytes), o);
+    INFO("threads, slices of " << slice << " bytes");
+    REQUIRE(par.ok());
+    if (blur) BlurDamagePosition(*par.value());
+    CHECK(test::ModelDiff(*par.value(), *fast.value()) == "");
+  }
 }
 
 std::string ReadFile(const std::string& path) {
