@@ -233,7 +233,7 @@ void Importer::OnEvent(JEvent& e) {
       r.tid = tid;
       r.name = Name(e.name);
       r.category = Name(e.cat);
-      r.args = ArgsText(e, {});
+      r.args = ArgsText(e, kSkipNone);
       r.kind = EventKind::kInstant;
       b_.AddHostSlice(r);
       host_pids_[pid]++;
@@ -360,6 +360,27 @@ static Category Classify(std::string_view c) {
 
 static void ParseCopyKinds(const std::string& name, MemcpyRecord* r);
 
+void Importer::HashArgs(JEvent& e, std::string* scratch) {
+  if (e.ph.size() != 1 || e.args.size() == 0) return;
+  const char ph = e.ph[0];
+  if (ph == 'i' || ph == 'I' || ph == 'R') {
+    e.args.SetHash(kSkipNone, ModelBuilder::HashText(e.args.Text({}, scratch)));
+    return;
+  }
+  if (ph != 'X') return;  // B/E and async pairs merge args later; GPU texts are interned at Finish
+  switch (Classify(e.cat)) {
+    case Category::kRuntime:
+    case Category::kDriver:
+      e.args.SetHash(kSkipCorrelation, ModelBuilder::HashText(e.args.Text({"correlation"}, scratch)));
+      return;
+    case Category::kOther:
+      e.args.SetHash(kSkipNone, ModelBuilder::HashText(e.args.Text({}, scratch)));
+      return;
+    default:
+      return;
+  }
+}
+
 void Importer::Complete(JEvent& e, int64_t start, int64_t end, uint32_t pid, uint32_t tid) {
   ++accepted;
   const Category cat = Classify(e.cat);
@@ -408,7 +429,7 @@ void Importer::Complete(JEvent& e, int64_t start, int64_t end, uint32_t pid, uin
     r.callback_id = ToU32(ArgInt(e, "cbid", 0));
     r.name = Name(e.name);
     r.domain = cat == Category::kDriver ? uint8_t(ApiDomain::kDriver) : uint8_t(ApiDomain::kRuntime);
-    b_.AddApiCall(r, ArgsText(e, {"correlation"}));
+    b_.AddApiCall(r, ArgsText(e, kSkipCorrelation));
     runtime_pids_[pid]++;
     return;
   }
@@ -416,7 +437,7 @@ void Importer::Complete(JEvent& e, int64_t start, int64_t end, uint32_t pid, uin
   r.start = start, r.end = end, r.pid = pid, r.tid = tid;
   r.name = Name(e.name);
   r.category = Name(e.cat);
-  r.args = ArgsText(e, {});
+  r.args = ArgsText(e, kSkipNone);
   b_.AddHostSlice(r);
   host_pids_[pid]++;
 }

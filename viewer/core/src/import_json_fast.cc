@@ -628,8 +628,16 @@ struct FastJsonImport::Impl {
   bool failed = false;
   uint64_t error_offset = 0;
   std::string error;
-  JEvent ev;
-  std::string cap;
+  // One event is held back: parsing the next one gives the prefetch of its args text's slot in the
+  // builder's table (Importer::Prefetch) time to land before that text is interned.
+  JEvent evq[2];
+  int next_ev = 0;
+  bool held = false;
+  std::string cap, hash_scratch;
+  void FlushHeld() {
+    if (held) imp.OnEvent(evq[next_ev ^ 1]);
+    held = false;
+  }
 
   // Parallel slices of the event array (SetParallel): a round parses slices of the text on the pool's
   // threads, each from a guessed element start; a slice counts only when the one before it stopped exactly
@@ -638,6 +646,7 @@ struct FastJsonImport::Impl {
   struct Slice {
     EventParser ep;
     std::vector<JEvent> events;  // reused round to round
+    std::string scratch;
     size_t n = 0;
     const char* begin = nullptr;  // an element start (guessed, but for the round's first slice)
     const char* limit = nullptr;  // the slice stops at the first element that starts here or later
@@ -682,6 +691,7 @@ bool FastJsonImport::Impl::Member(const char*& p) {
     kineto = true;  // set on the opening bracket, as the reference does
     cap.clear();
     if (!lx.Container(p, &cap)) return false;
+    FlushHeld();
     imp.OnDeviceProperties(cap);
   } else if (*p == '{' || *p == '[') {
     if (!lx.Container(p, nullptr)) return false;
@@ -695,8 +705,13 @@ bool FastJsonImport::Impl::Member(const char*& p) {
 
 bool FastJsonImport::Impl::Element(const char*& p) {
   if (*p == '{') {
+    JEvent& ev = evq[next_ev];
     if (!ep.Event(p, ev)) return false;
-    imp.OnEvent(ev);
+    Importer::HashArgs(ev, &hash_scratch);
+    imp.Prefetch(ev);
+    FlushHeld();
+    held = true;
+    next_ev ^= 1;
   } else if (!lx.Skip(p)) {
     return false;
   }
@@ -795,7 +810,10 @@ void FastJsonImport::Impl::Run(uint64_t budget) {
   const uint64_t start_abs = src.base() + pos;
   while (state != State::kDone && !failed) {
     if (src.base() + pos - start_abs >= budget) break;
-    if (pool && state == State::kEventsElem && Round()) continue;
+    if (pool && state == State::kEventsElem) {
+      FlushHeld();  // it comes before the round's events
+      if (Round()) continue;
+    }
     MapPending();  // before anything else reaches the Importer
     lx.end = src.data() + src.size();
     lx.eof = src.eof();
@@ -871,7 +889,7 @@ void FastJsonImport::Impl::ParseSlice(Slice& s, const char* end, bool eof) {
     if (*p == '{') {
       if (s.n == s.events.size()) s.events.emplace_back();
       ok = s.ep.Event(p, s.events[s.n]);
-      s.n += ok;
+      if (ok) Importer::HashArgs(s.events[s.n++], &s.scratch);
     } else {
       ok = lx.Skip(p);
     }
@@ -897,7 +915,12 @@ void FastJsonImport::Impl::MapPending() {
   if (!pending) return;
   for (size_t k = 0; k < pending_slices; ++k) {
     Slice& s = (*pending)[k];
-    for (size_t i = 0; i < s.n; ++i) imp.OnEvent(s.events[i]);
+    constexpr size_t kAhead = 4;  // events between a text's prefetch and its interning
+    for (size_t i = 0; i < std::min(kAhead, s.n); ++i) imp.Prefetch(s.events[i]);
+    for (size_t i = 0; i < s.n; ++i) {
+      if (i + kAhead < s.n) imp.Prefetch(s.events[i + kAhead]);
+      imp.OnEvent(s.events[i]);
+    }
   }
   pending = nullptr;
   pending_slices = 0;
@@ -999,7 +1022,7 @@ std::string_view FastJsonImport::Head() const {
 void FastJsonImport::SetParallel(detail::ThreadPool* pool, size_t slice_bytes) {
   if (!pool || pool->size() < 2) return;
   impl_->pool = pool;
-  impl_->slice_bytes = slice_bytes ? slice_bytes : size_t{512} << 10;
+  impl_->slice_bytes = slice_bytes ? slice_bytes : size_t{32} << 10;  // the batches stay in cache
 }
 
 void FastJsonImport::Step(uint64_t budget_bytes) {
@@ -1022,6 +1045,7 @@ Status FastJsonImport::Finish() {
   Impl& I = *impl_;
   while (!done()) I.Run(UINT64_MAX);
   I.MapPending();
+  I.FlushHeld();
   if (I.failed)  // the rest of a damaged text still counts in the size (as when inflated whole)
     while (I.src.More(I.src.size())) {
     }

@@ -45,6 +45,7 @@ class ArgList {
     lines_.append(k).append(": ", 2).append(v).push_back('\n');
     long_ |= v.size() > kShownValue;
     entries_.push_back(e);
+    hash_of_ = -1;
   }
   // Appends a line whose value the caller writes into value() (then calls EndValue): the fast front end
   // captures structured values straight into the line.
@@ -60,6 +61,7 @@ class ArgList {
     lines_.push_back('\n');
     long_ |= open_.val_len > kShownValue;
     entries_.push_back(open_);
+    hash_of_ = -1;
   }
   void DropValue() { lines_.resize(open_.line); }  // a BeginValue whose value failed to parse
   void Append(const ArgList& o) {
@@ -69,7 +71,11 @@ class ArgList {
     lines_.clear();
     entries_.clear();
     long_ = false;
+    hash_of_ = -1;
   }
+  // The hash of Text(skip set `which`), computed ahead (Importer::HashArgs); forgotten when args change.
+  void SetHash(int8_t which, uint64_t h) { hash_of_ = which, hash_ = h; }
+  bool Hash(int8_t which, uint64_t* h) const { return hash_of_ == which && (*h = hash_, true); }
   size_t size() const { return entries_.size(); }
   std::string_view key(size_t i) const { return {lines_.data() + entries_[i].line, entries_[i].key_len}; }
   std::string_view value(size_t i) const {
@@ -94,6 +100,8 @@ class ArgList {
   std::vector<Entry> entries_;
   Entry open_{};
   bool long_ = false;
+  int8_t hash_of_ = -1;
+  uint64_t hash_ = 0;
 };
 
 struct JEvent {
@@ -128,6 +136,13 @@ class Importer {
   explicit Importer(ModelBuilder& b) : b_(b) {}
 
   void OnEvent(JEvent& e);
+  // Ahead of OnEvent (any thread, no Importer state): hashes the args text the mapping will intern.
+  static void HashArgs(JEvent& e, std::string* scratch);
+  // Ahead of OnEvent, on the mapping thread: prefetches the builder's slot for that text.
+  void Prefetch(const JEvent& e) const {
+    uint64_t h;
+    if (e.args.Hash(kSkipNone, &h) || e.args.Hash(kSkipCorrelation, &h)) b_.PrefetchIntern(h);
+  }
   void OnDeviceProperties(const std::string& json_text);
   Status Finish(bool kineto);
   uint64_t accepted = 0;
@@ -159,8 +174,13 @@ class Importer {
     if (text.size() <= 256) s.hash = h, s.id = id, s.text.assign(text);
     return id;
   }
-  StringId ArgsText(const JEvent& e, std::initializer_list<std::string_view> skip) {
-    return b_.Intern(e.args.Text(skip, &args_buf_));
+  // The args texts interned while events are mapped: all args, or all but "correlation" (runtime calls).
+  enum ArgsSkip : int8_t { kSkipNone, kSkipCorrelation };
+  StringId ArgsText(const JEvent& e, ArgsSkip which) {
+    const std::string_view text =
+        which == kSkipNone ? e.args.Text({}, &args_buf_) : e.args.Text({"correlation"}, &args_buf_);
+    uint64_t h;
+    return e.args.Hash(which, &h) ? b_.Intern(text, h) : b_.Intern(text);
   }
   void Skip(const char* why) { ++skipped_[why]; }
   void Complete(JEvent& e, int64_t start, int64_t end, uint32_t pid, uint32_t tid);
