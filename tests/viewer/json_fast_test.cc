@@ -164,7 +164,10 @@ TEST_CASE("fast JSON import: invalid JSON is rejected as the reference rejects i
   }
   // Valid corner cases.
   for (const char* s : {"\xef\xbb\xbf[{\"ph\": \"i\", \"ts\": 1}]", "[{\"ph\":\"i\",\"ts\":-0}]", "123", "[]",
-                        "{}", "[{\"ph\": \"i\", \"ts\": 1e2, \"name\": \"\\u00e9\\ud83d\\ude00\"}]"})
+                        "{}", "[{\"ph\": \"i\", \"ts\": 1e2, \"name\": \"\\u00e9\\ud83d\\ude00\"}]",
+                        // Structured args: captured as compact JSON text (escapes re-encoded, "-0" as "0").
+                        "[{\"ph\": \"i\", \"ts\": 1, \"args\": {\"a\": [-0, -0.0, -0e1, 0, -1, \"x\\\"y\", "
+                        "{\"k\" : \"\\u00e9\\t\", \"-0\": -0 }, [ ], \"\xc3\xa9\"], \"b\": {\"c\": -0}}}]"})
     ExpectSame(s, std::string("valid: ") + s);
 }
 

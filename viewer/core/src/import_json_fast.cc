@@ -452,6 +452,38 @@ class Lexer {
     }
   }
 
+  // Container(p, cap), faster for the usual value: validated first, then its bytes copied without the
+  // whitespace between tokens, which is the captured text unless a string has an escape (re-encoded) or a
+  // number is "-0" (written "0"); those take Container's way.
+  bool Capture(const char*& p, std::string* cap) {
+    const char* start = p;
+    if (!Container(p, nullptr)) return false;
+    const size_t at = cap->size();
+    cap->resize(at + (p - start));
+    char* o = cap->data() + at;
+    bool in_string = false;
+    for (const char* q = start; q < p; ++q) {
+      const char c = *q;
+      if (in_string) {
+        if (c == '\\') goto slow;
+        in_string = c != '"';
+        *o++ = c;
+        continue;
+      }
+      if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+      // A number's '-' is followed by a digit and the number by more of the value (its closing bracket).
+      if (c == '-' && q[1] == '0' && q[2] != '.' && q[2] != 'e' && q[2] != 'E') goto slow;
+      in_string = c == '"';
+      *o++ = c;
+    }
+    cap->resize(o - cap->data());
+    return true;
+  slow:
+    cap->resize(at);
+    p = start;
+    return Container(p, cap);
+  }
+
   // Any value, validated and dropped.
   bool Skip(const char*& p) {
     if (*p == '{' || *p == '[') return Container(p, nullptr);
@@ -582,7 +614,7 @@ struct EventParser {
       if (!lx.Ws(p)) return false;
       if (*p == '{' || *p == '[') {
         // Captured straight into the args line (a failed unit is parsed again from its start).
-        if (!lx.Container(p, &ev.args.BeginValue(key))) return false;
+        if (!lx.Capture(p, &ev.args.BeginValue(key))) return false;
         ev.args.EndValue(kArgTextLimit);
       } else {
         if (!lx.Scalar(p, &val, &is_str, &val_scratch)) return false;
