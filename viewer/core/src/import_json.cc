@@ -42,12 +42,20 @@ bool MicrosToNanos(std::string_view s, int64_t* out) {
   bool neg = false;
   size_t i = 0;
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) neg = s[i] == '-', ++i;
+  // 18 digits fit in 64 bits (this runs for every "ts" and "dur"); longer ones go on in 128.
+  uint64_t whole64 = 0;
   __int128 whole = 0;
   size_t digits = 0;
   for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, ++digits) {
+    if (digits < 18) {
+      whole64 = whole64 * 10 + uint64_t(s[i] - '0');
+      continue;
+    }
+    if (digits == 18) whole = whole64;
     whole = whole * 10 + (s[i] - '0');
     if (whole > (__int128)INT64_MAX) return false;
   }
+  if (digits <= 18) whole = whole64;
   int64_t frac_ns = 0;
   if (i < s.size() && s[i] == '.') {
     ++i;
