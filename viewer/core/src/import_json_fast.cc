@@ -1053,6 +1053,10 @@ std::string_view FastJsonImport::Head() const {
 
 void FastJsonImport::SetParallel(detail::ThreadPool* pool, size_t slice_bytes) {
   if (!pool || pool->size() < 2) return;
+  // gzip: by default on one thread. Inflating stays serial between rounds, and on the shared 2-core build
+  // VM two threads were slower than one for gzip (docs/benchmarks.md, 2026-11-26); an explicit slice size
+  // (tests, the fuzzer) still takes this path so that it stays checked.
+  if (impl_->src.gzip() && slice_bytes == 0) return;
   impl_->pool = pool;
   impl_->slice_bytes = slice_bytes ? slice_bytes : size_t{32} << 10;  // the batches stay in cache
 }

@@ -41,7 +41,8 @@ struct LoadOptions {
   enum class JsonParser : uint8_t { kFast, kReference };
   JsonParser json_parser = JsonParser::kFast;
   // With threads, the fast front end parses the event array in slices of about this many bytes (0: its
-  // default). Tests and the fuzzer make them tiny so that every input crosses slice edges.
+  // default, and plain text only: gzip stays on one thread unless a size is given). Tests and the fuzzer
+  // make them tiny so that every input crosses slice edges.
   uint32_t json_slice_bytes = 0;
 };
 
