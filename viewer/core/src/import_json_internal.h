@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -41,8 +42,17 @@ class ArgList {
 
   void emplace_back(std::string_view k, std::string_view v) {
     const Entry e{lines_.size(), k.size(), v.size()};
-    lines_.reserve(lines_.size() + k.size() + v.size() + 3);
-    lines_.append(k).append(": ", 2).append(v).push_back('\n');
+    // One resize and plain copies: the string's appends are calls in wasm (libc++), four per arg.
+    const size_t need = e.line + k.size() + v.size() + 3;
+    if (need > lines_.capacity()) lines_.reserve(std::max(need, 2 * lines_.capacity()));
+    lines_.resize(need);
+    char* o = lines_.data() + e.line;
+    if (!k.empty()) std::memcpy(o, k.data(), k.size());
+    o += k.size();
+    *o++ = ':';
+    *o++ = ' ';
+    if (!v.empty()) std::memcpy(o, v.data(), v.size());
+    o[v.size()] = '\n';
     long_ |= v.size() > kShownValue;
     entries_.push_back(e);
     hash_of_ = -1;
