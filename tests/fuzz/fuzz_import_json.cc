@@ -2,7 +2,8 @@
 // succeeds the model is well-formed (lanes sorted and disjoint) and every query runs on it.
 // Both front ends run on every input: the fast one (the default) must build exactly the reference's (nlohmann
 // SAX) model, and fail where it fails; on damaged input only the byte position named in the damage note may
-// differ. The same bytes gzipped go through the fast front end's streaming inflate, to the same model.
+// differ. The same bytes gzipped go through the fast front end's streaming inflate, to the same model, and
+// the text loads on threads (event-array slices parsed in parallel) to the one-thread model.
 #include <zlib.h>
 #include <cstdint>
 #include <cstdio>
@@ -60,6 +61,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::abort();
   }
   gt::fuzz::ExerciseModel(*fast);
+  // Slices of the event array parsed on threads (tiny slices: guesses land inside strings and nested
+  // values, slices fail and are dropped): the one-thread fast model, damage note included.
+  if (gt::viewer::DetectFormat(std::span<const uint8_t>(data, size)) == gt::viewer::DetectedFormat::kJson) {
+    gt::viewer::LoadOptions o;
+    o.threads = 3;
+    o.json_slice_bytes = 23;
+    auto par = gt::viewer::LoadTrace(std::span<const uint8_t>(data, size), o);
+    auto one = gt::viewer::LoadTrace(std::span<const uint8_t>(data, size));
+    if (par.ok() != one.ok()) std::abort();
+    if (par.ok()) {
+      if (const std::string d = gt::test::ModelDiff(*par.value(), *one.value()); !d.empty()) {
+        std::fprintf(stderr, "threads: the model differs from one thread's: %s\n", d.c_str());
+        std::abort();
+      }
+    }
+  }
   // The streaming gzip path (through the loader, which sniffs the inflated text first).
   if (gt::viewer::DetectFormat(std::span<const uint8_t>(data, size)) == gt::viewer::DetectedFormat::kJson) {
     const std::string gz = Gzip(text);

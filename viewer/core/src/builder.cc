@@ -482,10 +482,21 @@ void ModelBuilder::OnLoss(std::span<const LossRecord> r) {
 // [SECTION] Importer entry points
 // -----------------------------------------------------------------------------------------------------------------
 
+uint64_t ModelBuilder::HashText(std::string_view text) {
+  return std::hash<std::string_view>{}(text);
+}
+
+void ModelBuilder::PrefetchIntern(uint64_t hash) const {
+  impl_->interned.Prefetch(hash);
+}
+
 StringId ModelBuilder::Intern(std::string_view text) {
+  return Intern(text, HashText(text));
+}
+
+StringId ModelBuilder::Intern(std::string_view text, uint64_t h) {
   if (text.empty()) return 0;
   auto& im = *impl_;
-  const uint64_t h = std::hash<std::string_view>{}(text);
   if (StringId id = im.interned.Find(text, h, im.m->strings)) return id;
   StringId id = static_cast<StringId>(im.m->strings.size());
   im.m->strings.emplace_back(text);

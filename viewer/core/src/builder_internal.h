@@ -126,6 +126,9 @@ class StringIndex {
       if (static_cast<uint32_t>(s >> 32) == tag && strings[id] == text) return id;
     }
   }
+  void Prefetch(uint64_t h) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[h & mask_]);
+  }
   void Insert(StringId id, uint64_t h) {
     if ((count_ + 1) * 2 > slots_.size()) Grow();
     Place((uint64_t(uint32_t(h >> 32)) << 32) | id, h);

@@ -42,12 +42,20 @@ bool MicrosToNanos(std::string_view s, int64_t* out) {
   bool neg = false;
   size_t i = 0;
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) neg = s[i] == '-', ++i;
+  // 18 digits fit in 64 bits (this runs for every "ts" and "dur"); longer ones go on in 128.
+  uint64_t whole64 = 0;
   __int128 whole = 0;
   size_t digits = 0;
   for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, ++digits) {
+    if (digits < 18) {
+      whole64 = whole64 * 10 + uint64_t(s[i] - '0');
+      continue;
+    }
+    if (digits == 18) whole = whole64;
     whole = whole * 10 + (s[i] - '0');
     if (whole > (__int128)INT64_MAX) return false;
   }
+  if (digits <= 18) whole = whole64;
   int64_t frac_ns = 0;
   if (i < s.size() && s[i] == '.') {
     ++i;
@@ -98,9 +106,59 @@ bool ParseInt(std::string_view s, int64_t* v) {
 }
 
 int64_t ArgInt(const JEvent& e, std::string_view key, int64_t def) {
-  const std::string* v = e.Arg(key);
+  std::string_view v;
   int64_t x;
-  return v && ParseInt(*v, &x) ? x : def;
+  return e.Arg(key, &v) && ParseInt(v, &x) ? x : def;
+}
+
+std::string_view ArgList::Text(std::initializer_list<std::string_view> skip, std::string* scratch) const {
+  if (entries_.empty()) return {};
+  const auto skipped = [&](size_t i) {
+    for (std::string_view k : skip)
+      if (k.size() == entries_[i].key_len && k == key(i)) return true;
+    return false;
+  };
+  if (!long_) {
+    // Runs of kept lines are copied whole; with nothing skipped the lines are the text.
+    size_t run = 0;  // start of the pending run of kept lines
+    bool any_skipped = false;
+    scratch->clear();
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      if (!skipped(i)) continue;
+      any_skipped = true;
+      scratch->append(lines_, run, entries_[i].line - run);
+      run = i + 1 < entries_.size() ? entries_[i + 1].line : lines_.size();
+    }
+    if (!any_skipped) return std::string_view(lines_).substr(0, lines_.size() - 1);
+    scratch->append(lines_, run, lines_.size() - run);
+    if (!scratch->empty()) scratch->pop_back();
+    return *scratch;
+  }
+  scratch->clear();
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (skipped(i)) continue;
+    const std::string_view v = value(i);
+    scratch->append(key(i)).append(": ");
+    if (v.size() > kShownValue)
+      scratch->append(v.substr(0, kShownValue)).append("…");
+    else
+      scratch->append(v);
+    scratch->push_back('\n');
+  }
+  if (!scratch->empty()) scratch->pop_back();
+  return *scratch;
+}
+
+std::string_view Importer::KeepGpuText(std::string_view s) {
+  constexpr size_t kBlock = 1 << 20;
+  if (gpu_text_.empty() || gpu_text_.back().capacity() - gpu_text_.back().size() < s.size()) {
+    gpu_text_.emplace_back();
+    gpu_text_.back().reserve(std::max(kBlock, s.size()));
+  }
+  std::string& b = gpu_text_.back();
+  const size_t at = b.size();
+  b.append(s);  // within the capacity: earlier views stay valid
+  return std::string_view(b).substr(at, s.size());
 }
 
 uint32_t ToU32(int64_t v) {
@@ -110,16 +168,16 @@ uint32_t ToU32(int64_t v) {
 // "[128, 1, 1]" -> {128, 1, 1}
 std::array<uint32_t, 3> ArgDim3(const JEvent& e, std::string_view key) {
   std::array<uint32_t, 3> d{1, 1, 1};
-  const std::string* v = e.Arg(key);
-  if (!v) return d;
+  std::string_view v;
+  if (!e.Arg(key, &v)) return d;
   size_t k = 0, i = 0;
-  while (i < v->size() && k < 3) {
-    while (i < v->size() && !((*v)[i] >= '0' && (*v)[i] <= '9')) ++i;
+  while (i < v.size() && k < 3) {
+    while (i < v.size() && !(v[i] >= '0' && v[i] <= '9')) ++i;
     size_t j = i;
-    while (j < v->size() && (*v)[j] >= '0' && (*v)[j] <= '9') ++j;
+    while (j < v.size() && v[j] >= '0' && v[j] <= '9') ++j;
     if (j > i) {
       uint64_t x = 0;
-      std::from_chars(v->data() + i, v->data() + j, x);
+      std::from_chars(v.data() + i, v.data() + j, x);
       d[k++] = static_cast<uint32_t>(std::min<uint64_t>(x, UINT32_MAX));
     }
     i = j;
@@ -139,11 +197,12 @@ void Importer::OnEvent(JEvent& e) {
   const uint32_t pid = Pid(e.pid);
   const uint32_t tid = Tid(pid, e.tid);
   if (ph == 'M') {
-    const std::string* n = e.Arg("name");
-    if (e.name == "process_name" && n)
-      b_.SetProcessName(pid, *n);
-    else if (e.name == "thread_name" && n)
-      b_.SetThreadName(pid, tid, *n);
+    std::string_view n;
+    const bool has_name = e.Arg("name", &n);
+    if (e.name == "process_name" && has_name)
+      b_.SetProcessName(pid, n);
+    else if (e.name == "thread_name" && has_name)
+      b_.SetThreadName(pid, tid, n);
     else if (e.name == "process_sort_index")
       b_.SetProcessSortIndex(pid, ArgInt(e, "sort_index", 0));
     else if (e.name == "thread_sort_index")
@@ -168,7 +227,7 @@ void Importer::OnEvent(JEvent& e) {
       if (st.empty()) return Skip("\"E\" events without a matching \"B\"");
       Open o = std::move(st.back());
       st.pop_back();
-      for (auto& a : e.args) o.e.args.push_back(std::move(a));  // E may add args
+      o.e.args.Append(e.args);  // E may add args
       if (e.ts < o.ts) return Skip("\"E\" events before their \"B\"");
       Complete(o.e, o.ts, e.ts, pid, tid);
       return;
@@ -180,9 +239,9 @@ void Importer::OnEvent(JEvent& e) {
       r.start = r.end = e.ts;
       r.pid = pid;
       r.tid = tid;
-      r.name = b_.Intern(e.name);
-      r.category = b_.Intern(e.cat);
-      r.args = ArgsText(e, {});
+      r.name = Name(e.name);
+      r.category = Name(e.cat);
+      r.args = ArgsText(e, kSkipNone);
       r.kind = EventKind::kInstant;
       b_.AddHostSlice(r);
       host_pids_[pid]++;
@@ -191,14 +250,18 @@ void Importer::OnEvent(JEvent& e) {
     }
     case 'C': {
       // One counter track per (pid, name, series key).
-      for (const auto& [k, v] : e.args) {
+      std::string v;
+      for (size_t i = 0; i < e.args.size(); ++i) {
+        const std::string_view k = e.args.key(i);
+        v.assign(e.args.value(i));  // NUL-terminated for strtod (a value with a NUL in it ends there)
         char* end = nullptr;
         double value = std::strtod(v.c_str(), &end);
         if (end == v.c_str() || *end != '\0' || !std::isfinite(value)) {
           Skip("counter values that are not numbers");
           continue;
         }
-        std::string series = (k == "value" || k == e.name || k.empty()) ? e.name : e.name + " " + k;
+        std::string series =
+            (k == "value" || k == e.name || k.empty()) ? e.name : e.name + " " + std::string(k);
         auto [it, inserted] = counter_ids_.try_emplace({pid, series}, next_counter_id_);
         if (inserted) {
           ++next_counter_id_;
@@ -249,8 +312,8 @@ void Importer::OnEvent(JEvent& e) {
       r.start = r.end = e.ts;
       r.pid = pid;
       r.tid = kAsyncTid;
-      r.name = b_.Intern(e.name);
-      r.category = b_.Intern(e.cat);
+      r.name = Name(e.name);
+      r.category = Name(e.cat);
       r.kind = EventKind::kInstant;
       b_.SetThreadName(pid, kAsyncTid, "Async events");
       b_.AddHostSlice(r);
@@ -274,67 +337,115 @@ void Importer::OnEvent(JEvent& e) {
   }
 }
 
-static bool IsGpuCategory(const std::string& cat) {
-  return cat == "kernel" || cat == "Kernel" || cat == "gpu_memcpy" || cat == "Memcpy" ||
-         cat == "gpu_memset" || cat == "Memset" || cat == "gpu_user_annotation";
+enum class Category : uint8_t { kOther, kKernel, kMemcpy, kMemset, kGpuAnnotation, kRuntime, kDriver };
+
+// Kineto's categories (and the older capitalized ones), compared once per event.
+static Category Classify(std::string_view c) {
+  using namespace std::string_view_literals;
+  switch (c.size()) {
+    case 6:
+      if (c == "kernel"sv || c == "Kernel"sv) return Category::kKernel;
+      if (c == "Memcpy"sv) return Category::kMemcpy;
+      if (c == "Memset"sv) return Category::kMemset;
+      if (c == "Driver"sv) return Category::kDriver;
+      return Category::kOther;
+    case 7:
+      return c == "Runtime"sv ? Category::kRuntime : Category::kOther;
+    case 10:
+      if (c == "gpu_memcpy"sv) return Category::kMemcpy;
+      if (c == "gpu_memset"sv) return Category::kMemset;
+      return Category::kOther;
+    case 11:
+      return c == "cuda_driver"sv ? Category::kDriver : Category::kOther;
+    case 12:
+      return c == "cuda_runtime"sv ? Category::kRuntime : Category::kOther;
+    case 19:
+      return c == "gpu_user_annotation"sv ? Category::kGpuAnnotation : Category::kOther;
+    default:
+      return Category::kOther;
+  }
 }
 
 static void ParseCopyKinds(const std::string& name, MemcpyRecord* r);
 
+void Importer::HashArgs(JEvent& e, std::string* scratch) {
+  if (e.ph.size() != 1 || e.args.size() == 0) return;
+  const char ph = e.ph[0];
+  if (ph == 'i' || ph == 'I' || ph == 'R') {
+    e.args.SetHash(kSkipNone, ModelBuilder::HashText(e.args.Text({}, scratch)));
+    return;
+  }
+  if (ph != 'X') return;  // B/E and async pairs merge args later; GPU texts are interned at Finish
+  switch (Classify(e.cat)) {
+    case Category::kRuntime:
+    case Category::kDriver:
+      e.args.SetHash(kSkipCorrelation, ModelBuilder::HashText(e.args.Text({"correlation"}, scratch)));
+      return;
+    case Category::kOther:
+      e.args.SetHash(kSkipNone, ModelBuilder::HashText(e.args.Text({}, scratch)));
+      return;
+    default:
+      return;
+  }
+}
+
 void Importer::Complete(JEvent& e, int64_t start, int64_t end, uint32_t pid, uint32_t tid) {
   ++accepted;
-  if (IsGpuCategory(e.cat)) {
+  const Category cat = Classify(e.cat);
+  if (cat == Category::kKernel || cat == Category::kMemcpy || cat == Category::kMemset ||
+      cat == Category::kGpuAnnotation) {
     Gpu g{};
     g.start = start, g.end = end;
     g.device = ToU32(ArgInt(e, "device", e.pid.set && !e.pid.is_string ? e.pid.num : 0));
     g.stream = ToU32(ArgInt(e, "stream", e.tid.set && !e.tid.is_string ? e.tid.num : 0));
     g.context = ToU32(ArgInt(e, "context", 0));
     g.corr = ToU32(ArgInt(e, "correlation", 0));
-    if (e.cat == "kernel" || e.cat == "Kernel") {
+    if (cat == Category::kKernel) {
       g.kind = Gpu::Kind::kKernel;
-      g.name = std::move(e.name);
+      g.name = KeepGpuText(e.name);
       g.grid = ArgDim3(e, "grid");
       g.block = ArgDim3(e, "block");
       g.registers = ToU32(ArgInt(e, "registers per thread", 0));
       g.shared = ToU32(ArgInt(e, "shared memory", 0));
-      g.args = ArgsString(e, {"device", "stream", "context", "correlation", "grid", "block",
-                              "registers per thread", "shared memory"});
-    } else if (e.cat == "gpu_memcpy" || e.cat == "Memcpy") {
+      g.args = KeepGpuText(e.args.Text({"device", "stream", "context", "correlation", "grid", "block",
+                                        "registers per thread", "shared memory"},
+                                       &args_buf_));
+    } else if (cat == Category::kMemcpy) {
       g.kind = Gpu::Kind::kMemcpy;
       g.bytes = static_cast<uint64_t>(std::max<int64_t>(0, ArgInt(e, "bytes", 0)));
       MemcpyRecord r;
       ParseCopyKinds(e.name, &r);
       g.copy_kind = r.copy_kind, g.src_kind = r.src_kind, g.dst_kind = r.dst_kind;
-      g.args = ArgsString(e, {"device", "stream", "context", "correlation", "bytes"});
-    } else if (e.cat == "gpu_memset" || e.cat == "Memset") {
+      g.args = KeepGpuText(e.args.Text({"device", "stream", "context", "correlation", "bytes"}, &args_buf_));
+    } else if (cat == Category::kMemset) {
       g.kind = Gpu::Kind::kMemset;
       g.bytes = static_cast<uint64_t>(std::max<int64_t>(0, ArgInt(e, "bytes", 0)));
-      g.args = ArgsString(e, {"device", "stream", "context", "correlation", "bytes"});
+      g.args = KeepGpuText(e.args.Text({"device", "stream", "context", "correlation", "bytes"}, &args_buf_));
     } else {
       g.kind = Gpu::Kind::kAnnotation;
-      g.name = std::move(e.name);
-      g.args = ArgsString(e, {"device", "stream"});
+      g.name = KeepGpuText(e.name);
+      g.args = KeepGpuText(e.args.Text({"device", "stream"}, &args_buf_));
     }
-    gpu_.push_back(std::move(g));
+    g.text_block = static_cast<uint32_t>(gpu_text_.size() - 1);
+    gpu_.push_back(g);
     return;
   }
-  if (e.cat == "cuda_runtime" || e.cat == "cuda_driver" || e.cat == "Runtime" || e.cat == "Driver") {
+  if (cat == Category::kRuntime || cat == Category::kDriver) {
     ApiCallRecord r;
     r.start = start, r.end = end, r.pid = pid, r.tid = tid;
     r.correlation_id = ToU32(ArgInt(e, "correlation", 0));
     r.callback_id = ToU32(ArgInt(e, "cbid", 0));
-    r.name = b_.Intern(e.name);
-    r.domain = (e.cat == "cuda_driver" || e.cat == "Driver") ? uint8_t(ApiDomain::kDriver)
-                                                             : uint8_t(ApiDomain::kRuntime);
-    b_.AddApiCall(r, ArgsText(e, {"correlation"}));
+    r.name = Name(e.name);
+    r.domain = cat == Category::kDriver ? uint8_t(ApiDomain::kDriver) : uint8_t(ApiDomain::kRuntime);
+    b_.AddApiCall(r, ArgsText(e, kSkipCorrelation));
     runtime_pids_[pid]++;
     return;
   }
   HostSliceRecord r;
   r.start = start, r.end = end, r.pid = pid, r.tid = tid;
-  r.name = b_.Intern(e.name);
-  r.category = b_.Intern(e.cat);
-  r.args = ArgsText(e, {});
+  r.name = Name(e.name);
+  r.category = Name(e.cat);
+  r.args = ArgsText(e, kSkipNone);
   b_.AddHostSlice(r);
   host_pids_[pid]++;
 }
@@ -443,13 +554,14 @@ Status Importer::Finish(bool kineto) {
   for (auto& d : pending_devices_) d.pid = host;
   if (!pending_devices_.empty()) b_.OnDevices(pending_devices_);
 
+  size_t freed = 0;
   for (auto& g : gpu_) {
     switch (g.kind) {
       case Gpu::Kind::kKernel: {
         KernelRecord r;
         r.start = g.start, r.end = g.end, r.pid = host, r.device_id = g.device, r.context_id = g.context;
         r.stream_id = g.stream, r.correlation_id = g.corr;
-        r.name = b_.Intern(g.name);
+        r.name = Name(g.name);
         r.grid = g.grid;
         r.block = g.block;
         r.registers_per_thread = g.registers;
@@ -477,15 +589,17 @@ Status Importer::Finish(bool kineto) {
       case Gpu::Kind::kAnnotation: {
         GpuAnnotationRecord r;
         r.start = g.start, r.end = g.end, r.pid = host, r.device_id = g.device, r.stream_id = g.stream;
-        r.name = b_.Intern(g.name);
+        r.name = Name(g.name);
         r.args = b_.Intern(g.args);
         b_.AddGpuAnnotation(r);
         break;
       }
     }
-    std::string().swap(g.name), std::string().swap(g.args);  // freed as they go into the model
+    for (; freed < g.text_block; ++freed)
+      std::string().swap(gpu_text_[freed]);  // freed as they go into the model
   }
   gpu_.clear();
+  gpu_text_.clear();
   for (const auto& [why, n] : skipped_)
     b_.AddLoss("json_events_skipped", Severity::kWarning, n, "skipped: " + why);
   for (const auto& [why, n] : skipped_) b_.AddProblem(std::to_string(n) + " " + why);
@@ -497,37 +611,52 @@ Status Importer::Finish(bool kineto) {
 // ---------------------------------------------------------------------
 
 void SetEventField(JEvent& ev, std::string_view k, std::string_view text, bool is_string) {
-  if (k == "ph")
-    ev.ph = text;
-  else if (k == "name")
-    ev.name = text;
-  else if (k == "cat")
-    ev.cat = text;
-  else if (k == "ts")
-    ev.has_ts = MicrosToNanos(text, &ev.ts);
-  else if (k == "dur")
-    ev.has_dur = MicrosToNanos(text, &ev.dur);
-  else if (k == "pid" || k == "tid") {
-    IdValue& v = k == "pid" ? ev.pid : ev.tid;
-    v.set = true;
-    v.is_string = false;
-    v.num = 0;
-    v.str.clear();
-    int64_t n;
-    if (!is_string && ParseInt(text, &n)) {
-      v.num = n;
-    } else if (is_string && ParseInt(text, &n) && n >= 0) {
-      v.num = n;  // "pid": "1234"
-    } else {
-      v.is_string = true;
-      v.str = text;
-    }
-  } else if (k == "id" || k == "bind_id")
-    ev.id = text;
-  else if (k == "bp")
-    ev.bp = text;
-  else if (k == "s")
-    ev.scope = text;
+  // By length first: this runs for every member of every event.
+  switch (k.size()) {
+    case 1:
+      if (k[0] == 's') ev.scope = text;
+      return;
+    case 2:
+      if (k == "ph")
+        ev.ph = text;
+      else if (k == "ts")
+        ev.has_ts = MicrosToNanos(text, &ev.ts);
+      else if (k == "id")
+        ev.id = text;
+      else if (k == "bp")
+        ev.bp = text;
+      return;
+    case 3:
+      if (k == "cat") {
+        ev.cat = text;
+      } else if (k == "dur") {
+        ev.has_dur = MicrosToNanos(text, &ev.dur);
+      } else if (k == "pid" || k == "tid") {
+        IdValue& v = k[0] == 'p' ? ev.pid : ev.tid;
+        v.set = true;
+        v.is_string = false;
+        v.num = 0;
+        v.str.clear();
+        int64_t n;
+        if (!is_string && ParseInt(text, &n)) {
+          v.num = n;
+        } else if (is_string && ParseInt(text, &n) && n >= 0) {
+          v.num = n;  // "pid": "1234"
+        } else {
+          v.is_string = true;
+          v.str = text;
+        }
+      }
+      return;
+    case 4:
+      if (k == "name") ev.name = text;
+      return;
+    case 7:
+      if (k == "bind_id") ev.id = text;
+      return;
+    default:
+      return;
+  }
 }
 
 bool IsKinetoKey(std::string_view k) {

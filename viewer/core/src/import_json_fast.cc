@@ -25,6 +25,7 @@
 #include <cstring>
 
 #include "import_json_internal.h"
+#include "parallel.h"
 
 namespace gt::viewer::json_import {
 
@@ -65,7 +66,8 @@ class Source {
   }
 
   // Drops the bytes before `keep`, inflates more after the rest (at least as much as is kept, so a long
-  // unit parsed again costs linear time). False when nothing more will come.
+  // unit parsed again costs linear time). False when the source had already ended (nothing was moved);
+  // true otherwise, even when the stream ended without another byte: the window moved, offsets restart.
   bool More(size_t keep) {
     if (eof_) return false;
     std::memmove(buf_.data(), buf_.data() + keep, size_ - keep);
@@ -75,7 +77,7 @@ class Source {
     const size_t before = size_;
     while (size_ - before < want / 2 && !eof_) Inflate(buf_.size() - size_);
     data_ = buf_.data();
-    return size_ > before || !eof_;
+    return true;
   }
 
  private:
@@ -450,6 +452,38 @@ class Lexer {
     }
   }
 
+  // Container(p, cap), faster for the usual value: validated first, then its bytes copied without the
+  // whitespace between tokens, which is the captured text unless a string has an escape (re-encoded) or a
+  // number is "-0" (written "0"); those take Container's way.
+  bool Capture(const char*& p, std::string* cap) {
+    const char* start = p;
+    if (!Container(p, nullptr)) return false;
+    const size_t at = cap->size();
+    cap->resize(at + (p - start));
+    char* o = cap->data() + at;
+    bool in_string = false;
+    for (const char* q = start; q < p; ++q) {
+      const char c = *q;
+      if (in_string) {
+        if (c == '\\') goto slow;
+        in_string = c != '"';
+        *o++ = c;
+        continue;
+      }
+      if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+      // A number's '-' is followed by a digit and the number by more of the value (its closing bracket).
+      if (c == '-' && q[1] == '0' && q[2] != '.' && q[2] != 'e' && q[2] != 'E') goto slow;
+      in_string = c == '"';
+      *o++ = c;
+    }
+    cap->resize(o - cap->data());
+    return true;
+  slow:
+    cap->resize(at);
+    p = start;
+    return Container(p, cap);
+  }
+
   // Any value, validated and dropped.
   bool Skip(const char*& p) {
     if (*p == '{' || *p == '[') return Container(p, nullptr);
@@ -518,6 +552,86 @@ class Lexer {
 // [SECTION] Document: the top-level state machine, events, args
 // -----------------------------------------------------------------------------------------------------------------
 
+// One event object (p at '{') into *ev, delivered to nobody: the sequential path hands it to the Importer,
+// the parallel path keeps it in a slice's batch. The lexer's window (end, eof) is the caller's.
+struct EventParser {
+  Lexer lx;
+  std::string key_scratch, val_scratch;
+
+  bool Event(const char*& p, JEvent& ev) {
+    ev.Clear();
+    ++p;
+    if (!lx.Ws(p)) return false;
+    if (*p == '}') {
+      ++p;
+      return true;
+    }
+    std::string_view key, val;
+    bool is_str;
+    for (;;) {
+      if (!lx.Ws(p)) return false;
+      if (*p != '"') return lx.Err(p, "expected a key");
+      if (!lx.String(p, &key, &key_scratch)) return false;
+      if (!lx.Ws(p)) return false;
+      if (*p != ':') return lx.Err(p, "expected ':'");
+      ++p;
+      if (!lx.Ws(p)) return false;
+      if (*p == '{' && key == "args") {
+        if (!Args(p, ev)) return false;
+      } else if (*p == '{' || *p == '[') {
+        if (!lx.Container(p, nullptr)) return false;
+      } else {
+        if (!lx.Scalar(p, &val, &is_str, &val_scratch)) return false;
+        SetEventField(ev, key, val, is_str);
+      }
+      if (!lx.Ws(p)) return false;
+      if (*p == ',') {
+        ++p;
+        continue;
+      }
+      if (*p != '}') return lx.Err(p, "expected ',' or '}'");
+      ++p;
+      return true;
+    }
+  }
+
+  bool Args(const char*& p, JEvent& ev) {
+    ++p;
+    if (!lx.Ws(p)) return false;
+    if (*p == '}') {
+      ++p;
+      return true;
+    }
+    std::string_view key, val;
+    bool is_str;
+    for (;;) {
+      if (!lx.Ws(p)) return false;
+      if (*p != '"') return lx.Err(p, "expected a key");
+      if (!lx.String(p, &key, &key_scratch)) return false;
+      if (!lx.Ws(p)) return false;
+      if (*p != ':') return lx.Err(p, "expected ':'");
+      ++p;
+      if (!lx.Ws(p)) return false;
+      if (*p == '{' || *p == '[') {
+        // Captured straight into the args line (a failed unit is parsed again from its start).
+        if (!lx.Capture(p, &ev.args.BeginValue(key))) return false;
+        ev.args.EndValue(kArgTextLimit);
+      } else {
+        if (!lx.Scalar(p, &val, &is_str, &val_scratch)) return false;
+        ev.args.emplace_back(key, val.substr(0, kArgTextLimit));
+      }
+      if (!lx.Ws(p)) return false;
+      if (*p == ',') {
+        ++p;
+        continue;
+      }
+      if (*p != '}') return lx.Err(p, "expected ',' or '}'");
+      ++p;
+      return true;
+    }
+  }
+};
+
 struct FastJsonImport::Impl {
   enum class State : uint8_t {
     kBegin,
@@ -537,7 +651,8 @@ struct FastJsonImport::Impl {
   Source src;
   ModelBuilder& builder;
   Importer imp;
-  Lexer lx;
+  EventParser ep;
+  Lexer& lx = ep.lx;
   State state = State::kBegin;
   bool events_in_object = false;
   bool kineto = false;
@@ -545,99 +660,55 @@ struct FastJsonImport::Impl {
   bool failed = false;
   uint64_t error_offset = 0;
   std::string error;
-  JEvent ev;
-  std::string key_scratch, val_scratch, cap;
+  // One event is held back: parsing the next one gives the prefetch of its args text's slot in the
+  // builder's table (Importer::Prefetch) time to land before that text is interned.
+  JEvent evq[2];
+  int next_ev = 0;
+  bool held = false;
+  std::string cap, hash_scratch;
+  void FlushHeld() {
+    if (held) imp.OnEvent(evq[next_ev ^ 1]);
+    held = false;
+  }
+
+  // Parallel slices of the event array (SetParallel): a round parses slices of the text on the pool's
+  // threads, each from a guessed element start; a slice counts only when the one before it stopped exactly
+  // there, so the events are those the sequential parse finds, and they are handed to the Importer in file
+  // order while the next round is parsed.
+  struct Slice {
+    EventParser ep;
+    std::vector<JEvent> events;  // reused round to round
+    std::string scratch;
+    size_t n = 0;
+    const char* begin = nullptr;  // an element start (guessed, but for the round's first slice)
+    const char* limit = nullptr;  // the slice stops at the first element that starts here or later
+    const char* stop = nullptr;   // where it stopped: an element start (after ',' and whitespace)
+    const char* after = nullptr;  // kArrayEnd: after the ']'
+    enum class End : uint8_t { kLimit, kArrayEnd, kFailed } end = End::kLimit;
+  };
+  detail::ThreadPool* pool = nullptr;
+  size_t slice_bytes = 0;
+  std::vector<Slice> slice_sets[2];
+  size_t round = 0;
+  std::vector<Slice>* pending = nullptr;  // parsed and confirmed, not yet handed to the Importer
+  size_t pending_slices = 0;
+
+  bool Round();
+  void MapPending();
+  static void ParseSlice(Slice& s, const char* end, bool eof);
 
   bool Unit(const char*& p);
   bool Member(const char*& p);
   bool Element(const char*& p);
-  bool Event(const char*& p);
-  bool Args(const char*& p);
   void Run(uint64_t budget);
 };
-
-bool FastJsonImport::Impl::Event(const char*& p) {
-  ev.Clear();
-  ++p;
-  if (!lx.Ws(p)) return false;
-  if (*p == '}') {
-    ++p;
-    imp.OnEvent(ev);
-    return true;
-  }
-  std::string_view key, val;
-  bool is_str;
-  for (;;) {
-    if (!lx.Ws(p)) return false;
-    if (*p != '"') return lx.Err(p, "expected a key");
-    if (!lx.String(p, &key, &key_scratch)) return false;
-    if (!lx.Ws(p)) return false;
-    if (*p != ':') return lx.Err(p, "expected ':'");
-    ++p;
-    if (!lx.Ws(p)) return false;
-    if (*p == '{' && key == "args") {
-      if (!Args(p)) return false;
-    } else if (*p == '{' || *p == '[') {
-      if (!lx.Container(p, nullptr)) return false;
-    } else {
-      if (!lx.Scalar(p, &val, &is_str, &val_scratch)) return false;
-      SetEventField(ev, key, val, is_str);
-    }
-    if (!lx.Ws(p)) return false;
-    if (*p == ',') {
-      ++p;
-      continue;
-    }
-    if (*p != '}') return lx.Err(p, "expected ',' or '}'");
-    ++p;
-    break;
-  }
-  imp.OnEvent(ev);
-  return true;
-}
-
-bool FastJsonImport::Impl::Args(const char*& p) {
-  ++p;
-  if (!lx.Ws(p)) return false;
-  if (*p == '}') {
-    ++p;
-    return true;
-  }
-  std::string_view key, val;
-  bool is_str;
-  for (;;) {
-    if (!lx.Ws(p)) return false;
-    if (*p != '"') return lx.Err(p, "expected a key");
-    if (!lx.String(p, &key, &key_scratch)) return false;
-    if (!lx.Ws(p)) return false;
-    if (*p != ':') return lx.Err(p, "expected ':'");
-    ++p;
-    if (!lx.Ws(p)) return false;
-    if (*p == '{' || *p == '[') {
-      cap.clear();
-      if (!lx.Container(p, &cap)) return false;
-      val = cap;
-    } else {
-      if (!lx.Scalar(p, &val, &is_str, &val_scratch)) return false;
-    }
-    ev.args.emplace_back(key, val.substr(0, kArgTextLimit));
-    if (!lx.Ws(p)) return false;
-    if (*p == ',') {
-      ++p;
-      continue;
-    }
-    if (*p != '}') return lx.Err(p, "expected ',' or '}'");
-    ++p;
-    return true;
-  }
-}
 
 // A member of the top object: "traceEvents" opens the event array, "deviceProperties" is captured and read,
 // the rest is validated and dropped.
 bool FastJsonImport::Impl::Member(const char*& p) {
   if (*p != '"') return lx.Err(p, "expected a key");
   std::string_view key;
-  if (!lx.String(p, &key, &key_scratch)) return false;
+  if (!lx.String(p, &key, &ep.key_scratch)) return false;
   if (!lx.Ws(p)) return false;
   if (*p != ':') return lx.Err(p, "expected ':'");
   ++p;
@@ -652,6 +723,7 @@ bool FastJsonImport::Impl::Member(const char*& p) {
     kineto = true;  // set on the opening bracket, as the reference does
     cap.clear();
     if (!lx.Container(p, &cap)) return false;
+    FlushHeld();
     imp.OnDeviceProperties(cap);
   } else if (*p == '{' || *p == '[') {
     if (!lx.Container(p, nullptr)) return false;
@@ -665,7 +737,13 @@ bool FastJsonImport::Impl::Member(const char*& p) {
 
 bool FastJsonImport::Impl::Element(const char*& p) {
   if (*p == '{') {
-    if (!Event(p)) return false;
+    JEvent& ev = evq[next_ev];
+    if (!ep.Event(p, ev)) return false;
+    Importer::HashArgs(ev, &hash_scratch);
+    imp.Prefetch(ev);
+    FlushHeld();
+    held = true;
+    next_ev ^= 1;
   } else if (!lx.Skip(p)) {
     return false;
   }
@@ -764,6 +842,11 @@ void FastJsonImport::Impl::Run(uint64_t budget) {
   const uint64_t start_abs = src.base() + pos;
   while (state != State::kDone && !failed) {
     if (src.base() + pos - start_abs >= budget) break;
+    if (pool && state == State::kEventsElem) {
+      FlushHeld();  // it comes before the round's events
+      if (Round()) continue;
+    }
+    MapPending();  // before anything else reaches the Importer
     lx.end = src.data() + src.size();
     lx.eof = src.eof();
     lx.fail = Fail::kNone;
@@ -784,6 +867,150 @@ void FastJsonImport::Impl::Run(uint64_t budget) {
     error_offset = src.base() + (lx.error_at - src.data());
     error = lx.error;
   }
+}
+
+// -----------------------------------------------------------------------------------------------------------------
+// [SECTION] Parallel slices of the event array
+// -----------------------------------------------------------------------------------------------------------------
+
+namespace {
+
+bool IsWs(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+// The first '{' at or after t that follows "}" "," (whitespace between) after `floor`: likely an event's
+// start. A wrong guess (inside a string, a nested value) costs that slice's work only.
+const char* GuessElementStart(const char* floor, const char* t, const char* end) {
+  while (t < end) {
+    const char* q = static_cast<const char*>(std::memchr(t, '{', end - t));
+    if (!q) return nullptr;
+    t = q + 1;
+    const char* b = q - 1;
+    while (b > floor && IsWs(*b)) --b;
+    if (b <= floor || *b != ',') continue;
+    --b;
+    while (b > floor && IsWs(*b)) --b;
+    if (*b == '}') return q;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void FastJsonImport::Impl::ParseSlice(Slice& s, const char* end, bool eof) {
+  Lexer& lx = s.ep.lx;
+  lx.end = end;
+  lx.eof = eof;
+  lx.fail = Fail::kNone;
+  s.n = 0;
+  const char* p = s.begin;
+  s.stop = p;
+  if (!lx.Ws(p)) {
+    s.end = Slice::End::kFailed;
+    return;
+  }
+  for (;;) {
+    s.stop = p;  // an element start
+    if (p >= s.limit) {
+      s.end = Slice::End::kLimit;
+      return;
+    }
+    const size_t n = s.n;
+    bool ok;
+    if (*p == '{') {
+      if (s.n == s.events.size()) s.events.emplace_back();
+      ok = s.ep.Event(p, s.events[s.n]);
+      if (ok) Importer::HashArgs(s.events[s.n++], &s.scratch);
+    } else {
+      ok = lx.Skip(p);
+    }
+    if (ok && lx.Ws(p)) {
+      if (*p == ',') {
+        ++p;
+        if (lx.Ws(p)) continue;
+      } else if (*p == ']') {
+        s.after = p + 1;
+        s.end = Slice::End::kArrayEnd;
+        return;
+      }
+    }
+    // This element (or what follows it) did not parse here: the sequential path parses it again from
+    // s.stop, to the same outcome, with the window refilled or the error reported where it lies.
+    s.n = n;
+    s.end = Slice::End::kFailed;
+    return;
+  }
+}
+
+void FastJsonImport::Impl::MapPending() {
+  if (!pending) return;
+  for (size_t k = 0; k < pending_slices; ++k) {
+    Slice& s = (*pending)[k];
+    constexpr size_t kAhead = 4;  // events between a text's prefetch and its interning
+    for (size_t i = 0; i < std::min(kAhead, s.n); ++i) imp.Prefetch(s.events[i]);
+    for (size_t i = 0; i < s.n; ++i) {
+      if (i + kAhead < s.n) imp.Prefetch(s.events[i + kAhead]);
+      imp.OnEvent(s.events[i]);
+    }
+  }
+  pending = nullptr;
+  pending_slices = 0;
+}
+
+// One round from pos (state kEventsElem). False when the window is too short for slices (the sequential
+// path takes over), or when the round's first element failed (it parses that element sequentially).
+bool FastJsonImport::Impl::Round() {
+  const size_t threads = pool->size();
+  const size_t want = threads * 2 * slice_bytes;
+  // gzip: a window long enough for a round (the pending events are copies: moving the window is safe).
+  while (!src.eof() && src.size() - pos < want + slice_bytes) {
+    if (!src.More(pos)) break;
+    pos = 0;
+  }
+  const char* from = src.data() + pos;
+  const char* end = src.data() + src.size();
+  const size_t avail = end - from;
+  if (avail < 2 * slice_bytes) return false;
+  const size_t span = std::min(avail, want);
+  const char* round_end = from + span;
+  std::vector<Slice>& cur = slice_sets[round & 1];
+  const size_t slots = threads * 2;
+  if (cur.size() < slots) cur.resize(slots);
+  size_t m = 0;
+  cur[m++].begin = from;
+  for (size_t k = 1; k < slots; ++k) {
+    const char* g = GuessElementStart(from, from + span * k / slots, round_end);
+    if (!g || g <= cur[m - 1].begin) continue;
+    cur[m++].begin = g;
+  }
+  for (size_t k = 0; k < m; ++k) cur[k].limit = k + 1 < m ? cur[k + 1].begin : round_end;
+  const bool eof = src.eof();
+  pool->For(m + 1, [&](size_t i, unsigned) {
+    if (i == 0)
+      MapPending();  // the previous round's events, in file order, while this one is parsed
+    else
+      ParseSlice(cur[i - 1], end, eof);
+  });
+  // Confirm the slices in order: each must start where the one before it stopped.
+  const size_t before = pos;
+  size_t confirmed = 0;
+  for (size_t k = 0; k < m; ++k) {
+    const Slice& s = cur[k];
+    if (k > 0 && !(cur[k - 1].end == Slice::End::kLimit && cur[k - 1].stop == s.begin)) break;
+    ++confirmed;
+    pos = s.stop - src.data();
+    if (s.end == Slice::End::kArrayEnd) {
+      pos = s.after - src.data();
+      state = events_in_object ? State::kObjNext : State::kEnd;
+      break;
+    }
+    if (s.end == Slice::End::kFailed) break;
+  }
+  pending = &cur;
+  pending_slices = confirmed;
+  ++round;
+  return pos != before || state != State::kEventsElem;
 }
 
 // -----------------------------------------------------------------------------------------------------------------
@@ -824,6 +1051,16 @@ std::string_view FastJsonImport::Head() const {
   return std::string_view(impl_->src.data(), impl_->src.size());
 }
 
+void FastJsonImport::SetParallel(detail::ThreadPool* pool, size_t slice_bytes) {
+  if (!pool || pool->size() < 2) return;
+  // gzip: by default on one thread. Inflating stays serial between rounds, and on the shared 2-core build
+  // VM two threads were slower than one for gzip (docs/benchmarks.md, 2026-11-26); an explicit slice size
+  // (tests, the fuzzer) still takes this path so that it stays checked.
+  if (impl_->src.gzip() && slice_bytes == 0) return;
+  impl_->pool = pool;
+  impl_->slice_bytes = slice_bytes ? slice_bytes : size_t{32} << 10;  // the batches stay in cache
+}
+
 void FastJsonImport::Step(uint64_t budget_bytes) {
   impl_->Run(budget_bytes);
 }
@@ -843,6 +1080,8 @@ uint64_t FastJsonImport::text_bytes() const {
 Status FastJsonImport::Finish() {
   Impl& I = *impl_;
   while (!done()) I.Run(UINT64_MAX);
+  I.MapPending();
+  I.FlushHeld();
   if (I.failed)  // the rest of a damaged text still counts in the size (as when inflated whole)
     while (I.src.More(I.src.size())) {
     }

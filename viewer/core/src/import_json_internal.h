@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -17,6 +19,10 @@
 #include "gt/viewer/builder.h"
 #include "gt/viewer/load.h"
 
+namespace gt::viewer::detail {
+class ThreadPool;
+}
+
 namespace gt::viewer::json_import {
 
 struct IdValue {  // pid / tid: numbers, or strings mapped to synthetic ids
@@ -26,38 +32,86 @@ struct IdValue {  // pid / tid: numbers, or strings mapped to synthetic ids
   std::string str;
 };
 
-// An event's args: key -> value text (strings unquoted). Slots are reused from event to event (clear keeps
-// their strings' memory), so parsing a stream of events allocates nothing once the slots are warm.
+// An event's args: key -> value text (strings unquoted), kept as the lines of the args text the model shows
+// ("key: value\n" each, values whole), so the text of an event is built straight from the parsed bytes: a
+// view of these lines when nothing is skipped, runs of them copied otherwise. Parsing a stream of events
+// allocates nothing once the buffers are warm.
 class ArgList {
  public:
-  using Arg = std::pair<std::string, std::string>;
-  ArgList() = default;
-  ArgList(ArgList&& o) noexcept : slots_(std::move(o.slots_)), n_(o.n_) { o.slots_.clear(), o.n_ = 0; }
-  ArgList& operator=(ArgList&& o) noexcept {
-    slots_ = std::move(o.slots_), n_ = o.n_;
-    o.slots_.clear(), o.n_ = 0;
-    return *this;
+  static constexpr size_t kShownValue = 4096;  // a value is cut here in the args text
+
+  void emplace_back(std::string_view k, std::string_view v) {
+    const Entry e{lines_.size(), k.size(), v.size()};
+    // One resize and plain copies: the string's appends are calls in wasm (libc++), four per arg.
+    const size_t need = e.line + k.size() + v.size() + 3;
+    if (need > lines_.capacity()) lines_.reserve(std::max(need, 2 * lines_.capacity()));
+    lines_.resize(need);
+    char* o = lines_.data() + e.line;
+    if (!k.empty()) std::memcpy(o, k.data(), k.size());
+    o += k.size();
+    *o++ = ':';
+    *o++ = ' ';
+    if (!v.empty()) std::memcpy(o, v.data(), v.size());
+    o[v.size()] = '\n';
+    long_ |= v.size() > kShownValue;
+    entries_.push_back(e);
+    hash_of_ = -1;
   }
-  ArgList(const ArgList&) = default;
-  ArgList& operator=(const ArgList&) = default;
-  template <typename K, typename V>
-  void emplace_back(K&& k, V&& v) {
-    if (n_ == slots_.size()) slots_.emplace_back();
-    slots_[n_].first.assign(std::forward<K>(k));
-    slots_[n_].second.assign(std::forward<V>(v));
-    ++n_;
+  // Appends a line whose value the caller writes into value() (then calls EndValue): the fast front end
+  // captures structured values straight into the line.
+  std::string& BeginValue(std::string_view k) {
+    open_ = {lines_.size(), k.size(), 0};
+    lines_.append(k).append(": ", 2);
+    return lines_;
   }
-  void push_back(Arg&& a) { emplace_back(std::move(a.first), std::move(a.second)); }
-  void clear() { n_ = 0; }
-  size_t size() const { return n_; }
-  Arg* begin() { return slots_.data(); }
-  Arg* end() { return slots_.data() + n_; }
-  const Arg* begin() const { return slots_.data(); }
-  const Arg* end() const { return slots_.data() + n_; }
+  void EndValue(size_t limit) {
+    const size_t from = open_.line + open_.key_len + 2;
+    if (lines_.size() - from > limit) lines_.resize(from + limit);
+    open_.val_len = lines_.size() - from;
+    lines_.push_back('\n');
+    long_ |= open_.val_len > kShownValue;
+    entries_.push_back(open_);
+    hash_of_ = -1;
+  }
+  void DropValue() { lines_.resize(open_.line); }  // a BeginValue whose value failed to parse
+  void Append(const ArgList& o) {
+    for (size_t i = 0; i < o.size(); ++i) emplace_back(o.key(i), o.value(i));
+  }
+  void clear() {
+    lines_.clear();
+    entries_.clear();
+    long_ = false;
+    hash_of_ = -1;
+  }
+  // The hash of Text(skip set `which`), computed ahead (Importer::HashArgs); forgotten when args change.
+  void SetHash(int8_t which, uint64_t h) { hash_of_ = which, hash_ = h; }
+  bool Hash(int8_t which, uint64_t* h) const { return hash_of_ == which && (*h = hash_, true); }
+  size_t size() const { return entries_.size(); }
+  std::string_view key(size_t i) const { return {lines_.data() + entries_[i].line, entries_[i].key_len}; }
+  std::string_view value(size_t i) const {
+    const Entry& e = entries_[i];
+    return {lines_.data() + e.line + e.key_len + 2, e.val_len};
+  }
+  // The value of the first arg named k.
+  bool Find(std::string_view k, std::string_view* v) const {
+    for (size_t i = 0; i < entries_.size(); ++i)
+      if (entries_[i].key_len == k.size() && key(i) == k) return *v = value(i), true;
+    return false;
+  }
+  // "key: value" lines (values cut at kShownValue) of the args whose keys are not in `skip`. A view of the
+  // lines when none is skipped or cut, else built in *scratch.
+  std::string_view Text(std::initializer_list<std::string_view> skip, std::string* scratch) const;
 
  private:
-  std::vector<Arg> slots_;
-  size_t n_ = 0;
+  struct Entry {
+    size_t line, key_len, val_len;
+  };
+  std::string lines_;
+  std::vector<Entry> entries_;
+  Entry open_{};
+  bool long_ = false;
+  int8_t hash_of_ = -1;
+  uint64_t hash_ = 0;
 };
 
 struct JEvent {
@@ -73,11 +127,7 @@ struct JEvent {
     has_ts = has_dur = false;
     args.clear();
   }
-  const std::string* Arg(std::string_view k) const {
-    for (const auto& [key, v] : args)
-      if (key == k) return &v;
-    return nullptr;
-  }
+  bool Arg(std::string_view k, std::string_view* v) const { return args.Find(k, v); }
 };
 
 // A scalar of an event object ("ph", "ts", ...): its text is the string unescaped, or the number as written
@@ -96,6 +146,13 @@ class Importer {
   explicit Importer(ModelBuilder& b) : b_(b) {}
 
   void OnEvent(JEvent& e);
+  // Ahead of OnEvent (any thread, no Importer state): hashes the args text the mapping will intern.
+  static void HashArgs(JEvent& e, std::string* scratch);
+  // Ahead of OnEvent, on the mapping thread: prefetches the builder's slot for that text.
+  void Prefetch(const JEvent& e) const {
+    uint64_t h;
+    if (e.args.Hash(kSkipNone, &h) || e.args.Hash(kSkipCorrelation, &h)) b_.PrefetchIntern(h);
+  }
   void OnDeviceProperties(const std::string& json_text);
   Status Finish(bool kineto);
   uint64_t accepted = 0;
@@ -115,36 +172,38 @@ class Importer {
     if (inserted) b_.SetThreadName(pid, it->second, v.str);
     return it->second;
   }
-  StringId ArgsText(const JEvent& e, std::initializer_list<std::string_view> skip) {
-    AppendArgs(e, skip, &args_buf_);
-    return b_.Intern(args_buf_);
+  // Names and categories repeat from event to event: a small cache of their ids saves the builder's lookup
+  // (a probe of a table as large as the model's strings, mostly a cache miss). A miss interns through the
+  // builder, so ids are assigned in the same order as without the cache.
+  StringId Name(std::string_view text) {
+    if (text.empty()) return 0;
+    const uint64_t h = std::hash<std::string_view>{}(text);
+    NameSlot& s = names_[h & (kNameSlots - 1)];
+    if (s.hash == h && s.text == text) return s.id;
+    const StringId id = b_.Intern(text);
+    if (text.size() <= 256) s.hash = h, s.id = id, s.text.assign(text);
+    return id;
   }
-  std::string ArgsString(const JEvent& e, std::initializer_list<std::string_view> skip) {
-    AppendArgs(e, skip, &args_buf_);
-    return args_buf_;
-  }
-  // "key: value" lines (values cut at 4 KiB) into *t, reused between events.
-  static void AppendArgs(const JEvent& e, std::initializer_list<std::string_view> skip, std::string* t) {
-    t->clear();
-    for (const auto& [k, v] : e.args) {
-      if (std::find(skip.begin(), skip.end(), k) != skip.end()) continue;
-      t->append(k);
-      t->append(": ");
-      if (v.size() > 4096) {
-        t->append(v, 0, 4096);
-        t->append("…");
-      } else {
-        t->append(v);
-      }
-      t->push_back('\n');
-    }
-    if (!t->empty()) t->pop_back();
+  // The args texts interned while events are mapped: all args, or all but "correlation" (runtime calls).
+  enum ArgsSkip : int8_t { kSkipNone, kSkipCorrelation };
+  StringId ArgsText(const JEvent& e, ArgsSkip which) {
+    const std::string_view text =
+        which == kSkipNone ? e.args.Text({}, &args_buf_) : e.args.Text({"correlation"}, &args_buf_);
+    uint64_t h;
+    return e.args.Hash(which, &h) ? b_.Intern(text, h) : b_.Intern(text);
   }
   void Skip(const char* why) { ++skipped_[why]; }
   void Complete(JEvent& e, int64_t start, int64_t end, uint32_t pid, uint32_t tid);
 
   ModelBuilder& b_;
   std::string args_buf_;
+  struct NameSlot {
+    uint64_t hash = 0;
+    StringId id = 0;
+    std::string text;
+  };
+  static constexpr size_t kNameSlots = 4096;
+  std::vector<NameSlot> names_ = std::vector<NameSlot>(kNameSlots);
   std::map<std::string, uint32_t> string_pids_;
   std::map<std::pair<uint32_t, std::string>, uint32_t> string_tids_;
   struct Open {
@@ -176,10 +235,15 @@ class Importer {
     uint32_t registers, shared;
     enum class Kind : uint8_t { kKernel, kMemcpy, kMemset, kAnnotation } kind;
     uint8_t copy_kind, src_kind, dst_kind;
-    std::string name;  // kernels and annotations
-    std::string args;  // the args text
+    std::string_view name;  // kernels and annotations
+    std::string_view args;  // the args text
+    uint32_t text_block;    // the block of gpu_text_ holding both
   };
   std::vector<Gpu> gpu_;
+  // The texts of gpu_ in blocks that never move (one allocation per some thousand events instead of two
+  // strings per event), freed block by block as the events go into the model.
+  std::vector<std::string> gpu_text_;
+  std::string_view KeepGpuText(std::string_view s);
   std::map<uint32_t, uint64_t> runtime_pids_;
   std::map<uint32_t, uint64_t> host_pids_;
   std::vector<std::pair<JEvent, std::pair<int64_t, int64_t>>> pending_counters_;
@@ -200,7 +264,10 @@ class FastJsonImport {
   ~FastJsonImport();
   // gzip: inflates the first piece. Fails on a stream corrupt before any byte could be inflated.
   Status Prime();
-  std::string_view Head() const;     // the text inflated so far (to sniff what the gzip holds)
+  std::string_view Head() const;  // the text inflated so far (to sniff what the gzip holds)
+  // Parses the event array in slices on the pool's threads (slice_bytes 0: the default). The model is the
+  // same as without.
+  void SetParallel(detail::ThreadPool* pool, size_t slice_bytes);
   void Step(uint64_t budget_bytes);  // parses about that many bytes
   bool done() const;
   double progress() const;

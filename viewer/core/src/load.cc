@@ -170,6 +170,7 @@ Status TraceLoader::Open(std::span<const uint8_t> bytes, LoadOptions options) {
         std::string_view text(reinterpret_cast<const char*>(I.bytes.data()), I.bytes.size());
         I.fast_json = std::make_unique<json_import::FastJsonImport>(text, I.builder);
       }
+      if (I.fast_json) I.fast_json->SetParallel(I.pool.get(), options.json_slice_bytes);
       return Status::Ok();
     case DetectedFormat::kNcuCsv:
       I.mode = Impl::Mode::kNcu;

@@ -40,6 +40,10 @@ struct LoadOptions {
   // the same either way.
   enum class JsonParser : uint8_t { kFast, kReference };
   JsonParser json_parser = JsonParser::kFast;
+  // With threads, the fast front end parses the event array in slices of about this many bytes (0: its
+  // default, and plain text only: gzip stays on one thread unless a size is given). Tests and the fuzzer
+  // make them tiny so that every input crosses slice edges.
+  uint32_t json_slice_bytes = 0;
 };
 
 // Where a load's wall time went, in seconds (benchmarks; the phases are described in docs/architecture.md).
