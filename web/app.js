@@ -33,6 +33,7 @@
   }
   function hideError() { clearTimeout(warningTimer); $('error-banner').hidden = true; }
   $('error-close').addEventListener('click', hideError);
+  const count = (n) => n >= 1e6 ? (n / 1e6).toFixed(1) + ' M' : n >= 1e3 ? (n / 1e3).toFixed(0) + ' k' : String(n);
   const mb = (n) => (n / (1024 * 1024)).toFixed(n < 10 * 1024 * 1024 ? 1 : 0) + ' MB';
 
   // ---- the wasm module ----------------------------------------------------------------------------------------
@@ -159,7 +160,8 @@
     const state = api.num('gt_load_state');  // 0 idle, 1 loading, 2 loaded, 3 failed
     if (state === 1) {
       if (merging) showProgress(`Merging ${name} onto one clock…`, null);
-      else showProgress(`Parsing ${name}…`, api.num('gt_load_progress'));
+      else if (api.num('gt_load_building')) showProgress(`Building the timeline of ${name} (${count(api.num('gt_load_records'))} records)…`, null);
+      else showProgress(`Parsing ${name}… ${count(api.num('gt_load_records'))} records`, api.num('gt_load_progress'));
       requestAnimationFrame(() => pollParse(name, merging));
       return;
     }

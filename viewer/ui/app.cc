@@ -103,7 +103,8 @@ void App::OpenBuffer(std::string name, uint8_t* data, size_t size) {
   loading_name_ = std::move(name);
   last_error_.clear();
   load_warning_.clear();
-  loader_ = std::make_unique<viewer::TraceLoader>();
+  loader_ = std::make_unique<viewer::TraceLoader>();  // a load in progress is dropped: the new file wins
+  building_ = false;
   viewer::LoadOptions options;
 #if !defined(__EMSCRIPTEN__)
   options.threads = 0;  // one per hardware thread
@@ -152,6 +153,7 @@ void App::OpenStaged() {
   }
   CompareClose(*this);
   loader_.reset();
+  building_ = false;
   std::free(load_bytes_);
   load_bytes_ = nullptr;
   last_error_.clear();
@@ -201,12 +203,23 @@ void App::StepLoad() {
     return;
   }
   // A frame's worth of decoding, so the page keeps drawing its progress bar and stays responsive.
+  if (building_) {
+    FinishLoad();
+    return;
+  }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
   while (!loader_->done() && std::chrono::steady_clock::now() < deadline) loader_->Step();
-  if (loader_->done()) FinishLoad();
+  // Finish can take seconds on a large trace and blocks its frame: draw "Building the timeline" first.
+  building_ = loader_->done();
+}
+
+viewer::TraceLoader::Progress App::load_detail() const {
+  if (load_state_ == LoadState::kLoading && loader_) return loader_->progress_detail();
+  return {};
 }
 
 void App::FinishLoad() {
+  building_ = false;
   StatusOr<std::unique_ptr<viewer::TraceModel>> model = loader_->Finish();
   loader_.reset();
   std::free(load_bytes_);
@@ -257,6 +270,7 @@ void App::InstallModel(std::unique_ptr<viewer::TraceModel> model, const std::vec
 void App::Fail(std::string message) {
   FreeStaged();
   loader_.reset();
+  building_ = false;
   std::free(load_bytes_);
   load_bytes_ = nullptr;
   model_.reset();
@@ -695,8 +709,17 @@ void App::DrawLoading(const ImVec2& pos, const ImVec2& size) {
     // No fraction to show (one step): a bar that moves says the page is alive.
     ImGui::ProgressBar(float(std::fmod(ImGui::GetTime() * 0.5, 1.0)), ImVec2(w, 0), "merging");
   } else {
+    const viewer::TraceLoader::Progress p = load_detail();
     ImGui::Text("Loading %s (%s)", loading_name_.c_str(), FormatBytes(load_size_).c_str());
-    ImGui::ProgressBar(static_cast<float>(load_progress()), ImVec2(w, 0));
+    if (building_) {
+      ImGui::TextDisabled("Read %s records. Building the timeline: lanes, levels of detail, summaries...",
+                          FormatCount(p.records).c_str());
+      ImGui::ProgressBar(float(std::fmod(ImGui::GetTime() * 0.5, 1.0)), ImVec2(w, 0), "building");
+    } else {
+      ImGui::TextDisabled("%s of %s read, %s records", FormatBytes(p.bytes_read).c_str(),
+                          FormatBytes(p.bytes_total).c_str(), FormatCount(p.records).c_str());
+      ImGui::ProgressBar(static_cast<float>(load_progress()), ImVec2(w, 0));
+    }
   }
   ImGui::EndGroup();
   ImGui::End();

@@ -65,7 +65,17 @@ struct View {
 // [SECTION] Panel state
 // ---------------------------------------------------------------------------------------------------------------
 
-enum class Panel : uint8_t { kNone = 0, kDetails, kKernels, kSearch, kLoss, kRoofline, kSummary, kCompare, kNotes };
+enum class Panel : uint8_t {
+  kNone = 0,
+  kDetails,
+  kKernels,
+  kSearch,
+  kLoss,
+  kRoofline,
+  kSummary,
+  kCompare,
+  kNotes
+};
 // View-state names: "details", "kernels", "search", "loss", "roofline", "summary", "compare", "notes".
 const char* PanelName(Panel p);
 Panel PanelFromName(std::string_view name);
@@ -131,6 +141,10 @@ class App {
 
   LoadState load_state() const { return load_state_; }
   double load_progress() const;
+  // What the loading screen says besides the fraction: bytes and records read, and whether reading is over
+  // and the timeline is being built (Finish runs in the next frame, so that screen is on the page first).
+  viewer::TraceLoader::Progress load_detail() const;
+  bool load_building() const { return load_state_ == LoadState::kLoading && building_; }
   const std::string& last_error() const { return last_error_; }
   const std::string& load_warning() const { return load_warning_; }
   const std::string& trace_name() const { return trace_name_; }
@@ -208,6 +222,7 @@ class App {
   std::vector<StagedInput> staged_;  // files waiting for OpenStaged, then the merge's inputs
   bool merging_ = false;
   int merge_wait_frames_ = 0;  // frames drawn before the merge blocks, so its screen is on the page
+  bool building_ = false;      // reading done; Finish (lanes, LOD, summaries) runs in the next frame
   std::string trace_name_;
   std::string last_error_;
   std::string load_warning_;

@@ -101,6 +101,14 @@ GT_EXPORT int gt_load_state() {
 GT_EXPORT double gt_load_progress() {
   return GlobalApp() ? GlobalApp()->load_progress() : 0;
 }
+// Records (.gtrace) or events (JSON) read so far by the load in progress.
+GT_EXPORT double gt_load_records() {
+  return GlobalApp() ? double(GlobalApp()->load_detail().records) : 0;
+}
+// 1 while reading is over and the timeline is being built (the fraction says 100% but the load goes on).
+GT_EXPORT int gt_load_building() {
+  return GlobalApp() && GlobalApp()->load_building() ? 1 : 0;
+}
 GT_EXPORT const char* gt_last_error() {
   return GlobalApp() ? GlobalApp()->last_error().c_str() : "";
 }

@@ -1073,6 +1073,10 @@ double FastJsonImport::progress() const {
   return done() ? 1.0 : impl_->src.progress(impl_->pos);
 }
 
+uint64_t FastJsonImport::events() const {
+  return impl_->imp.accepted;
+}
+
 uint64_t FastJsonImport::text_bytes() const {
   return impl_->src.total();
 }

@@ -272,6 +272,7 @@ class FastJsonImport {
   bool done() const;
   double progress() const;
   uint64_t text_bytes() const;  // the text's size (inflated so far)
+  uint64_t events() const;      // events taken so far (the progress bar's count)
   Status Finish();
 
   struct Impl;

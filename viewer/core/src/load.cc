@@ -243,6 +243,19 @@ double TraceLoader::progress() const {
   }
 }
 
+TraceLoader::Progress TraceLoader::progress_detail() const {
+  const Impl& I = *impl_;
+  Progress p;
+  // The bytes being read: the caller's, or the inflated text where a gzip was inflated whole up front.
+  p.bytes_total = I.bytes.size();
+  p.bytes_read = static_cast<uint64_t>(progress() * double(p.bytes_total));
+  if (I.is_gtrace)
+    p.records = I.reader.report().records;
+  else if (I.fast_json)
+    p.records = I.fast_json->events();
+  return p;
+}
+
 StatusOr<std::unique_ptr<TraceModel>> TraceLoader::Finish() {
   Impl& I = *impl_;
   if (I.finished) return InvalidArgument("TraceLoader::Finish called twice");

@@ -71,6 +71,14 @@ class TraceLoader {
   void Step();
   bool done() const;
   double progress() const;  // 0..1
+  // What the bar stands for: input bytes consumed (of a gzip, compressed bytes) and records (.gtrace) or
+  // events (JSON) read so far. Once done(), Finish() still builds lanes, LOD and summaries: a UI says so
+  // rather than show a full bar that does not move.
+  struct Progress {
+    uint64_t bytes_read = 0, bytes_total = 0;
+    uint64_t records = 0;
+  };
+  Progress progress_detail() const;
   // Builds the model. Fails only when nothing at all could be read (e.g. JSON that is not a trace).
   StatusOr<std::unique_ptr<TraceModel>> Finish();
   const LoadTimings& timings() const;
