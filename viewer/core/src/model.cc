@@ -114,7 +114,7 @@ namespace {
 #if defined(__linux__)
 // Columns from this size on are mappings of their own: glibc would put many of them on its heap (its mmap
 // threshold adapts upwards to 32 MB), where realloc copies unless the block happens to be last.
-constexpr size_t kMapBytes = size_t{1} << 20;
+constexpr size_t kMapBytes = size_t{256} << 10;
 bool Mapped(size_t bytes) {
   return bytes >= kMapBytes;
 }
