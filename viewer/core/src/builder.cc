@@ -123,12 +123,12 @@ void Router::Room(Stage& s, bool in_order) {
   }
 }
 
-void Router::Kernel(const KernelRecord& r, StringId args) {
+GT_ROUTE_INLINE void Router::Kernel(const KernelRecord& r, StringId args) {
   Stage& p = StageFor(TrackKind::kGpuStream, r.pid, r.device_id, r.context_id, r.stream_id);
   PushGpu(p, r.start, r.end, r.name, MakeRef(EventKind::kKernel, tables->Config(r)), r.correlation_id);
   PushArgs(p.piece, args);
 }
-void Router::Memcpy(const MemcpyRecord& r, StringId args) {
+GT_ROUTE_INLINE void Router::Memcpy(const MemcpyRecord& r, StringId args) {
   const StringId name = tables->MemcpyName(r.copy_kind);
   const uint32_t id = tables->Memcpy(
       {r.bytes, r.peer_device_id, r.graph_id, r.copy_kind, r.src_kind, r.dst_kind, r.is_async});
@@ -137,7 +137,7 @@ void Router::Memcpy(const MemcpyRecord& r, StringId args) {
   p.piece.synthetic_names = true;
   PushArgs(p.piece, args);
 }
-void Router::Memset(const MemsetRecord& r, StringId args) {
+GT_ROUTE_INLINE void Router::Memset(const MemsetRecord& r, StringId args) {
   const StringId name = tables->MemsetName();
   const uint32_t id = tables->Memset({r.bytes, r.value, r.graph_id, r.memory_kind, r.is_async});
   Stage& p = StageFor(TrackKind::kGpuStream, r.pid, r.device_id, r.context_id, r.stream_id);
@@ -145,7 +145,7 @@ void Router::Memset(const MemsetRecord& r, StringId args) {
   p.piece.synthetic_names = true;
   PushArgs(p.piece, args);
 }
-void Router::Api(const ApiCallRecord& r, StringId args) {
+GT_ROUTE_INLINE void Router::Api(const ApiCallRecord& r, StringId args) {
   Stage& p = StageFor(TrackKind::kThreadApi, r.pid, r.tid);
   Push(p, r.start, r.end, r.name, r.correlation_id, r.correlation_id);
   if (r.return_code != 0) p.piece.ret.emplace_back(p.piece.n - 1, r.return_code);
@@ -163,6 +163,7 @@ void Router::GpuAnnotation(const GpuAnnotationRecord& r) {
   PushArgs(p.piece, r.args);
 }
 
+// Kernel(), Memcpy(), ... inline into these loops (their only other callers are in this file).
 void Router::OnKernels(std::span<const KernelRecord> r) {
   for (const auto& k : r) Kernel(k, 0);
 }

@@ -127,11 +127,6 @@ void AppendPiece(const Piece& src, TrackKind kind, Piece* dst) {
 
 namespace {
 
-// Correlation id of event i as the lane keeps it: API rows in ref, GPU rows in aux, others none.
-uint32_t CorrOf(const Piece& p, TrackKind kind, uint32_t i) {
-  return kind == TrackKind::kThreadApi ? p.ref[i] : p.has_aux ? p.aux[i] : 0;
-}
-
 // Reorders a piece by (start, longer first, arrival), which Push found unsorted (events that nest arrive in
 // order of their ends). Records arrive in per-kind batches, so the piece is a few long sorted runs: merge
 // them (sequential reads) rather than sort indices (random reads); sort when the runs are many. The columns
@@ -203,21 +198,30 @@ void SortPiece(Piece& p, TrackKind kind) {
     p.start.swap(start);
   }
   scratch = Column<uint32_t>();
-  p.sorted = true, p.disjoint = true, p.corr_sorted = true;
+  // The order summary in locals: stores to the piece's fields would alias the column stores.
+  bool disjoint = true, corr_sorted = true;
+  int64_t last_start = 0, last_end = 0;
+  uint32_t last_corr = 0;
   size_t ld = 0;
+  const uint32_t* corr_col = kind == TrackKind::kThreadApi ? p.ref.data()
+                             : p.has_aux                   ? p.aux.data()
+                                                           : nullptr;
   for (uint32_t k = 0; k < n; ++k) {
     const int64_t s = p.start[k];
     int64_t e = s + p.dur[k];
-    if (p.dur[k] == kDurOverflow) e = s + p.long_dur[ld++].second;
-    const uint32_t corr = CorrOf(p, kind, k);
+    if (p.dur[k] == kDurOverflow) [[unlikely]]
+      e = s + p.long_dur[ld++].second;
+    const uint32_t corr = corr_col ? corr_col[k] : 0;
     if (k == 0) {
       p.first_start = s, p.first_end = e, p.first_corr = corr;
     } else {
-      p.disjoint &= p.last_end <= s;
-      p.corr_sorted &= p.last_corr <= corr;
+      disjoint &= last_end <= s;
+      corr_sorted &= last_corr <= corr;
     }
-    p.last_start = s, p.last_end = e, p.last_corr = corr;
+    last_start = s, last_end = e, last_corr = corr;
   }
+  p.sorted = true, p.disjoint = disjoint, p.corr_sorted = corr_sorted;
+  p.last_start = last_start, p.last_end = last_end, p.last_corr = last_corr;
 }
 
 // -----------------------------------------------------------------------------------------------------------------
