@@ -255,7 +255,7 @@ class Column {
   T* insert(const T* pos, It first, It last) {
     const size_t at = size_t(pos - p_), k = size_t(std::distance(first, last));
     if (n_ + k > cap_) Grow(n_ + k);
-    std::memmove(p_ + at + k, p_ + at, (n_ - at) * sizeof(T));
+    if (at < n_) std::memmove(p_ + at + k, p_ + at, (n_ - at) * sizeof(T));
     for (size_t i = 0; i < k; ++i, ++first) p_[at + i] = *first;
     n_ += k;
     return p_ + at;
@@ -263,7 +263,7 @@ class Column {
   T* insert(const T* pos, const T& v) { return insert(pos, &v, &v + 1); }
   T* erase(const T* first, const T* last) {
     const size_t at = size_t(first - p_), k = size_t(last - first);
-    std::memmove(p_ + at, p_ + at + k, (n_ - at - k) * sizeof(T));
+    if (k > 0) std::memmove(p_ + at, p_ + at + k, (n_ - at - k) * sizeof(T));
     n_ -= k;
     return p_ + at;
   }
