@@ -282,6 +282,17 @@ TEST_CASE("lane columns keep their values across growth, mapping and shrinking",
   CHECK(c == Column<int64_t>{0, 30, 33, 3, 6});
   c.erase(c.begin(), c.begin() + 2);
   CHECK(c == Column<int64_t>{33, 3, 6});
+  // Values taken from the column itself while it grows.
+  Column<int64_t> self{7};
+  for (int i = 0; i < 20; ++i) {
+    self.push_back(self.back());  // a reference into the column, which may grow
+    self.back() += 1;
+  }
+  CHECK(self.back() == 27);
+  self.insert(self.begin(), self.begin() + 18, self.end());
+  CHECK(self.size() == 24);
+  CHECK(self[0] == 25);
+  CHECK(self[3] == 7);
   Column<uint32_t> empty;
   empty.insert(empty.end(), c.begin(), c.begin());
   CHECK(empty.empty());

@@ -232,13 +232,15 @@ class Column {
     if (cap_ > n_) Reallocate(n_);
   }
   void push_back(const T& v) {
+    const T value = v;  // v may be an element of this column, moved by the growth
     if (n_ == cap_) Grow(n_ + 1);
-    p_[n_++] = v;
+    p_[n_++] = value;
   }
   template <typename... A>
   T& emplace_back(A&&... a) {
+    const T value(std::forward<A>(a)...);
     if (n_ == cap_) Grow(n_ + 1);
-    p_[n_] = T(std::forward<A>(a)...);
+    p_[n_] = value;
     return p_[n_++];
   }
   void pop_back() { --n_; }
@@ -254,6 +256,13 @@ class Column {
   template <typename It>
   T* insert(const T* pos, It first, It last) {
     const size_t at = size_t(pos - p_), k = size_t(std::distance(first, last));
+    if constexpr (std::is_pointer_v<It> && std::is_same_v<std::remove_cv_t<std::remove_pointer_t<It>>, T>) {
+      // A range inside this column would move under the growth or the shift: insert a copy of it.
+      if (k > 0 && first >= p_ && first < p_ + n_) {
+        const Column copy(first, last);
+        return insert(p_ + at, copy.begin(), copy.end());
+      }
+    }
     if (n_ + k > cap_) Grow(n_ + k);
     if (at < n_) std::memmove(p_ + at + k, p_ + at, (n_ - at) * sizeof(T));
     for (size_t i = 0; i < k; ++i, ++first) p_[at + i] = *first;
