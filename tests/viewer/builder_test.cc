@@ -257,3 +257,45 @@ TEST_CASE("device summary over many time slices equals the brute-force union", "
   }
   CHECK(m->tracks[m->FindTrackByKey("g1/p4242/c1/s7")].lane_count > 1);
 }
+
+TEST_CASE("lane columns keep their values across growth, mapping and shrinking", "[builder]") {
+  // Doubling from a few values to several MB crosses from malloc blocks to mappings (256 KB) and grows
+  // mappings in place; shrinking goes back below the mapping size.
+  Column<int64_t> c;
+  for (int64_t i = 0; i < (int64_t{1} << 20); ++i) c.push_back(i * 3);
+  REQUIRE(c.size() == (size_t{1} << 20));
+  bool same = true;
+  for (size_t i = 0; i < c.size(); ++i) same &= c[i] == int64_t(i) * 3;
+  CHECK(same);
+  Column<int64_t> copy = c;
+  CHECK(copy == c);
+  c.resize(1000);
+  c.shrink_to_fit();
+  CHECK(c.capacity() == 1000);
+  CHECK(c.back() == 999 * 3);
+  c.resize(8u << 20);  // uninitialized tail, the first 1000 kept
+  CHECK(c[999] == 999 * 3);
+  c.resize(3);
+  c.shrink_to_fit();
+  CHECK(c == Column<int64_t>{0, 3, 6});
+  c.insert(c.begin() + 1, copy.begin() + 10, copy.begin() + 12);
+  CHECK(c == Column<int64_t>{0, 30, 33, 3, 6});
+  c.erase(c.begin(), c.begin() + 2);
+  CHECK(c == Column<int64_t>{33, 3, 6});
+  // Values taken from the column itself while it grows.
+  Column<int64_t> self{7};
+  for (int i = 0; i < 20; ++i) {
+    self.push_back(self.back());  // a reference into the column, which may grow
+    self.back() += 1;
+  }
+  CHECK(self.back() == 27);
+  self.insert(self.begin(), self.begin() + 18, self.end());
+  CHECK(self.size() == 24);
+  CHECK(self[0] == 25);
+  CHECK(self[3] == 7);
+  Column<uint32_t> empty;
+  empty.insert(empty.end(), c.begin(), c.begin());
+  CHECK(empty.empty());
+  empty.shrink_to_fit();
+  CHECK(empty.data() == nullptr);
+}

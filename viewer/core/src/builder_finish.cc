@@ -127,21 +127,21 @@ void AppendPiece(const Piece& src, TrackKind kind, Piece* dst) {
 
 namespace {
 
-// Correlation id of event i as the lane keeps it: API rows in ref, GPU rows in aux, others none.
-uint32_t CorrOf(const Piece& p, TrackKind kind, uint32_t i) {
-  return kind == TrackKind::kThreadApi ? p.ref[i] : p.has_aux ? p.aux[i] : 0;
-}
-
 // Reorders a piece by (start, longer first, arrival), which Push found unsorted (events that nest arrive in
 // order of their ends). Records arrive in per-kind batches, so the piece is a few long sorted runs: merge
-// them (sequential reads) rather than sort indices (random reads); sort when the runs are many.
+// them (sequential reads) rather than sort indices (random reads); sort when the runs are many. The columns
+// are permuted one at a time through one scratch column per width, swapped in: fresh pages for two columns
+// instead of a second piece (page faults are much of a load's cost).
 void SortPiece(Piece& p, TrackKind kind) {
   const uint32_t n = p.n;
-  std::vector<int64_t> end(n);
-  for (uint32_t i = 0; i < n; ++i) end[i] = p.End(i);
+  auto end_of = [&p](uint32_t i) {
+    const uint32_t d = p.dur[i];
+    return d != kDurOverflow ? p.start[i] + d : p.End(i);
+  };
   auto before = [&](uint32_t a, uint32_t b) {
     if (p.start[a] != p.start[b]) return p.start[a] < p.start[b];
-    if (end[a] != end[b]) return end[a] > end[b];
+    const int64_t ea = end_of(a), eb = end_of(b);
+    if (ea != eb) return ea > eb;
     return a < b;
   };
   std::vector<uint32_t> perm;
@@ -169,41 +169,59 @@ void SortPiece(Piece& p, TrackKind kind) {
     std::iota(perm.begin(), perm.end(), 0u);
     std::sort(perm.begin(), perm.end(), before);
   }
-  Piece q;
-  q.n = n;
-  q.has_aux = p.has_aux;
-  q.synthetic_names = p.synthetic_names;
-  q.maps = p.maps;
-  q.Reserve(n);
-  const bool sparse = !p.ret.empty() || !p.args.empty();
-  std::vector<uint32_t> new_index(sparse ? n : 0);
-  for (uint32_t k = 0; k < n; ++k) {
-    const uint32_t i = perm[k];
-    if (sparse) new_index[i] = k;
-    q.start[k] = p.start[i];
-    q.dur[k] = p.dur[i];
-    if (p.dur[i] == kDurOverflow) q.long_dur.emplace_back(k, end[i] - p.start[i]);
-    q.name[k] = p.name[i];
-    q.ref[k] = p.ref[i];
-    if (p.has_aux) q.aux[k] = p.aux[i];
+  // Long durations and sparse lists by old index first (they read the old columns).
+  std::vector<std::pair<uint32_t, int64_t>> long_dur;
+  for (uint32_t k = 0; k < n; ++k)
+    if (p.dur[perm[k]] == kDurOverflow) [[unlikely]]
+      long_dur.emplace_back(k, p.End(perm[k]) - p.start[perm[k]]);
+  if (!p.ret.empty() || !p.args.empty()) {
+    std::vector<uint32_t> new_index(n);
+    for (uint32_t k = 0; k < n; ++k) new_index[perm[k]] = k;
+    auto by_index = [](const auto& a, const auto& b) { return a.first < b.first; };
+    for (auto& [i, v] : p.ret) i = new_index[i];
+    for (auto& [i, v] : p.args) i = new_index[i];
+    std::sort(p.ret.begin(), p.ret.end(), by_index);
+    std::sort(p.args.begin(), p.args.end(), by_index);
   }
-  auto by_index = [](const auto& a, const auto& b) { return a.first < b.first; };
-  for (const auto& [i, v] : p.ret) q.ret.emplace_back(new_index[i], v);
-  for (const auto& [i, v] : p.args) q.args.emplace_back(new_index[i], v);
-  std::sort(q.ret.begin(), q.ret.end(), by_index);
-  std::sort(q.args.begin(), q.args.end(), by_index);
+  p.long_dur = std::move(long_dur);
+  Column<uint32_t> scratch(n);
+  auto permute = [&](Column<uint32_t>& c) {
+    for (uint32_t k = 0; k < n; ++k) scratch[k] = c[perm[k]];
+    c.swap(scratch);
+    scratch.resize(n);  // the old column, no shorter than n, is the next scratch
+  };
+  permute(p.dur), permute(p.name), permute(p.ref);
+  if (p.has_aux) permute(p.aux);
+  {
+    Column<int64_t> start(n);
+    for (uint32_t k = 0; k < n; ++k) start[k] = p.start[perm[k]];
+    p.start.swap(start);
+  }
+  scratch = Column<uint32_t>();
+  // The order summary in locals: stores to the piece's fields would alias the column stores.
+  bool disjoint = true, corr_sorted = true;
+  int64_t last_start = 0, last_end = 0;
+  uint32_t last_corr = 0;
+  size_t ld = 0;
+  const uint32_t* corr_col = kind == TrackKind::kThreadApi ? p.ref.data()
+                             : p.has_aux                   ? p.aux.data()
+                                                           : nullptr;
   for (uint32_t k = 0; k < n; ++k) {
-    const int64_t s = q.start[k], e = end[perm[k]];
-    const uint32_t corr = CorrOf(q, kind, k);
+    const int64_t s = p.start[k];
+    int64_t e = s + p.dur[k];
+    if (p.dur[k] == kDurOverflow) [[unlikely]]
+      e = s + p.long_dur[ld++].second;
+    const uint32_t corr = corr_col ? corr_col[k] : 0;
     if (k == 0) {
-      q.first_start = s, q.first_end = e, q.first_corr = corr;
+      p.first_start = s, p.first_end = e, p.first_corr = corr;
     } else {
-      q.disjoint &= q.last_end <= s;
-      q.corr_sorted &= q.last_corr <= corr;
+      disjoint &= last_end <= s;
+      corr_sorted &= last_corr <= corr;
     }
-    q.last_start = s, q.last_end = e, q.last_corr = corr;
+    last_start = s, last_end = e, last_corr = corr;
   }
-  p = std::move(q);
+  p.sorted = true, p.disjoint = disjoint, p.corr_sorted = corr_sorted;
+  p.last_start = last_start, p.last_end = last_end, p.last_corr = last_corr;
 }
 
 // -----------------------------------------------------------------------------------------------------------------

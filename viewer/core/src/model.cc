@@ -3,6 +3,13 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace gt::viewer {
 
@@ -98,6 +105,80 @@ template <typename V>
 static size_t Cap(const V& v) {
   return v.capacity() * sizeof(typename V::value_type);
 }
+
+// ---- Column storage
+// ----------------------------------------------------------------------------------------------
+
+namespace column_storage {
+namespace {
+#if defined(__linux__)
+// Columns from this size on are mappings of their own: glibc would put many of them on its heap (its mmap
+// threshold adapts upwards to 32 MB), where realloc copies unless the block happens to be last.
+constexpr size_t kMapBytes = size_t{256} << 10;
+bool Mapped(size_t bytes) {
+  return bytes >= kMapBytes;
+}
+#else
+bool Mapped(size_t) {
+  return false;
+}
+#endif
+[[noreturn]] void OutOfMemory(size_t bytes) {
+  std::fprintf(stderr, "gtrace: out of memory (a column of %zu bytes)\n", bytes);
+  std::abort();
+}
+}  // namespace
+
+void* Allocate(size_t bytes) {
+  if (bytes == 0) return nullptr;
+#if defined(__linux__)
+  if (Mapped(bytes)) {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) OutOfMemory(bytes);
+    return p;
+  }
+#endif
+  void* p = std::malloc(bytes);
+  if (!p) OutOfMemory(bytes);
+  return p;
+}
+
+void Free(void* p, size_t bytes) {
+  if (!p) return;
+#if defined(__linux__)
+  if (Mapped(bytes)) {
+    munmap(p, bytes);
+    return;
+  }
+#endif
+  std::free(p);
+}
+
+void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t used) {
+  if (!p) return Allocate(new_bytes);
+  if (new_bytes == 0) {
+    Free(p, old_bytes);
+    return nullptr;
+  }
+  used = std::min(used, new_bytes);
+#if defined(__linux__)
+  if (Mapped(old_bytes) && Mapped(new_bytes)) {
+    void* q = mremap(p, old_bytes, new_bytes, MREMAP_MAYMOVE);
+    if (q == MAP_FAILED) OutOfMemory(new_bytes);
+    return q;
+  }
+  if (Mapped(old_bytes) != Mapped(new_bytes)) {
+    void* q = Allocate(new_bytes);
+    if (used) std::memcpy(q, p, used);
+    Free(p, old_bytes);
+    return q;
+  }
+#endif
+  void* q = std::realloc(p, new_bytes);
+  if (!q) OutOfMemory(new_bytes);
+  return q;
+}
+}  // namespace column_storage
 
 size_t Lane::LodBytes() const {
   size_t b = Cap(lod);

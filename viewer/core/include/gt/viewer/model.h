@@ -18,8 +18,12 @@
 // and the string keys below are stable across loads of the same file (share links rely on it).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <span>
 #include <string>
@@ -29,8 +33,8 @@
 #include <vector>
 
 #include "gt/model.h"
-#include "gt/sat_math.h"
 #include "gt/reader.h"
+#include "gt/sat_math.h"
 
 namespace gt::viewer {
 
@@ -139,27 +143,159 @@ struct SyncInfo {
 // [SECTION] Lanes: the hot event storage
 // ---------------------------------------------------------------------------------------------------------------
 
-// A lane column: a std::vector whose resize() leaves new elements uninitialized (they are written right
-// after), so the builder sizes a column once and threads fill disjoint parts of it; zero-filling hundreds of
-// MB on one thread first would serialize the parallel load. Otherwise an ordinary vector.
+// Storage of a lane column (model.cc). Long columns are mapped pages of their own (Linux), so growing one
+// moves its pages (mremap) instead of copying its events and touching every page twice, and shrinking one
+// gives the tail back in place; short ones, and every column elsewhere (wasm), are malloc/realloc blocks.
+namespace column_storage {
+void* Allocate(size_t bytes);
+// `used` leading bytes survive; the block may move.
+void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t used);
+void Free(void* p, size_t bytes);
+}  // namespace column_storage
+
+// A lane column: a vector of trivially copyable values whose resize() leaves new elements uninitialized (they
+// are written right after), so the builder sizes a column once and threads fill disjoint parts of it;
+// zero-filling hundreds of MB on one thread first would serialize the parallel load. Growth and
+// shrink_to_fit reallocate in place where the storage allows (column_storage): the one-thread load grows
+// each track's staging arrays by doubling and hands them to the model shrunk. Otherwise like std::vector.
 template <typename T>
-struct DefaultInitAllocator : std::allocator<T> {
-  using std::allocator<T>::allocator;
-  template <typename U>
-  struct rebind {
-    using other = DefaultInitAllocator<U>;
-  };
-  template <typename U>
-  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
-    ::new (static_cast<void*>(p)) U;
+class Column {
+  static_assert(std::is_trivially_copyable_v<T>);
+
+ public:
+  using value_type = T;
+  using size_type = size_t;
+  using difference_type = ptrdiff_t;
+  using reference = T&;
+  using const_reference = const T&;
+  using pointer = T*;
+  using const_pointer = const T*;
+  using iterator = T*;
+  using const_iterator = const T*;
+
+  Column() = default;
+  explicit Column(size_t n) { resize(n); }
+  Column(size_t n, const T& v) { assign(n, v); }
+  Column(std::initializer_list<T> v) { assign(v.begin(), v.end()); }
+  template <typename It, typename = typename std::iterator_traits<It>::iterator_category>
+  Column(It first, It last) {
+    assign(first, last);
   }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  Column(const Column& o) { assign(o.begin(), o.end()); }
+  Column(Column&& o) noexcept : p_(o.p_), n_(o.n_), cap_(o.cap_) { o.p_ = nullptr, o.n_ = o.cap_ = 0; }
+  Column& operator=(const Column& o) {
+    if (this != &o) assign(o.begin(), o.end());
+    return *this;
   }
+  Column& operator=(Column&& o) noexcept {
+    if (this != &o) {
+      Release();
+      p_ = o.p_, n_ = o.n_, cap_ = o.cap_;
+      o.p_ = nullptr, o.n_ = o.cap_ = 0;
+    }
+    return *this;
+  }
+  ~Column() { Release(); }
+
+  size_t size() const { return n_; }
+  size_t capacity() const { return cap_; }
+  bool empty() const { return n_ == 0; }
+  T* data() { return p_; }
+  const T* data() const { return p_; }
+  T& operator[](size_t i) { return p_[i]; }
+  const T& operator[](size_t i) const { return p_[i]; }
+  T& front() { return p_[0]; }
+  const T& front() const { return p_[0]; }
+  T& back() { return p_[n_ - 1]; }
+  const T& back() const { return p_[n_ - 1]; }
+  T* begin() { return p_; }
+  T* end() { return p_ + n_; }
+  const T* begin() const { return p_; }
+  const T* end() const { return p_ + n_; }
+  const T* cbegin() const { return p_; }
+  const T* cend() const { return p_ + n_; }
+
+  void reserve(size_t cap) {
+    if (cap > cap_) Reallocate(cap);
+  }
+  void resize(size_t n) {  // new elements uninitialized
+    reserve(n);
+    n_ = n;
+  }
+  void resize(size_t n, const T& v) {
+    reserve(n);
+    for (size_t i = n_; i < n; ++i) p_[i] = v;
+    n_ = n;
+  }
+  void clear() { n_ = 0; }
+  void shrink_to_fit() {
+    if (cap_ > n_) Reallocate(n_);
+  }
+  void push_back(const T& v) {
+    const T value = v;  // v may be an element of this column, moved by the growth
+    if (n_ == cap_) Grow(n_ + 1);
+    p_[n_++] = value;
+  }
+  template <typename... A>
+  T& emplace_back(A&&... a) {
+    const T value(std::forward<A>(a)...);
+    if (n_ == cap_) Grow(n_ + 1);
+    p_[n_] = value;
+    return p_[n_++];
+  }
+  void pop_back() { --n_; }
+  void assign(size_t n, const T& v) {
+    clear();
+    resize(n, v);
+  }
+  template <typename It>
+  void assign(It first, It last) {
+    clear();
+    insert(end(), first, last);
+  }
+  template <typename It>
+  T* insert(const T* pos, It first, It last) {
+    const size_t at = size_t(pos - p_), k = size_t(std::distance(first, last));
+    if constexpr (std::is_pointer_v<It> && std::is_same_v<std::remove_cv_t<std::remove_pointer_t<It>>, T>) {
+      // A range inside this column would move under the growth or the shift: insert a copy of it.
+      if (k > 0 && first >= p_ && first < p_ + n_) {
+        const Column copy(first, last);
+        return insert(p_ + at, copy.begin(), copy.end());
+      }
+    }
+    if (n_ + k > cap_) Grow(n_ + k);
+    if (at < n_) std::memmove(p_ + at + k, p_ + at, (n_ - at) * sizeof(T));
+    for (size_t i = 0; i < k; ++i, ++first) p_[at + i] = *first;
+    n_ += k;
+    return p_ + at;
+  }
+  T* insert(const T* pos, const T& v) { return insert(pos, &v, &v + 1); }
+  T* erase(const T* first, const T* last) {
+    const size_t at = size_t(first - p_), k = size_t(last - first);
+    if (k > 0) std::memmove(p_ + at, p_ + at + k, (n_ - at - k) * sizeof(T));
+    n_ -= k;
+    return p_ + at;
+  }
+  T* erase(const T* pos) { return erase(pos, pos + 1); }
+  void swap(Column& o) noexcept { std::swap(p_, o.p_), std::swap(n_, o.n_), std::swap(cap_, o.cap_); }
+  friend bool operator==(const Column& a, const Column& b) {
+    return a.n_ == b.n_ && std::equal(a.begin(), a.end(), b.begin());
+  }
+
+ private:
+  void Grow(size_t need) { Reallocate(std::max(need, cap_ * 2)); }
+  void Reallocate(size_t cap) {
+    p_ = static_cast<T*>(column_storage::Reallocate(p_, cap_ * sizeof(T), cap * sizeof(T), n_ * sizeof(T)));
+    cap_ = cap;
+    n_ = std::min(n_, cap);
+  }
+  void Release() {
+    if (p_) column_storage::Free(p_, cap_ * sizeof(T));
+    p_ = nullptr, n_ = cap_ = 0;
+  }
+  T* p_ = nullptr;
+  size_t n_ = 0, cap_ = 0;
 };
-template <typename T>
-using Column = std::vector<T, DefaultInitAllocator<T>>;
 
 // Per-event bytes in a lane: start 8 + dur 4 + name 4 + ref 4 (+ aux 4 on GPU lanes). Rarely-set attributes
 // (durations >= 2^32-1 ns, nonzero API return codes, imported args) live in sparse sorted side tables.
@@ -283,12 +419,16 @@ struct DeviceSummary {
   std::vector<std::pair<int64_t, int64_t>> largest_gaps;
   int64_t span_ns() const { return SatSub(last_ns, first_ns); }
   int64_t idle_ns() const { return SatSub(span_ns(), busy_ns); }
-  double idle_share() const {
-    return last_ns > first_ns ? double(idle_ns()) / double(span_ns()) : 0.0;
-  }
+  double idle_share() const { return last_ns > first_ns ? double(idle_ns()) / double(span_ns()) : 0.0; }
 };
 
-enum class SourceFormat : uint8_t { kGtrace = 0, kChromeJson = 1, kKinetoJson = 2, kNsysSqlite = 3, kNcuCsv = 4 };
+enum class SourceFormat : uint8_t {
+  kGtrace = 0,
+  kChromeJson = 1,
+  kKinetoJson = 2,
+  kNsysSqlite = 3,
+  kNcuCsv = 4
+};
 const char* SourceFormatName(SourceFormat f);
 
 // What could not be shown: the reader's LoadReport (chunks lost, truncation), the trace's own LossRecords
@@ -341,8 +481,8 @@ struct TraceModel {
   int64_t first_ns = 0, last_ns = 0;  // extent of all events and samples
   // last_ns - first_ns, saturated: an imported trace may span more than int64 nanoseconds can hold.
   int64_t span_ns() const { return SatSub(last_ns, first_ns); }
-  uint64_t event_count = 0;           // timeline events (not counter samples)
-  uint64_t sample_count = 0;          // counter samples
+  uint64_t event_count = 0;   // timeline events (not counter samples)
+  uint64_t sample_count = 0;  // counter samples
 
   const std::string& Str(StringId id) const {
     static const std::string kEmpty;
