@@ -2,6 +2,7 @@
 #include "gt/viewer/model.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -123,8 +124,12 @@ bool Mapped(size_t) {
   return false;
 }
 #endif
+// A mapping can also fail for the number of mappings (vm.max_map_count, about 65,000 by default): each long
+// column is one, so that limit is met only by tens of thousands of long lanes; say which it was.
 [[noreturn]] void OutOfMemory(size_t bytes) {
-  std::fprintf(stderr, "gtrace: out of memory (a column of %zu bytes)\n", bytes);
+  const int err = errno;
+  std::fprintf(stderr, "gtrace: cannot allocate a column of %zu bytes: %s%s\n", bytes, std::strerror(err),
+               err == ENOMEM ? " (out of memory, or more mappings than vm.max_map_count allows)" : "");
   std::abort();
 }
 }  // namespace
