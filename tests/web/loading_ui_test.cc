@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "imgui.h"
+#include "headless_ui.h"
 #include "kineto_gen.h"
 #include "ui/app.h"
 
@@ -14,27 +14,10 @@ using gt::test::KinetoJson;
 
 namespace {
 
-struct Headless {
-  Headless() {
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(1400, 800);
-    unsigned char* px = nullptr;
-    int w = 0, h = 0;
-    io.Fonts->GetTexDataAsRGBA32(&px, &w, &h);
-  }
-  ~Headless() {
-    ImGui::DestroyContext();
-    ui::SetGlobalApp(nullptr);
-  }
-};
+using Headless = test::HeadlessUi;
 
 void Frame(ui::App& app) {
-  ImGui::GetIO().DeltaTime = 1.0f / 60;
-  ImGui::NewFrame();
-  app.Frame();
-  ImGui::Render();
+  test::UiFrames(app);
 }
 
 void Open(ui::App& app, const std::string& name, const std::string& bytes) {

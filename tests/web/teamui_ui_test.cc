@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "gt/viewer/query.h"
+#include "headless_ui.h"
 #include "imgui.h"
 #include "ui/app.h"
 #include "ui/teamui.h"
@@ -16,29 +17,10 @@ using namespace gt;
 
 namespace {
 
-struct Headless {
-  Headless() {
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.IniFilename = nullptr;
-    io.DisplaySize = ImVec2(1400, 800);
-    unsigned char* px = nullptr;
-    int w = 0, h = 0;
-    io.Fonts->GetTexDataAsRGBA32(&px, &w, &h);
-  }
-  ~Headless() {
-    ImGui::DestroyContext();
-    ui::SetGlobalApp(nullptr);
-  }
-};
+using Headless = test::HeadlessUi;
 
 void Frames(ui::App& app, int n) {
-  for (int i = 0; i < n; ++i) {
-    ImGui::GetIO().DeltaTime = 1.0f / 60;
-    ImGui::NewFrame();
-    app.Frame();
-    ImGui::Render();
-  }
+  test::UiFrames(app, n);
 }
 
 void Load(ui::App& app, const std::string& path) {
