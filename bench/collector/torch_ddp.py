@@ -17,6 +17,7 @@ p.add_argument("--straggler", type=int, default=-1)
 p.add_argument("--straggle-ms", type=float, default=20.0)
 p.add_argument("--every", type=int, default=5)
 p.add_argument("--exit-code", type=int, default=0)
+p.add_argument("--warmup", type=int, default=5, help="steps left out of the printed step time")
 a = p.parse_args()
 
 dist.init_process_group("nccl")
@@ -26,7 +27,11 @@ model = DDP(nn.Sequential(nn.Linear(1024, 4096), nn.GELU(), nn.Linear(4096, 1024
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
 x = torch.randn(64, 1024, device="cuda")
 flag = torch.ones(1, device="cuda")
+t0 = None
 for step in range(a.steps):
+    if step == min(a.warmup, a.steps - 1):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
     torch.cuda.nvtx.range_push(f"step {step}")
     if rank == a.straggler and step % a.every == a.every - 1:
         time.sleep(a.straggle_ms / 1e3)
@@ -37,6 +42,8 @@ for step in range(a.steps):
     dist.all_reduce(flag)
     torch.cuda.nvtx.range_pop()
 torch.cuda.synchronize()
-print(f"rank {rank}: {a.steps} steps, loss {loss.item():.4f}", flush=True)
+timed = a.steps - min(a.warmup, a.steps - 1)
+step_ms = (time.perf_counter() - t0) * 1e3 / timed
+print(f"rank {rank}: {a.steps} steps, loss {loss.item():.4f}, step_ms={step_ms:.3f} over {timed}", flush=True)
 dist.destroy_process_group()
 raise SystemExit(a.exit_code)

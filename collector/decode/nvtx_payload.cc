@@ -144,7 +144,9 @@ Status PayloadRegistry::AddSchema(uint64_t domain, PayloadSchema s) {
   std::lock_guard<std::mutex> lock(mu_);
   auto refuse = [&](std::string why) {
     ++stats_.bad_registrations;
-    return InvalidArgument("NVTX payload schema " + std::to_string(s.id) + ": " + why);
+    Status st = InvalidArgument("NVTX payload schema " + std::to_string(s.id) + ": " + why);
+    if (stats_.first_bad_registration.empty()) stats_.first_bad_registration = st.message();
+    return st;
   };
   if (s.id < nvtxp::kSchemaIdStaticStart) return refuse("id below the static range");
   if (s.type != nvtxp::kSchemaTypeStatic) return refuse("only static-layout schemas are decoded");
@@ -161,7 +163,9 @@ Status PayloadRegistry::AddEnum(uint64_t domain, PayloadEnum e) {
   std::lock_guard<std::mutex> lock(mu_);
   auto refuse = [&](std::string why) {
     ++stats_.bad_registrations;
-    return InvalidArgument("NVTX payload enum " + std::to_string(e.id) + ": " + why);
+    Status st = InvalidArgument("NVTX payload enum " + std::to_string(e.id) + ": " + why);
+    if (stats_.first_bad_registration.empty()) stats_.first_bad_registration = st.message();
+    return st;
   };
   if (e.id < nvtxp::kSchemaIdStaticStart) return refuse("id below the static range");
   if (e.size != 1 && e.size != 2 && e.size != 4 && e.size != 8) return refuse("size not 1, 2, 4 or 8");
@@ -185,18 +189,26 @@ Status PayloadRegistry::Decode(uint64_t domain, uint64_t schema_id, std::span<co
   auto it = schemas_.find({domain, schema_id});
   if (it == schemas_.end()) {
     ++stats_.unknown_schema;
-    return NotFound("NVTX payload of unregistered schema " + std::to_string(schema_id));
+    Status st = NotFound("NVTX payload of unregistered schema " + std::to_string(schema_id) + " (" +
+                         std::to_string(schemas_.size()) + " schemas registered)");
+    if (stats_.first_unknown.empty()) stats_.first_unknown = st.message();
+    return st;
   }
   if (bytes.size() > kMaxPayloadBytes) {
     ++stats_.refused;
-    return InvalidArgument("NVTX payload of " + std::to_string(bytes.size()) + " bytes (at most " +
-                           std::to_string(kMaxPayloadBytes) + " are decoded)");
+    Status st = InvalidArgument("NVTX payload of " + std::to_string(bytes.size()) + " bytes (at most " +
+                                std::to_string(kMaxPayloadBytes) + " are decoded)");
+    if (stats_.first_refusal.empty()) stats_.first_refusal = st.message();
+    return st;
   }
   const size_t before = out->size();
   Status st = DecodeLocked(domain, it->second, bytes, 0, "", out);
   if (!st.ok()) {
     out->resize(before);
     ++stats_.refused;
+    if (stats_.first_refusal.empty())
+      stats_.first_refusal = st.message() + " (schema " + std::to_string(schema_id) + ", " +
+                             std::to_string(bytes.size()) + " bytes)";
     return st;
   }
   ++stats_.decoded;

@@ -81,6 +81,9 @@ struct PayloadStats {
   uint64_t refused = 0;          // payloads refused whole: out of bounds, too deep, bad schema
   uint64_t skipped_entries = 0;  // entries of an unsupported type or flag, left out
   uint64_t bad_registrations = 0;
+  std::string first_unknown;  // the first of each kind, said in the trace's loss so that a
+  std::string first_refusal;  // refusal on a real app can be diagnosed from the trace alone
+  std::string first_bad_registration;
 };
 
 // Schemas and enums per domain (ids are per domain). Thread-safe: NVTX registers from any app thread while

@@ -156,11 +156,17 @@ void OnNvtxPayloadPush(Injection& inj, const void* data) {
 
 void ReportNvtxPayloads(Injection& inj) {
   const decode::PayloadStats s = Registry().stats();
-  const uint64_t refused = s.refused + s.unknown_schema + s.bad_registrations;
-  if (refused)
-    AddLoss(inj, "nvtx_payloads_refused", static_cast<uint8_t>(Severity::kWarning), refused,
-            "NVTX extended payloads (NCCL's) not decoded: unregistered schema, bad registration, or out of "
-            "bounds");
+  // One named loss per cause, each saying its first instance, so a real app's refusals can be diagnosed.
+  if (s.unknown_schema)
+    AddLoss(inj, "nvtx_payloads_unknown_schema", static_cast<uint8_t>(Severity::kWarning), s.unknown_schema,
+            "NVTX extended payloads (NCCL's) of a schema never registered; first: " + s.first_unknown);
+  if (s.refused)
+    AddLoss(inj, "nvtx_payloads_refused", static_cast<uint8_t>(Severity::kWarning), s.refused,
+            "NVTX extended payloads (NCCL's) not decoded; first: " + s.first_refusal);
+  if (s.bad_registrations)
+    AddLoss(inj, "nvtx_payload_schemas_refused", static_cast<uint8_t>(Severity::kWarning),
+            s.bad_registrations,
+            "NVTX payload schemas or enums not registered; first: " + s.first_bad_registration);
   if (const uint64_t unpaired =
           inj.decoder->nvtx_payloads().dropped() + inj.decoder->nvtx_payloads().pending())
     AddLoss(inj, "nvtx_payloads_unpaired", static_cast<uint8_t>(Severity::kInfo), unpaired,

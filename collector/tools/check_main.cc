@@ -31,6 +31,10 @@ int main(int argc, char** argv) {
       std::printf("nvtx pid=%u tid=%u %lld..%lld flags=%u color=%08x payload=%llu dom='%s' '%s'\n", n.pid,
                   n.tid, (long long)n.start, (long long)n.end, n.flags, n.color,
                   (unsigned long long)n.payload, data.Str(n.domain).c_str(), data.Str(n.message).c_str());
+    for (const auto& a : data.nvtx_args)
+      std::printf("nvtx_arg pid=%u tid=%u start=%lld kind=%u '%s' = %llu '%s'\n", a.pid, a.tid,
+                  (long long)a.start, a.kind, data.Str(a.name).c_str(), (unsigned long long)a.value,
+                  data.Str(a.text).c_str());
     for (const auto& t : data.threads)
       std::printf("thread pid=%u tid=%u '%s'\n", t.pid, t.tid, data.Str(t.name).c_str());
     for (const auto& p : data.processes)

@@ -202,7 +202,10 @@ TEST_CASE("merge: 4 hosts x 2 ranks with shifted clocks, drift and jitter") {
     CHECK(std::fabs(a.clock.drift + hosts[h].drift) < 1e-6);  // drift recovered to 1 ppm
     CHECK(a.residual_ns < 3'000);
   }
-  CHECK(plan->warnings.empty());
+  // The simulated ranks arrive in rank order (30 us apart), so each host's ranks come after the reference's
+  // at every collective: the fit says it cannot rule out NCCL's late-rank latency. No other warning.
+  for (const std::string& w : plan->warnings)
+    CHECK(w.find("the same side arrived last") != std::string::npos);
   TraceData d = Merged(*plan, in);
   CHECK(WorstError(d, hosts[0], by_pid) < 5'000);
   CHECK(FormatMergeReport(*plan).find("collectives") != std::string::npos);

@@ -26,7 +26,7 @@ namespace {
 struct CollectiveEnd {
   uint32_t pid;
   std::string key;  // kernel name + '#' + ordinal of that name in its process
-  int64_t end;
+  int64_t start, end;
 };
 
 struct ScanSink : TraceSink {
@@ -66,7 +66,7 @@ struct ScanSink : TraceSink {
       if (fresh) it->second = Str(k.name).rfind("nccl", 0) == 0 ? 1 : 0;
       if (!it->second) continue;
       uint32_t ordinal = ordinals[{k.pid, k.name}]++;
-      collectives.push_back({k.pid, Str(k.name) + "#" + std::to_string(ordinal), k.end});
+      collectives.push_back({k.pid, Str(k.name) + "#" + std::to_string(ordinal), k.start, k.end});
     }
   }
   void OnDevices(std::span<const DeviceRecord> r) override {
@@ -114,8 +114,9 @@ bool WallOffset(const TraceMetadata& m, double* offset) {
 }
 
 struct Match {
-  double x;  // the collective's end on the host being placed (its own clock)
-  double d;  // the reference's end minus x
+  double x;        // the collective's end on the host being placed (its own clock)
+  double d;        // the reference's end minus x
+  double arrival;  // the reference's kernel start minus this host's (same clocks as d): who came last
 };
 
 // Drift needs a long baseline to be told apart from jitter.
@@ -125,6 +126,11 @@ constexpr uint32_t kThinEvidence = 3;
 // Matched ends farther than this from the median (and than 6 MADs) are other communicators' collectives that
 // happen to share a kernel name and ordinal, not clock error.
 constexpr double kMinInlierWindowNs = 20e3;
+// A rank whose kernel starts this much after its peer's arrived last. The rank arriving last ends its kernel
+// later by a protocol latency of its own (measured on 2 H200s: about 1 us for DDP's LL all-reduces, 16-18 us
+// for FSDP's 24 MiB all-gathers and reduce-scatters), which an offset fitted to ends takes for clock error
+// unless the late rank changes from one collective to another.
+constexpr double kClearlyLateNs = 50e3;
 
 void FitCollectives(std::vector<Match> m, HostAlignment* h) {
   std::vector<double> d;
@@ -163,6 +169,14 @@ void FitCollectives(std::vector<Match> m, HostAlignment* h) {
     ss += r * r;
   }
   h->residual_ns = std::sqrt(ss / double(in.size()));
+  // Who arrived last at each inlier (the offset is small next to a late arrival, so the raw starts tell).
+  for (const Match& x : in) {
+    const double late = x.arrival - c;  // > 0: this host's rank started first, the reference's came last
+    if (late > kClearlyLateNs)
+      ++h->reference_last;
+    else if (late < -kClearlyLateNs)
+      ++h->placed_last;
+  }
   h->clock = ClockMap{int64_t(std::llround(c)), b, int64_t(std::llround(anchor))};
   h->method = "collectives";
 }
@@ -170,15 +184,17 @@ void FitCollectives(std::vector<Match> m, HostAlignment* h) {
 // Ends of every collective the reference group and `group` both recorded, paired process by process.
 std::vector<Match> MatchCollectives(const std::vector<Scanned>& scans, const std::vector<uint32_t>& ref,
                                     const std::vector<uint32_t>& group) {
-  std::unordered_map<std::string, std::vector<int64_t>> ref_ends;  // key -> ends on every reference process
+  // key -> (start, end) on every reference process
+  std::unordered_map<std::string, std::vector<std::pair<int64_t, int64_t>>> ref_ends;
   for (uint32_t i : ref)
-    for (const CollectiveEnd& c : scans[i].sink.collectives) ref_ends[c.key].push_back(c.end);
+    for (const CollectiveEnd& c : scans[i].sink.collectives) ref_ends[c.key].push_back({c.start, c.end});
   std::vector<Match> out;
   for (uint32_t i : group)
     for (const CollectiveEnd& c : scans[i].sink.collectives) {
       auto it = ref_ends.find(c.key);
       if (it == ref_ends.end()) continue;
-      for (int64_t e : it->second) out.push_back({double(c.end), double(e - c.end)});
+      for (const auto& [s, e] : it->second)
+        out.push_back({double(c.end), double(e - c.end), double(s - c.start)});
     }
   return out;
 }
@@ -343,6 +359,15 @@ StatusOr<MergePlan> PlanMerge(std::span<const MergeInput> inputs, const MergeOpt
         plan.warnings.push_back("host " + host.host + ": " + std::to_string(host.rejected) + " of " +
                                 std::to_string(host.rejected + host.collectives) +
                                 " matched collectives disagree with the fit (ranks in other communicators?)");
+      if (host.collectives >= kThinEvidence &&
+          std::min(host.reference_last, host.placed_last) * 10 < host.reference_last + host.placed_last &&
+          std::max(host.reference_last, host.placed_last) * 2 > host.collectives)
+        plan.warnings.push_back(
+            "host " + host.host + ": the same side arrived last at " +
+            std::to_string(std::max(host.reference_last, host.placed_last)) + " of " +
+            std::to_string(host.collectives) +
+            " matched collectives; the late rank's kernel ends later by NCCL's own latency, which this fit "
+            "cannot tell from clock offset (expect up to ~20 us of error)");
       if (host.has_wall && std::fabs(double(host.clock.offset_ns - host.wall_offset_ns)) > 50e6)
         plan.warnings.push_back("host " + host.host + ": collectives and wall clock disagree by " +
                                 Ns(double(host.clock.offset_ns - host.wall_offset_ns)) +

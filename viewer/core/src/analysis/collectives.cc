@@ -65,23 +65,31 @@ std::string OpOf(const std::string& kernel) {
   return kernel.substr(0, kernel.find('('));
 }
 
-// The top-level range on the launching thread at the moment the collective was launched: the step it belongs
-// to, as the user named it with NVTX.
+// The step a collective belongs to, as the user named it with NVTX: the top-level range around its launch on
+// the launching thread, else on another thread of the process (DDP launches gradient all-reduces from
+// autograd's thread while "step 12" is pushed on the main one). NCCL's own API ranges are no steps.
 std::string StepOf(const TraceModel& m, EventId kernel) {
   const EventId launch = FlowPartner(m, kernel);
   if (!launch.valid()) return {};
   const Track& api = m.TrackOf(launch);
   const int64_t t = m.Start(launch);
-  for (const Track& tr : m.tracks) {
-    if (tr.kind != TrackKind::kThreadRanges || tr.pid != api.pid || tr.tid != api.tid || tr.lane_count == 0)
-      continue;
+  auto covering = [&](const Track& tr) -> std::string {
     const Lane& lane = m.lanes[tr.first_lane];  // depth 0
     auto it = std::upper_bound(lane.start.begin(), lane.start.end(), t);
     if (it == lane.start.begin()) return {};
     const uint32_t i = uint32_t(it - lane.start.begin() - 1);
-    return lane.End(i) >= t ? m.Str(lane.name[i]) : std::string();
+    if (lane.End(i) < t) return {};
+    const std::string& name = m.Str(lane.name[i]);
+    return name.rfind("nccl", 0) == 0 ? std::string() : name;
+  };
+  std::string other;
+  for (const Track& tr : m.tracks) {
+    if (tr.kind != TrackKind::kThreadRanges || tr.pid != api.pid || tr.lane_count == 0) continue;
+    std::string name = covering(tr);
+    if (tr.tid == api.tid && !name.empty()) return name;
+    if (other.empty()) other = std::move(name);
   }
-  return {};
+  return other;
 }
 
 int64_t Median(std::vector<int64_t> v) {
@@ -117,22 +125,25 @@ std::string RankName(const CollectiveRank& r) {
   return r.rank >= 0 ? "rank " + std::to_string(r.rank) : "pid " + std::to_string(r.pid);
 }
 
-// Which interned names are NCCL kernels: one pass over the strings, so the pass over every kernel event (the
-// loader runs this on traces of any size) costs an array read each; empty when the trace has none.
-std::vector<uint8_t> NcclNames(const TraceModel& m) {
-  std::vector<uint8_t> is(m.strings.size(), 0);
-  bool any = false;
-  for (size_t i = 0; i < m.strings.size(); ++i)
-    if (m.strings[i].rfind("nccl", 0) == 0) is[i] = 1, any = true;
-  if (!any) is.clear();
-  return is;
+// Which interned names are NCCL kernels, as the id of the first string with the same text (a trace of several
+// processes can intern one name once per segment, so ids alone would keep two ranks' kernels of one
+// collective apart): one pass over the strings, so the pass over every kernel event (the loader runs this on
+// traces of any size) costs an array read each; 0 for other names, empty when the trace has none.
+std::vector<StringId> NcclNames(const TraceModel& m) {
+  std::vector<StringId> canon(m.strings.size(), 0);
+  std::unordered_map<std::string_view, StringId> first;
+  for (size_t i = 1; i < m.strings.size(); ++i)
+    if (m.strings[i].rfind("nccl", 0) == 0)
+      canon[i] = first.try_emplace(m.strings[i], StringId(i)).first->second;
+  if (first.empty()) canon.clear();
+  return canon;
 }
 
 }  // namespace
 
 CollectiveReport AnalyzeCollectives(const TraceModel& m) {
   CollectiveReport report;
-  const std::vector<uint8_t> nccl = NcclNames(m);
+  const std::vector<StringId> nccl = NcclNames(m);
   if (nccl.empty()) return report;
   std::map<uint32_t, std::vector<NcclKernel>> by_pid;
   std::map<uint32_t, std::vector<std::pair<int64_t, int64_t>>> compute;
@@ -145,7 +156,7 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
         const EventId e{l, i};
         if (m.Kind(e) != EventKind::kKernel) continue;
         if (lane.name[i] < nccl.size() && nccl[lane.name[i]])
-          by_pid[t.pid].push_back({t.pid, lane.name[i], lane.start[i], lane.End(i), e});
+          by_pid[t.pid].push_back({t.pid, nccl[lane.name[i]], lane.start[i], lane.End(i), e});
         else
           compute[t.pid].push_back({lane.start[i], lane.End(i)});
       }
@@ -303,15 +314,24 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
     if (s.last_arrivals) late.push_back(&s);
   std::sort(late.begin(), late.end(), [](const auto* a, const auto* b) { return a->late_ns > b->late_ns; });
   for (const RankCollectiveStats* s : late) {
-    std::set<std::string> ops, steps_seen;
-    std::vector<std::string> steps;
+    std::set<std::string> ops;
+    std::vector<std::pair<std::string, int64_t>> steps;  // in time order: the most it was late in each
+    std::map<std::string, size_t> step_index;
     int64_t others_wait = 0;
     for (const Collective* c : late_at[s->pid]) {
       ops.insert(c->op);
-      if (!c->step.empty() && steps_seen.insert(c->step).second) steps.push_back(c->step);
+      if (!c->step.empty()) {
+        auto [it, fresh] = step_index.try_emplace(c->step, steps.size());
+        if (fresh) steps.push_back({c->step, 0});
+        steps[it->second].second = std::max(steps[it->second].second, c->skew_ns());
+      }
       for (size_t i = 0; i < c->ranks.size(); ++i)
         if (i != c->last) others_wait += c->ranks[i].wait_ns;
     }
+    // Worst steps first: a rank that trails by a little everywhere and by 20 ms in three steps is explained
+    // by those three.
+    std::stable_sort(steps.begin(), steps.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
     std::string op_list;
     for (const auto& o : ops) op_list += (op_list.empty() ? "" : "/") + o;
     std::string line = (s->rank >= 0 ? "rank " + std::to_string(s->rank) : "pid " + std::to_string(s->pid)) +
@@ -319,8 +339,10 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
                        std::to_string(s->collectives) + " " + op_list + " collectives (by " +
                        FormatDuration(double(s->max_late_ns)) + " at most";
     if (!steps.empty()) {
-      line += ", in ";
-      for (size_t i = 0; i < steps.size() && i < 5; ++i) line += (i ? ", " : "") + steps[i];
+      line += steps.size() == 1 ? ", in " : ", most in ";
+      for (size_t i = 0; i < steps.size() && i < 5; ++i)
+        line += (i ? ", " : "") + steps[i].first +
+                (steps.size() > 1 ? " (" + FormatDuration(double(steps[i].second)) + ")" : "");
       if (steps.size() > 5) line += ", +" + std::to_string(steps.size() - 5) + " more";
     }
     line += "); the other ranks wait " + FormatDuration(double(others_wait)) + " for it in total";
@@ -358,7 +380,7 @@ std::vector<RankKernelTime> KernelTimeByRank(const TraceModel& m) {
     if (p.rank >= 0) rank_of[p.pid] = p.rank;
   if (rank_of.empty()) return {};
   std::map<int32_t, RankKernelTime> by_rank;
-  const std::vector<uint8_t> nccl = NcclNames(m);
+  const std::vector<StringId> nccl = NcclNames(m);
   for (const Track& t : m.tracks) {
     auto r = rank_of.find(t.pid);
     if (t.kind != TrackKind::kGpuStream || r == rank_of.end()) continue;

@@ -46,9 +46,11 @@ struct HostAlignment {
   ClockMap clock;                // applied to its timestamps
   int64_t wall_offset_ns = 0;    // what the anchors alone said (0 when either side has none)
   bool has_wall = false;
-  double residual_ns = 0;    // RMS of matched collective ends around the fit
-  uint32_t collectives = 0;  // matched collective ends that support the fit
-  uint32_t rejected = 0;     // matched ends too far from the rest to trust (other communicators)
+  double residual_ns = 0;       // RMS of matched collective ends around the fit
+  uint32_t collectives = 0;     // matched collective ends that support the fit
+  uint32_t rejected = 0;        // matched ends too far from the rest to trust (other communicators)
+  uint32_t reference_last = 0;  // inliers where the reference's rank clearly arrived last
+  uint32_t placed_last = 0;     // inliers where this host's rank clearly arrived last
 };
 
 struct MergeInputInfo {
