@@ -609,5 +609,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(c
     gt::inject::Warn("this CUPTI has no NVTX handler: NVTX ranges are not recorded");
     return 0;
   }
-  return forward(get_export_table);
+  const int ok = forward(get_export_table);
+  if (ok) (void)gt::inject::WrapNvtxPushEx(get_export_table);  // else CUPTI's callback delivers the payloads
+  return ok;
 }

@@ -116,12 +116,16 @@ void EnableNvtxPayloads(Injection& inj) {
   cuptiEnableCallback(1, inj.subscriber, CUPTI_CB_DOMAIN_NVTX, CUPTI_CBID_NVTX_nvtxDomainRangePushEx);
 }
 
-void OnNvtxPayloadPush(Injection& inj, const void* data) {
-  const auto* cb = static_cast<const CUpti_NvtxData*>(data);
-  if (!cb || !cb->functionParams || !inj.decoder) return;
-  const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(cb->functionParams);
-  const nvtxEventAttributes_t* attr = p->core.eventAttrib;
-  if (!attr || attr->payloadType != NVTX_PAYLOAD_TYPE_EXT || attr->payload.ullValue == 0) return;
+namespace {
+
+using PushExFn = int(NVTX_API*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*);
+std::atomic<PushExFn> g_cupti_push_ex{nullptr};
+thread_local bool t_in_push_ex = false;  // the push is being recorded by PushEx: CUPTI's callback skips it
+
+// Decodes one push's payloads (the app's own attributes, valid for the duration of the call).
+void RecordPayloadPush(Injection& inj, nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attr) {
+  if (!attr || attr->payloadType != NVTX_PAYLOAD_TYPE_EXT || attr->payload.ullValue == 0 || !inj.decoder)
+    return;
   // In the clock CUPTI stamps its records with: its own (shifted later by the decoder), or CLOCK_MONOTONIC
   // when gtrace registered CUPTI's timestamp callback (GTRACE_CLOCK=monotonic; then the shift is 0).
   uint64_t stamp = 0;
@@ -142,16 +146,65 @@ void OnNvtxPayloadPush(Injection& inj, const void* data) {
     const nvtxPayloadData_t& d = data_array[i];
     if (!d.payload || d.size > decode::PayloadRegistry::kMaxPayloadBytes) {
       std::vector<decode::PayloadField> none;
-      (void)Registry().Decode(reinterpret_cast<uintptr_t>(p->domain), d.schemaId, {}, &none);  // counts it
+      (void)Registry().Decode(reinterpret_cast<uintptr_t>(domain), d.schemaId, {}, &none);  // counts it
       continue;
     }
     // Copied first: the decoder never reads app memory it was not given bytes of.
     uint8_t bytes[decode::PayloadRegistry::kMaxPayloadBytes];
     std::memcpy(bytes, d.payload, d.size);
-    (void)Registry().Decode(reinterpret_cast<uintptr_t>(p->domain), d.schemaId,
+    (void)Registry().Decode(reinterpret_cast<uintptr_t>(domain), d.schemaId,
                             std::span<const uint8_t>(bytes, d.size), &pending.fields);
   }
   if (!pending.fields.empty()) inj.decoder->nvtx_payloads().Add(std::move(pending));
+}
+
+// NVTX's own nvtxDomainRangePushEx slot, wrapped around CUPTI's handler: reads the app's attributes as the
+// app passed them. On 2 H200s (NCCL 2.28.9, PyTorch 2.11) CUPTI's callback parameters for some of NCCL's
+// pushes (small all-reduces and broadcasts from the main thread) held a payload array of garbage (schema ids
+// that were stack addresses), while the same calls' attributes are built the same way as the ones that
+// decoded.
+int NVTX_API PushEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attr) {
+  Injection* inj = GetInjection();
+  if (inj && (inj->config.kinds & config::kTraceNvtx)) RecordPayloadPush(*inj, domain, attr);
+  PushExFn cupti = g_cupti_push_ex.load();
+  if (!cupti) return 0;
+  t_in_push_ex = true;
+  const int depth = cupti(domain, attr);
+  t_in_push_ex = false;
+  return depth;
+}
+
+}  // namespace
+
+bool WrapNvtxPushEx(const void* get_export_table) {
+  if (!get_export_table) return false;
+  auto get = reinterpret_cast<NvtxGetExportTableFunc_t>(const_cast<void*>(get_export_table));
+  const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get(NVTX_ETID_CALLBACKS));
+  if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks) ||
+      !callbacks->GetModuleFunctionTable)
+    return false;
+  NvtxFunctionTable table = nullptr;
+  unsigned int bytes = 0;
+  if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &table, &bytes) || !table ||
+      bytes / sizeof(NvtxFunctionPointer*) <= NVTX_CBID_CORE2_DomainRangePushEx)
+    return false;
+  NvtxFunctionPointer* slot = table[NVTX_CBID_CORE2_DomainRangePushEx];
+  if (!slot || !*slot) return false;  // CUPTI installed no handler: nothing is recorded anyway
+  auto theirs = reinterpret_cast<PushExFn>(*slot);
+  if (theirs == &PushEx) return true;  // this NVTX instance was wrapped already
+  PushExFn expected = nullptr;
+  // Every NVTX instance in the process (NCCL's, PyTorch's, the app's) gets CUPTI's one handler.
+  if (!g_cupti_push_ex.compare_exchange_strong(expected, theirs) && expected != theirs) return false;
+  *slot = reinterpret_cast<NvtxFunctionPointer>(&PushEx);
+  return true;
+}
+
+void OnNvtxPayloadPush(Injection& inj, const void* data) {
+  if (t_in_push_ex) return;  // recorded from the app's own attributes (PushEx)
+  const auto* cb = static_cast<const CUpti_NvtxData*>(data);
+  if (!cb || !cb->functionParams) return;
+  const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(cb->functionParams);
+  RecordPayloadPush(inj, p->domain, p->core.eventAttrib);
 }
 
 void ReportNvtxPayloads(Injection& inj) {
