@@ -712,7 +712,7 @@ void ModelBuilder::Impl::BuildLanes(ThreadPool& pool, const std::vector<uint32_t
       all.push_back({j, d});
       for (uint32_t a = 0; a < n; a += kRange) ranges.push_back({li, a, std::min(n, a + kRange)});
     }
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> level0(all.size());
+  std::vector<Column<LodMax>> level0(all.size());
   for (size_t li = 0; li < all.size(); ++li) {
     const uint32_t n = jobs[all[li].job].out.lanes[all[li].lane].size();
     if (n > F) level0[li].resize((n + F - 1) / F);
