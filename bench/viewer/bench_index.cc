@@ -143,10 +143,11 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(events), load_s, build_s, build_s / load_s,
                 double(events) / build_s, double(file.size()) / double(events), ix / double(events),
                 ix / double(file.size()), open_s, p50, p95);
-    std::printf("       build: summaries %.3f s + write %.3f s (wall %.3f s, fsync included); open wall %.3f s;"
-                " resident tables %.1f MB of %.1f MB; %d tiles of %u px, %.1f KB each on average\n",
-                ws.summaries_s, ws.write_s, build_wall, open_wall, double(m.MemoryBytes()) / 1e6, ix / 1e6,
-                tiles, px, double(bytes_out) / tiles / 1e3);
+    std::printf(
+        "       build: summaries %.3f s + write %.3f s (wall %.3f s, fsync included); open wall %.3f s;"
+        " resident tables %.1f MB of %.1f MB; %d tiles of %u px, %.1f KB each on average\n",
+        ws.summaries_s, ws.write_s, build_wall, open_wall, double(m.MemoryBytes()) / 1e6, ix / 1e6, tiles, px,
+        double(bytes_out) / tiles / 1e3);
     std::fflush(stdout);
     index.value().reset();
     std::filesystem::remove(path);

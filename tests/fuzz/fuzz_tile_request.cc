@@ -45,7 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const size_t amp = rest.find('&');
       const std::string_view kv = rest.substr(0, amp);
       const size_t eq = kv.find('=');
-      params.emplace_back(std::string(kv.substr(0, eq)), eq == std::string_view::npos ? "" : std::string(kv.substr(eq + 1)));
+      params.emplace_back(std::string(kv.substr(0, eq)),
+                          eq == std::string_view::npos ? "" : std::string(kv.substr(eq + 1)));
       rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
     }
   }

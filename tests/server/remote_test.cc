@@ -43,8 +43,8 @@ std::string UploadId(httplib::Client& c, const std::string& bytes) {
 }
 
 std::string Tiles(const std::string& id, const std::string& track, int64_t t0, int64_t t1, int px) {
-  return "/api/t/" + id + "/tiles?track=" + track + "&t0=" + std::to_string(t0) + "&t1=" + std::to_string(t1) +
-         "&px=" + std::to_string(px);
+  return "/api/t/" + id + "/tiles?track=" + track + "&t0=" + std::to_string(t0) +
+         "&t1=" + std::to_string(t1) + "&px=" + std::to_string(px);
 }
 
 }  // namespace
@@ -83,7 +83,8 @@ TEST_CASE("remote trace: the index is built at upload and answers like the local
     const json tj = json::parse(t->body);
     std::vector<gt::viewer::DrawItem> items;
     const gt::viewer::Track& track = m.tracks[0];
-    gt::viewer::QueryLane(m.lanes[track.first_lane], tj["t0"], tj["t1"], tj["ns_per_px"].get<double>(), &items);
+    gt::viewer::QueryLane(m.lanes[track.first_lane], tj["t0"], tj["t1"], tj["ns_per_px"].get<double>(),
+                          &items);
     const json& got = tj["lanes"].empty() ? json::array() : tj["lanes"][0]["items"];
     REQUIRE(got.size() == items.size());
     for (size_t i = 0; i < items.size(); ++i) {
@@ -129,9 +130,15 @@ TEST_CASE("remote trace: a missing, stale or damaged index is rebuilt, 202 until
     f.seekp(-10, std::ios::end);
     f.put('\x55').put('\x66');
   }
-  SECTION("truncated") { std::filesystem::resize_file(file, std::filesystem::file_size(file) / 3); }
-  SECTION("missing") { std::filesystem::remove(file); }
-  SECTION("not an index") { std::ofstream(file, std::ios::binary) << "hello"; }
+  SECTION("truncated") {
+    std::filesystem::resize_file(file, std::filesystem::file_size(file) / 3);
+  }
+  SECTION("missing") {
+    std::filesystem::remove(file);
+  }
+  SECTION("not an index") {
+    std::ofstream(file, std::ios::binary) << "hello";
+  }
   rs.NewIndexService();  // a restart: nothing mapped
   auto first = c.Get("/api/t/" + id + "/meta");
   REQUIRE(first);

@@ -52,7 +52,8 @@ std::vector<uint8_t> ReadAll(const std::string& path) {
   return {std::istreambuf_iterator<char>(f), {}};
 }
 void WriteAll(const std::string& path, const std::vector<uint8_t>& b) {
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
 }
 
 }  // namespace
@@ -85,7 +86,8 @@ TEST_CASE("index round trip: the mapped model is the model", "[index]") {
     REQUIRE(index->summaries().kernels.size() == kernels.size());
     CHECK(KernelSummaryJson(mapped, index->summaries().kernels) == KernelSummaryJson(*m, kernels));
     for (size_t k = 0; k < 4; ++k)
-      CHECK(NameSummaryJson(index->summaries().by_name[k]) == NameSummaryJson(SummarizeByName(*m, SummaryOf(k))));
+      CHECK(NameSummaryJson(index->summaries().by_name[k]) ==
+            NameSummaryJson(SummarizeByName(*m, SummaryOf(k))));
     // Copying a borrowed column owns its values.
     if (!mapped.lanes.empty()) {
       Column<int64_t> copy = mapped.lanes[0].start;
@@ -148,7 +150,8 @@ TEST_CASE("index files: built once, stale, damaged and truncated indexes are reb
   }
   SECTION("another version") {
     auto bad = good;
-    index_detail::Store<uint16_t>(bad.data() + index_detail::kOffMinor, uint16_t(CurrentIndexVersion().minor + 1));
+    index_detail::Store<uint16_t>(bad.data() + index_detail::kOffMinor,
+                                  uint16_t(CurrentIndexVersion().minor + 1));
     index_detail::Store<uint32_t>(bad.data() + index_detail::kOffHeaderCrc,
                                   Crc32c(0, bad.data(), index_detail::kOffHeaderCrc));
     CHECK(rebuilt_because(bad, source).find("stale: index version") == 0);
@@ -171,7 +174,8 @@ TEST_CASE("index reader: hostile bytes are refused, never read out of bounds", "
     const int flips = 1 + int(rng.Below(4));
     for (int k = 0; k < flips; ++k) {
       // Mostly the header and the small tables, where a flip changes structure.
-      const size_t at = rng.Below(4) ? rng.Below(uint32_t(std::min<size_t>(bad.size(), 4096))) : rng.Below(uint32_t(bad.size()));
+      const size_t at = rng.Below(4) ? rng.Below(uint32_t(std::min<size_t>(bad.size(), 4096)))
+                                     : rng.Below(uint32_t(bad.size()));
       bad[at] = uint8_t(rng.Next());
     }
     if (rng.Below(8) == 0) bad.resize(rng.Below(uint32_t(bad.size())));
@@ -184,8 +188,10 @@ TEST_CASE("index reader: hostile bytes are refused, never read out of bounds", "
     const TraceModel& x = (*index)->model();
     for (size_t t = 0; t < x.tracks.size(); ++t) {
       auto a = AnswerIndexQuery(**index, "tiles",
-                                {{"track", std::to_string(t)}, {"t0", std::to_string(x.first_ns)},
-                                 {"t1", std::to_string(x.last_ns + 1)}, {"px", "800"}});
+                                {{"track", std::to_string(t)},
+                                 {"t0", std::to_string(x.first_ns)},
+                                 {"t1", std::to_string(x.last_ns + 1)},
+                                 {"px", "800"}});
       CHECK((a.status == 200 || a.status == 404 || a.status == 400));
     }
     for (size_t l = 0; l < x.lanes.size(); ++l)
@@ -288,13 +294,17 @@ TEST_CASE("index queries: answers and clear errors", "[index]") {
   CHECK(err({{"track", "nope"}, {"t0", "0"}, {"t1", "10"}, {"px", "10"}}) == "404 no track with key 'nope'");
   CHECK(err({{"track", "0"}, {"t0", "0"}, {"t1", "10"}, {"px", "100000"}}) ==
         "400 px must be 1..4096 (ask for several tiles instead)");
-  CHECK(err({{"track", "0"}, {"t0", "10"}, {"t1", "10"}, {"px", "10"}}) == "400 empty window: t1 must be after t0");
-  CHECK(err({{"track", "0"}, {"t0", "x"}, {"t1", "10"}, {"px", "10"}}) == "400 parameter 't0' is not a number in range");
+  CHECK(err({{"track", "0"}, {"t0", "10"}, {"t1", "10"}, {"px", "10"}}) ==
+        "400 empty window: t1 must be after t0");
+  CHECK(err({{"track", "0"}, {"t0", "x"}, {"t1", "10"}, {"px", "10"}}) ==
+        "400 parameter 't0' is not a number in range");
   CHECK(err({{"track", "0"}, {"t1", "10"}, {"px", "10"}}) == "400 missing parameter 't0'");
-  CHECK(err({{"track", "0"}, {"t0", "5000000"}, {"t1", "6000000"}, {"px", "10"}}).find("404 window [5000000, 6000000) "
-                                                                                       "is outside the trace") == 0);
+  CHECK(err({{"track", "0"}, {"t0", "5000000"}, {"t1", "6000000"}, {"px", "10"}})
+            .find("404 window [5000000, 6000000) "
+                  "is outside the trace") == 0);
   // The widest window there is: a tile of the widest width (2^62 ns), no overflow.
-  CHECK(ask("tiles", {{"track", "0"}, {"t0", "-9223372036854775808"}, {"t1", "9223372036854775807"}, {"px", "4096"}})
+  CHECK(ask("tiles",
+            {{"track", "0"}, {"t0", "-9223372036854775808"}, {"t1", "9223372036854775807"}, {"px", "4096"}})
             .status == 200);
 
   // Details of an event: the local model's own JSON.

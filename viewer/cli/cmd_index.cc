@@ -16,10 +16,12 @@ namespace gt::cli {
 int CmdIndex(int argc, char** argv) {
   const char* kUsage =
       "Usage: gtrace index build TRACE [-o IDX] [--threads N]\n\n"
-      "Builds the viewer index of TRACE (.gtrace, Chrome/Kineto JSON, an Nsight Systems export): the timeline\n"
+      "Builds the viewer index of TRACE (.gtrace, Chrome/Kineto JSON, an Nsight Systems export): the "
+      "timeline\n"
       "model the viewer draws from, laid out to be memory-mapped (docs/format.md, \"The viewer index\"). "
       "`gtrace\n"
-      "serve` builds one per stored trace by itself; this command builds one by hand and reports the build's\n"
+      "serve` builds one per stored trace by itself; this command builds one by hand and reports the "
+      "build's\n"
       "speed and the index's size. An existing IDX of the same trace is kept; a stale or damaged one is\n"
       "rebuilt.\n\n"
       "Options:\n"
@@ -30,7 +32,8 @@ int CmdIndex(int argc, char** argv) {
     std::printf("%s%s", kUsage, kExitCodesHelp);
     return argc < 2 ? kExitUsage : kExitOk;
   }
-  if (std::string(argv[1]) != "build") return UsageError("index", "unknown subcommand '" + std::string(argv[1]) + "'");
+  if (std::string(argv[1]) != "build")
+    return UsageError("index", "unknown subcommand '" + std::string(argv[1]) + "'");
   std::string trace, out;
   viewer::LoadOptions load;
   load.threads = 1;
@@ -63,7 +66,8 @@ int CmdIndex(int argc, char** argv) {
   const viewer::IndexSource source = viewer::FingerprintBytes(b);
   viewer::IndexBuildReport r;
   auto index = viewer::OpenOrBuildIndex(b, source, out, load, &r);
-  if (!index.ok()) return Fail("index", Status(index.status().code(), trace + ": " + index.status().message()));
+  if (!index.ok())
+    return Fail("index", Status(index.status().code(), trace + ": " + index.status().message()));
   const viewer::TraceModel& m = (*index)->model();
   const uint64_t events = m.event_count + m.sample_count;
   const double ix = double((*index)->file_bytes());
@@ -75,7 +79,8 @@ int CmdIndex(int argc, char** argv) {
   const double build_s = r.write.summaries_s + r.write.write_s;
   std::printf("%s: built (%s)\n", out.c_str(), r.why.c_str());
   std::printf("  events       %s\n", FormatCount(events).c_str());
-  std::printf("  load         %.3f s (%s)\n", r.load_s, FormatRate(double(events) / r.load_s, "events/s").c_str());
+  std::printf("  load         %.3f s (%s)\n", r.load_s,
+              FormatRate(double(events) / r.load_s, "events/s").c_str());
   std::printf("  index build  %.3f s (%s): summaries %.3f s, write %.3f s\n", build_s,
               FormatRate(double(events) / build_s, "events/s").c_str(), r.write.summaries_s, r.write.write_s);
   std::printf("  index size   %s = %.2f bytes/event, %.2fx the trace (%s)\n", FormatBytes(ix).c_str(),

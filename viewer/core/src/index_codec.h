@@ -49,7 +49,9 @@ inline void Store(uint8_t* p, T v) {
   std::memcpy(p, &v, sizeof v);
 }
 
-inline constexpr uint64_t AlignUp(uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+inline constexpr uint64_t AlignUp(uint64_t v) {
+  return (v + kAlign - 1) / kAlign * kAlign;
+}
 
 // Everything of a TraceModel but the collectives report. `v` provides: Pod(x) for one fixed-width scalar or
 // enum, Str(s), Count(container, min_bytes_per_element) (sizes a container on decode, returns the count),
@@ -66,7 +68,8 @@ void VisitModel(V& v, M& m) {
   }
   auto& r = m.report;
   v.Pod(r.version_major), v.Pod(r.version_minor), v.Pod(r.segments), v.Pod(r.chunks_ok), v.Pod(r.chunks_lost),
-      v.Pod(r.chunks_unknown), v.Pod(r.records), v.Pod(r.bytes_total), v.Pod(r.bytes_lost), v.Pod(r.truncated);
+      v.Pod(r.chunks_unknown), v.Pod(r.records), v.Pod(r.bytes_total), v.Pod(r.bytes_lost),
+      v.Pod(r.truncated);
   v.Strs(r.problems);
   {
     const size_t n = v.Count(m.losses, 4 + 1 + 4 + 8 + 4);
@@ -172,8 +175,9 @@ void VisitModel(V& v, M& m) {
     const size_t n = v.Count(m.device_summaries, 64);
     for (size_t i = 0; i < n; ++i) {
       auto& d = m.device_summaries[i];
-      v.Pod(d.device_id), v.Pod(d.group), v.Str(d.name), v.Pod(d.first_ns), v.Pod(d.last_ns), v.Pod(d.busy_ns),
-          v.Pod(d.kernel_count), v.Pod(d.memcpy_count), v.Pod(d.memset_count), v.Pairs(d.largest_gaps);
+      v.Pod(d.device_id), v.Pod(d.group), v.Str(d.name), v.Pod(d.first_ns), v.Pod(d.last_ns),
+          v.Pod(d.busy_ns), v.Pod(d.kernel_count), v.Pod(d.memcpy_count), v.Pod(d.memset_count),
+          v.Pairs(d.largest_gaps);
     }
   }
   v.Raw(m.kernel_metrics), v.Raw(m.stall_samples), v.Raw(m.nvtx_args);

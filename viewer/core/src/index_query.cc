@@ -32,7 +32,8 @@ template <typename T>
 Status Number(const QueryParams& params, std::string_view name, T* out) {
   const std::string* v = Param(params, name);
   if (!v) return InvalidArgument("missing parameter '" + std::string(name) + "'");
-  if (!ParseNumber(*v, out)) return InvalidArgument("parameter '" + std::string(name) + "' is not a number in range");
+  if (!ParseNumber(*v, out))
+    return InvalidArgument("parameter '" + std::string(name) + "' is not a number in range");
   return Status::Ok();
 }
 
@@ -67,14 +68,14 @@ std::string MetaJson(const TraceModel& m) {
                       {"collapsed", t.default_collapsed}});
   }
   return Dump(json{{"format", SourceFormatName(m.format)},
-              {"first_ns", m.first_ns},
-              {"last_ns", m.last_ns},
-              {"events", m.event_count},
-              {"samples", m.sample_count},
-              {"strings", m.strings.size()},
-              {"tile_max_px", kTileMaxPx},
-              {"groups", std::move(groups)},
-              {"tracks", std::move(tracks)}});
+                   {"first_ns", m.first_ns},
+                   {"last_ns", m.last_ns},
+                   {"events", m.event_count},
+                   {"samples", m.sample_count},
+                   {"strings", m.strings.size()},
+                   {"tile_max_px", kTileMaxPx},
+                   {"groups", std::move(groups)},
+                   {"tracks", std::move(tracks)}});
 }
 
 std::string SummaryJson(const MappedIndex& index) {
@@ -82,8 +83,8 @@ std::string SummaryJson(const MappedIndex& index) {
   // The core's own encoders, spliced as text: the same shapes `gtrace stats --json` has.
   std::string out = "{\"devices\":" + DevicesJson(m) + ",\"losses\":" + LossesJson(LossSummary(m));
   for (size_t k = 0; k < std::size(index.summaries().by_name); ++k)
-    out += ",\"" + std::string(SummaryOfName(SummaryOf(k))) + "\":" +
-           NameSummaryJson(index.summaries().by_name[k], 1000);
+    out += ",\"" + std::string(SummaryOfName(SummaryOf(k))) +
+           "\":" + NameSummaryJson(index.summaries().by_name[k], 1000);
   return out + "}";
 }
 
@@ -139,10 +140,12 @@ StatusOr<TileRequest> ParseTileRequest(const TraceModel& m, const QueryParams& p
   GT_RETURN_IF_ERROR(Number(params, "px", &r.px));
   if (r.t1 <= r.t0) return InvalidArgument("empty window: t1 must be after t0");
   if (r.px == 0 || r.px > kTileMaxPx)
-    return InvalidArgument("px must be 1.." + std::to_string(kTileMaxPx) + " (ask for several tiles instead)");
+    return InvalidArgument("px must be 1.." + std::to_string(kTileMaxPx) +
+                           " (ask for several tiles instead)");
   if (r.t1 <= m.first_ns || r.t0 > m.last_ns)
-    return NotFound("window [" + std::to_string(r.t0) + ", " + std::to_string(r.t1) + ") is outside the trace [" +
-                    std::to_string(m.first_ns) + ", " + std::to_string(m.last_ns) + "]");
+    return NotFound("window [" + std::to_string(r.t0) + ", " + std::to_string(r.t1) +
+                    ") is outside the trace [" + std::to_string(m.first_ns) + ", " +
+                    std::to_string(m.last_ns) + "]");
   return r;
 }
 
@@ -190,7 +193,8 @@ std::string TileJson(const TraceModel& m, const Tile& tile) {
     for (const DrawItem& it : tl.items) {
       const StringId name = lane.name[it.first];
       names.insert(name);
-      items.push_back({it.start, it.end, it.first, it.count, name, int(m.Kind({t.first_lane + tl.depth, it.first}))});
+      items.push_back(
+          {it.start, it.end, it.first, it.count, name, int(m.Kind({t.first_lane + tl.depth, it.first}))});
     }
     lanes.push_back({{"depth", tl.depth}, {"items", std::move(items)}});
   }
@@ -200,15 +204,15 @@ std::string TileJson(const TraceModel& m, const Tile& tile) {
   json text = json::object();
   for (StringId id : names) text[std::to_string(id)] = m.Str(id);
   return Dump(json{{"track", tile.track},
-              {"key", t.key},
-              {"t0", tile.t0},
-              {"t1", tile.t1},
-              {"px", tile.px},
-              {"ns_per_px", tile.ns_per_px},
-              {"truncated", tile.truncated},
-              {"lanes", std::move(lanes)},
-              {"counter", std::move(counter)},
-              {"names", std::move(text)}});
+                   {"key", t.key},
+                   {"t0", tile.t0},
+                   {"t1", tile.t1},
+                   {"px", tile.px},
+                   {"ns_per_px", tile.ns_per_px},
+                   {"truncated", tile.truncated},
+                   {"lanes", std::move(lanes)},
+                   {"counter", std::move(counter)},
+                   {"names", std::move(text)}});
 }
 
 IndexAnswer AnswerIndexQuery(const MappedIndex& index, std::string_view what, const QueryParams& params) {

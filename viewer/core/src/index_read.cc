@@ -60,7 +60,8 @@ class Decoder {
     uint64_t n = 0;
     Pod(n);
     if (!ok()) n = 0;
-    if (n > (in_.size() - at_) / std::max<size_t>(min_bytes, 1)) Fail("a count larger than its section"), n = 0;
+    if (n > (in_.size() - at_) / std::max<size_t>(min_bytes, 1))
+      Fail("a count larger than its section"), n = 0;
     c.clear();
     c.resize(size_t(n));
     return size_t(n);
@@ -185,7 +186,8 @@ Status ValidateModel(const TraceModel& m) {
     }
   }
   for (const CounterTrack& c : m.counters) {
-    if (c.time.size() != c.value.size() || c.time.size() > UINT32_MAX) return bad("a counter's columns differ");
+    if (c.time.size() != c.value.size() || c.time.size() > UINT32_MAX)
+      return bad("a counter's columns differ");
     if (c.track != kNone && c.track >= m.tracks.size()) return bad("a counter's track does not exist");
     if (!std::is_sorted(c.time.begin(), c.time.end())) return bad("a counter's samples are not sorted");
     if (!LevelSizesOk(c.value.size(), c.levels, true)) return bad("a counter's levels do not match it");
@@ -214,15 +216,17 @@ StatusOr<std::unique_ptr<MappedIndex>> MappedIndex::Decode(std::unique_ptr<Mappe
   const std::span<const uint8_t> b = index->bytes_;
   if (b.size() < kHeaderBytes) return Truncated("damaged index: shorter than its header");
   if (std::memcmp(b.data(), kMagic, sizeof kMagic) != 0) return Corrupt("not a gtrace viewer index");
-  if (options.verify_checksums && Load<uint32_t>(b.data() + kOffHeaderCrc) != Crc32c(0, b.data(), kOffHeaderCrc))
+  if (options.verify_checksums &&
+      Load<uint32_t>(b.data() + kOffHeaderCrc) != Crc32c(0, b.data(), kOffHeaderCrc))
     return Corrupt("damaged index: header checksum");
-  GT_RETURN_IF_ERROR(CheckIndexVersion({Load<uint16_t>(b.data() + kOffMajor), Load<uint16_t>(b.data() + kOffMinor)}));
+  GT_RETURN_IF_ERROR(
+      CheckIndexVersion({Load<uint16_t>(b.data() + kOffMajor), Load<uint16_t>(b.data() + kOffMinor)}));
   if (Load<uint32_t>(b.data() + kOffLayout) != LayoutKey())
     return Unsupported("stale: the index was written by a build with other record layouts");
   const uint64_t file_bytes = Load<uint64_t>(b.data() + kOffFileBytes);
   if (file_bytes != b.size())
-    return file_bytes > b.size() ? Truncated("damaged index: truncated (" + std::to_string(b.size()) + " of " +
-                                             std::to_string(file_bytes) + " bytes)")
+    return file_bytes > b.size() ? Truncated("damaged index: truncated (" + std::to_string(b.size()) +
+                                             " of " + std::to_string(file_bytes) + " bytes)")
                                  : Corrupt("damaged index: longer than written");
   IndexSource found;
   found.bytes = Load<uint64_t>(b.data() + kOffSourceBytes);
@@ -234,8 +238,8 @@ StatusOr<std::unique_ptr<MappedIndex>> MappedIndex::Decode(std::unique_ptr<Mappe
   const uint32_t sections = Load<uint32_t>(b.data() + kOffSectionCount);
   if (sections > kMaxSections || kHeaderBytes + uint64_t{sections} * kSectionEntryBytes > b.size())
     return Corrupt("damaged index: section table");
-  if (options.verify_checksums &&
-      Load<uint32_t>(b.data() + kOffTableCrc) != Crc32c(0, b.data() + kHeaderBytes, sections * kSectionEntryBytes))
+  if (options.verify_checksums && Load<uint32_t>(b.data() + kOffTableCrc) !=
+                                      Crc32c(0, b.data() + kHeaderBytes, sections * kSectionEntryBytes))
     return Corrupt("damaged index: section table checksum");
   std::span<const uint8_t> sec[4];
   bool seen[4] = {};
@@ -244,14 +248,17 @@ StatusOr<std::unique_ptr<MappedIndex>> MappedIndex::Decode(std::unique_ptr<Mappe
     const uint32_t kind = Load<uint32_t>(e);
     const uint64_t offset = Load<uint64_t>(e + 8), bytes = Load<uint64_t>(e + 16);
     const uint32_t crc = Load<uint32_t>(e + 24);
-    if (kind < kSectionModel || kind > kSectionColumns || seen[kind]) return Corrupt("damaged index: section kinds");
+    if (kind < kSectionModel || kind > kSectionColumns || seen[kind])
+      return Corrupt("damaged index: section kinds");
     if (offset % kAlign != 0 || offset > b.size() || bytes > b.size() - offset)
       return Corrupt("damaged index: a section outside the file");
     seen[kind] = true;
     sec[kind] = b.subspan(size_t(offset), size_t(bytes));
     if (options.verify_checksums && Crc32c(0, sec[kind].data(), sec[kind].size()) != crc)
       return Corrupt(std::string("damaged index: checksum of the ") +
-                     (kind == kSectionModel ? "model" : kind == kSectionSummaries ? "summaries" : "columns") +
+                     (kind == kSectionModel       ? "model"
+                      : kind == kSectionSummaries ? "summaries"
+                                                  : "columns") +
                      " section");
   }
   if (!seen[kSectionModel] || !seen[kSectionSummaries] || !seen[kSectionColumns])
@@ -294,7 +301,8 @@ StatusOr<std::unique_ptr<MappedIndex>> MappedIndex::Open(const std::string& path
 #else
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return errno == ENOENT ? NotFound("no index at " + path) : IoError("cannot open " + path + ": " + std::strerror(errno));
+    return errno == ENOENT ? NotFound("no index at " + path)
+                           : IoError("cannot open " + path + ": " + std::strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0) {
     const int e = errno;
@@ -326,8 +334,9 @@ bool IndexNeedsRebuild(const Status& s) {
 }
 
 StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t> trace_bytes,
-                                                        const IndexSource& source, const std::string& index_path,
-                                                        LoadOptions load, IndexBuildReport* report) {
+                                                        const IndexSource& source,
+                                                        const std::string& index_path, LoadOptions load,
+                                                        IndexBuildReport* report) {
   IndexBuildReport local;
   IndexBuildReport& r = report ? *report : local;
   r = {};

@@ -106,7 +106,9 @@ class Encoder {
 };
 
 using Clock = std::chrono::steady_clock;
-double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
 
 IndexSummaries ComputeSummaries(const TraceModel& model) {
   IndexSummaries s;

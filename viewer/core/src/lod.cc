@@ -61,8 +61,7 @@ void BuildLaneLod(Lane& lane) {
 
 namespace detail {
 
-void BuildLaneLodLevel0(const Lane& lane, Column<LodMax>* level,
-                        size_t first_block, size_t last_block) {
+void BuildLaneLodLevel0(const Lane& lane, Column<LodMax>* level, size_t first_block, size_t last_block) {
   const uint32_t n = lane.size();
   constexpr uint32_t F = kLaneLodFanout;
   last_block = std::min(last_block, level->size());
@@ -119,9 +118,7 @@ class BreakFinder {
   bool Breaks(uint32_t x) const {
     return lane_.Duration(x) >= min_ns_ || lane_.start[x] - lane_.End(x - 1) >= gap_ns_;
   }
-  bool MayBreak(const LodMax& p) const {
-    return p.first >= min_sat_ || p.second >= gap_sat_;
-  }
+  bool MayBreak(const LodMax& p) const { return p.first >= min_sat_ || p.second >= gap_sat_; }
 
   uint32_t Find(uint32_t from, uint32_t last) const {
     constexpr uint64_t F = kLaneLodFanout;

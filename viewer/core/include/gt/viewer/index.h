@@ -39,7 +39,7 @@ IndexSource FingerprintBytes(std::span<const uint8_t> bytes);
 // Aggregates computed once at build, so that a request never scans the events.
 struct IndexSummaries {
   std::vector<KernelSummaryRow> kernels;  // KernelSummary(model): the kernel table, all devices
-  std::vector<NameSummary> by_name[4];    // SummarizeByName(model, SummaryOf(k)) for kernels, copies, api, nvtx
+  std::vector<NameSummary> by_name[4];  // SummarizeByName(model, SummaryOf(k)) for kernels, copies, api, nvtx
 };
 
 struct IndexWriteStats {
@@ -101,16 +101,17 @@ class MappedIndex {
 bool IndexNeedsRebuild(const Status& open_status);
 
 struct IndexBuildReport {
-  bool rebuilt = false;    // the index was (re)built, not just opened
-  std::string why;         // why it was rebuilt: "no index", or the refusal ("stale: ...", "damaged: ...")
-  double load_s = 0;       // loading the trace (wall clock)
-  IndexWriteStats write;   // when rebuilt
+  bool rebuilt = false;   // the index was (re)built, not just opened
+  std::string why;        // why it was rebuilt: "no index", or the refusal ("stale: ...", "damaged: ...")
+  double load_s = 0;      // loading the trace (wall clock)
+  IndexWriteStats write;  // when rebuilt
 };
 
 // Opens `index_path` if it matches `source`; otherwise loads the trace from `trace_bytes`, writes the index
 // and opens that. The loaded model is dropped before the index is opened.
 StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t> trace_bytes,
-                                                        const IndexSource& source, const std::string& index_path,
-                                                        LoadOptions load = {}, IndexBuildReport* report = nullptr);
+                                                        const IndexSource& source,
+                                                        const std::string& index_path, LoadOptions load = {},
+                                                        IndexBuildReport* report = nullptr);
 
 }  // namespace gt::viewer

@@ -20,10 +20,10 @@ namespace gt::viewer {
 
 using QueryParams = std::vector<std::pair<std::string, std::string>>;
 
-inline constexpr uint32_t kTileMaxPx = 4096;        // a tile wider than this is a client bug or an attack
-inline constexpr uint32_t kTileMaxLanes = 256;      // depths per tile (deeper nesting: truncated)
-inline constexpr size_t kTileMaxItems = 1u << 18;   // draw items per tile over all its lanes (truncated)
-inline constexpr size_t kKernelRowsMax = 100'000;   // rows per /kernels answer
+inline constexpr uint32_t kTileMaxPx = 4096;       // a tile wider than this is a client bug or an attack
+inline constexpr uint32_t kTileMaxLanes = 256;     // depths per tile (deeper nesting: truncated)
+inline constexpr size_t kTileMaxItems = 1u << 18;  // draw items per tile over all its lanes (truncated)
+inline constexpr size_t kKernelRowsMax = 100'000;  // rows per /kernels answer
 
 struct TileRequest {
   TrackId track = kNone;
@@ -49,9 +49,9 @@ struct Tile {
   int64_t t0 = 0, t1 = 0;  // the quantized window
   uint32_t px = 0;
   double ns_per_px = 0;
-  std::vector<TileLane> lanes;          // lane tracks: one per depth with items
-  std::vector<CounterColumn> counter;   // counter tracks
-  bool truncated = false;               // a cap (lanes, items) was reached
+  std::vector<TileLane> lanes;         // lane tracks: one per depth with items
+  std::vector<CounterColumn> counter;  // counter tracks
+  bool truncated = false;              // a cap (lanes, items) was reached
 };
 Tile BuildTile(const TraceModel& model, const TileRequest& request);
 
