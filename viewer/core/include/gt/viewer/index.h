@@ -57,17 +57,17 @@ Status WriteIndex(const TraceModel& model, const IndexSource& source, const std:
 std::vector<uint8_t> EncodeIndex(const TraceModel& model, const IndexSource& source);
 
 struct IndexOpenOptions {
-  // Check the CRC32C of every lane column at open (reads the whole file once). Off: only the header,
-  // section table and small tables are checked; columns are still bounds-checked (the fuzz target turns it
-  // off to reach the structural checks behind the checksums).
-  bool verify_columns = true;
-  bool verify_checksums = true;  // off: no checksum at all (fuzzing only)
+  // Off only for fuzzing: the fuzzer then reaches the structural checks behind the checksums (with them on,
+  // any changed byte is refused before those run). Opening checks the CRC32C of every section, so it reads
+  // the whole file once.
+  bool verify_checksums = true;
 };
 
 class MappedIndex {
  public:
-  // kUnsupported: another version or layout; kFailedPrecondition-like kInvalidArgument: another source
-  // (both mean stale); kCorrupt / kTruncated: damaged. `expected` with an empty tag skips the source check.
+  // Refusals: kNotFound (no file), kUnsupported ("stale: ...": another version, layout or source),
+  // kCorrupt / kTruncated ("damaged index: ..."); IndexNeedsRebuild says which of them a rebuild cures.
+  // `expected` with an empty tag skips the source check.
   static StatusOr<std::unique_ptr<MappedIndex>> Open(const std::string& path, const IndexSource& expected,
                                                      IndexOpenOptions options = {});
   // Over bytes the caller keeps alive (tests, fuzzing; wasm has no mmap).
