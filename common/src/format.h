@@ -24,6 +24,10 @@ namespace gt::format {
 // --------------------------------------------------------
 inline constexpr uint16_t kVersionMajor = 1;
 inline constexpr uint16_t kVersionMinor = 2;  // 1.1: ProcessRecord host, boot id, job, ranks; 1.2: nvtx_arg
+// The viewer index (.gtindex, a cache of the built viewer model; docs/format.md "The viewer index"): any
+// change to its layout or to the model structs it holds bumps it, and an index of another version is rebuilt.
+inline constexpr uint16_t kIndexVersionMajor = 1;
+inline constexpr uint16_t kIndexVersionMinor = 0;
 
 // ---- segment header: 20 bytes
 // -------------------------------------------------------------------------------- magic[10]

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "format.h"
+#include "gt/index_format.h"
 
 namespace gt::format {
 namespace {
@@ -66,6 +67,23 @@ Status UpgradeRecordColumns(SegmentVersion v, RecordKind kind, uint32_t expected
 }  // namespace gt::format
 
 namespace gt {
+IndexVersion CurrentIndexVersion() {
+  return {format::kIndexVersionMajor, format::kIndexVersionMinor};
+}
+
+// An index is a cache of what the viewer builds from a trace: rebuilding it is cheaper and safer than
+// converting one, so only this build's exact version is used.
+Status CheckIndexVersion(IndexVersion v) {
+  if (v.major == format::kIndexVersionMajor && v.minor == format::kIndexVersionMinor) return Status::Ok();
+  return Unsupported("stale: index version " + std::to_string(v.major) + "." + std::to_string(v.minor) +
+                     ", this build writes " + std::to_string(format::kIndexVersionMajor) + "." +
+                     std::to_string(format::kIndexVersionMinor));
+}
+
+uint32_t Crc32c(uint32_t crc, const void* data, size_t n) {
+  return format::Crc32c(crc, data, n);
+}
+
 std::string FormatVersionString() {
   return std::to_string(format::kVersionMajor) + "." + std::to_string(format::kVersionMinor);
 }

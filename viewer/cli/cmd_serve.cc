@@ -15,6 +15,7 @@
 #include "gt/server/client.h"
 #include "gt/server/server.h"
 #include "gt/viewer/view_state.h"
+#include "serve_index.h"
 #include "serve_validate.h"
 
 namespace gt::cli {
@@ -187,8 +188,16 @@ int CmdServe(int argc, char** argv) {
   options.validator = [max_inflated](std::span<const uint8_t> bytes) {
     return ValidateViewerTrace(bytes, max_inflated);
   };
+  // Stored traces' viewer indexes (GET /api/t/<id>/...): built off the request threads. Declared before the
+  // server, so the server (whose handlers use it) stops first.
+  std::unique_ptr<IndexService> indexes;
+  options.trace_query = [&indexes](const server::TraceQuery& q) { return indexes->Answer(q); };
+  options.on_stored = [&indexes](const std::string& id) { indexes->Prepare(id); };
   auto srv = server::ShareServer::Create(std::move(*store), options);
   if (!srv.ok()) return Fail("serve", srv.status());
+  IndexServiceOptions index_options;
+  index_options.log = !options.quiet;
+  indexes = std::make_unique<IndexService>(&(*srv)->store(), index_options);
 
   std::string opened_id, compared_id;
   for (const std::string* file : {&open_file, &compare_file}) {

@@ -22,6 +22,7 @@
   X(diff, Diff, "compare two traces: what got faster or slower, by kernel, copy and API call")   \
   X(merge, Merge, "merge the traces of a distributed job (one per rank or node) onto one clock") \
   X(mcp, Mcp, "Model Context Protocol server on stdio: lets AI agents query traces")             \
+  X(index, Index, "build the viewer index of a trace (what gtrace serve maps to answer tiles)")  \
   X(recover, Recover, "rebuild the trace of an interrupted gcollect run from its NAME.parts folder")
 
 namespace gt::cli {

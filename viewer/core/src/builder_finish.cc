@@ -712,7 +712,7 @@ void ModelBuilder::Impl::BuildLanes(ThreadPool& pool, const std::vector<uint32_t
       all.push_back({j, d});
       for (uint32_t a = 0; a < n; a += kRange) ranges.push_back({li, a, std::min(n, a + kRange)});
     }
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> level0(all.size());
+  std::vector<Column<LodMax>> level0(all.size());
   for (size_t li = 0; li < all.size(); ++li) {
     const uint32_t n = jobs[all[li].job].out.lanes[all[li].lane].size();
     if (n > F) level0[li].resize((n + F - 1) / F);
@@ -1137,9 +1137,10 @@ void ModelBuilder::Impl::ResolveFlows() {
   // One NCCL collective on every rank: arrows from the rank that arrived last to each of the others, so
   // selecting a rank's collective shows whom it waited for.
   // Payload fields in key order (pid, tid, range start, then arrival), so a range finds its own by search.
-  std::stable_sort(M.nvtx_args.begin(), M.nvtx_args.end(), [](const NvtxArgRecord& a, const NvtxArgRecord& b) {
-    return std::tie(a.pid, a.tid, a.start) < std::tie(b.pid, b.tid, b.start);
-  });
+  std::stable_sort(M.nvtx_args.begin(), M.nvtx_args.end(),
+                   [](const NvtxArgRecord& a, const NvtxArgRecord& b) {
+                     return std::tie(a.pid, a.tid, a.start) < std::tie(b.pid, b.tid, b.start);
+                   });
   M.nvtx_args.shrink_to_fit();
   auto collectives = std::make_shared<CollectiveReport>(AnalyzeCollectives(M));
   for (const Collective& c : collectives->collectives)

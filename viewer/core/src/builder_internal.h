@@ -530,7 +530,6 @@ class ModelBuilder::Impl {
 
 namespace gt::viewer::detail {
 // Level-of-detail pyramid in two steps, so that long lanes build level 0 on several threads (lod.cc).
-void BuildLaneLodLevel0(const Lane& lane, std::vector<std::pair<uint32_t, uint32_t>>* level0,
-                        size_t first_block, size_t last_block);
-void BuildLaneLodUpper(Lane& lane, std::vector<std::pair<uint32_t, uint32_t>> level0);
+void BuildLaneLodLevel0(const Lane& lane, Column<LodMax>* level0, size_t first_block, size_t last_block);
+void BuildLaneLodUpper(Lane& lane, Column<LodMax> level0);
 }  // namespace gt::viewer::detail

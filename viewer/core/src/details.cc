@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 
+#include "gt/sat_math.h"
 #include "gt/viewer/collectives.h"
 #include "gt/viewer/nvtx_args.h"
 #include "gt/viewer/query.h"
@@ -223,8 +224,9 @@ std::vector<DetailField> EventDetails(const TraceModel& model, EventId e) {
   if (partner.valid()) {
     add(kind == EventKind::kApi ? "Launched" : "Launched by", model.Str(model.Name(partner)));
     add(kind == EventKind::kApi ? "Queue delay" : "Launch latency",
-        FormatDuration(kind == EventKind::kApi ? model.Start(partner) - lane.start[i]
-                                               : lane.start[i] - model.Start(partner)));
+        // Saturated: imported traces (and indexes) may place the two ends anywhere in int64.
+        FormatDuration(kind == EventKind::kApi ? SatSub(model.Start(partner), lane.start[i])
+                                               : SatSub(lane.start[i], model.Start(partner))));
   }
   // Imported fields ("key: value" lines) last, each its own row.
   StringId args = lane.Args(i);
@@ -260,7 +262,7 @@ std::vector<DetailField> BlockDetails(const TraceModel& model, LaneId lane_id, c
   int64_t busy = 0;
   std::map<StringId, uint32_t> names;
   for (uint32_t i = item.first; i < scan_end; ++i) {
-    busy += lane.Duration(i);
+    busy = SatAdd(busy, lane.Duration(i));
     ++names[lane.name[i]];
   }
   const bool partial = scan_end < end;

@@ -54,15 +54,14 @@ void BuildLaneLod(Lane& lane) {
   const uint32_t n = lane.size();
   constexpr uint32_t F = kLaneLodFanout;
   if (n <= F) return;
-  std::vector<std::pair<uint32_t, uint32_t>> level((n + F - 1) / F);
+  Column<LodMax> level((n + F - 1) / F);
   detail::BuildLaneLodLevel0(lane, &level, 0, level.size());
   detail::BuildLaneLodUpper(lane, std::move(level));
 }
 
 namespace detail {
 
-void BuildLaneLodLevel0(const Lane& lane, std::vector<std::pair<uint32_t, uint32_t>>* level,
-                        size_t first_block, size_t last_block) {
+void BuildLaneLodLevel0(const Lane& lane, Column<LodMax>* level, size_t first_block, size_t last_block) {
   const uint32_t n = lane.size();
   constexpr uint32_t F = kLaneLodFanout;
   last_block = std::min(last_block, level->size());
@@ -82,7 +81,7 @@ void BuildLaneLodLevel0(const Lane& lane, std::vector<std::pair<uint32_t, uint32
   }
 }
 
-void BuildLaneLodUpper(Lane& lane, std::vector<std::pair<uint32_t, uint32_t>> level) {
+void BuildLaneLodUpper(Lane& lane, Column<LodMax> level) {
   constexpr uint32_t F = kLaneLodFanout;
   lane.lod.clear();
   while (true) {
@@ -119,9 +118,7 @@ class BreakFinder {
   bool Breaks(uint32_t x) const {
     return lane_.Duration(x) >= min_ns_ || lane_.start[x] - lane_.End(x - 1) >= gap_ns_;
   }
-  bool MayBreak(const std::pair<uint32_t, uint32_t>& p) const {
-    return p.first >= min_sat_ || p.second >= gap_sat_;
-  }
+  bool MayBreak(const LodMax& p) const { return p.first >= min_sat_ || p.second >= gap_sat_; }
 
   uint32_t Find(uint32_t from, uint32_t last) const {
     constexpr uint64_t F = kLaneLodFanout;

@@ -106,6 +106,11 @@ template <typename V>
 static size_t Cap(const V& v) {
   return v.capacity() * sizeof(typename V::value_type);
 }
+// A borrowed column (a mapped index's) is the file's pages, not memory the model holds.
+template <typename T>
+static size_t Cap(const Column<T>& v) {
+  return v.borrowed() ? 0 : v.capacity() * sizeof(T);
+}
 
 // ---- Column storage
 // ----------------------------------------------------------------------------------------------

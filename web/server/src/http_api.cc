@@ -341,6 +341,7 @@ class ShareServer::Impl {
     result.created = commit->created;
     result.validation = std::move(*validation);
     NoteAccess(result.id, options_.clock());
+    if (options_.on_stored) options_.on_stored(result.id);
     return result;
   }
 
@@ -433,6 +434,24 @@ class ShareServer::Impl {
     if (st.code() == StatusCode::kUnsupported) return SendError(res, 501, st.message());
     if (!st.ok()) return SendError(res, 507, StoreRefusal(st));
     SendJson(res, 201, json{{"id", id}, {"bytes", text.size()}});
+  }
+
+  // GET /api/t/<id>/<what>: a stored trace's contents, answered by ServerOptions::trace_query (the CLI's
+  // viewer index). Unknown and malformed ids get the same 404 as downloads.
+  void HandleTraceQuery(const httplib::Request& req, httplib::Response& res) {
+    const std::string id = req.matches[1];
+    if (!options_.trace_query || !IsValidTraceId(id)) return SendError(res, 404, "not found");
+    if (!store_->Head(id).ok()) return SendError(res, 404, "not found");
+    if (req.params.size() > options_.max_query_params) return SendError(res, 400, "too many parameters");
+    TraceQuery q{id, req.matches[2], {}};
+    for (const auto& [k, v] : req.params) q.params.emplace_back(k, v);
+    const TraceQueryAnswer a = options_.trace_query(q);
+    res.status = a.status;
+    if (a.retry_after_s > 0) res.set_header("Retry-After", std::to_string(a.retry_after_s));
+    // Answers depend only on the trace's bytes (the id) and the request: a client may cache them; errors and
+    // "not yet" are not kept.
+    res.set_header("Cache-Control", a.status == 200 ? "private, max-age=86400" : "no-store");
+    res.set_content(a.body, "application/json");
   }
 
   void HandleGetView(const httplib::Request& req, httplib::Response& res) {
@@ -668,6 +687,8 @@ class ShareServer::Impl {
               [this](const httplib::Request& req, httplib::Response& res) { HandleDownload(req, res); });
     http_.Delete(R"(/api/traces/([^/]*))",
                  [this](const httplib::Request& req, httplib::Response& res) { HandleDelete(req, res); });
+    http_.Get(R"(/api/t/([^/]*)/([a-z]+))",
+              [this](const httplib::Request& req, httplib::Response& res) { HandleTraceQuery(req, res); });
     // No listing and nothing else under /api: the same 404 for all of it.
     http_.Get(R"(/api(/.*)?)",
               [](const httplib::Request&, httplib::Response& res) { SendError(res, 404, "not found"); });

@@ -412,9 +412,15 @@ class LocalDirStore final : public TraceStore {
     // Data first: once it is gone the trace is gone, whatever happens to the metadata.
     if (unlink(data_path(id).c_str()) != 0 && errno != ENOENT) return Errno("cannot delete trace");
     unlink(meta_path(id).c_str());
+    unlink(index_path(id).c_str());  // a cache of the bytes: nothing to keep once they are gone
     SyncDir(fan_dir(id));
     Evict(id);
     return true;
+  }
+
+  StatusOr<LocalFiles> Local(const std::string& id) override {
+    GT_ASSERT(IsValidTraceId(id));
+    return LocalFiles{data_path(id), index_path(id)};
   }
 
   Status ForEach(const std::function<void(const std::string& id, const TraceMeta& meta)>& visit) override {
@@ -493,6 +499,7 @@ class LocalDirStore final : public TraceStore {
       1 << 20;  // far above the server's cap: a bound on a hand-edited file
   std::string fan_dir(const std::string& id) const { return dir_ + "/traces/" + id.substr(0, 2); }
   std::string data_path(const std::string& id) const { return fan_dir(id) + "/" + id + ".gtrace"; }
+  std::string index_path(const std::string& id) const { return fan_dir(id) + "/" + id + ".gtindex"; }
   std::string meta_path(const std::string& id) const { return fan_dir(id) + "/" + id + ".json"; }
 
   std::mutex& IdMutex(const std::string& id) { return id_mu_[std::hash<std::string>()(id) % id_mu_.size()]; }

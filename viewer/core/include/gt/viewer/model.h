@@ -35,6 +35,7 @@
 #include "gt/model.h"
 #include "gt/reader.h"
 #include "gt/sat_math.h"
+#include "gt/status.h"
 
 namespace gt::viewer {
 
@@ -182,7 +183,9 @@ class Column {
     assign(first, last);
   }
   Column(const Column& o) { assign(o.begin(), o.end()); }
-  Column(Column&& o) noexcept : p_(o.p_), n_(o.n_), cap_(o.cap_) { o.p_ = nullptr, o.n_ = o.cap_ = 0; }
+  Column(Column&& o) noexcept : p_(o.p_), n_(o.n_), cap_(o.cap_), borrowed_(o.borrowed_) {
+    o.p_ = nullptr, o.n_ = o.cap_ = 0, o.borrowed_ = false;
+  }
   Column& operator=(const Column& o) {
     if (this != &o) assign(o.begin(), o.end());
     return *this;
@@ -190,12 +193,23 @@ class Column {
   Column& operator=(Column&& o) noexcept {
     if (this != &o) {
       Release();
-      p_ = o.p_, n_ = o.n_, cap_ = o.cap_;
-      o.p_ = nullptr, o.n_ = o.cap_ = 0;
+      p_ = o.p_, n_ = o.n_, cap_ = o.cap_, borrowed_ = o.borrowed_;
+      o.p_ = nullptr, o.n_ = o.cap_ = 0, o.borrowed_ = false;
     }
     return *this;
   }
   ~Column() { Release(); }
+
+  // A read-only view of n values someone else keeps alive: a mapped viewer index (gt/viewer/index.h) hands
+  // its lanes to the model this way, so the query code runs on the file's pages without a copy. Reading is
+  // as usual; anything that would grow or move a borrowed column is a bug (asserted); copying one makes an
+  // owned column.
+  static Column Borrow(const T* p, size_t n) {
+    Column c;
+    c.p_ = const_cast<T*>(p), c.n_ = c.cap_ = n, c.borrowed_ = true;
+    return c;
+  }
+  bool borrowed() const { return borrowed_; }
 
   size_t size() const { return n_; }
   size_t capacity() const { return cap_; }
@@ -227,7 +241,10 @@ class Column {
     for (size_t i = n_; i < n; ++i) p_[i] = v;
     n_ = n;
   }
-  void clear() { n_ = 0; }
+  void clear() {
+    GT_ASSERT(!borrowed_);
+    n_ = 0;
+  }
   void shrink_to_fit() {
     if (cap_ > n_) Reallocate(n_);
   }
@@ -271,13 +288,16 @@ class Column {
   }
   T* insert(const T* pos, const T& v) { return insert(pos, &v, &v + 1); }
   T* erase(const T* first, const T* last) {
+    GT_ASSERT(!borrowed_);
     const size_t at = size_t(first - p_), k = size_t(last - first);
     if (k > 0) std::memmove(p_ + at, p_ + at + k, (n_ - at - k) * sizeof(T));
     n_ -= k;
     return p_ + at;
   }
   T* erase(const T* pos) { return erase(pos, pos + 1); }
-  void swap(Column& o) noexcept { std::swap(p_, o.p_), std::swap(n_, o.n_), std::swap(cap_, o.cap_); }
+  void swap(Column& o) noexcept {
+    std::swap(p_, o.p_), std::swap(n_, o.n_), std::swap(cap_, o.cap_), std::swap(borrowed_, o.borrowed_);
+  }
   friend bool operator==(const Column& a, const Column& b) {
     return a.n_ == b.n_ && std::equal(a.begin(), a.end(), b.begin());
   }
@@ -285,22 +305,32 @@ class Column {
  private:
   void Grow(size_t need) { Reallocate(std::max(need, cap_ * 2)); }
   void Reallocate(size_t cap) {
+    GT_ASSERT(!borrowed_);
     p_ = static_cast<T*>(column_storage::Reallocate(p_, cap_ * sizeof(T), cap * sizeof(T), n_ * sizeof(T)));
     cap_ = cap;
     n_ = std::min(n_, cap);
   }
   void Release() {
-    if (p_) column_storage::Free(p_, cap_ * sizeof(T));
-    p_ = nullptr, n_ = cap_ = 0;
+    if (p_ && !borrowed_) column_storage::Free(p_, cap_ * sizeof(T));
+    p_ = nullptr, n_ = cap_ = 0, borrowed_ = false;
   }
   T* p_ = nullptr;
   size_t n_ = 0, cap_ = 0;
+  bool borrowed_ = false;
 };
 
 // Per-event bytes in a lane: start 8 + dur 4 + name 4 + ref 4 (+ aux 4 on GPU lanes). Rarely-set attributes
 // (durations >= 2^32-1 ns, nonzero API return codes, imported args) live in sparse sorted side tables.
 inline constexpr uint32_t kDurOverflow = UINT32_MAX;
 inline constexpr uint32_t kLaneLodFanout = 16;
+
+// One block of a lane's LOD pyramid: the largest duration and the largest gap to the predecessor, saturated
+// to 32 bits. Plain 8 bytes (first, second as in the pair it was), so a mapped index holds it as it is.
+struct LodMax {
+  uint32_t first = 0;   // max duration
+  uint32_t second = 0;  // max gap
+  friend bool operator==(const LodMax&, const LodMax&) = default;
+};
 
 struct Lane {
   TrackId track = kNone;
@@ -316,7 +346,7 @@ struct Lane {
   // LOD index (BuildLaneLod): lod[k][b] = (max duration, max gap to the predecessor), saturated to 32 bits,
   // over events [b * F^(k+1), (b+1) * F^(k+1)) with F = kLaneLodFanout. Lets a merged block skip to its end
   // in O(log n) however many events it folds.
-  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> lod;
+  std::vector<Column<LodMax>> lod;
   bool aux_sorted = true;  // correlation ids (aux; ref on kThreadApi lanes) ascending: lookups binary-search
 
   uint32_t size() const { return static_cast<uint32_t>(start.size()); }

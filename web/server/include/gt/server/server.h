@@ -31,6 +31,21 @@ using TraceValidator = std::function<StatusOr<Validation>(std::span<const uint8_
 // The default: a .gtrace readable by gt::ReadTrace with at least one intact chunk.
 StatusOr<Validation> ValidateGtrace(std::span<const uint8_t> bytes);
 
+// A query about one stored trace's contents: GET /api/t/<id>/<what>?<params> (docs/server.md "Remote
+// traces"). The server checks the id and that the trace exists; the answer comes from the handler (the CLI
+// plugs in the viewer core's index, so web/server stays free of the viewer).
+struct TraceQuery {
+  std::string id;
+  std::string what;                                         // "meta", "tiles", "event", "kernels", "summary"
+  std::vector<std::pair<std::string, std::string>> params;  // the query string, decoded, in order
+};
+struct TraceQueryAnswer {
+  int status = 200;  // 202: not ready yet (the index is being built): ask again after retry_after_s
+  std::string body;  // JSON
+  int retry_after_s = 0;
+};
+using TraceQueryHandler = std::function<TraceQueryAnswer(const TraceQuery&)>;
+
 struct ServerOptions {
   std::string bind = "127.0.0.1";
   int port = 8080;                     // 0 picks a free port (tests, benchmarks)
@@ -50,6 +65,12 @@ struct ServerOptions {
   // passes gt::viewer::ViewState::Parse; empty: any printable ASCII is accepted) before it is stored.
   size_t max_view_bytes = 64 * 1024;
   std::function<Status(std::string_view text)> view_validator;
+  // GET /api/t/<id>/...: empty: 404, as for any other unknown path.
+  TraceQueryHandler trace_query;
+  // Called after an upload (or IngestFile) is stored, with its id, on the uploading thread: the CLI queues
+  // the index build here (its own thread does the work).
+  std::function<void(const std::string& id)> on_stored;
+  size_t max_query_params = 16;  // more parameters than any query takes: 400
 };
 
 struct IngestResult {

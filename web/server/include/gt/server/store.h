@@ -89,6 +89,18 @@ class TraceStore {
     (void)id;
     return Unsupported("this store keeps no view states");
   }
+
+  // Where a stored trace's bytes and its viewer index (a cache built from them, docs/format.md "The viewer
+  // index") are on this machine, for the index builder. The index goes with the trace (delete, expiry). A
+  // store without local files answers Unsupported (an object store keeps a local cache instead:
+  // docs/server.md).
+  struct LocalFiles {
+    std::string trace, index;
+  };
+  virtual StatusOr<LocalFiles> Local(const std::string& id) {
+    (void)id;
+    return Unsupported("this store keeps no local files");
+  }
 };
 
 // The embedded default: one directory on a local file system.
@@ -97,6 +109,7 @@ class TraceStore {
 //   DIR/tmp/                    uploads in flight (emptied at open: leftovers of a crash)
 //   DIR/traces/<xy>/<id>.gtrace the bytes, written to tmp/ + fsync + rename
 //   DIR/traces/<xy>/<id>.json   TraceMeta, replaced atomically
+//   DIR/traces/<xy>/<id>.gtindex the viewer index, built by `gtrace serve` (removed with the trace)
 // `exclusive` takes the lock (the server does; short-lived tools that only read may not).
 StatusOr<std::unique_ptr<TraceStore>> OpenLocalDirStore(const std::string& dir, bool exclusive = true);
 

@@ -1,0 +1,28 @@
+// libFuzzer: a viewer index (.gtindex) on the server's disk is a cache that may be damaged or written by
+// something else. Opening it must refuse what it cannot trust with a reason, never crash or read out of
+// bounds; whatever it accepts must answer every query. Checksums are off here, so the fuzzer reaches the
+// structural checks behind them (with them on, any damaged byte is refused before those checks run).
+#include <cstdint>
+#include <string>
+
+#include "gt/viewer/index.h"
+#include "gt/viewer/index_query.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace gt::viewer;
+  IndexOpenOptions options;
+  options.verify_checksums = false;
+  auto index = MappedIndex::FromBytes({data, size}, {}, options);
+  if (!index.ok()) return 0;
+  const TraceModel& m = (*index)->model();
+  const std::string t0 = std::to_string(m.first_ns), t1 = std::to_string(m.last_ns + (m.last_ns < INT64_MAX));
+  for (size_t t = 0; t < m.tracks.size() && t < 16; ++t)
+    AnswerIndexQuery(**index, "tiles", {{"track", std::to_string(t)}, {"t0", t0}, {"t1", t1}, {"px", "512"}});
+  for (size_t l = 0; l < m.lanes.size() && l < 16; ++l)
+    for (uint32_t i = 0; i < m.lanes[l].size() && i < 4; ++i)
+      AnswerIndexQuery(**index, "event", {{"lane", std::to_string(l)}, {"index", std::to_string(i)}});
+  AnswerIndexQuery(**index, "meta", {});
+  AnswerIndexQuery(**index, "kernels", {});
+  AnswerIndexQuery(**index, "summary", {});
+  return 0;
+}

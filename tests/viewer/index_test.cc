@@ -1,0 +1,329 @@
+// The viewer index (gt/viewer/index.h, index_query.h): a model written and mapped back is the model (every
+// field ModelDiff compares, fingerprints equal, lane columns borrowed from the file); a stale, damaged or
+// truncated index is refused and rebuilt; hostile bytes are refused without a crash; tiles from the mapped
+// index equal the local model's LOD for the same window, and the other answers equal the local queries.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "gt/index_format.h"
+#include "gt/viewer/builder.h"
+#include "gt/viewer/index.h"
+#include "gt/viewer/index_query.h"
+#include "gt/viewer/json.h"
+#include "gt/viewer/load.h"
+#include "index_codec.h"
+#include "model_diff.h"
+#include "synth_trace.h"
+#include "test_util.h"
+
+using namespace gt;
+using namespace gt::viewer;
+
+namespace {
+
+std::unique_ptr<TraceModel> Synth(uint64_t events, uint64_t seed = 42) {
+  gt::synth::SynthOptions o;
+  o.events = events;
+  o.seed = seed;
+  ModelBuilder b;
+  gt::synth::GenerateSynthTrace(b, o);
+  return b.Finish();
+}
+
+const IndexSource kSource{1234, "test:source"};
+
+std::unique_ptr<MappedIndex> RoundTrip(const TraceModel& m, std::vector<uint8_t>* bytes) {
+  *bytes = EncodeIndex(m, kSource);
+  auto index = MappedIndex::FromBytes(*bytes, kSource);
+  INFO(index.status().ToString());
+  REQUIRE(index.ok());
+  return std::move(*index);
+}
+
+std::string TempPath(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("gt_index_test_" + std::to_string(getpid()) + "_" + name))
+      .string();
+}
+
+std::vector<uint8_t> ReadAll(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), {}};
+}
+void WriteAll(const std::string& path, const std::vector<uint8_t>& b) {
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+}
+
+}  // namespace
+
+TEST_CASE("index round trip: the mapped model is the model", "[index]") {
+  std::vector<std::unique_ptr<TraceModel>> models;
+  models.push_back(test::SmallTrace());
+  models.push_back(Synth(50'000));
+  for (const char* f : {"h200_torch_train.gtrace", "h200_torch_profiler.json.gz", "h200_nvtx.gtrace"}) {
+    auto m = LoadTraceFile(std::string(GT_TESTS_DATA) + "/" + f);
+    REQUIRE(m.ok());
+    models.push_back(std::move(*m));
+  }
+  for (const auto& m : models) {
+    std::vector<uint8_t> bytes;
+    auto index = RoundTrip(*m, &bytes);
+    const TraceModel& mapped = index->model();
+    CHECK(test::ModelDiff(*m, mapped, false) == "");
+    CHECK(test::ModelFingerprint(*m) == test::ModelFingerprint(mapped));
+    CHECK(index->source() == kSource);
+    // The big columns are the file's pages, not copies.
+    for (const Lane& l : mapped.lanes) {
+      CHECK(l.start.borrowed());
+      CHECK(reinterpret_cast<uintptr_t>(l.start.data()) % alignof(int64_t) == 0);
+      CHECK((l.start.data() >= static_cast<const void*>(bytes.data()) &&
+             static_cast<const void*>(l.start.data()) < bytes.data() + bytes.size()));
+    }
+    // The aggregates are the local queries' own.
+    const auto kernels = KernelSummary(*m);
+    REQUIRE(index->summaries().kernels.size() == kernels.size());
+    CHECK(KernelSummaryJson(mapped, index->summaries().kernels) == KernelSummaryJson(*m, kernels));
+    for (size_t k = 0; k < 4; ++k)
+      CHECK(NameSummaryJson(index->summaries().by_name[k]) ==
+            NameSummaryJson(SummarizeByName(*m, SummaryOf(k))));
+    // Copying a borrowed column owns its values.
+    if (!mapped.lanes.empty()) {
+      Column<int64_t> copy = mapped.lanes[0].start;
+      CHECK(!copy.borrowed());
+      CHECK(copy == mapped.lanes[0].start);
+    }
+  }
+}
+
+TEST_CASE("index files: built once, stale, damaged and truncated indexes are rebuilt", "[index]") {
+  const std::string trace = std::string(GT_TESTS_DATA) + "/h200_torch_train.gtrace";
+  const std::vector<uint8_t> bytes = ReadAll(trace);
+  const IndexSource source = FingerprintBytes(bytes);
+  CHECK(source.bytes == bytes.size());
+  CHECK(source.tag.rfind("crc32c:", 0) == 0);
+  const std::string path = TempPath("build.gtindex");
+  std::filesystem::remove(path);
+
+  IndexBuildReport r;
+  auto first = OpenOrBuildIndex(bytes, source, path, {}, &r);
+  REQUIRE(first.ok());
+  CHECK(r.rebuilt);
+  CHECK(r.why == "no index");
+  CHECK(r.write.index_bytes == std::filesystem::file_size(path));
+  auto local = LoadTrace(bytes);
+  REQUIRE(local.ok());
+  CHECK(test::ModelDiff(**local, (*first)->model(), false) == "");
+
+  auto again = OpenOrBuildIndex(bytes, source, path, {}, &r);
+  REQUIRE(again.ok());
+  CHECK(!r.rebuilt);
+
+  const std::vector<uint8_t> good = ReadAll(path);
+  auto rebuilt_because = [&](const std::vector<uint8_t>& damaged, const IndexSource& src) {
+    WriteAll(path, damaged);
+    auto opened = MappedIndex::Open(path, src);
+    REQUIRE(!opened.ok());
+    CHECK(IndexNeedsRebuild(opened.status()));
+    auto fixed = OpenOrBuildIndex(bytes, src, path, {}, &r);
+    REQUIRE(fixed.ok());
+    CHECK(r.rebuilt);
+    CHECK(test::ModelDiff(**local, (*fixed)->model(), false) == "");
+    return r.why;
+  };
+  SECTION("another source") {
+    IndexSource other = source;
+    other.tag = "crc32c:00000000";
+    CHECK(rebuilt_because(good, other).find("stale: the index was built from other bytes") == 0);
+  }
+  SECTION("a damaged column") {
+    auto bad = good;
+    bad[bad.size() - 100] ^= 0x40;
+    CHECK(rebuilt_because(bad, source) == "damaged index: checksum of the columns section");
+  }
+  SECTION("truncated") {
+    auto bad = good;
+    bad.resize(bad.size() / 2);
+    CHECK(rebuilt_because(bad, source).find("damaged index: truncated") == 0);
+    CHECK(rebuilt_because({}, source) == "damaged index: shorter than its header");
+  }
+  SECTION("another version") {
+    auto bad = good;
+    index_detail::Store<uint16_t>(bad.data() + index_detail::kOffMinor,
+                                  uint16_t(CurrentIndexVersion().minor + 1));
+    index_detail::Store<uint32_t>(bad.data() + index_detail::kOffHeaderCrc,
+                                  Crc32c(0, bad.data(), index_detail::kOffHeaderCrc));
+    CHECK(rebuilt_because(bad, source).find("stale: index version") == 0);
+  }
+  SECTION("not an index") {
+    CHECK(rebuilt_because(bytes, source) == "not a gtrace viewer index");
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("index reader: hostile bytes are refused, never read out of bounds", "[index]") {
+  auto m = test::SmallTrace();
+  const std::vector<uint8_t> good = EncodeIndex(*m, kSource);
+  IndexOpenOptions no_crc;
+  no_crc.verify_checksums = false;  // reach the structural checks behind the checksums
+  gt::synth::Rng rng(99);
+  int refused = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::vector<uint8_t> bad = good;
+    const int flips = 1 + int(rng.Below(4));
+    for (int k = 0; k < flips; ++k) {
+      // Mostly the header and the small tables, where a flip changes structure.
+      const size_t at = rng.Below(4) ? rng.Below(uint32_t(std::min<size_t>(bad.size(), 4096)))
+                                     : rng.Below(uint32_t(bad.size()));
+      bad[at] = uint8_t(rng.Next());
+    }
+    if (rng.Below(8) == 0) bad.resize(rng.Below(uint32_t(bad.size())));
+    auto index = MappedIndex::FromBytes(bad, {}, no_crc);
+    if (!index.ok()) {
+      ++refused;
+      continue;
+    }
+    // Whatever was accepted holds the invariants the queries need: answer every query on it.
+    const TraceModel& x = (*index)->model();
+    for (size_t t = 0; t < x.tracks.size(); ++t) {
+      auto a = AnswerIndexQuery(**index, "tiles",
+                                {{"track", std::to_string(t)},
+                                 {"t0", std::to_string(x.first_ns)},
+                                 {"t1", std::to_string(x.last_ns + 1)},
+                                 {"px", "800"}});
+      CHECK((a.status == 200 || a.status == 404 || a.status == 400));
+    }
+    for (size_t l = 0; l < x.lanes.size(); ++l)
+      for (uint32_t i = 0; i < x.lanes[l].size(); ++i)
+        AnswerIndexQuery(**index, "event", {{"lane", std::to_string(l)}, {"index", std::to_string(i)}});
+    AnswerIndexQuery(**index, "kernels", {});
+    AnswerIndexQuery(**index, "summary", {});
+    AnswerIndexQuery(**index, "meta", {});
+  }
+  CHECK(refused > 0);
+  // With checksums on, any flipped byte is refused.
+  for (size_t at : {size_t(0), size_t(130), good.size() / 2, good.size() - 1}) {
+    std::vector<uint8_t> bad = good;
+    bad[at] ^= 1;
+    CHECK(!MappedIndex::FromBytes(bad, {}).ok());
+  }
+}
+
+TEST_CASE("tiles: the mapped index folds exactly as the local model's LOD", "[index]") {
+  auto m = Synth(200'000, 7);
+  std::vector<uint8_t> bytes;
+  auto index = RoundTrip(*m, &bytes);
+  const TraceModel& x = index->model();
+  gt::synth::Rng rng(5);
+  int checked = 0;
+  for (int round = 0; round < 300; ++round) {
+    const TrackId track = rng.Below(uint32_t(m->tracks.size()));
+    const int64_t span = std::max<int64_t>(1, m->span_ns() >> rng.Below(20));
+    const int64_t t0 = m->first_ns + int64_t(rng.Next() % uint64_t(std::max<int64_t>(1, m->span_ns())));
+    const uint32_t px = 1 + rng.Below(kTileMaxPx);
+    TileRequest req{track, t0, t0 + span, px};
+    const Tile tile = BuildTile(x, req);
+    // The quantized window holds the asked one, its width is a power of two, aligned from first_ns.
+    const int64_t w = tile.t1 - tile.t0;
+    CHECK(tile.t0 <= t0);
+    CHECK(tile.t1 >= t0 + span);
+    CHECK((w & (w - 1)) == 0);
+    CHECK((tile.t0 - m->first_ns) % w == 0);
+    CHECK(QuantizeTileWindow(m->first_ns, tile.t0 + 1, tile.t1 - 1) == std::pair{tile.t0, tile.t1});
+    const Track& t = m->tracks[track];
+    if (t.kind == TrackKind::kCounter) {
+      std::vector<CounterColumn> local;
+      QueryCounter(m->counters[t.counter], tile.t0, tile.t1, tile.ns_per_px, &local);
+      REQUIRE(local.size() == tile.counter.size());
+      for (size_t i = 0; i < local.size(); ++i)
+        CHECK(std::tie(local[i].t0, local[i].t1, local[i].min, local[i].max, local[i].samples) ==
+              std::tie(tile.counter[i].t0, tile.counter[i].t1, tile.counter[i].min, tile.counter[i].max,
+                       tile.counter[i].samples));
+      continue;
+    }
+    size_t lane_with_items = 0;
+    for (uint32_t d = 0; d < t.lane_count; ++d) {
+      std::vector<DrawItem> local;
+      QueryLane(m->lanes[t.first_lane + d], tile.t0, tile.t1, tile.ns_per_px, &local);
+      if (local.empty()) continue;
+      REQUIRE(lane_with_items < tile.lanes.size());
+      CHECK(tile.lanes[lane_with_items].depth == d);
+      CHECK(tile.lanes[lane_with_items].items == local);
+      ++lane_with_items;
+      checked += int(local.size());
+    }
+    CHECK(lane_with_items == tile.lanes.size());
+    CHECK(!tile.truncated);
+  }
+  CHECK(checked > 1000);
+}
+
+TEST_CASE("index queries: answers and clear errors", "[index]") {
+  auto m = test::SmallTrace();
+  std::vector<uint8_t> bytes;
+  auto index = RoundTrip(*m, &bytes);
+  using nlohmann::json;
+  auto ask = [&](std::string_view what, QueryParams p) { return AnswerIndexQuery(*index, what, p); };
+
+  auto meta = ask("meta", {});
+  REQUIRE(meta.status == 200);
+  const json mj = json::parse(meta.body);
+  CHECK(mj["tracks"].size() == m->tracks.size());
+  CHECK(mj["first_ns"] == m->first_ns);
+
+  std::string stream7;
+  for (const Track& t : m->tracks)
+    if (t.kind == TrackKind::kGpuStream && t.stream_id == 7) stream7 = t.key;
+  REQUIRE(!stream7.empty());
+  auto tile = ask("tiles", {{"track", stream7}, {"t0", "0"}, {"t1", "2000"}, {"px", "1000"}});
+  REQUIRE(tile.status == 200);
+  const json tj = json::parse(tile.body);
+  CHECK(tj["t1"].get<int64_t>() - tj["t0"].get<int64_t>() == 2048);
+  REQUIRE(tj["lanes"].size() == 1);
+  CHECK(tj["lanes"][0]["items"].size() == 2);  // gemm, memcpy
+  const auto gemm = tj["lanes"][0]["items"][0];
+  CHECK(tj["names"][std::to_string(gemm[4].get<uint32_t>())] == "gemm");
+
+  auto err = [&](QueryParams p) {
+    auto a = ask("tiles", std::move(p));
+    return std::to_string(a.status) + " " + json::parse(a.body)["error"].get<std::string>();
+  };
+  CHECK(err({{"track", "99"}, {"t0", "0"}, {"t1", "10"}, {"px", "10"}}) ==
+        "404 no track 99 (the trace has " + std::to_string(m->tracks.size()) + ")");
+  CHECK(err({{"track", "nope"}, {"t0", "0"}, {"t1", "10"}, {"px", "10"}}) == "404 no track with key 'nope'");
+  CHECK(err({{"track", "0"}, {"t0", "0"}, {"t1", "10"}, {"px", "100000"}}) ==
+        "400 px must be 1..4096 (ask for several tiles instead)");
+  CHECK(err({{"track", "0"}, {"t0", "10"}, {"t1", "10"}, {"px", "10"}}) ==
+        "400 empty window: t1 must be after t0");
+  CHECK(err({{"track", "0"}, {"t0", "x"}, {"t1", "10"}, {"px", "10"}}) ==
+        "400 parameter 't0' is not a number in range");
+  CHECK(err({{"track", "0"}, {"t1", "10"}, {"px", "10"}}) == "400 missing parameter 't0'");
+  CHECK(err({{"track", "0"}, {"t0", "5000000"}, {"t1", "6000000"}, {"px", "10"}})
+            .find("404 window [5000000, 6000000) "
+                  "is outside the trace") == 0);
+  // The widest window there is: a tile of the widest width (2^62 ns), no overflow.
+  CHECK(ask("tiles",
+            {{"track", "0"}, {"t0", "-9223372036854775808"}, {"t1", "9223372036854775807"}, {"px", "4096"}})
+            .status == 200);
+
+  // Details of an event: the local model's own JSON.
+  const EventId e = test::FindByName(*m, "gemm");
+  auto ev = ask("event", {{"key", m->EventKey(e)}});
+  REQUIRE(ev.status == 200);
+  CHECK(ev.body == EventJson(*m, e));
+  auto ev2 = ask("event", {{"lane", std::to_string(e.lane)}, {"index", std::to_string(e.index)}});
+  CHECK(ev2.body == ev.body);
+  CHECK(ask("event", {{"lane", "999"}, {"index", "0"}}).status == 404);
+  CHECK(ask("event", {{"key", "p1/t2/api/0/5"}}).status == 404);
+
+  auto kernels = ask("kernels", {{"limit", "1"}});
+  REQUIRE(kernels.status == 200);
+  CHECK(json::parse(kernels.body).size() == 1);
+  auto summary = ask("summary", {});
+  REQUIRE(summary.status == 200);
+  const json sj = json::parse(summary.body);
+  CHECK(sj.contains("devices"));
+  CHECK(sj["kernels"].size() == 2);
+  CHECK(ask("nothing", {}).status == 404);
+}

@@ -1,0 +1,92 @@
+// gtrace index build TRACE [-o IDX] [--threads N]: the viewer index of a trace (gt/viewer/index.h,
+// docs/format.md "The viewer index"), what `gtrace serve` builds for a stored trace; prints the build's
+// throughput and the index's size per event.
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "cli.h"
+#include "gt/parts.h"
+#include "gt/units.h"
+#include "gt/viewer/index.h"
+#include "gt/viewer/load.h"
+
+namespace gt::cli {
+
+int CmdIndex(int argc, char** argv) {
+  const char* kUsage =
+      "Usage: gtrace index build TRACE [-o IDX] [--threads N]\n\n"
+      "Builds the viewer index of TRACE (.gtrace, Chrome/Kineto JSON, an Nsight Systems export): the "
+      "timeline\n"
+      "model the viewer draws from, laid out to be memory-mapped (docs/format.md, \"The viewer index\"). "
+      "`gtrace\n"
+      "serve` builds one per stored trace by itself; this command builds one by hand and reports the "
+      "build's\n"
+      "speed and the index's size. An existing IDX of the same trace is kept; a stale or damaged one is\n"
+      "rebuilt.\n\n"
+      "Options:\n"
+      "  -o IDX       output (default: TRACE.gtindex)\n"
+      "  --threads N  loading threads (default 1; 0: one per hardware thread)\n"
+      "  -h, --help   this help\n\n";
+  if (argc < 2 || IsHelp(argv[1])) {
+    std::printf("%s%s", kUsage, kExitCodesHelp);
+    return argc < 2 ? kExitUsage : kExitOk;
+  }
+  if (std::string(argv[1]) != "build")
+    return UsageError("index", "unknown subcommand '" + std::string(argv[1]) + "'");
+  std::string trace, out;
+  viewer::LoadOptions load;
+  load.threads = 1;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (IsHelp(a)) {
+      std::printf("%s%s", kUsage, kExitCodesHelp);
+      return kExitOk;
+    }
+    if (a == "-o") {
+      if (i + 1 >= argc) return UsageError("index", "-o needs a file");
+      out = argv[++i];
+    } else if (a == "--threads") {
+      if (i + 1 >= argc) return UsageError("index", "--threads needs a number");
+      load.threads = unsigned(std::strtoul(argv[++i], nullptr, 10));
+    } else if (!a.empty() && a[0] == '-') {
+      return UsageError("index", "unknown option '" + a + "'");
+    } else if (trace.empty()) {
+      trace = a;
+    } else {
+      return UsageError("index", "one trace at a time");
+    }
+  }
+  if (trace.empty()) return UsageError("index", "build needs a trace");
+  if (out.empty()) out = trace + ".gtindex";
+
+  auto bytes = ReadTraceOrParts(trace);
+  if (!bytes.ok()) return Fail("index", bytes.status());
+  const std::span<const uint8_t> b(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size());
+  const viewer::IndexSource source = viewer::FingerprintBytes(b);
+  viewer::IndexBuildReport r;
+  auto index = viewer::OpenOrBuildIndex(b, source, out, load, &r);
+  if (!index.ok())
+    return Fail("index", Status(index.status().code(), trace + ": " + index.status().message()));
+  const viewer::TraceModel& m = (*index)->model();
+  const uint64_t events = m.event_count + m.sample_count;
+  const double ix = double((*index)->file_bytes());
+  if (!r.rebuilt) {
+    std::printf("%s: up to date (%s events, %s)\n", out.c_str(), FormatCount(events).c_str(),
+                FormatBytes(ix).c_str());
+    return kExitOk;
+  }
+  const double build_s = r.write.summaries_s + r.write.write_s;
+  std::printf("%s: built (%s)\n", out.c_str(), r.why.c_str());
+  std::printf("  events       %s\n", FormatCount(events).c_str());
+  std::printf("  load         %.3f s (%s)\n", r.load_s,
+              FormatRate(double(events) / r.load_s, "events/s").c_str());
+  std::printf("  index build  %.3f s (%s): summaries %.3f s, write %.3f s\n", build_s,
+              FormatRate(double(events) / build_s, "events/s").c_str(), r.write.summaries_s, r.write.write_s);
+  std::printf("  index size   %s = %.2f bytes/event, %.2fx the trace (%s)\n", FormatBytes(ix).c_str(),
+              ix / double(std::max<uint64_t>(events, 1)), ix / double(std::max<size_t>(b.size(), 1)),
+              FormatBytes(double(b.size())).c_str());
+  return kExitOk;
+}
+
+}  // namespace gt::cli

@@ -1,0 +1,155 @@
+#include "serve_index.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "gt/viewer/index_query.h"
+#include "gt/viewer/json.h"
+
+namespace gt::cli {
+namespace {
+
+// The same shape as the server's own errors.
+std::string ErrorBody(int status, const std::string& reason) {
+  return "{\"error\":" + viewer::JsonQuote(reason) + ",\"status\":" + std::to_string(status) + "}";
+}
+
+// The stored trace, mapped read-only for the build (a trace is never changed in place: uploads publish by
+// rename, deletes unlink, so the mapping stays valid).
+class MappedTrace {
+ public:
+  static StatusOr<std::unique_ptr<MappedTrace>> Open(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return NotFound("cannot open the stored trace: " + std::string(std::strerror(errno)));
+    struct stat st;
+    auto t = std::unique_ptr<MappedTrace>(new MappedTrace());
+    if (fstat(fd, &st) == 0 && st.st_size > 0) {
+      void* p = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p != MAP_FAILED) t->p_ = p, t->n_ = size_t(st.st_size);
+    }
+    ::close(fd);
+    if (!t->p_) return IoError("cannot map the stored trace");
+    return t;
+  }
+  ~MappedTrace() {
+    if (p_) munmap(p_, n_);
+  }
+  std::span<const uint8_t> bytes() const { return {static_cast<const uint8_t*>(p_), n_}; }
+
+ private:
+  MappedTrace() = default;
+  void* p_ = nullptr;
+  size_t n_ = 0;
+};
+
+}  // namespace
+
+IndexService::IndexService(server::TraceStore* store, IndexServiceOptions options)
+    : store_(store), options_(options), worker_([this] { Run(); }) {}
+
+IndexService::~IndexService() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  worker_.join();
+}
+
+void IndexService::Prepare(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (Find(id) || pending_.count(id) || queue_.size() >= options_.max_queued) return;
+  failed_.erase(id);  // a new upload of the same bytes gets another try
+  pending_.insert(id);
+  queue_.push_back(id);
+  cv_.notify_one();
+}
+
+std::shared_ptr<const viewer::MappedIndex> IndexService::Find(const std::string& id) {
+  for (auto it = open_.begin(); it != open_.end(); ++it)
+    if (it->first == id) {
+      open_.splice(open_.begin(), open_, it);
+      return it->second;
+    }
+  return nullptr;
+}
+
+server::TraceQueryAnswer IndexService::Answer(const server::TraceQuery& q) {
+  std::shared_ptr<const viewer::MappedIndex> index;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    index = Find(q.id);
+    if (!index) {
+      if (auto f = failed_.find(q.id); f != failed_.end())
+        return {422, ErrorBody(422, "this trace has no index: " + f->second), 0};
+      if (!pending_.count(q.id)) {
+        if (queue_.size() >= options_.max_queued)
+          return {503, ErrorBody(503, "too many traces waiting for their index; try again later"), 5};
+        pending_.insert(q.id);
+        queue_.push_back(q.id);
+        cv_.notify_one();
+      }
+      return {202, ErrorBody(202, "the index of this trace is being built; ask again shortly"), 1};
+    }
+  }
+  // Outside the lock: queries run in parallel on the mapping they hold.
+  const viewer::IndexAnswer a = viewer::AnswerIndexQuery(*index, q.what, q.params);
+  return {a.status, a.body, 0};
+}
+
+void IndexService::WaitIdle() {
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_cv_.wait(lock, [this] { return pending_.empty(); });
+}
+
+void IndexService::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (stop_) return;
+    const std::string id = queue_.front();
+    queue_.pop_front();
+    lock.unlock();
+    Build(id);
+    lock.lock();
+    pending_.erase(id);
+    if (pending_.empty()) idle_cv_.notify_all();
+  }
+}
+
+// Opens the index, or (no index, stale, damaged) loads the trace and builds it. One at a time: a build holds
+// the whole model in memory for a moment.
+void IndexService::Build(const std::string& id) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto fail = [&](const std::string& why) {
+    std::lock_guard<std::mutex> lock(mu_);
+    failed_[id] = why;
+    if (options_.log) std::fprintf(stderr, "gtrace serve: index of %s: %s\n", id.c_str(), why.c_str());
+  };
+  auto files = store_->Local(id);
+  if (!files.ok()) return fail(files.status().message());
+  auto trace = MappedTrace::Open(files->trace);
+  if (!trace.ok()) return fail(trace.status().message());
+  const viewer::IndexSource source{(*trace)->bytes().size(), id};
+  viewer::LoadOptions load;
+  load.threads = 1;
+  viewer::IndexBuildReport report;
+  auto index = viewer::OpenOrBuildIndex((*trace)->bytes(), source, files->index, load, &report);
+  if (!index.ok()) return fail(index.status().message());
+  if (options_.log)
+    std::fprintf(stderr, "gtrace serve: index of %s %s in %.2f s%s%s\n", id.c_str(),
+                 report.rebuilt ? "built" : "opened",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                 report.rebuilt ? ": " : "", report.rebuilt ? report.why.c_str() : "");
+  std::lock_guard<std::mutex> lock(mu_);
+  open_.emplace_front(id, std::shared_ptr<const viewer::MappedIndex>(std::move(*index)));
+  while (open_.size() > options_.max_open) open_.pop_back();
+}
+
+}  // namespace gt::cli

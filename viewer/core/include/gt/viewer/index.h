@@ -1,0 +1,117 @@
+// The viewer index (.gtindex, docs/format.md "The viewer index"): a built TraceModel kept on disk so that a
+// server (or a viewer without the RAM for the model) maps it instead of loading the trace. Lane columns and
+// LOD pyramids are fixed-width little-endian arrays that the opened model borrows straight from the mapping
+// (Column<T>::Borrow), so QueryLane, EventDetails and the rest of the core run on the file's pages unchanged
+// and a query touches only the pages it reads. The small tables (tracks, groups, interned names, detail
+// tables) and the precomputed aggregates (kernel table, per-name summaries) are decoded at open.
+//
+// An index is a cache, never a source of truth: Open refuses one whose version, layout or source
+// fingerprint differs (stale) or whose bytes fail a bounds or checksum test (damaged), and the caller builds
+// it again from the trace (OpenOrBuildIndex).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gt/status.h"
+#include "gt/viewer/load.h"
+#include "gt/viewer/model.h"
+#include "gt/viewer/query.h"
+#include "gt/viewer/summary.h"
+
+namespace gt::viewer {
+
+// Which trace an index was built from. Open compares both fields: an index of other bytes is stale.
+// The server uses the trace id (a keyed hash of the bytes); `gtrace index` a CRC32C of the file.
+struct IndexSource {
+  uint64_t bytes = 0;
+  std::string tag;  // at most kIndexTagMax bytes
+  friend bool operator==(const IndexSource&, const IndexSource&) = default;
+};
+inline constexpr size_t kIndexTagMax = 64;
+
+// "crc32c:<8 hex digits>" of `bytes`, with their size: the fingerprint of a trace file without an id.
+IndexSource FingerprintBytes(std::span<const uint8_t> bytes);
+
+// Aggregates computed once at build, so that a request never scans the events.
+struct IndexSummaries {
+  std::vector<KernelSummaryRow> kernels;  // KernelSummary(model): the kernel table, all devices
+  std::vector<NameSummary> by_name[4];  // SummarizeByName(model, SummaryOf(k)) for kernels, copies, api, nvtx
+};
+
+struct IndexWriteStats {
+  uint64_t events = 0;       // timeline events + counter samples
+  uint64_t index_bytes = 0;  // file size
+  double summaries_s = 0;    // computing the aggregates
+  double write_s = 0;        // encoding and writing (fsync included)
+};
+
+// Writes `model` as an index to `path` (PATH.tmp, fsync, rename: a reader sees the old file or the whole new
+// one). The summaries are computed here.
+Status WriteIndex(const TraceModel& model, const IndexSource& source, const std::string& path,
+                  IndexWriteStats* stats = nullptr);
+// The same bytes in memory (tests, the fuzz corpus).
+std::vector<uint8_t> EncodeIndex(const TraceModel& model, const IndexSource& source);
+
+struct IndexOpenOptions {
+  // Off only for fuzzing: the fuzzer then reaches the structural checks behind the checksums (with them on,
+  // any changed byte is refused before those run). Opening checks the CRC32C of every section, so it reads
+  // the whole file once.
+  bool verify_checksums = true;
+};
+
+class MappedIndex {
+ public:
+  // Refusals: kNotFound (no file), kUnsupported ("stale: ...": another version, layout or source),
+  // kCorrupt / kTruncated ("damaged index: ..."); IndexNeedsRebuild says which of them a rebuild cures.
+  // `expected` with an empty tag skips the source check.
+  static StatusOr<std::unique_ptr<MappedIndex>> Open(const std::string& path, const IndexSource& expected,
+                                                     IndexOpenOptions options = {});
+  // Over bytes the caller keeps alive (tests, fuzzing; wasm has no mmap).
+  static StatusOr<std::unique_ptr<MappedIndex>> FromBytes(std::span<const uint8_t> bytes,
+                                                          const IndexSource& expected,
+                                                          IndexOpenOptions options = {});
+  ~MappedIndex();
+  MappedIndex(const MappedIndex&) = delete;
+  MappedIndex& operator=(const MappedIndex&) = delete;
+
+  // Lane columns and LOD levels borrow the mapping: valid while this object lives. The model has no
+  // collectives report (not kept in the index yet).
+  const TraceModel& model() const { return *model_; }
+  const IndexSummaries& summaries() const { return summaries_; }
+  const IndexSource& source() const { return source_; }
+  uint64_t file_bytes() const { return bytes_.size(); }
+
+ private:
+  MappedIndex() = default;
+  static StatusOr<std::unique_ptr<MappedIndex>> Decode(std::unique_ptr<MappedIndex> index,
+                                                       const IndexSource& expected, IndexOpenOptions options);
+  std::unique_ptr<TraceModel> model_;
+  IndexSummaries summaries_;
+  IndexSource source_;
+  std::span<const uint8_t> bytes_;
+  void* map_ = nullptr;  // munmap'ed last (after model_)
+  size_t map_bytes_ = 0;
+};
+
+// Whether a failed Open means "build it again" (stale or damaged) rather than an I/O error worth reporting.
+bool IndexNeedsRebuild(const Status& open_status);
+
+struct IndexBuildReport {
+  bool rebuilt = false;   // the index was (re)built, not just opened
+  std::string why;        // why it was rebuilt: "no index", or the refusal ("stale: ...", "damaged: ...")
+  double load_s = 0;      // loading the trace (wall clock)
+  IndexWriteStats write;  // when rebuilt
+};
+
+// Opens `index_path` if it matches `source`; otherwise loads the trace from `trace_bytes`, writes the index
+// and opens that. The loaded model is dropped before the index is opened.
+StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t> trace_bytes,
+                                                        const IndexSource& source,
+                                                        const std::string& index_path, LoadOptions load = {},
+                                                        IndexBuildReport* report = nullptr);
+
+}  // namespace gt::viewer

@@ -1,0 +1,74 @@
+// The queries a server answers from a mapped viewer index (gt/viewer/index.h) for a page that does not hold
+// the trace: tiles (the folded draw items QueryLane computes, for a track over a power-of-two window at a
+// pixel width), one event's details, the kernel table, the summary and the trace's layout. Each works on any
+// TraceModel (a mapped index's or a loaded one: the golden tests compare the two) and does work bounded by
+// the request's caps, never by the trace's size. Answers are JSON (the core's one encoder, json.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gt/status.h"
+#include "gt/viewer/index.h"
+#include "gt/viewer/lod.h"
+#include "gt/viewer/model.h"
+
+namespace gt::viewer {
+
+using QueryParams = std::vector<std::pair<std::string, std::string>>;
+
+inline constexpr uint32_t kTileMaxPx = 4096;       // a tile wider than this is a client bug or an attack
+inline constexpr uint32_t kTileMaxLanes = 256;     // depths per tile (deeper nesting: truncated)
+inline constexpr size_t kTileMaxItems = 1u << 18;  // draw items per tile over all its lanes (truncated)
+inline constexpr size_t kKernelRowsMax = 100'000;  // rows per /kernels answer
+
+struct TileRequest {
+  TrackId track = kNone;
+  int64_t t0 = 0, t1 = 0;  // as asked; the tile covers QuantizeTileWindow of them
+  uint32_t px = 0;         // the tile's width in pixels: ns per pixel = tile width / px
+};
+
+// Parses track (an index or a track key), t0, t1 (ns, t0 < t1) and px (1..kTileMaxPx). kInvalidArgument
+// with a message for the client; kNotFound for a track the trace does not have.
+StatusOr<TileRequest> ParseTileRequest(const TraceModel& model, const QueryParams& params);
+
+// The tile holding [t0, t1): width W, the smallest power of two >= t1 - t0 for which one W-aligned tile
+// (aligned from `origin`, the trace's first_ns) holds the whole window. Panning at one zoom asks for the same
+// tiles again, so clients and caches reuse them. W is at most 2^62.
+std::pair<int64_t, int64_t> QuantizeTileWindow(int64_t origin, int64_t t0, int64_t t1);
+
+struct TileLane {
+  uint32_t depth = 0;
+  std::vector<DrawItem> items;  // QueryLane over the tile's window at its ns per pixel
+};
+struct Tile {
+  TrackId track = kNone;
+  int64_t t0 = 0, t1 = 0;  // the quantized window
+  uint32_t px = 0;
+  double ns_per_px = 0;
+  std::vector<TileLane> lanes;         // lane tracks: one per depth with items
+  std::vector<CounterColumn> counter;  // counter tracks
+  bool truncated = false;              // a cap (lanes, items) was reached
+};
+Tile BuildTile(const TraceModel& model, const TileRequest& request);
+
+// JSON: {"track","key","t0","t1","px","ns_per_px","truncated",
+//        "lanes":[{"depth","items":[[start,end,first,count,name id,kind],...]}],
+//        "counter":[[t0,t1,first,min,max,last,samples],...], "names":{"<id>":"text"}} (names of the items)
+std::string TileJson(const TraceModel& model, const Tile& tile);
+
+// One answer of the server's API for a stored trace: HTTP status and a JSON body ({"error","status"} when
+// the status is not 200).
+struct IndexAnswer {
+  int status = 200;
+  std::string body;
+};
+// what: "meta" (groups, tracks and the trace's extent), "tiles" (above), "event" (key=<event key> or
+// lane=&index=: EventJson), "kernels" (limit=N: the kernel table, KernelSummaryJson), "summary" (devices,
+// losses, the per-name tables). Anything else is a 404.
+IndexAnswer AnswerIndexQuery(const MappedIndex& index, std::string_view what, const QueryParams& params);
+
+}  // namespace gt::viewer

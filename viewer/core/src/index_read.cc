@@ -1,0 +1,357 @@
+// Opening the viewer index: every offset and size is checked against the file before it is used, every
+// section against its checksum, and the decoded model against the invariants the queries rely on (lanes in
+// range, LOD levels of the exact size, starts ascending, ends that fit int64), so a damaged or hostile index
+// is refused with a reason, never read out of bounds. The caller rebuilds a refused index.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#if !defined(__EMSCRIPTEN__) && !defined(_WIN32)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+
+#include "gt/index_format.h"
+#include "gt/sat_math.h"
+#include "gt/viewer/index.h"
+#include "index_codec.h"
+
+namespace gt::viewer {
+namespace index_detail {
+namespace {
+
+// Decodes what Encoder wrote. The first failure sticks: later reads return zeros and sizes of zero, so the
+// visitor runs to its end without branching on errors, and nothing is sized from bytes that are not there
+// (a count needs at least min_bytes per element left in the section).
+class Decoder {
+ public:
+  Decoder(std::span<const uint8_t> in, std::span<const uint8_t> columns) : in_(in), columns_(columns) {}
+  const Status& status() const { return status_; }
+
+  template <typename T>
+  void Pod(T& v) {
+    v = T{};
+    if (!Need(sizeof(T))) return;
+    std::memcpy(&v, in_.data() + at_, sizeof(T));
+    at_ += sizeof(T);
+    if constexpr (std::is_same_v<T, bool>) {
+      uint8_t raw;
+      std::memcpy(&raw, &v, 1);
+      if (raw > 1) Fail("a flag is neither 0 nor 1"), v = false;
+    }
+  }
+  void Str(std::string& s) {
+    uint32_t n = 0;
+    Pod(n);
+    s.clear();
+    if (!Need(n)) return;
+    s.assign(reinterpret_cast<const char*>(in_.data() + at_), n);
+    at_ += n;
+  }
+  void Strs(std::vector<std::string>& v) {
+    const size_t n = Count(v, 4);
+    for (size_t i = 0; i < n; ++i) Str(v[i]);
+  }
+  template <typename C>
+  size_t Count(C& c, size_t min_bytes) {
+    uint64_t n = 0;
+    Pod(n);
+    if (!ok()) n = 0;
+    if (n > (in_.size() - at_) / std::max<size_t>(min_bytes, 1))
+      Fail("a count larger than its section"), n = 0;
+    c.clear();
+    c.resize(size_t(n));
+    return size_t(n);
+  }
+  template <typename T>
+  void Col(Column<T>& c) {
+    const auto [p, n] = Ref<T>();
+    c = Column<T>::Borrow(p, n);
+  }
+  template <typename T>
+  void Array(std::vector<T>& v) {
+    const auto [p, n] = Ref<T>();
+    v.assign(p, p + n);
+  }
+  template <typename T>
+  void Raw(std::vector<T>& v) {
+    uint64_t n = 0;
+    uint32_t size = 0;
+    Pod(n), Pod(size);
+    v.clear();
+    if (!ok()) return;
+    if (size != sizeof(T)) return Fail("a record table of another layout");
+    if (n > (in_.size() - at_) / sizeof(T)) return Fail("a record table larger than its section");
+    v.resize(size_t(n));
+    if (n) std::memcpy(static_cast<void*>(v.data()), in_.data() + at_, size_t(n) * sizeof(T));
+    at_ += size_t(n) * sizeof(T);
+  }
+  template <typename A, typename B>
+  void Pairs(std::vector<std::pair<A, B>>& v) {
+    const size_t n = Count(v, sizeof(A) + sizeof(B));
+    for (size_t i = 0; i < n; ++i) Pod(v[i].first), Pod(v[i].second);
+  }
+  bool ok() const { return status_.ok(); }
+  bool at_end() const { return at_ == in_.size(); }
+  void Fail(const std::string& why) {
+    if (status_.ok()) status_ = Corrupt("damaged index: " + why);
+  }
+
+ private:
+  bool Need(uint64_t n) {
+    if (!ok()) return false;
+    if (n > in_.size() - at_) {
+      Fail("a table runs past its section");
+      return false;
+    }
+    return true;
+  }
+  // An array of the columns section: aligned, inside it.
+  template <typename T>
+  std::pair<const T*, size_t> Ref() {
+    uint64_t offset = 0, count = 0;
+    Pod(offset), Pod(count);
+    if (!ok() || count == 0) return {nullptr, 0};
+    if (offset % kAlign != 0 || offset > columns_.size() || count > (columns_.size() - offset) / sizeof(T)) {
+      Fail("a column outside the columns section");
+      return {nullptr, 0};
+    }
+    return {reinterpret_cast<const T*>(columns_.data() + offset), size_t(count)};
+  }
+  std::span<const uint8_t> in_, columns_;
+  size_t at_ = 0;
+  Status status_;
+};
+
+// The level sizes a pyramid of n values must have: lanes keep none up to one block, counters always reach
+// a single top block (see BuildLaneLod and the builder's counter levels).
+bool LevelSizesOk(size_t n, const auto& levels, bool to_one) {
+  constexpr uint64_t F = kLaneLodFanout;
+  static_assert(kLaneLodFanout == kCounterFanout);
+  if (n == 0 || (!to_one && n <= F)) return levels.empty();
+  uint64_t size = (n + F - 1) / F;
+  for (size_t k = 0; k < levels.size(); ++k) {
+    if (levels[k].size() != size) return false;
+    const bool last = to_one ? size <= 1 : size <= F;
+    if (last) return k + 1 == levels.size();
+    size = (size + F - 1) / F;
+  }
+  return false;
+}
+
+template <typename V>
+bool SortedIndices(const V& v, uint32_t n) {
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i].first >= n || (i && v[i].first <= v[i - 1].first)) return false;
+  return true;
+}
+
+// What the query code assumes of a model and the builder guarantees: checked here because the index may
+// have been written by anything.
+Status ValidateModel(const TraceModel& m) {
+  auto bad = [](const std::string& why) { return Corrupt("damaged index: " + why); };
+  if (m.strings.empty() || !m.strings[0].empty()) return bad("string 0 is not the empty string");
+  if (m.name_counts.size() != m.strings.size()) return bad("name counts do not match the strings");
+  for (const TrackGroup& g : m.groups)
+    for (TrackId t : g.tracks)
+      if (t >= m.tracks.size()) return bad("a group lists a track that does not exist");
+  for (const Track& t : m.tracks) {
+    if (t.group != kNone && t.group >= m.groups.size()) return bad("a track in a group that does not exist");
+    if (uint64_t{t.first_lane} + t.lane_count > m.lanes.size()) return bad("a track's lanes do not exist");
+    if (t.counter != kNone && t.counter >= m.counters.size()) return bad("a track's counter does not exist");
+  }
+  for (const Lane& l : m.lanes) {
+    const size_t n = l.start.size();
+    if (l.track >= m.tracks.size()) return bad("a lane of a track that does not exist");
+    if (n > UINT32_MAX || l.dur.size() != n || l.name.size() != n || l.ref.size() != n ||
+        (!l.aux.empty() && l.aux.size() != n))
+      return bad("a lane's columns differ in length");
+    if (!LevelSizesOk(n, l.lod, false)) return bad("a lane's LOD levels do not match its events");
+    const uint32_t n32 = uint32_t(n);
+    if (!SortedIndices(l.long_dur, n32) || !SortedIndices(l.return_code, n32) || !SortedIndices(l.args, n32))
+      return bad("a lane's side table names events that do not exist");
+    for (const auto& [i, d] : l.long_dur)
+      if (d < 0) return bad("a negative duration");
+    // Starts ascend and every end fits int64: QueryLane's searches and End() rely on both.
+    size_t next_long = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (i && l.start[i] < l.start[i - 1]) return bad("a lane's starts are not sorted");
+      int64_t d = l.dur[i];
+      if (l.dur[i] == kDurOverflow && next_long < l.long_dur.size() && l.long_dur[next_long].first == i)
+        d = l.long_dur[next_long++].second;
+      if (l.start[i] > INT64_MAX - d) return bad("an event ends past the end of time");
+    }
+  }
+  for (const CounterTrack& c : m.counters) {
+    if (c.time.size() != c.value.size() || c.time.size() > UINT32_MAX)
+      return bad("a counter's columns differ");
+    if (c.track != kNone && c.track >= m.tracks.size()) return bad("a counter's track does not exist");
+    if (!std::is_sorted(c.time.begin(), c.time.end())) return bad("a counter's samples are not sorted");
+    if (!LevelSizesOk(c.value.size(), c.levels, true)) return bad("a counter's levels do not match it");
+  }
+  auto event_ok = [&m](EventId e) { return e.lane < m.lanes.size() && e.index < m.lanes[e.lane].size(); };
+  for (const Flow& f : m.flows)
+    if (!event_ok(f.from) || !event_ok(f.to)) return bad("a flow between events that do not exist");
+  for (const DeviceSummary& d : m.device_summaries)
+    if (d.group != kNone && d.group >= m.groups.size()) return bad("a device summary of no group");
+  return Status::Ok();
+}
+
+Status Refuse(const IndexSource& expected, const IndexSource& found) {
+  return Unsupported("stale: the index was built from other bytes (" + found.tag + ", " +
+                     std::to_string(found.bytes) + " bytes; expected " + expected.tag + ", " +
+                     std::to_string(expected.bytes) + " bytes)");
+}
+
+}  // namespace
+}  // namespace index_detail
+
+StatusOr<std::unique_ptr<MappedIndex>> MappedIndex::Decode(std::unique_ptr<MappedIndex> index,
+                                                           const IndexSource& expected,
+                                                           IndexOpenOptions options) {
+  using namespace index_detail;
+  const std::span<const uint8_t> b = index->bytes_;
+  if (b.size() < kHeaderBytes) return Truncated("damaged index: shorter than its header");
+  if (std::memcmp(b.data(), kMagic, sizeof kMagic) != 0) return Corrupt("not a gtrace viewer index");
+  if (options.verify_checksums &&
+      Load<uint32_t>(b.data() + kOffHeaderCrc) != Crc32c(0, b.data(), kOffHeaderCrc))
+    return Corrupt("damaged index: header checksum");
+  GT_RETURN_IF_ERROR(
+      CheckIndexVersion({Load<uint16_t>(b.data() + kOffMajor), Load<uint16_t>(b.data() + kOffMinor)}));
+  if (Load<uint32_t>(b.data() + kOffLayout) != LayoutKey())
+    return Unsupported("stale: the index was written by a build with other record layouts");
+  const uint64_t file_bytes = Load<uint64_t>(b.data() + kOffFileBytes);
+  if (file_bytes != b.size())
+    return file_bytes > b.size() ? Truncated("damaged index: truncated (" + std::to_string(b.size()) +
+                                             " of " + std::to_string(file_bytes) + " bytes)")
+                                 : Corrupt("damaged index: longer than written");
+  IndexSource found;
+  found.bytes = Load<uint64_t>(b.data() + kOffSourceBytes);
+  const uint8_t tag_len = b[kOffTagLen];
+  if (tag_len > kIndexTagMax) return Corrupt("damaged index: source tag");
+  found.tag.assign(reinterpret_cast<const char*>(b.data() + kOffTag), tag_len);
+  if (!expected.tag.empty() && !(found == expected)) return Refuse(expected, found);
+
+  const uint32_t sections = Load<uint32_t>(b.data() + kOffSectionCount);
+  if (sections > kMaxSections || kHeaderBytes + uint64_t{sections} * kSectionEntryBytes > b.size())
+    return Corrupt("damaged index: section table");
+  if (options.verify_checksums && Load<uint32_t>(b.data() + kOffTableCrc) !=
+                                      Crc32c(0, b.data() + kHeaderBytes, sections * kSectionEntryBytes))
+    return Corrupt("damaged index: section table checksum");
+  std::span<const uint8_t> sec[4];
+  bool seen[4] = {};
+  for (uint32_t i = 0; i < sections; ++i) {
+    const uint8_t* e = b.data() + kHeaderBytes + i * kSectionEntryBytes;
+    const uint32_t kind = Load<uint32_t>(e);
+    const uint64_t offset = Load<uint64_t>(e + 8), bytes = Load<uint64_t>(e + 16);
+    const uint32_t crc = Load<uint32_t>(e + 24);
+    if (kind < kSectionModel || kind > kSectionColumns || seen[kind])
+      return Corrupt("damaged index: section kinds");
+    if (offset % kAlign != 0 || offset > b.size() || bytes > b.size() - offset)
+      return Corrupt("damaged index: a section outside the file");
+    seen[kind] = true;
+    sec[kind] = b.subspan(size_t(offset), size_t(bytes));
+    if (options.verify_checksums && Crc32c(0, sec[kind].data(), sec[kind].size()) != crc)
+      return Corrupt(std::string("damaged index: checksum of the ") +
+                     (kind == kSectionModel       ? "model"
+                      : kind == kSectionSummaries ? "summaries"
+                                                  : "columns") +
+                     " section");
+  }
+  if (!seen[kSectionModel] || !seen[kSectionSummaries] || !seen[kSectionColumns])
+    return Corrupt("damaged index: a section is missing");
+
+  index->model_ = std::make_unique<TraceModel>();
+  Decoder meta(sec[kSectionModel], sec[kSectionColumns]);
+  VisitModel(meta, *index->model_);
+  if (meta.ok() && !meta.at_end()) meta.Fail("bytes after the model's tables");
+  GT_RETURN_IF_ERROR(meta.status());
+  GT_RETURN_IF_ERROR(ValidateModel(*index->model_));
+  Decoder sums(sec[kSectionSummaries], {});
+  VisitSummaries(sums, index->summaries_);
+  if (sums.ok() && !sums.at_end()) sums.Fail("bytes after the summaries");
+  GT_RETURN_IF_ERROR(sums.status());
+  index->source_ = std::move(found);
+  return index;
+}
+
+MappedIndex::~MappedIndex() {
+  model_.reset();  // borrowed columns first, then the pages they point into
+#if !defined(__EMSCRIPTEN__) && !defined(_WIN32)
+  if (map_) munmap(map_, map_bytes_);
+#endif
+}
+
+StatusOr<std::unique_ptr<MappedIndex>> MappedIndex::FromBytes(std::span<const uint8_t> bytes,
+                                                              const IndexSource& expected,
+                                                              IndexOpenOptions options) {
+  std::unique_ptr<MappedIndex> index(new MappedIndex());
+  index->bytes_ = bytes;
+  return Decode(std::move(index), expected, options);
+}
+
+StatusOr<std::unique_ptr<MappedIndex>> MappedIndex::Open(const std::string& path, const IndexSource& expected,
+                                                         IndexOpenOptions options) {
+#if defined(__EMSCRIPTEN__) || defined(_WIN32)
+  (void)path, (void)expected, (void)options;
+  return Unsupported("mapping an index needs mmap");
+#else
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return errno == ENOENT ? NotFound("no index at " + path)
+                           : IoError("cannot open " + path + ": " + std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return IoError("cannot stat " + path + ": " + std::strerror(e));
+  }
+  std::unique_ptr<MappedIndex> index(new MappedIndex());
+  if (st.st_size > 0) {
+    // Private and read-only: the pages are the file's, shared with the page cache, never copied. Writers
+    // replace an index by rename, so the mapped file never changes under a reader.
+    void* p = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      const int e = errno;
+      ::close(fd);
+      return IoError("cannot map " + path + ": " + std::strerror(e));
+    }
+    index->map_ = p;
+    index->map_bytes_ = size_t(st.st_size);
+    index->bytes_ = {static_cast<const uint8_t*>(p), size_t(st.st_size)};
+  }
+  ::close(fd);
+  return Decode(std::move(index), expected, options);
+#endif
+}
+
+bool IndexNeedsRebuild(const Status& s) {
+  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kUnsupported ||
+         s.code() == StatusCode::kCorrupt || s.code() == StatusCode::kTruncated;
+}
+
+StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t> trace_bytes,
+                                                        const IndexSource& source,
+                                                        const std::string& index_path, LoadOptions load,
+                                                        IndexBuildReport* report) {
+  IndexBuildReport local;
+  IndexBuildReport& r = report ? *report : local;
+  r = {};
+  auto opened = MappedIndex::Open(index_path, source);
+  if (opened.ok() || !IndexNeedsRebuild(opened.status())) return opened;
+  r.rebuilt = true;
+  r.why = opened.status().code() == StatusCode::kNotFound ? "no index" : opened.status().message();
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    auto model = LoadTrace(trace_bytes, load);
+    if (!model.ok()) return model.status();
+    r.load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    GT_RETURN_IF_ERROR(WriteIndex(**model, source, index_path, &r.write));
+  }
+  return MappedIndex::Open(index_path, source);
+}
+
+}  // namespace gt::viewer
