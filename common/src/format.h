@@ -23,7 +23,8 @@ namespace gt::format {
 // ---- versions (only format_upgrade.cc interprets them)
 // --------------------------------------------------------
 inline constexpr uint16_t kVersionMajor = 1;
-inline constexpr uint16_t kVersionMinor = 2;  // 1.1: ProcessRecord host, boot id, job, ranks; 1.2: nvtx_arg
+// 1.1: ProcessRecord host, boot id, job, ranks; 1.2: nvtx_arg; 1.3: nccl_coll, nccl_channel
+inline constexpr uint16_t kVersionMinor = 3;
 
 // ---- segment header: 20 bytes
 // -------------------------------------------------------------------------------- magic[10]
