@@ -92,8 +92,8 @@ void Count(std::atomic<uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed)
 bool EnsurePool() {
   std::lock_guard<std::mutex> lock(g.pool_mu);
   const uint32_t want = g.want_slots;
-  if (g.slots.load() && g.nslots.load() >= want) return true;
-  // An earlier, smaller pool (tests reconfigure) is abandoned, not freed: NCCL may still hold its handles,
+  if (g.slots.load() && g.nslots.load() == want) return true;
+  // A pool of another size (tests reconfigure) is abandoned, not freed: NCCL may still hold its handles,
   // which are then foreign and counted.
   Slot* s = new (std::nothrow) Slot[want];
   if (!s) return false;

@@ -42,8 +42,8 @@ struct Options {
   uint32_t (*thread_id)() = nullptr;  // null: gettid()
 };
 
-// Configures the plugin (the injection at start; tests). Until then, or with kOff, init refuses. A pool
-// allocated by an earlier configuration is kept when large enough (tests reconfigure between cases).
+// Configures the plugin (the injection at start; tests). Until then, or with kOff, init refuses. The pool is
+// allocated at the next init; one of another size from an earlier configuration is abandoned (tests).
 void Configure(const Options& options);
 // The trace is finished: later calls are counted as after-finalize and record nothing.
 void Shutdown();
