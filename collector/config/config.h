@@ -44,7 +44,7 @@ inline bool HasCaptureRange(CaptureMode m) {
 
 // What NCCL's profiler plugin records (gcollect --nccl-plugin; inject/nccl_profiler.h).
 enum class NcclPluginMode : uint8_t { kOff = 0, kOps = 1, kChannels = 2 };
-const char* NcclPluginModeName(NcclPluginMode m);                  // "off", "ops", "channels"
+const char* NcclPluginModeName(NcclPluginMode m);                    // "off", "ops", "channels"
 bool ParseNcclPluginMode(std::string_view text, NcclPluginMode* m);  // also "on" = ops
 
 struct Config {

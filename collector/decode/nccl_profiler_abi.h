@@ -30,13 +30,13 @@ enum : uint64_t {
   kProxyCtrl = 1u << 5,
   kKernelCh = 1u << 6,
   kNetPlugin = 1u << 7,
-  kGroupApi = 1u << 8,   // v5+
-  kCollApi = 1u << 9,    // v5+
-  kP2pApi = 1u << 10,    // v5+
+  kGroupApi = 1u << 8,       // v5+
+  kCollApi = 1u << 9,        // v5+
+  kP2pApi = 1u << 10,        // v5+
   kKernelLaunch = 1u << 11,  // v5+
-  kCeColl = 1u << 12,    // v6
-  kCeSync = 1u << 13,    // v6
-  kCeBatch = 1u << 14,   // v6
+  kCeColl = 1u << 12,        // v6
+  kCeSync = 1u << 13,        // v6
+  kCeBatch = 1u << 14,       // v6
 };
 
 // ncclProfilerEventState_t values gtrace acts on.
@@ -47,7 +47,8 @@ using Result = int;
 inline constexpr Result kSuccess = 0;
 inline constexpr Result kInternalError = 3;
 // ncclDebugLogger_t: void (*)(ncclDebugLogLevel, unsigned long, const char*, int, const char*, ...).
-using DebugLogger = void (*)(int level, unsigned long flags, const char* file, int line, const char* fmt, ...);
+using DebugLogger = void (*)(int level, unsigned long flags, const char* file, int line, const char* fmt,
+                             ...);
 
 // ---- v5 (and v6, whose descriptor extends v5's union; all v5 members keep their offsets)
 struct CollV5 {
@@ -241,10 +242,10 @@ static_assert(sizeof(void*) == 8 && sizeof(size_t) == 8 && sizeof(int) == 4, "LP
 static_assert(offsetof(DescrV5, rank) == 16 && offsetof(DescrV5, coll) == 24);
 static_assert(offsetof(CollV5, func) == 8 && offsetof(CollV5, count) == 32 && offsetof(CollV5, root) == 40 &&
               offsetof(CollV5, datatype) == 48 && offsetof(CollV5, nChannels) == 56 &&
-              offsetof(CollV5, nWarps) == 57 && offsetof(CollV5, algo) == 64 && offsetof(CollV5, proto) == 72 &&
-              offsetof(CollV5, parentGroup) == 80 && sizeof(CollV5) == 88);
-static_assert(offsetof(P2pV5, count) == 24 && offsetof(P2pV5, peer) == 32 && offsetof(P2pV5, nChannels) == 36 &&
-              offsetof(P2pV5, parentGroup) == 40 && sizeof(P2pV5) == 48);
+              offsetof(CollV5, nWarps) == 57 && offsetof(CollV5, algo) == 64 &&
+              offsetof(CollV5, proto) == 72 && offsetof(CollV5, parentGroup) == 80 && sizeof(CollV5) == 88);
+static_assert(offsetof(P2pV5, count) == 24 && offsetof(P2pV5, peer) == 32 &&
+              offsetof(P2pV5, nChannels) == 36 && offsetof(P2pV5, parentGroup) == 40 && sizeof(P2pV5) == 48);
 static_assert(offsetof(KernelChV4, pTimer) == 8 && sizeof(KernelChV4) == 16);
 static_assert(offsetof(CeCollV6, syncStrategy) == 56 && offsetof(CeCollV6, ceSeqNum) == 76 &&
               offsetof(CeCollV6, stream) == 80 && sizeof(CeCollV6) == 88);
@@ -252,10 +253,11 @@ static_assert(offsetof(CeCollV6, syncStrategy) == 56 && offsetof(CeCollV6, ceSeq
 static_assert(sizeof(DescrV5) == 112 && sizeof(DescrV6) == 112);
 static_assert(offsetof(DescrV4, rank) == 16 && offsetof(DescrV4, coll) == 24 && sizeof(CollV4) == 80 &&
               sizeof(DescrV4) == 104);
-static_assert(offsetof(CollV3, seqNumber) == 16 && offsetof(CollV3, func) == 24 && offsetof(CollV3, count) == 48 &&
-              offsetof(CollV3, root) == 56 && offsetof(CollV3, datatype) == 64 &&
-              offsetof(CollV3, nMaxChannels) == 72 && offsetof(CollV3, algo) == 80 &&
-              offsetof(CollV3, proto) == 88 && sizeof(CollV3) == 96 && sizeof(DescrV3) == 120);
+static_assert(offsetof(CollV3, seqNumber) == 16 && offsetof(CollV3, func) == 24 &&
+              offsetof(CollV3, count) == 48 && offsetof(CollV3, root) == 56 &&
+              offsetof(CollV3, datatype) == 64 && offsetof(CollV3, nMaxChannels) == 72 &&
+              offsetof(CollV3, algo) == 80 && offsetof(CollV3, proto) == 88 && sizeof(CollV3) == 96 &&
+              sizeof(DescrV3) == 120);
 static_assert(offsetof(P2pV3, count) == 40 && offsetof(P2pV3, peer) == 48);
 static_assert(sizeof(StateArgsV4) == 8 && sizeof(StateArgsV3) == 16);
 static_assert(offsetof(ProfilerV5, finalize) == 40 && sizeof(ProfilerV5) == 48 && sizeof(ProfilerV3) == 48);

@@ -186,7 +186,7 @@ NcclCollRecord ToNcclCollRecord(const NcclEvent& e, uint32_t pid, const InternFn
   r.nranks = e.nranks;
   r.n_channels = e.n_channels;
   r.n_warps = e.n_warps;
-  r.kind = uint8_t(e.type == NcclEventType::kP2p     ? NcclOpKind::kP2p
+  r.kind = uint8_t(e.type == NcclEventType::kP2p      ? NcclOpKind::kP2p
                    : e.type == NcclEventType::kCeColl ? NcclOpKind::kCeColl
                                                       : NcclOpKind::kColl);
   return r;

@@ -23,9 +23,9 @@ enum class NcclEventType : uint8_t {
                  // collective events only under a group that has one)
   kColl,
   kP2p,
-  kCeColl,    // v6: a copy-engine collective
-  kChannel,   // ncclProfileKernelCh: one channel of an operation on the GPU
-  kIgnored,   // a known type gtrace did not ask for (proxy, API, net plugin events)
+  kCeColl,   // v6: a copy-engine collective
+  kChannel,  // ncclProfileKernelCh: one channel of an operation on the GPU
+  kIgnored,  // a known type gtrace did not ask for (proxy, API, net plugin events)
 };
 
 inline constexpr size_t kNcclNameBytes = 16;  // 15 characters + NUL: NCCL's longest names are 14
@@ -39,7 +39,7 @@ struct NcclEvent {
   int64_t start = 0, end = 0;           // host, trace clock (set by the plugin)
   uint64_t gpu_start = 0, gpu_end = 0;  // kChannel: NCCL's GPU timer values (%globaltimer, ns)
   char func[kNcclNameBytes] = {}, datatype[kNcclNameBytes] = {}, algo[kNcclNameBytes] = {},
-                             proto[kNcclNameBytes] = {};
+       proto[kNcclNameBytes] = {};
 };
 
 // What the plugin knows of a communicator from init (v4+); v3 descriptors carry the hash themselves.

@@ -1,5 +1,5 @@
-// The injection's side of NCCL's profiler plugin (inject/nccl_profiler.h): configured at start, drained by the
-// flusher into the trace, its counts reported as losses when the trace finishes.
+// The injection's side of NCCL's profiler plugin (inject/nccl_profiler.h): configured at start, drained by
+// the flusher into the trace, its counts reported as losses when the trace finishes.
 #include <time.h>
 
 #include <string>
@@ -23,7 +23,9 @@ void StartNcclPlugin(Injection& inj) {
   nccl::Configure(o);
 }
 
-bool NcclPluginDrainWanted() { return nccl::DrainWanted(); }
+bool NcclPluginDrainWanted() {
+  return nccl::DrainWanted();
+}
 
 void DrainNcclPlugin(Injection& inj) {  // under inj.mu
   if (!inj.finished && inj.writer) nccl::Drain(*inj.writer, inj.pid);

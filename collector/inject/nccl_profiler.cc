@@ -87,7 +87,9 @@ uint32_t Tid() {
   auto f = g.thread_id.load(std::memory_order_relaxed);
   return f ? f() : GetTid();
 }
-void Count(std::atomic<uint64_t>& c) { c.fetch_add(1, std::memory_order_relaxed); }
+void Count(std::atomic<uint64_t>& c) {
+  c.fetch_add(1, std::memory_order_relaxed);
+}
 
 bool EnsurePool() {
   std::lock_guard<std::mutex> lock(g.pool_mu);
@@ -293,11 +295,21 @@ abi::Result InitV4(void** ctx, int* mask, const char*, uint64_t comm_hash, int, 
                    abi::DebugLogger) {
   return Init(4, ctx, mask, {comm_hash, rank, nranks});
 }
-abi::Result InitV3(void** ctx, int* mask) { return Init(3, ctx, mask, {}); }
-abi::Result StartV6(void* ctx, void** h, abi::DescrV6* d) { return Start(ctx, h, d); }
-abi::Result StartV5(void* ctx, void** h, abi::DescrV5* d) { return Start(ctx, h, d); }
-abi::Result StartV4(void* ctx, void** h, abi::DescrV4* d) { return Start(ctx, h, d); }
-abi::Result StartV3(void* ctx, void** h, abi::DescrV3* d) { return Start(ctx, h, d); }
+abi::Result InitV3(void** ctx, int* mask) {
+  return Init(3, ctx, mask, {});
+}
+abi::Result StartV6(void* ctx, void** h, abi::DescrV6* d) {
+  return Start(ctx, h, d);
+}
+abi::Result StartV5(void* ctx, void** h, abi::DescrV5* d) {
+  return Start(ctx, h, d);
+}
+abi::Result StartV4(void* ctx, void** h, abi::DescrV4* d) {
+  return Start(ctx, h, d);
+}
+abi::Result StartV3(void* ctx, void** h, abi::DescrV3* d) {
+  return Start(ctx, h, d);
+}
 
 }  // namespace
 
@@ -319,7 +331,9 @@ void Shutdown() {
   g.c.unfinished.store(busy);
 }
 
-void SetRealtimeOffset(int64_t realtime_to_trace_ns) { g.realtime_offset.store(realtime_to_trace_ns); }
+void SetRealtimeOffset(int64_t realtime_to_trace_ns) {
+  g.realtime_offset.store(realtime_to_trace_ns);
+}
 
 bool DrainWanted() {
   const uint32_t n = g.nslots.load(std::memory_order_relaxed);
@@ -400,31 +414,27 @@ void ResetForTest() {
 
 // The tables NCCL dlsym's by these names.
 #define GT_NCCL_EXPORT extern "C" __attribute__((visibility("default")))
-GT_NCCL_EXPORT const gt::decode::nccl_abi::ProfilerV6 ncclProfiler_v6 = {
-    "gtrace",
-    gt::inject::nccl::InitV6,
-    gt::inject::nccl::StartV6,
-    gt::inject::nccl::Stop,
-    gt::inject::nccl::RecordV4,
-    gt::inject::nccl::Finalize};
-GT_NCCL_EXPORT const gt::decode::nccl_abi::ProfilerV5 ncclProfiler_v5 = {
-    "gtrace",
-    gt::inject::nccl::InitV5,
-    gt::inject::nccl::StartV5,
-    gt::inject::nccl::Stop,
-    gt::inject::nccl::RecordV4,
-    gt::inject::nccl::Finalize};
-GT_NCCL_EXPORT const gt::decode::nccl_abi::ProfilerV4 ncclProfiler_v4 = {
-    "gtrace",
-    gt::inject::nccl::InitV4,
-    gt::inject::nccl::StartV4,
-    gt::inject::nccl::Stop,
-    gt::inject::nccl::RecordV4,
-    gt::inject::nccl::Finalize};
-GT_NCCL_EXPORT const gt::decode::nccl_abi::ProfilerV3 ncclProfiler_v3 = {
-    "gtrace",
-    gt::inject::nccl::InitV3,
-    gt::inject::nccl::StartV3,
-    gt::inject::nccl::Stop,
-    gt::inject::nccl::RecordV3,
-    gt::inject::nccl::Finalize};
+GT_NCCL_EXPORT const gt::decode::nccl_abi::ProfilerV6 ncclProfiler_v6 = {"gtrace",
+                                                                         gt::inject::nccl::InitV6,
+                                                                         gt::inject::nccl::StartV6,
+                                                                         gt::inject::nccl::Stop,
+                                                                         gt::inject::nccl::RecordV4,
+                                                                         gt::inject::nccl::Finalize};
+GT_NCCL_EXPORT const gt::decode::nccl_abi::ProfilerV5 ncclProfiler_v5 = {"gtrace",
+                                                                         gt::inject::nccl::InitV5,
+                                                                         gt::inject::nccl::StartV5,
+                                                                         gt::inject::nccl::Stop,
+                                                                         gt::inject::nccl::RecordV4,
+                                                                         gt::inject::nccl::Finalize};
+GT_NCCL_EXPORT const gt::decode::nccl_abi::ProfilerV4 ncclProfiler_v4 = {"gtrace",
+                                                                         gt::inject::nccl::InitV4,
+                                                                         gt::inject::nccl::StartV4,
+                                                                         gt::inject::nccl::Stop,
+                                                                         gt::inject::nccl::RecordV4,
+                                                                         gt::inject::nccl::Finalize};
+GT_NCCL_EXPORT const gt::decode::nccl_abi::ProfilerV3 ncclProfiler_v3 = {"gtrace",
+                                                                         gt::inject::nccl::InitV3,
+                                                                         gt::inject::nccl::StartV3,
+                                                                         gt::inject::nccl::Stop,
+                                                                         gt::inject::nccl::RecordV3,
+                                                                         gt::inject::nccl::Finalize};

@@ -4,12 +4,12 @@
 // ncclProfiler_v6 (NCCL 2.29+), _v5 (2.28), _v4 (2.27) or _v3 (2.26): the tables exported by
 // nccl_profiler.cc, which read NCCL's descriptors through decode/nccl_profiler_decode.h.
 //
-// Cost per event: no heap allocation and no lock. Events live in a fixed pool of slots (allocated once, at the
-// first communicator's init), claimed with a compare-and-swap; a stopped event is left for the flusher thread,
-// which writes it (Drain, under the injection's lock) and frees its slot one drain later (so a channel event
-// that arrives after its collective stopped still finds the collective's identity). A full pool drops the event
-// and counts it (the trace's "nccl_plugin_pool_full" loss). Bad input from NCCL (null or foreign handles,
-// unknown event types, events after finalize) is counted, never dereferenced.
+// Cost per event: no heap allocation and no lock. Events live in a fixed pool of slots (allocated once, at
+// the first communicator's init), claimed with a compare-and-swap; a stopped event is left for the flusher
+// thread, which writes it (Drain, under the injection's lock) and frees its slot one drain later (so a
+// channel event that arrives after its collective stopped still finds the collective's identity). A full pool
+// drops the event and counts it (the trace's "nccl_plugin_pool_full" loss). Bad input from NCCL (null or
+// foreign handles, unknown event types, events after finalize) is counted, never dereferenced.
 //
 // This file has no CUDA or CUPTI dependency: tests and the fuzzer drive the exported tables directly.
 #pragma once
@@ -37,8 +37,8 @@ enum class Mode : uint8_t {
 
 struct Options {
   Mode mode = Mode::kOff;
-  uint32_t pool_slots = 0;          // 0: the default (16384 for kOps, 65536 for kChannels)
-  int64_t (*now)() = nullptr;       // the trace clock; null: CLOCK_MONOTONIC
+  uint32_t pool_slots = 0;            // 0: the default (16384 for kOps, 65536 for kChannels)
+  int64_t (*now)() = nullptr;         // the trace clock; null: CLOCK_MONOTONIC
   uint32_t (*thread_id)() = nullptr;  // null: gettid()
 };
 
@@ -56,19 +56,19 @@ bool DrainWanted();
 uint64_t Drain(TraceWriter& writer, uint32_t pid);
 
 struct Stats {
-  uint64_t inits = 0;           // communicators that initialized the plugin
-  int version = 0;              // the plugin version NCCL chose (6, 5, 4, 3); 0 none yet
-  uint64_t events = 0;          // events recorded (operations + channels) so far
-  uint64_t records = 0;         // records written by Drain
-  uint64_t pool_full = 0;       // events dropped: no free slot
-  uint64_t unknown_type = 0;    // descriptors of a type this build does not know
-  uint64_t bad_handle = 0;      // stop/record calls with a null or foreign handle, or twice
-  uint64_t bad_context = 0;     // calls with a null or foreign context
-  uint64_t after_finalize = 0;  // events on a finalized communicator, or after Shutdown
-  uint64_t orphan_channels = 0;   // channel events whose collective was not recorded
+  uint64_t inits = 0;              // communicators that initialized the plugin
+  int version = 0;                 // the plugin version NCCL chose (6, 5, 4, 3); 0 none yet
+  uint64_t events = 0;             // events recorded (operations + channels) so far
+  uint64_t records = 0;            // records written by Drain
+  uint64_t pool_full = 0;          // events dropped: no free slot
+  uint64_t unknown_type = 0;       // descriptors of a type this build does not know
+  uint64_t bad_handle = 0;         // stop/record calls with a null or foreign handle, or twice
+  uint64_t bad_context = 0;        // calls with a null or foreign context
+  uint64_t after_finalize = 0;     // events on a finalized communicator, or after Shutdown
+  uint64_t orphan_channels = 0;    // channel events whose collective was not recorded
   uint64_t channel_unaligned = 0;  // channel events whose GPU timer did not map onto the trace clock
-  uint64_t unfinished = 0;      // events started but never stopped, seen at the last drain
-  uint64_t refused_inits = 0;   // init calls refused (not configured, kOff, too many communicators)
+  uint64_t unfinished = 0;         // events started but never stopped, seen at the last drain
+  uint64_t refused_inits = 0;      // init calls refused (not configured, kOff, too many communicators)
 };
 Stats GetStats();
 

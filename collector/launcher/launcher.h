@@ -51,7 +51,7 @@ struct LaunchOptions {
   bool cache_control_all = true;     // --cache-control all|none: own replay with the L2 flushed per pass
   bool cache_control_set = false;    // --cache-control given (it needs --counters)
   uint32_t pc_sampling_period_exp =
-      0;                   // --pc-sampling[=N]: PC sampling in the timeline run, 2^N cycles; 0 = off
+      0;  // --pc-sampling[=N]: PC sampling in the timeline run, 2^N cycles; 0 = off
   config::NcclPluginMode nccl_plugin = config::NcclPluginMode::kOps;  // --nccl-plugin
   std::string upload_url;  // --upload URL: hand the finished trace to `gtrace upload` (a link is printed)
   std::vector<std::string> app;  // argv of the app

@@ -311,7 +311,8 @@ int main(int argc, char** argv) {
                                                &nccl_warning)
                      : std::string();
     if (!plugin.empty()) pass_env.push_back({"NCCL_PROFILER_PLUGIN", plugin});
-    if (!nccl_warning.empty() && !o.quiet) std::fprintf(stderr, "gcollect: warning: %s\n", nccl_warning.c_str());
+    if (!nccl_warning.empty() && !o.quiet)
+      std::fprintf(stderr, "gcollect: warning: %s\n", nccl_warning.c_str());
   }
   // A library that cannot load is not handed to the driver, NVTX or ld.so: each would fail in every process.
   if (inject_loads) env.push_back({"CUDA_INJECTION64_PATH", inject});

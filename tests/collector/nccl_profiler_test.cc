@@ -20,8 +20,12 @@ using gt::TraceData;
 namespace {
 
 int64_t g_clock = 1000;
-int64_t FakeNow() { return g_clock; }
-uint32_t FakeTid() { return 77; }
+int64_t FakeNow() {
+  return g_clock;
+}
+uint32_t FakeTid() {
+  return 77;
+}
 
 void Setup(nccl::Mode mode, uint32_t slots = 64) {
   nccl::ResetForTest();
@@ -66,7 +70,8 @@ abi::DescrV5 CollV5(uint64_t seq, const char* func = "AllReduce") {
 
 }  // namespace
 
-TEST_CASE("NCCL plugin v5: init, group, collective, p2p, finalize become nccl_coll records", "[nccl_plugin]") {
+TEST_CASE("NCCL plugin v5: init, group, collective, p2p, finalize become nccl_coll records",
+          "[nccl_plugin]") {
   Setup(nccl::Mode::kOps);
   void* ctx = nullptr;
   int mask = 0;
@@ -106,8 +111,8 @@ TEST_CASE("NCCL plugin v5: init, group, collective, p2p, finalize become nccl_co
 
   TraceData t = DrainToTrace();
   REQUIRE(t.nccl_colls.size() == 2);
-  const NcclCollRecord& c = t.nccl_colls[0].kind == uint8_t(gt::NcclOpKind::kColl) ? t.nccl_colls[0]
-                                                                                    : t.nccl_colls[1];
+  const NcclCollRecord& c =
+      t.nccl_colls[0].kind == uint8_t(gt::NcclOpKind::kColl) ? t.nccl_colls[0] : t.nccl_colls[1];
   const NcclCollRecord& s = &c == &t.nccl_colls[0] ? t.nccl_colls[1] : t.nccl_colls[0];
   CHECK(c.comm_hash == 0xC0FFEE);
   CHECK(c.seq == 7);
@@ -225,7 +230,7 @@ TEST_CASE("NCCL plugin: bad input from NCCL is counted, never dereferenced", "[n
 
   const nccl::Stats s = nccl::GetStats();
   CHECK(s.refused_inits == 2);
-  CHECK(s.bad_context == 4);  // null, foreign at start; finalize twice; finalize(null)
+  CHECK(s.bad_context == 4);   // null, foreign at start; finalize twice; finalize(null)
   CHECK(s.unknown_type == 3);  // null descriptor, 1<<20, CeColl under v5
   CHECK(s.bad_handle == 7);  // null handle pointer, stop null, stop foreign, record null, stop twice, record
                              // after stop, a misaligned pointer into the pool
@@ -423,8 +428,8 @@ TEST_CASE("NCCL GPU timer to trace clock: only where it must land", "[nccl_plugi
   CHECK(gt::decode::NcclGpuTimeToTrace(1000, 10, 2000, &t));
   CHECK(t == 1010);
   CHECK_FALSE(gt::decode::NcclGpuTimeToTrace(0, 10, 2000, &t));
-  CHECK_FALSE(gt::decode::NcclGpuTimeToTrace(10'000'000, 0, 1000, &t));          // after it was seen
-  CHECK_FALSE(gt::decode::NcclGpuTimeToTrace(1, 0, 100'000'000'000, &t));        // a minute before
-  CHECK_FALSE(gt::decode::NcclGpuTimeToTrace(UINT64_MAX, 0, 100, &t));           // out of range
+  CHECK_FALSE(gt::decode::NcclGpuTimeToTrace(10'000'000, 0, 1000, &t));           // after it was seen
+  CHECK_FALSE(gt::decode::NcclGpuTimeToTrace(1, 0, 100'000'000'000, &t));         // a minute before
+  CHECK_FALSE(gt::decode::NcclGpuTimeToTrace(UINT64_MAX, 0, 100, &t));            // out of range
   CHECK_FALSE(gt::decode::NcclGpuTimeToTrace(uint64_t(INT64_MAX), 10, 100, &t));  // overflow
 }

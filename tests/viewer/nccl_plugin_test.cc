@@ -29,7 +29,8 @@ std::unique_ptr<TraceModel> Load(const std::string& file) {
 std::vector<SimRank> TwoRanks(bool plugin, bool payloads = false) {
   SimRank r0{0, 0, 2}, r1{1, 1, 2};
   r1.pid = 2000;
-  for (SimRank* r : {&r0, &r1}) r->collectives = 30, r->interval_ns = 50'000'000, r->plugin = plugin, r->payloads = payloads;
+  for (SimRank* r : {&r0, &r1})
+    r->collectives = 30, r->interval_ns = 50'000'000, r->plugin = plugin, r->payloads = payloads;
   return {r0, r1};
 }
 
@@ -72,7 +73,8 @@ TEST_CASE("nccl plugin: 2 ranks matched by communicator, function and NCCL's seq
   CHECK(d["Elements"] == "16777216 × ncclFloat32");
 
   const std::string text = FormatCollectiveReport(r);
-  CHECK(text.find("30 of them matched by communicator, function and NCCL's sequence number") != std::string::npos);
+  CHECK(text.find("30 of them matched by communicator, function and NCCL's sequence number") !=
+        std::string::npos);
   CHECK(text.find("Algorithms (NCCL profiler plugin)") != std::string::npos);
   CHECK(text.find("Ring/LL") != std::string::npos);  // the bandwidth table's algorithm column
   const nlohmann::json jc = nlohmann::json::parse(CollectivesJson(r));
@@ -93,7 +95,8 @@ TEST_CASE("nccl plugin: exact where ordinals are not (a rank's file starts a col
   CHECK(r.unmatched == 1);  // rank 0's first
   for (const Collective& c : r.collectives) {
     REQUIRE(c.ranks.size() == 2);
-    CHECK(std::llabs(c.ranks[0].end - c.ranks[1].end) <= 2 * 1'000);  // one true collective: ends within jitter
+    CHECK(std::llabs(c.ranks[0].end - c.ranks[1].end) <=
+          2 * 1'000);  // one true collective: ends within jitter
   }
   // The same trace without the plugin matches by ordinal: off by one on every collective.
   for (SimRank& s : ranks) s.plugin = false;

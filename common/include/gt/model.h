@@ -300,7 +300,8 @@ struct NvtxRecord {
 
 // One decoded field of an NVTX extended payload (NVTX's payload extension: nvtxPayloadSchemaRegister'd
 // schemas; NCCL 2.19+ attaches one to each API range). A range's fields are separate records keyed by the
-// range's (pid, tid, start): NvtxRecord stays fixed-size, and ranges without payload (nearly all) cost nothing.
+// range's (pid, tid, start): NvtxRecord stays fixed-size, and ranges without payload (nearly all) cost
+// nothing.
 enum class NvtxArgKind : uint8_t { kNone = 0, kInt = 1, kUint = 2, kFloat = 3, kEnum = 4, kString = 5 };
 
 struct NvtxArgRecord {
@@ -327,22 +328,22 @@ struct NcclCollRecord {
   uint64_t seq = 0;        // kColl/kCeColl: NCCL's sequence number; kP2p: this rank's n-th Send (or Recv)
   uint64_t count = 0;      // elements
   uint32_t pid = 0;
-  uint32_t tid = 0;             // the thread that launched it
-  StringId func = 0;            // "AllReduce", "AllGather", "Send", "Recv", ...
-  StringId datatype = 0;        // "ncclFloat32", ...
-  StringId algo = 0;            // "Ring", "Tree", "NVLS", ... (collectives); 0 for P2P
-  StringId proto = 0;           // "LL", "LL128", "Simple" (collectives); CE: the sync strategy
-  int32_t root = -1;            // kColl: the root (-1 none); kP2p: the peer rank
-  int32_t rank = -1;            // this process's rank in the communicator
-  int32_t nranks = 0;           // the communicator's ranks; 0 unknown (NCCL before 2.27)
-  uint8_t n_channels = 0;       // channels NCCL chose (kColl, kP2p)
-  uint8_t n_warps = 0;          // warps per block (kColl)
-  uint8_t kind = 0;             // NcclOpKind
+  uint32_t tid = 0;        // the thread that launched it
+  StringId func = 0;       // "AllReduce", "AllGather", "Send", "Recv", ...
+  StringId datatype = 0;   // "ncclFloat32", ...
+  StringId algo = 0;       // "Ring", "Tree", "NVLS", ... (collectives); 0 for P2P
+  StringId proto = 0;      // "LL", "LL128", "Simple" (collectives); CE: the sync strategy
+  int32_t root = -1;       // kColl: the root (-1 none); kP2p: the peer rank
+  int32_t rank = -1;       // this process's rank in the communicator
+  int32_t nranks = 0;      // the communicator's ranks; 0 unknown (NCCL before 2.27)
+  uint8_t n_channels = 0;  // channels NCCL chose (kColl, kP2p)
+  uint8_t n_warps = 0;     // warps per block (kColl)
+  uint8_t kind = 0;        // NcclOpKind
 };
 
 // One channel of an NCCL operation on the GPU (NCCL's ncclProfileKernelCh events: the kernel's start and
-// stop on that channel, read from the GPU's global timer by NCCL's proxy thread), on the trace clock. Keyed to
-// its NcclCollRecord by (pid, comm_hash, func, seq). Recorded with gcollect --nccl-plugin=channels only.
+// stop on that channel, read from the GPU's global timer by NCCL's proxy thread), on the trace clock. Keyed
+// to its NcclCollRecord by (pid, comm_hash, func, seq). Recorded with gcollect --nccl-plugin=channels only.
 struct NcclChannelRecord {
   Timestamp start = 0, end = 0;
   uint64_t comm_hash = 0;

@@ -1137,13 +1137,15 @@ void ModelBuilder::Impl::ResolveFlows() {
   // One NCCL collective on every rank: arrows from the rank that arrived last to each of the others, so
   // selecting a rank's collective shows whom it waited for.
   // Payload fields in key order (pid, tid, range start, then arrival), so a range finds its own by search.
-  std::stable_sort(M.nvtx_args.begin(), M.nvtx_args.end(), [](const NvtxArgRecord& a, const NvtxArgRecord& b) {
-    return std::tie(a.pid, a.tid, a.start) < std::tie(b.pid, b.tid, b.start);
-  });
+  std::stable_sort(M.nvtx_args.begin(), M.nvtx_args.end(),
+                   [](const NvtxArgRecord& a, const NvtxArgRecord& b) {
+                     return std::tie(a.pid, a.tid, a.start) < std::tie(b.pid, b.tid, b.start);
+                   });
   M.nvtx_args.shrink_to_fit();
-  std::stable_sort(M.nccl_colls.begin(), M.nccl_colls.end(), [](const NcclCollRecord& a, const NcclCollRecord& b) {
-    return std::tie(a.pid, a.start) < std::tie(b.pid, b.start);
-  });
+  std::stable_sort(M.nccl_colls.begin(), M.nccl_colls.end(),
+                   [](const NcclCollRecord& a, const NcclCollRecord& b) {
+                     return std::tie(a.pid, a.start) < std::tie(b.pid, b.start);
+                   });
   std::stable_sort(M.nccl_channels.begin(), M.nccl_channels.end(),
                    [](const NcclChannelRecord& a, const NcclChannelRecord& b) {
                      return std::tie(a.pid, a.comm_hash, a.func, a.seq, a.channel) <

@@ -2,8 +2,8 @@
 
 #include <cmath>
 #include <map>
-#include <tuple>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "gt/viewer/collectives.h"
 #include "gt/viewer/profiled.h"

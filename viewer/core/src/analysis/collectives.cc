@@ -51,8 +51,9 @@ void TiePluginRecords(const TraceModel& m, std::map<uint32_t, std::vector<NcclKe
     auto it = launches.find({r.pid, r.tid});
     if (it == launches.end()) continue;
     const auto& v = it->second;
-    auto after = std::upper_bound(v.begin(), v.end(), r.start,
-                                  [](int64_t t, const std::pair<int64_t, NcclKernel*>& l) { return t < l.first; });
+    auto after =
+        std::upper_bound(v.begin(), v.end(), r.start,
+                         [](int64_t t, const std::pair<int64_t, NcclKernel*>& l) { return t < l.first; });
     if (after == v.begin()) continue;
     const auto& [at, k] = *(after - 1);
     if (r.start - at > kMaxDelayNs || k->plugin >= 0) continue;
@@ -67,7 +68,8 @@ void ChannelSpan(const TraceModel& m, const NcclCollRecord& r, CollectiveRank* o
                              [](const NcclChannelRecord& c, const auto& k) {
                                return std::make_tuple(c.pid, c.comm_hash, c.func, c.seq) < k;
                              });
-  for (; lo != m.nccl_channels.end() && std::make_tuple(lo->pid, lo->comm_hash, lo->func, lo->seq) == key; ++lo) {
+  for (; lo != m.nccl_channels.end() && std::make_tuple(lo->pid, lo->comm_hash, lo->func, lo->seq) == key;
+       ++lo) {
     out->gpu_start = out->channels ? std::min(out->gpu_start, lo->start) : lo->start;
     out->gpu_end = out->channels ? std::max(out->gpu_end, lo->end) : lo->end;
     ++out->channels;
@@ -226,8 +228,8 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
     }
   }
 
-  // ---- match: (communicator, function, NCCL's sequence) from the plugin, (communicator, call count) from the
-  // payloads, or (name, ordinal) across processes
+  // ---- match: (communicator, function, NCCL's sequence) from the plugin, (communicator, call count) from
+  // the payloads, or (name, ordinal) across processes
   for (auto& [pid, ks] : by_pid)
     std::stable_sort(ks.begin(), ks.end(),
                      [](const NcclKernel& a, const NcclKernel& b) { return a.start < b.start; });
@@ -533,9 +535,13 @@ std::string FormatCollectiveReport(const CollectiveReport& r) {
     if (any_algo) head.push_back("algorithm");
     brow(head);
     for (const CollectiveBandwidth& b : r.bandwidth) {
-      std::vector<std::string> cells = {b.op, FormatBytes(double(b.bytes)), std::to_string(b.ranks),
-                                        std::to_string(b.count), FormatDuration(double(b.median_ns)),
-                                        FormatRate(b.algbw, "B/s"), FormatRate(b.busbw, "B/s")};
+      std::vector<std::string> cells = {b.op,
+                                        FormatBytes(double(b.bytes)),
+                                        std::to_string(b.ranks),
+                                        std::to_string(b.count),
+                                        FormatDuration(double(b.median_ns)),
+                                        FormatRate(b.algbw, "B/s"),
+                                        FormatRate(b.busbw, "B/s")};
       if (any_algo) cells.push_back(b.algo.empty() ? "-" : b.algo);
       brow(cells);
     }

@@ -16,10 +16,10 @@
 //
 // With NCCL's profiler plugin records (format 1.3; gcollect sets NCCL_PROFILER_PLUGIN), a kernel is tied to
 // the plugin's record of the operation it runs: NCCL starts that record on the launching thread right after
-// the launch, so the record belongs to the last NCCL kernel launched on its thread before it. Such kernels are
-// matched by (communicator hash, function, NCCL's own sequence number), exactly, in preference to the NVTX
-// payloads' per-process call count; the record adds the algorithm, protocol, channels, warps, element count
-// and data type, and with --nccl-plugin=channels each rank's per-channel GPU span.
+// the launch, so the record belongs to the last NCCL kernel launched on its thread before it. Such kernels
+// are matched by (communicator hash, function, NCCL's own sequence number), exactly, in preference to the
+// NVTX payloads' per-process call count; the record adds the algorithm, protocol, channels, warps, element
+// count and data type, and with --nccl-plugin=channels each rank's per-channel GPU span.
 //
 // Bandwidth (nccl-tests' definitions, doc/PERFORMANCE.md there), per collective with a message size:
 //   time  = the last rank's end - the last arrival (the collective once every rank was there)
@@ -71,10 +71,10 @@ struct Collective {
   // From NCCL's profiler plugin, when every matched rank has its record: matched by (communicator, function,
   // sequence number), and NCCL's choices for it.
   bool by_plugin = false;
-  uint64_t seq = 0;             // NCCL's sequence number (per communicator and function)
-  std::string algo, proto;      // "Ring", "LL128"
-  std::string datatype;         // "ncclFloat32"
-  uint64_t count = 0;           // elements
+  uint64_t seq = 0;         // NCCL's sequence number (per communicator and function)
+  std::string algo, proto;  // "Ring", "LL128"
+  std::string datatype;     // "ncclFloat32"
+  uint64_t count = 0;       // elements
   uint32_t n_channels = 0, n_warps = 0;
   int64_t skew_ns() const { return last_arrival - first_arrival; }
 };
