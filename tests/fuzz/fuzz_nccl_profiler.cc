@@ -67,20 +67,33 @@ void* Pick(Input& in, const std::vector<void*>& real) {
   return reinterpret_cast<void*>(uintptr_t(b));
 }
 
+// Fills the union member the type names, as NCCL does (its pointers are then NCCL's strings); the other
+// members stay zero.
 template <class D>
 void FillV5Like(Input& in, D& d, uint64_t type, const std::vector<void*>& handles) {
   d.type = type;
   d.parentObj = Pick(in, handles);
   d.rank = int(in.Byte()) - 8;
-  d.coll.seqNumber = in.U64();
-  d.coll.func = Name(in);
-  d.coll.count = in.U64();
-  d.coll.root = int(in.Byte()) - 1;
-  d.coll.datatype = Name(in);
-  d.coll.nChannels = in.Byte();
-  d.coll.nWarps = in.Byte();
-  d.coll.algo = Name(in);
-  d.coll.proto = Name(in);
+  if (type == abi::kColl) {
+    d.coll.seqNumber = in.U64();
+    d.coll.func = Name(in);
+    d.coll.count = in.U64();
+    d.coll.root = int(in.Byte()) - 1;
+    d.coll.datatype = Name(in);
+    d.coll.nChannels = in.Byte();
+    d.coll.nWarps = in.Byte();
+    d.coll.algo = Name(in);
+    d.coll.proto = Name(in);
+  } else if (type == abi::kP2p) {
+    d.p2p.func = Name(in);
+    d.p2p.datatype = Name(in);
+    d.p2p.count = in.U64();
+    d.p2p.peer = int(in.Byte()) - 1;
+    d.p2p.nChannels = in.Byte();
+  } else if (type == abi::kKernelCh) {
+    d.kernelCh.channelId = in.Byte();
+    d.kernelCh.pTimer = in.U64();
+  }
 }
 
 uint64_t TypeBits(Input& in) {
@@ -133,15 +146,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           case 0: {
             abi::DescrV6 d{};
             FillV5Like(in, d, TypeBits(in), handles);
-            if (in.Byte() & 1) d.ceColl.syncStrategy = Name(in), d.ceColl.ceSeqNum = uint32_t(in.U64());
-            if (d.type == abi::kKernelCh) d.kernelCh.channelId = in.Byte(), d.kernelCh.pTimer = in.U64();
+            if (d.type == abi::kCeColl) {
+              d.ceColl.seqNumber = in.U64();
+              d.ceColl.func = Name(in);
+              d.ceColl.datatype = Name(in);
+              d.ceColl.syncStrategy = Name(in);
+            }
             ncclProfiler_v6.startEvent(ctx, &h, &d);
             break;
           }
           case 1: {
             abi::DescrV5 d{};
             FillV5Like(in, d, TypeBits(in), handles);
-            if (d.type == abi::kKernelCh) d.kernelCh.channelId = in.Byte(), d.kernelCh.pTimer = in.U64();
             ncclProfiler_v5.startEvent(ctx, &h, in.Byte() < 250 ? &d : nullptr);
             break;
           }
@@ -149,21 +165,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             abi::DescrV4 d{};
             d.type = uint8_t(TypeBits(in));
             d.parentObj = Pick(in, handles);
-            d.coll.seqNumber = in.U64();
-            d.coll.func = Name(in);
-            d.coll.datatype = Name(in);
-            d.coll.algo = Name(in);
-            d.coll.proto = Name(in);
-            if (d.type == abi::kKernelCh) d.kernelCh.pTimer = in.U64();
+            if (d.type == abi::kColl) {
+              d.coll.seqNumber = in.U64();
+              d.coll.func = Name(in);
+              d.coll.datatype = Name(in);
+              d.coll.algo = Name(in);
+              d.coll.proto = Name(in);
+            } else if (d.type == abi::kP2p) {
+              d.p2p.func = Name(in);
+              d.p2p.datatype = Name(in);
+            } else if (d.type == abi::kKernelCh) {
+              d.kernelCh.pTimer = in.U64();
+            }
             ncclProfiler_v4.startEvent(ctx, in.Byte() < 250 ? &h : nullptr, &d);
             break;
           }
           default: {
             abi::DescrV3 d{};
             d.type = uint8_t(TypeBits(in));
-            d.coll.commHash = in.U64();
-            d.coll.func = Name(in);
-            d.coll.name = Name(in);
+            if (d.type == abi::kColl) {
+              d.coll.commHash = in.U64();
+              d.coll.func = Name(in);
+              d.coll.name = Name(in);
+            } else if (d.type == abi::kP2p) {
+              d.p2p.commHash = in.U64();
+              d.p2p.func = Name(in);
+            }
             ncclProfiler_v3.startEvent(ctx, &h, &d);
           }
         }
