@@ -100,6 +100,25 @@ std::string FormatTraceKinds(uint32_t kinds) {
   return out.empty() ? "none" : out;
 }
 
+const char* NcclPluginModeName(NcclPluginMode m) {
+  switch (m) {
+    case NcclPluginMode::kOff:
+      return "off";
+    case NcclPluginMode::kOps:
+      return "ops";
+    case NcclPluginMode::kChannels:
+      return "channels";
+  }
+  return "ops";
+}
+
+bool ParseNcclPluginMode(std::string_view text, NcclPluginMode* m) {
+  if (text == "off" || text == "none" || text == "0") return *m = NcclPluginMode::kOff, true;
+  if (text == "ops" || text == "on" || text == "1") return *m = NcclPluginMode::kOps, true;
+  if (text == "channels") return *m = NcclPluginMode::kChannels, true;
+  return false;
+}
+
 void ConfigToEnv(const Config& c, void (*set)(void*, const char*, const char*), void* ctx) {
   set(ctx, env::Name(env::Var::kPartsDir), c.parts_dir.c_str());
   set(ctx, env::Name(env::Var::kTrace), FormatTraceKinds(c.kinds).c_str());
@@ -114,6 +133,7 @@ void ConfigToEnv(const Config& c, void (*set)(void*, const char*, const char*), 
   set(ctx, env::Name(env::Var::kModules), c.modules.c_str());
   if (c.pc_sampling_period_exp)
     set(ctx, env::Name(env::Var::kPcSamplingPeriod), std::to_string(c.pc_sampling_period_exp).c_str());
+  set(ctx, env::Name(env::Var::kNcclPlugin), NcclPluginModeName(c.nccl_plugin));
 }
 
 Config ConfigFromEnv(const char* (*get)(void*, const char*), void* ctx, std::string* warnings) {
@@ -168,6 +188,9 @@ Config ConfigFromEnv(const char* (*get)(void*, const char*), void* ctx, std::str
     else
       warn("GTRACE_PC_SAMPLING_PERIOD: expected 5..31 (period 2^N cycles); using the default");
   }
+  if (const char* v = get(ctx, env::Name(env::Var::kNcclPlugin)))
+    if (!ParseNcclPluginMode(v, &c.nccl_plugin))
+      warn("GTRACE_NCCL_PLUGIN: expected off, ops or channels, got '" + std::string(v) + "'; using ops");
   return c;
 }
 

@@ -42,6 +42,11 @@ inline bool HasCaptureRange(CaptureMode m) {
   return m == CaptureMode::kProfilerApi || m == CaptureMode::kNvtx;
 }
 
+// What NCCL's profiler plugin records (gcollect --nccl-plugin; inject/nccl_profiler.h).
+enum class NcclPluginMode : uint8_t { kOff = 0, kOps = 1, kChannels = 2 };
+const char* NcclPluginModeName(NcclPluginMode m);                    // "off", "ops", "channels"
+bool ParseNcclPluginMode(std::string_view text, NcclPluginMode* m);  // also "on" = ops
+
 struct Config {
   uint32_t kinds = kTraceDefault;
   std::string parts_dir;        // where each traced process writes <pid>.gtrace
@@ -55,6 +60,7 @@ struct Config {
   std::string modules;  // optional injection modules, comma list (e.g. "counters"); see inject/modules.cc
   uint32_t pc_sampling_period_exp =
       0;  // --pc-sampling=N: period 2^N cycles (module "pcsampling"); 0 = default
+  NcclPluginMode nccl_plugin = NcclPluginMode::kOps;  // when NCCL loads the plugin (NCCL_PROFILER_PLUGIN)
 };
 
 // "cuda,nvtx" -> bits. Names: cuda, kernel, memcpy, memset, runtime (alias cuda-api, api), driver
@@ -64,7 +70,7 @@ bool ParseTraceKinds(std::string_view list, uint32_t* kinds, std::string* error)
 std::string FormatTraceKinds(uint32_t kinds);
 
 // Environment round trip. Names: GTRACE_PARTS_DIR, GTRACE_TRACE, GTRACE_WINDOW, GTRACE_CAPTURE,
-// GTRACE_LAUNCHER_PID, GTRACE_FLUSH_MS, GTRACE_MODULES, GTRACE_PC_SAMPLING_PERIOD.
+// GTRACE_LAUNCHER_PID, GTRACE_FLUSH_MS, GTRACE_MODULES, GTRACE_PC_SAMPLING_PERIOD, GTRACE_NCCL_PLUGIN.
 struct EnvVar {
   std::string name, value;
 };

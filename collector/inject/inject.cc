@@ -105,11 +105,13 @@ constexpr int64_t kAnchorIntervalNs = 10'000'000'000;
 void FlushOnce(Injection& inj) {
   ScanThreadNames();  // before the buffers: threads named since the last flush may exit before we decode them
   RefreshClockOffset(inj);
+  NcclPluginRefreshClock();
   FlushActivity(false);
   DrainApiCalls(inj, DrainMode::kAll);
   FlushOptionalModules(inj);
   std::lock_guard<std::mutex> lock(inj.mu);
   if (inj.finished) return;
+  DrainNcclPlugin(inj);
   if (!inj.inproc_output.empty() && TraceClockNow() >= inj.next_anchor_ns) {
     inj.clock_syncs.push_back(config::ReadClockSync());
     inj.next_anchor_ns = TraceClockNow() + kAnchorIntervalNs;
@@ -165,6 +167,10 @@ void FlusherMain(Injection* inj) {
       next_flush = now + int64_t(c.flush_interval_ms) * 1000000;
     } else {
       DrainApiCalls(*inj, DrainMode::kFullBatches);
+      if (NcclPluginDrainWanted()) {  // a burst of NCCL operations: free the plugin's slots before the flush
+        std::lock_guard<std::mutex> lock(inj->mu);
+        DrainNcclPlugin(*inj);
+      }
     }
   }
 }
@@ -176,6 +182,7 @@ void FinalizeLocked(Injection& inj, const char* reason) {
   if (inj.finished) return;
   inj.decoder->Finish();
   ReportNvtxPayloads(inj);
+  FinishNcclPlugin(inj);
   uint64_t dropped = inj.dropped_records.load();
   if (dropped > inj.dropped_reported) {
     AddLoss(inj, "cupti_dropped_records", static_cast<uint8_t>(Severity::kDataLoss),
@@ -448,6 +455,7 @@ Injection* StartLocked(const Config& config, std::string* error) {
 
   g_owner_pid = inj->pid;
   g_injection = inj;
+  StartNcclPlugin(*inj);  // before NCCL can initialize a communicator (it needs CUDA, which started us)
   StartOptionalModules(*inj);
   StartFlusher(*inj);
   on_exit(OnExit, nullptr);

@@ -112,6 +112,14 @@ void OnNvtxPayloadPush(Injection& inj, const void* cbdata);
 bool WrapNvtxPushEx(const void* get_export_table);
 void ReportNvtxPayloads(Injection& inj);
 
+// nccl_glue.cc: NCCL's profiler plugin (nccl_profiler.h) in this process: configured at start, drained into
+// the writer (under inj.mu) by the flusher, its counts reported as losses at finish.
+void StartNcclPlugin(Injection& inj);
+void NcclPluginRefreshClock();
+void DrainNcclPlugin(Injection& inj);
+void FinishNcclPlugin(Injection& inj);
+bool NcclPluginDrainWanted();
+
 // modules.cc: optional modules (the counters engineer's range profiler plugs in here).
 void StartOptionalModules(Injection& inj);
 void FlushOptionalModules(Injection& inj);

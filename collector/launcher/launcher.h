@@ -51,12 +51,19 @@ struct LaunchOptions {
   bool cache_control_all = true;     // --cache-control all|none: own replay with the L2 flushed per pass
   bool cache_control_set = false;    // --cache-control given (it needs --counters)
   uint32_t pc_sampling_period_exp =
-      0;                   // --pc-sampling[=N]: PC sampling in the timeline run, 2^N cycles; 0 = off
+      0;  // --pc-sampling[=N]: PC sampling in the timeline run, 2^N cycles; 0 = off
+  config::NcclPluginMode nccl_plugin = config::NcclPluginMode::kOps;  // --nccl-plugin
   std::string upload_url;  // --upload URL: hand the finished trace to `gtrace upload` (a link is printed)
   std::vector<std::string> app;  // argv of the app
   bool help = false;
   bool version = false;
 };
+
+// NCCL_PROFILER_PLUGIN for the timeline run: the injection library's own path (NCCL dlopen's it and finds
+// the plugin tables inside; nccl_profiler.h), unless --nccl-plugin=off or the user set the variable
+// already (then `warning` says theirs is kept). "" = leave the variable alone.
+std::string NcclProfilerPluginValue(config::NcclPluginMode mode, const char* user_value,
+                                    const std::string& inject_path, std::string* warning);
 
 // Returns kInvalidArgument with a one-line message naming the bad flag; never exits.
 StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args);

@@ -251,6 +251,7 @@ int main(int argc, char** argv) {
   config.capture = o.capture;
   config.capture_nvtx_name = o.capture_nvtx_name;
   config.launcher_pid = static_cast<uint32_t>(getpid());
+  config.nccl_plugin = o.nccl_plugin;
   if (o.pc_sampling_period_exp) {  // rides the timeline run (the counters run builds its own Config)
     config.modules = config.modules.empty() ? "pcsampling" : config.modules + ",pcsampling";
     config.pc_sampling_period_exp = o.pc_sampling_period_exp;
@@ -303,6 +304,15 @@ int main(int argc, char** argv) {
                                              : "one run (--counters-only, no timeline)");
   } else {
     ConfigToEnv(config, setter, &pass_env);
+    // NCCL's profiler plugin, in the timeline run only (the counters runs record kernels, not NCCL).
+    std::string nccl_warning;
+    const std::string plugin =
+        inject_loads ? NcclProfilerPluginValue(o.nccl_plugin, std::getenv("NCCL_PROFILER_PLUGIN"), inject,
+                                               &nccl_warning)
+                     : std::string();
+    if (!plugin.empty()) pass_env.push_back({"NCCL_PROFILER_PLUGIN", plugin});
+    if (!nccl_warning.empty() && !o.quiet)
+      std::fprintf(stderr, "gcollect: warning: %s\n", nccl_warning.c_str());
   }
   // A library that cannot load is not handed to the driver, NVTX or ld.so: each would fail in every process.
   if (inject_loads) env.push_back({"CUDA_INJECTION64_PATH", inject});

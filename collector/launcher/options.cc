@@ -74,6 +74,11 @@ Kernel counters (CUPTI Range Profiler, kernel replay; see docs/counters.md):
                                are not serialized, timestamps stay true): stall-reason histograms per kernel
                                and per SASS offset / source line (build with -lineinfo for lines). One sample
                                per SM every 2^N cycles, N = 5..31 (default 10)
+      --nccl-plugin=MODE       what NCCL's profiler plugin records (gcollect sets NCCL_PROFILER_PLUGIN to the
+                               injection library; kept as it is if you set it yourself): ops (default:
+                               every collective and send/recv with its communicator, sequence number,
+                               algorithm, protocol, channels), channels (+ each channel's GPU start/stop;
+                               NCCL 2.27+, adds work to NCCL's proxy thread), off
       --upload URL             after recording, upload the trace to a `gtrace serve` server and print its link
                                (runs `gtrace upload`; a token comes from $GTRACE_TOKEN_FILE)
       --inject-lib FILE        the injection library (default: $GTRACE_INJECT_LIB, else
@@ -87,6 +92,19 @@ Exit status: the app's (128+N when it died of signal N); 127 when it could not s
 Without an NVIDIA driver, or without CUPTI (libcupti.so from the CUDA toolkit), the app still runs and a
 warning says why the trace holds no GPU activity (exit status: still the app's).
 )";
+}
+
+std::string NcclProfilerPluginValue(config::NcclPluginMode mode, const char* user_value,
+                                    const std::string& inject_path, std::string* warning) {
+  if (mode == config::NcclPluginMode::kOff || inject_path.empty()) return {};
+  if (user_value) {
+    if (user_value != inject_path && warning)
+      *warning = std::string("NCCL_PROFILER_PLUGIN is set (") + user_value +
+                 "): keeping it, so NCCL loads that plugin and gtrace records no nccl_coll records "
+                 "(unset it, or pass --nccl-plugin=off to silence this)";
+    return {};
+  }
+  return inject_path;
 }
 
 bool ParseDurationMs(const std::string& text, bool plain_is_seconds, double* ms) {
@@ -248,6 +266,10 @@ StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
                                  std::to_string(kPcSamplingMaxPeriodExp) + ", got '" + value + "'");
         o.pc_sampling_period_exp = static_cast<uint32_t>(n);
       }
+    } else if (flag == "--nccl-plugin") {
+      GT_RETURN_IF_ERROR(value_of(flag));
+      if (!config::ParseNcclPluginMode(value, &o.nccl_plugin))
+        return InvalidArgument("--nccl-plugin: expected ops, channels or off, got '" + value + "'");
     } else if (flag == "--upload") {
       GT_RETURN_IF_ERROR(value_of(flag));
       if (value.rfind("http://", 0) != 0 && value.rfind("https://", 0) != 0)

@@ -47,6 +47,18 @@ int main(int argc, char** argv) {
       std::printf("device %s cc %u.%u sms %u clk %u kHz dram %.3g B/s fp32 %.3g bf16tc %.3g l2 %llu\n",
                   data.Str(d.name).c_str(), d.cc_major, d.cc_minor, d.sm_count, d.sm_clock_khz,
                   d.dram_bandwidth, d.peak_flops[1], d.peak_flops[7], (unsigned long long)d.l2_bytes);
+    for (const auto& c : data.nccl_colls)  // NCCL's profiler plugin (format 1.3)
+      std::printf(
+          "nccl_coll pid=%u tid=%u kind=%s comm=%016llx seq=%llu %s count=%llu %s root=%d rank=%d/%d "
+          "algo=%s proto=%s ch=%u warps=%u %lld..%lld\n",
+          c.pid, c.tid, gt::NcclOpKindName(c.kind), (unsigned long long)c.comm_hash,
+          (unsigned long long)c.seq, data.Str(c.func).c_str(), (unsigned long long)c.count,
+          data.Str(c.datatype).c_str(), c.root, c.rank, c.nranks, data.Str(c.algo).c_str(),
+          data.Str(c.proto).c_str(), c.n_channels, c.n_warps, (long long)c.start, (long long)c.end);
+    for (const auto& c : data.nccl_channels)
+      std::printf("nccl_channel pid=%u comm=%016llx seq=%llu %s ch=%u %lld..%lld\n", c.pid,
+                  (unsigned long long)c.comm_hash, (unsigned long long)c.seq, data.Str(c.func).c_str(),
+                  c.channel, (long long)c.start, (long long)c.end);
     std::printf("counters %zu samples %zu overheads %zu syncs %zu memory %zu streams %zu\n",
                 data.counter_descriptors.size(), data.counter_samples.size(), data.overheads.size(),
                 data.syncs.size(), data.memory.size(), data.streams.size());

@@ -25,6 +25,11 @@ constexpr VarInfo kVars[] = {
      "optional injection modules, a comma list: `counters`, `pcsampling`", Kind::kInternal},
     {Var::kPcSamplingPeriod, "GTRACE_PC_SAMPLING_PERIOD", "10",
      "PC sampling period 2^N SM cycles, N in 5..31 (`--pc-sampling=N`)", Kind::kInternal},
+    {Var::kNcclPlugin, "GTRACE_NCCL_PLUGIN", "ops",
+     "what NCCL's profiler plugin records when NCCL loads it: `off`, `ops` (collectives and point-to-point) "
+     "or "
+     "`channels` (+ per-channel GPU times) (`--nccl-plugin`)",
+     Kind::kInternal},
     {Var::kCounters, "GTRACE_COUNTERS", "default", "counter sets of the counters run (`--counters=SET`)",
      Kind::kInternal},
     {Var::kKernelRegex, "GTRACE_KERNEL_REGEX", "(all kernels)",

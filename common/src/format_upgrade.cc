@@ -28,6 +28,7 @@ constexpr AppendedColumns kAppended[] = {
     {RecordKind::kProcess, 1, 8, 6, {0, 0, 0, Zig(-1), Zig(-1), Zig(0)}},
     // 1.2 added a chunk type (nvtx_arg, decoded NVTX payload fields) and no columns: older segments have no
     // such chunks, so there is nothing to fill; a 1.1 reader skips them as an unknown type.
+    // 1.3 added two chunk types (nccl_coll, nccl_channel: NCCL's profiler plugin) and no columns, likewise.
 };
 
 }  // namespace

@@ -389,7 +389,8 @@ class ChunkDecoder {
              std::vector<NvtxRecord>, std::vector<SyncRecord>, std::vector<MemoryRecord>,
              std::vector<OverheadRecord>, std::vector<CounterDescriptor>, std::vector<CounterSample>,
              std::vector<KernelMetricRecord>, std::vector<StallSample>, std::vector<FlowRecord>,
-             std::vector<LossRecord>, std::vector<NvtxArgRecord>>
+             std::vector<LossRecord>, std::vector<NvtxArgRecord>, std::vector<NcclCollRecord>,
+             std::vector<NcclChannelRecord>>
       records_;
 };
 

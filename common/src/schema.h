@@ -115,6 +115,15 @@ GT_REC(LossRecord) {
 GT_REC(NvtxArgRecord) {
   v.Ts(r.start), v.Id(r.pid), v.Id(r.tid), v.Str(r.name), v.U8(r.kind), v.U64(r.value), v.Str(r.text);
 }
+GT_REC(NcclCollRecord) {  // 1.3
+  v.Ts(r.start), v.Dur(r.end, r.start), v.Id(r.pid), v.Id(r.tid), v.Id64(r.comm_hash), v.U64(r.seq),
+      v.Str(r.func), v.U64(r.count), v.Str(r.datatype), v.I32(r.root), v.I32(r.rank), v.I32(r.nranks),
+      v.Str(r.algo), v.Str(r.proto), v.U8(r.n_channels), v.U8(r.n_warps), v.U8(r.kind);
+}
+GT_REC(NcclChannelRecord) {  // 1.3
+  v.Ts(r.start), v.Dur(r.end, r.start), v.Id(r.pid), v.Id64(r.comm_hash), v.U64(r.seq), v.Str(r.func),
+      v.U8(r.channel);
+}
 
 #undef GT_REC
 
@@ -146,6 +155,8 @@ GT_KIND(StallSample, kStallSample)
 GT_KIND(FlowRecord, kFlow)
 GT_KIND(LossRecord, kLoss)
 GT_KIND(NvtxArgRecord, kNvtxArg)
+GT_KIND(NcclCollRecord, kNcclColl)
+GT_KIND(NcclChannelRecord, kNcclChannel)
 #undef GT_KIND
 
 // Calls f(Tag<R>{}) for every record struct, in chunk-flush order (entities before the events that use them).

@@ -88,12 +88,21 @@ const char* RecordKindName(RecordKind kind) {
       return "loss";
     case RecordKind::kNvtxArg:
       return "nvtx_arg";
+    case RecordKind::kNcclColl:
+      return "nccl_coll";
+    case RecordKind::kNcclChannel:
+      return "nccl_channel";
   }
   return "unknown";
 }
 
 const char* NvtxArgKindName(uint8_t kind) {
   static const char* const kNames[] = {"none", "int", "uint", "float", "enum", "string"};
+  return kind < sizeof(kNames) / sizeof(kNames[0]) ? kNames[kind] : "unknown";
+}
+
+const char* NcclOpKindName(uint8_t kind) {
+  static const char* const kNames[] = {"unknown", "coll", "p2p", "ce_coll"};
   return kind < sizeof(kNames) / sizeof(kNames[0]) ? kNames[kind] : "unknown";
 }
 

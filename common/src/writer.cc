@@ -416,7 +416,8 @@ class TraceWriter::Impl {
              KindBuffer<NvtxRecord>, KindBuffer<SyncRecord>, KindBuffer<MemoryRecord>,
              KindBuffer<OverheadRecord>, KindBuffer<CounterDescriptor>, KindBuffer<CounterSample>,
              KindBuffer<KernelMetricRecord>, KindBuffer<StallSample>, KindBuffer<FlowRecord>,
-             KindBuffer<LossRecord>, KindBuffer<NvtxArgRecord>>
+             KindBuffer<LossRecord>, KindBuffer<NvtxArgRecord>, KindBuffer<NcclCollRecord>,
+             KindBuffer<NcclChannelRecord>>
       kinds_;
   ByteBuf payload_, out_;
 };

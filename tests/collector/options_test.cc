@@ -134,6 +134,7 @@ TEST_CASE("config survives the environment round trip; bad values fall back with
   c.launcher_pid = 77;
   c.flush_interval_ms = 250;
   c.modules = "counters";
+  c.nccl_plugin = NcclPluginMode::kChannels;
   std::map<std::string, std::string> env;
   ConfigToEnv(
       c,
@@ -158,11 +159,13 @@ TEST_CASE("config survives the environment round trip; bad values fall back with
   CHECK(back.launcher_pid == 77);
   CHECK(back.flush_interval_ms == 250);
   CHECK(back.modules == "counters");
+  CHECK(back.nccl_plugin == NcclPluginMode::kChannels);
 
   std::map<std::string, std::string> bad = {{"GTRACE_TRACE", "cuda,bogus"},
                                             {"GTRACE_WINDOW", "abc"},
                                             {"GTRACE_CAPTURE", "later"},
-                                            {"GTRACE_FLUSH_MS", "1"}};
+                                            {"GTRACE_FLUSH_MS", "1"},
+                                            {"GTRACE_NCCL_PLUGIN", "maybe"}};
   warnings.clear();
   Config fallback = ConfigFromEnv(get, &bad, &warnings);
   CHECK(fallback.kinds == kTraceDefault);
@@ -172,6 +175,31 @@ TEST_CASE("config survives the environment round trip; bad values fall back with
   CHECK(warnings.find("GTRACE_TRACE") != std::string::npos);
   CHECK(warnings.find("GTRACE_WINDOW") != std::string::npos);
   CHECK(warnings.find("GTRACE_CAPTURE") != std::string::npos);
+  CHECK(warnings.find("GTRACE_NCCL_PLUGIN") != std::string::npos);
+  CHECK(fallback.nccl_plugin == NcclPluginMode::kOps);
+}
+
+TEST_CASE("options: --nccl-plugin, and NCCL_PROFILER_PLUGIN kept when the user set it") {
+  CHECK(Parse({"app"})->nccl_plugin == NcclPluginMode::kOps);
+  CHECK(Parse({"--nccl-plugin=channels", "app"})->nccl_plugin == NcclPluginMode::kChannels);
+  CHECK(Parse({"--nccl-plugin", "off", "app"})->nccl_plugin == NcclPluginMode::kOff);
+  auto bad = Parse({"--nccl-plugin=sometimes", "app"});
+  REQUIRE(!bad.ok());
+  CHECK(bad.status().message().find("--nccl-plugin") != std::string::npos);
+
+  std::string warning;
+  CHECK(NcclProfilerPluginValue(NcclPluginMode::kOps, nullptr, "/x/libgtrace_inject.so", &warning) ==
+        "/x/libgtrace_inject.so");
+  CHECK(warning.empty());
+  CHECK(NcclProfilerPluginValue(NcclPluginMode::kOff, nullptr, "/x/libgtrace_inject.so", &warning).empty());
+  CHECK(NcclProfilerPluginValue(NcclPluginMode::kOps, "/opt/inspector.so", "/x/libgtrace_inject.so", &warning)
+            .empty());
+  CHECK(warning.find("/opt/inspector.so") != std::string::npos);
+  warning.clear();  // already ours (gcollect inside gcollect): kept, silently
+  CHECK(NcclProfilerPluginValue(NcclPluginMode::kOps, "/x/libgtrace_inject.so", "/x/libgtrace_inject.so",
+                                &warning)
+            .empty());
+  CHECK(warning.empty());
 }
 
 // ---- --gpu-metrics: NVML device -> CUDA device number (launcher/nvml_map.h)

@@ -44,6 +44,12 @@ struct SimRank {
   bool payloads = false;
   uint64_t comm = 0x5eedc0ffee000001ull;
   uint64_t bytes = 64ull << 20;
+  // NCCL's profiler plugin (format 1.3): an nccl_coll record per collective, on the launching thread right
+  // after the launch, with NCCL's sequence number c + plugin_seq_base; with channels, two nccl_channel
+  // records inside the kernel.
+  bool plugin = false, channels = false;
+  uint64_t plugin_seq_base = 0;
+  uint32_t skip = 0;  // the first `skip` collectives are missing from this rank's file (as with --delay)
 };
 
 // The true end of collective c (a straggler delays everyone's end) and this rank's (jittered) view of it.
@@ -116,7 +122,7 @@ inline std::string RankFile(const SimHost& h, const std::vector<SimRank>& ranks,
       arg(init, "Rank", NvtxArgKind::kInt, uint64_t(r.rank));
       arg(init, "CUDA device", NvtxArgKind::kInt, uint64_t(r.local_rank));
     }
-    for (uint32_t c = 0; c < r.collectives; ++c) {
+    for (uint32_t c = r.skip; c < r.collectives; ++c) {
       const int64_t end = TrueEnd(c, r) + Jitter(c, r);
       KernelRecord g;  // compute before the collective; its length differs per rank (arrival skew)
       g.pid = r.pid, g.name = gemm, g.stream_id = 7, g.correlation_id = 2 * c + 1;
@@ -133,6 +139,22 @@ inline std::string RankFile(const SimHost& h, const std::vector<SimRank>& ranks,
       api.pid = r.pid, api.tid = r.pid, api.name = launch, api.correlation_id = k.correlation_id;
       api.start = k.start - 20'000, api.end = k.start - 15'000;
       tw.Add(api);
+      if (r.plugin) {  // NCCL's task event: right after the launch, on the launching thread
+        NcclCollRecord n;
+        n.pid = r.pid, n.tid = r.pid, n.start = api.end + 2'000, n.end = api.end + 5'000;
+        n.comm_hash = r.comm, n.seq = c + r.plugin_seq_base, n.count = r.bytes / 4;
+        n.func = tw.Intern("AllReduce"), n.datatype = tw.Intern("ncclFloat32");
+        n.algo = tw.Intern("Ring"), n.proto = tw.Intern("LL");
+        n.root = -1, n.rank = r.rank, n.nranks = r.world, n.n_channels = 2, n.n_warps = 16;
+        n.kind = uint8_t(NcclOpKind::kColl);
+        tw.Add(n);
+        for (uint8_t ch = 0; r.channels && ch < 2; ++ch) {
+          NcclChannelRecord cr;
+          cr.pid = r.pid, cr.comm_hash = n.comm_hash, cr.seq = n.seq, cr.func = n.func, cr.channel = ch;
+          cr.start = k.start + 1'000 + ch, cr.end = k.end - 1'000 + ch;
+          tw.Add(cr);
+        }
+      }
       NvtxRecord step;  // one step per collective, around its launch
       step.pid = r.pid, step.tid = r.pid, step.message = steps[c % 64];
       step.start = api.start - 1'000, step.end = api.end + 1'000;

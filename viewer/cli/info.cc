@@ -86,7 +86,10 @@ std::vector<KindCount> Counts(const TraceData& t) {
           {"kernel_metric", t.kernel_metrics.size()},
           {"stall_sample", t.stall_samples.size()},
           {"flow", t.flows.size()},
-          {"loss", t.losses.size()}};
+          {"loss", t.losses.size()},
+          {"nvtx_arg", t.nvtx_args.size()},
+          {"nccl_coll", t.nccl_colls.size()},
+          {"nccl_channel", t.nccl_channels.size()}};
 }
 
 const char* ExitKindText(uint8_t k) {

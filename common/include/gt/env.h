@@ -18,6 +18,7 @@ enum class Var : uint8_t {
   kFlushMs,
   kModules,
   kPcSamplingPeriod,
+  kNcclPlugin,
   // gcollect -> injection: the counters run (collector/counters/selection.h round-trips them).
   kCounters,
   kKernelRegex,

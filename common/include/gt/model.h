@@ -50,9 +50,11 @@ enum class RecordKind : uint16_t {
   kStallSample = 19,
   kFlow = 20,
   kLoss = 21,
-  kNvtxArg = 22,  // 1.2
+  kNvtxArg = 22,      // 1.2
+  kNcclColl = 23,     // 1.3
+  kNcclChannel = 24,  // 1.3
 };
-inline constexpr RecordKind kLastRecordKind = RecordKind::kNvtxArg;
+inline constexpr RecordKind kLastRecordKind = RecordKind::kNcclChannel;
 
 // ---- trace-level
 // ---------------------------------------------------------------------------------------------
@@ -298,7 +300,8 @@ struct NvtxRecord {
 
 // One decoded field of an NVTX extended payload (NVTX's payload extension: nvtxPayloadSchemaRegister'd
 // schemas; NCCL 2.19+ attaches one to each API range). A range's fields are separate records keyed by the
-// range's (pid, tid, start): NvtxRecord stays fixed-size, and ranges without payload (nearly all) cost nothing.
+// range's (pid, tid, start): NvtxRecord stays fixed-size, and ranges without payload (nearly all) cost
+// nothing.
 enum class NvtxArgKind : uint8_t { kNone = 0, kInt = 1, kUint = 2, kFloat = 3, kEnum = 4, kString = 5 };
 
 struct NvtxArgRecord {
@@ -309,6 +312,45 @@ struct NvtxArgRecord {
   StringId text = 0;   // kEnum: the value's name (0 when not registered); kString: the text
   uint64_t value = 0;  // kInt: int64 bits; kUint: value; kFloat: double bits; kEnum: the raw value
   uint8_t kind = 0;    // NvtxArgKind
+};
+
+// One NCCL collective or point-to-point operation as NCCL's profiler plugin saw it (format 1.3; the
+// plugin is libgtrace_inject.so itself, loaded by NCCL through NCCL_PROFILER_PLUGIN). `start`/`end` are the
+// host times, on the trace clock, of NCCL's task event: it starts when NCCL hands the operation's kernel plan
+// to its proxy, right after launching the kernel on the same thread, and stops when that is done (the GPU
+// work runs later; its per-channel times are NcclChannelRecords). (comm_hash, func, seq) names one collective
+// on every rank of the communicator: NCCL counts `seq` per communicator and per function.
+enum class NcclOpKind : uint8_t { kColl = 1, kP2p = 2, kCeColl = 3 };
+
+struct NcclCollRecord {
+  Timestamp start = 0, end = 0;
+  uint64_t comm_hash = 0;  // NCCL's communicator hash (the NVTX payload's "NCCL communicator ID")
+  uint64_t seq = 0;        // kColl/kCeColl: NCCL's sequence number; kP2p: this rank's n-th Send (or Recv)
+  uint64_t count = 0;      // elements
+  uint32_t pid = 0;
+  uint32_t tid = 0;        // the thread that launched it
+  StringId func = 0;       // "AllReduce", "AllGather", "Send", "Recv", ...
+  StringId datatype = 0;   // "ncclFloat32", ...
+  StringId algo = 0;       // "Ring", "Tree", "NVLS", ... (collectives); 0 for P2P
+  StringId proto = 0;      // "LL", "LL128", "Simple" (collectives); CE: the sync strategy
+  int32_t root = -1;       // kColl: the root (-1 none); kP2p: the peer rank
+  int32_t rank = -1;       // this process's rank in the communicator
+  int32_t nranks = 0;      // the communicator's ranks; 0 unknown (NCCL before 2.27)
+  uint8_t n_channels = 0;  // channels NCCL chose (kColl, kP2p)
+  uint8_t n_warps = 0;     // warps per block (kColl)
+  uint8_t kind = 0;        // NcclOpKind
+};
+
+// One channel of an NCCL operation on the GPU (NCCL's ncclProfileKernelCh events: the kernel's start and
+// stop on that channel, read from the GPU's global timer by NCCL's proxy thread), on the trace clock. Keyed
+// to its NcclCollRecord by (pid, comm_hash, func, seq). Recorded with gcollect --nccl-plugin=channels only.
+struct NcclChannelRecord {
+  Timestamp start = 0, end = 0;
+  uint64_t comm_hash = 0;
+  uint64_t seq = 0;
+  uint32_t pid = 0;
+  StringId func = 0;
+  uint8_t channel = 0;
 };
 
 enum class SyncKind : uint8_t {
@@ -476,7 +518,9 @@ inline LossRecord MakeLoss(StringId name, Severity severity, uint64_t count, Str
   X(StallSample, OnStallSamples, stall_samples)                   \
   X(FlowRecord, OnFlows, flows)                                   \
   X(LossRecord, OnLoss, losses)                                   \
-  X(NvtxArgRecord, OnNvtxArgs, nvtx_args)
+  X(NvtxArgRecord, OnNvtxArgs, nvtx_args)                         \
+  X(NcclCollRecord, OnNcclColls, nccl_colls)                      \
+  X(NcclChannelRecord, OnNcclChannels, nccl_channels)
 
 // Record structs are copied in bulk (the reader's capture sink, the collector's buffers) and sized into every
 // sink's memory, so each stays trivially copyable and its size changes only on purpose. The sizes hold for
@@ -505,6 +549,8 @@ static_assert(sizeof(StallSample) == 48);
 static_assert(sizeof(FlowRecord) == 32);
 static_assert(sizeof(LossRecord) == 32);
 static_assert(sizeof(NvtxArgRecord) == 40);
+static_assert(sizeof(NcclCollRecord) == 80);
+static_assert(sizeof(NcclChannelRecord) == 48);
 
 const char* RecordKindName(RecordKind kind);
 const char* CopyKindName(uint8_t kind);
@@ -513,5 +559,6 @@ const char* PrecisionName(Precision p);
 const char* SeverityName(uint8_t severity);
 const char* SyncKindName(uint8_t kind);
 const char* NvtxArgKindName(uint8_t kind);
+const char* NcclOpKindName(uint8_t kind);
 
 }  // namespace gt

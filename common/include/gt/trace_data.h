@@ -32,7 +32,9 @@ struct TraceData : TraceSink {
   std::vector<StallSample> stall_samples;
   std::vector<FlowRecord> flows;
   std::vector<LossRecord> losses;
-  std::vector<NvtxArgRecord> nvtx_args;  // 1.2: decoded NVTX payload fields
+  std::vector<NvtxArgRecord> nvtx_args;          // 1.2: decoded NVTX payload fields
+  std::vector<NcclCollRecord> nccl_colls;        // 1.3: NCCL's profiler plugin
+  std::vector<NcclChannelRecord> nccl_channels;  // 1.3
 
   // "" for unknown ids (lost strings chunk) rather than out-of-bounds.
   const std::string& Str(StringId id) const;

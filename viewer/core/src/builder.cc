@@ -236,6 +236,8 @@ GT_COLD_KIND(StallSample, 10, OnStallSamples)
 GT_COLD_KIND(FlowRecord, 11, OnFlows)
 GT_COLD_KIND(LossRecord, 12, OnLoss)
 GT_COLD_KIND(NvtxArgRecord, 13, OnNvtxArgs)
+GT_COLD_KIND(NcclCollRecord, 14, OnNcclColls)
+GT_COLD_KIND(NcclChannelRecord, 15, OnNcclChannels)
 #undef GT_COLD_KIND
 
 template <typename R>
@@ -273,6 +275,8 @@ void Router::Replay(TraceSink& to) const {
   DeliverCold<FlowRecord>(to, cold_type_, cold_, cold_count_);
   DeliverCold<LossRecord>(to, cold_type_, cold_, cold_count_);
   DeliverCold<NvtxArgRecord>(to, cold_type_, cold_, cold_count_);
+  DeliverCold<NcclCollRecord>(to, cold_type_, cold_, cold_count_);
+  DeliverCold<NcclChannelRecord>(to, cold_type_, cold_, cold_count_);
 }
 
 }  // namespace gt::viewer::detail
@@ -486,6 +490,14 @@ void ModelBuilder::OnFlows(std::span<const FlowRecord> r) {
 // Decoded NVTX payload fields: sorted by key at Finish, looked up per range (gt/viewer/nvtx_args.h).
 void ModelBuilder::OnNvtxArgs(std::span<const NvtxArgRecord> r) {
   impl_->m->nvtx_args.insert(impl_->m->nvtx_args.end(), r.begin(), r.end());
+}
+
+// NCCL's profiler plugin records: sorted at Finish, matched across ranks there (gt/viewer/collectives.h).
+void ModelBuilder::OnNcclColls(std::span<const NcclCollRecord> r) {
+  impl_->m->nccl_colls.insert(impl_->m->nccl_colls.end(), r.begin(), r.end());
+}
+void ModelBuilder::OnNcclChannels(std::span<const NcclChannelRecord> r) {
+  impl_->m->nccl_channels.insert(impl_->m->nccl_channels.end(), r.begin(), r.end());
 }
 
 void ModelBuilder::OnLoss(std::span<const LossRecord> r) {

@@ -1142,6 +1142,17 @@ void ModelBuilder::Impl::ResolveFlows() {
                      return std::tie(a.pid, a.tid, a.start) < std::tie(b.pid, b.tid, b.start);
                    });
   M.nvtx_args.shrink_to_fit();
+  std::stable_sort(M.nccl_colls.begin(), M.nccl_colls.end(),
+                   [](const NcclCollRecord& a, const NcclCollRecord& b) {
+                     return std::tie(a.pid, a.start) < std::tie(b.pid, b.start);
+                   });
+  std::stable_sort(M.nccl_channels.begin(), M.nccl_channels.end(),
+                   [](const NcclChannelRecord& a, const NcclChannelRecord& b) {
+                     return std::tie(a.pid, a.comm_hash, a.func, a.seq, a.channel) <
+                            std::tie(b.pid, b.comm_hash, b.func, b.seq, b.channel);
+                   });
+  M.nccl_colls.shrink_to_fit();
+  M.nccl_channels.shrink_to_fit();
   auto collectives = std::make_shared<CollectiveReport>(AnalyzeCollectives(M));
   for (const Collective& c : collectives->collectives)
     for (size_t i = 0; i < c.ranks.size(); ++i)

@@ -307,6 +307,8 @@ class Router final : public TraceSink {
   void OnFlows(std::span<const FlowRecord> r) override { Capture(r); }
   void OnLoss(std::span<const LossRecord> r) override { Capture(r); }
   void OnNvtxArgs(std::span<const NvtxArgRecord> r) override { Capture(r); }
+  void OnNcclColls(std::span<const NcclCollRecord> r) override { Capture(r); }
+  void OnNcclChannels(std::span<const NcclChannelRecord> r) override { Capture(r); }
   void Replay(TraceSink& to) const;
 
   void Kernel(const KernelRecord& r, StringId args);

@@ -123,7 +123,16 @@ std::vector<DetailField> EventDetails(const TraceModel& model, EventId e) {
                               (c.step.empty() ? "" : ", in " + c.step));
         add("Arrived last",
             who(c.ranks[c.last]) + ", " + FormatDuration(double(c.skew_ns())) + " after the first");
-        if (c.by_comm) add("Communicator", Hex(c.comm) + ", call #" + std::to_string(c.ordinal));
+        if (c.by_plugin)
+          add("Communicator",
+              Hex(c.comm) + ", " + c.op + " #" + std::to_string(c.seq) + " (NCCL's sequence)");
+        else if (c.by_comm)
+          add("Communicator", Hex(c.comm) + ", call #" + std::to_string(c.ordinal));
+        if (!c.algo.empty())
+          add("Algorithm", c.algo + ", " + c.proto + ", " + std::to_string(c.n_channels) + " channels" +
+                               (c.n_warps ? ", " + std::to_string(c.n_warps) + " warps" : ""));
+        if (c.count)
+          add("Elements", std::to_string(c.count) + (c.datatype.empty() ? "" : " × " + c.datatype));
         if (c.bytes) {
           add("Message size", FormatBytes(double(c.bytes)) + " (" + std::to_string(c.bytes) + ")" +
                                   (c.redop.empty() ? "" : ", " + c.redop));
@@ -135,7 +144,10 @@ std::vector<DetailField> EventDetails(const TraceModel& model, EventId e) {
         for (const CollectiveRank& r : c.ranks)
           add(who(r) + (&r == &c.ranks[ref->rank] ? " (this)" : ""),
               "arrived +" + FormatDuration(double(r.start - c.first_arrival)) + ", waited " +
-                  FormatDuration(double(r.wait_ns)) + ", transfer " + FormatDuration(double(r.transfer_ns)));
+                  FormatDuration(double(r.wait_ns)) + ", transfer " + FormatDuration(double(r.transfer_ns)) +
+                  (r.channels ? ", channels " + FormatDuration(double(r.gpu_end - r.gpu_start)) +
+                                    " on GPU (" + std::to_string(r.channels) + ")"
+                              : ""));
       }
       break;
     }

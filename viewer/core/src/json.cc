@@ -1,7 +1,9 @@
 #include "gt/viewer/json.h"
 
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "gt/viewer/collectives.h"
 #include "gt/viewer/profiled.h"
@@ -222,11 +224,29 @@ json Collectives(const CollectiveReport& r) {
                     {"skew_ns", c.skew_ns()},
                     {"step", c.step},
                     {"bytes", c.bytes},
-                    {"comm", c.by_comm ? c.comm : 0}});
+                    {"comm", c.by_comm ? c.comm : 0},
+                    {"seq", c.by_plugin ? c.seq : 0},
+                    {"algo", c.algo},
+                    {"proto", c.proto},
+                    {"channels", c.n_channels}});
+  }
+  json algorithms = json::array();  // NCCL's choices per op (profiler plugin)
+  {
+    std::map<std::tuple<std::string, std::string, std::string, uint32_t, uint32_t>, uint32_t> n;
+    for (const Collective& c : r.collectives)
+      if (c.by_plugin) ++n[{c.op, c.algo, c.proto, c.n_channels, c.n_warps}];
+    for (const auto& [k, count] : n)
+      algorithms.push_back({{"op", std::get<0>(k)},
+                            {"algo", std::get<1>(k)},
+                            {"proto", std::get<2>(k)},
+                            {"channels", std::get<3>(k)},
+                            {"warps", std::get<4>(k)},
+                            {"count", count}});
   }
   json bandwidth = json::array();
   for (const CollectiveBandwidth& b : r.bandwidth)
     bandwidth.push_back({{"op", b.op},
+                         {"algo", b.algo},
                          {"bytes", b.bytes},
                          {"ranks", b.ranks},
                          {"count", b.count},
@@ -236,6 +256,8 @@ json Collectives(const CollectiveReport& r) {
   return {{"matched", r.collectives.size()},
           {"unmatched_kernels", r.unmatched},
           {"matched_by_communicator", r.by_comm},
+          {"matched_by_plugin", r.by_plugin},
+          {"algorithms", algorithms},
           {"bandwidth", bandwidth},
           {"late_threshold_ns", r.late_threshold_ns},
           {"ranks", ranks},

@@ -19,12 +19,62 @@ struct NcclKernel {
   StringId name;
   int64_t start, end;
   EventId id;
-  int32_t call = -1;  // index into the NCCL calls: the API range whose call launched it
+  int32_t call = -1;    // index into the NCCL calls: the API range whose call launched it
+  int32_t plugin = -1;  // index into TraceModel::nccl_colls: the plugin's record of its operation
 };
 
-// What ties one kernel to its counterparts on the other ranks: (1, communicator, sequence number) from NCCL's
-// payloads, else (0, kernel name, ordinal).
-using MatchKey = std::tuple<uint8_t, uint64_t, uint32_t>;
+// What ties one kernel to its counterparts on the other ranks: (2, communicator, function, NCCL's sequence
+// number) from the profiler plugin; (1, communicator, 0, call count) from NCCL's payloads; else (0, kernel
+// name, 0, ordinal).
+using MatchKey = std::tuple<uint8_t, uint64_t, uint32_t, uint64_t>;
+
+// Ties each plugin record of a collective to the NCCL kernel it belongs to: the last NCCL kernel launched on
+// the record's thread at or before its start (NCCL starts the record right after the launch; grouped
+// operations share one kernel, which keeps its first record). Records of a plan run from a host callback
+// (CUDA graphs) start on another thread, find no launch and stay untied.
+void TiePluginRecords(const TraceModel& m, std::map<uint32_t, std::vector<NcclKernel>>& by_pid) {
+  if (m.nccl_colls.empty()) return;
+  std::map<std::pair<uint32_t, uint32_t>, std::vector<std::pair<int64_t, NcclKernel*>>> launches;
+  for (auto& [pid, ks] : by_pid)
+    for (NcclKernel& k : ks) {
+      const EventId launch = FlowPartner(m, k.id);
+      if (!launch.valid()) continue;
+      const Track& t = m.TrackOf(launch);
+      launches[{t.pid, t.tid}].push_back({m.Start(launch), &k});
+    }
+  for (auto& [thread, v] : launches)
+    std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  constexpr int64_t kMaxDelayNs = 1'000'000'000;  // a record a second after the launch is not its own
+  for (size_t i = 0; i < m.nccl_colls.size(); ++i) {
+    const NcclCollRecord& r = m.nccl_colls[i];
+    if (r.kind == uint8_t(NcclOpKind::kP2p)) continue;
+    auto it = launches.find({r.pid, r.tid});
+    if (it == launches.end()) continue;
+    const auto& v = it->second;
+    auto after =
+        std::upper_bound(v.begin(), v.end(), r.start,
+                         [](int64_t t, const std::pair<int64_t, NcclKernel*>& l) { return t < l.first; });
+    if (after == v.begin()) continue;
+    const auto& [at, k] = *(after - 1);
+    if (r.start - at > kMaxDelayNs || k->plugin >= 0) continue;
+    k->plugin = int32_t(i);
+  }
+}
+
+// The per-channel GPU span of one operation: channel records are sorted by (pid, comm, func, seq, channel).
+void ChannelSpan(const TraceModel& m, const NcclCollRecord& r, CollectiveRank* out) {
+  const auto key = std::make_tuple(r.pid, r.comm_hash, r.func, r.seq);
+  auto lo = std::lower_bound(m.nccl_channels.begin(), m.nccl_channels.end(), key,
+                             [](const NcclChannelRecord& c, const auto& k) {
+                               return std::make_tuple(c.pid, c.comm_hash, c.func, c.seq) < k;
+                             });
+  for (; lo != m.nccl_channels.end() && std::make_tuple(lo->pid, lo->comm_hash, lo->func, lo->seq) == key;
+       ++lo) {
+    out->gpu_start = out->channels ? std::min(out->gpu_start, lo->start) : lo->start;
+    out->gpu_end = out->channels ? std::max(out->gpu_end, lo->end) : lo->end;
+    ++out->channels;
+  }
+}
 
 bool IsOneOf(const std::string& op, std::initializer_list<const char*> names) {
   for (const char* n : names)
@@ -189,26 +239,59 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
     }
   }
 
-  // ---- match: (communicator, sequence) or (name, ordinal) across processes
-  std::map<MatchKey, Collective> matched;
-  for (auto& [pid, ks] : by_pid) {
+  // ---- match: (communicator, function, NCCL's sequence) from the plugin, (communicator, call count) from
+  // the payloads, or (name, ordinal) across processes
+  for (auto& [pid, ks] : by_pid)
     std::stable_sort(ks.begin(), ks.end(),
                      [](const NcclKernel& a, const NcclKernel& b) { return a.start < b.start; });
+  TiePluginRecords(m, by_pid);
+  {  // Exact keys only where every process has them: a process whose plugin did not load keeps the others
+     // on the payload or ordinal keys too, rather than leaving every collective unmatched.
+    bool all = true;
+    for (const auto& [pid, ks] : by_pid)
+      all &= std::any_of(ks.begin(), ks.end(), [](const NcclKernel& k) { return k.plugin >= 0; });
+    if (!all)
+      for (auto& [pid, ks] : by_pid)
+        for (NcclKernel& k : ks) k.plugin = -1;
+  }
+  std::map<MatchKey, Collective> matched;
+  for (auto& [pid, ks] : by_pid) {
     std::map<StringId, uint32_t> ordinal;
     for (NcclKernel& k : ks) {
       k.call = calls.empty() ? -1 : CallOf(m, k.id, calls, by_thread);
-      const MatchKey key =
-          k.call >= 0 ? MatchKey{1, calls[k.call].comm, seq[k.call]} : MatchKey{0, k.name, ordinal[k.name]++};
+      MatchKey key;
+      if (k.plugin >= 0) {
+        const NcclCollRecord& p = m.nccl_colls[k.plugin];
+        key = MatchKey{2, p.comm_hash, p.func, p.seq};
+      } else if (k.call >= 0) {
+        key = MatchKey{1, calls[k.call].comm, 0, seq[k.call]};
+      } else {
+        key = MatchKey{0, k.name, 0, ordinal[k.name]++};
+      }
       Collective& c = matched[key];
       if (c.ranks.empty()) c.kernel_name = k.name;
       CollectiveRank r;
       r.rank = rank_of.count(pid) ? rank_of[pid] : -1;
       r.pid = pid, r.kernel = k.id, r.start = k.start, r.end = k.end;
+      if (k.plugin >= 0) {
+        const NcclCollRecord& p = m.nccl_colls[k.plugin];
+        r.plugin = k.plugin;
+        ChannelSpan(m, p, &r);
+        c.op = m.Str(p.func);
+        c.algo = m.Str(p.algo), c.proto = m.Str(p.proto), c.datatype = m.Str(p.datatype);
+        c.count = std::max(c.count, p.count);
+        c.n_channels = std::max<uint32_t>(c.n_channels, p.n_channels);
+        c.n_warps = std::max<uint32_t>(c.n_warps, p.n_warps);
+        if (const uint32_t tb = NcclTypeBytes(c.datatype)) c.bytes = std::max(c.bytes, p.count * tb);
+        if (p.nranks > 0) comm_ranks[p.comm_hash] = uint32_t(p.nranks);
+      }
       if (k.call >= 0) {
         const NcclCall& call = calls[k.call];
         r.call = call.range;
         c.bytes = std::max(c.bytes, call.bytes);
-        if (c.op.empty() || c.op == call.op)
+        if (k.plugin >= 0) {
+          // the plugin named the op
+        } else if (c.op.empty() || c.op == call.op)
           c.op = call.op;
         else if (IsOneOf(c.op, {"Send", "Recv"}) && IsOneOf(call.op, {"Send", "Recv"}))
           c.op = "SendRecv";
@@ -223,10 +306,11 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
       ++report.unmatched;
       continue;
     }
-    c.ordinal = std::get<2>(key);
-    if (std::get<0>(key) == 1) {
+    c.ordinal = uint32_t(std::get<3>(key));
+    if (std::get<0>(key) >= 1) {
       c.by_comm = true, c.comm = std::get<1>(key);
       ++report.by_comm;
+      if (std::get<0>(key) == 2) c.by_plugin = true, c.seq = std::get<3>(key), ++report.by_plugin;
       auto n = comm_ranks.find(c.comm);
       c.comm_ranks = n != comm_ranks.end() ? n->second : uint32_t(c.ranks.size());
     } else {
@@ -258,13 +342,15 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
   std::sort(report.collectives.begin(), report.collectives.end(),
             [](const Collective& a, const Collective& b) { return a.last_arrival < b.last_arrival; });
   report.late_threshold_ns = std::max<int64_t>(100'000, Median(transfers) / 20);
-  {  // bandwidth per (op, size, ranks), at the median time
-    std::map<std::tuple<std::string, uint64_t, uint32_t>, std::vector<int64_t>> times;
+  {  // bandwidth per (op, size, ranks, algorithm), at the median time
+    std::map<std::tuple<std::string, uint64_t, uint32_t, std::string>, std::vector<int64_t>> times;
     for (const Collective& c : report.collectives)
-      if (c.bytes && c.time_ns > 0) times[{c.op, c.bytes, c.comm_ranks}].push_back(c.time_ns);
+      if (c.bytes && c.time_ns > 0)
+        times[{c.op, c.bytes, c.comm_ranks, c.algo.empty() ? c.algo : c.algo + "/" + c.proto}].push_back(
+            c.time_ns);
     for (auto& [key, t] : times) {
       CollectiveBandwidth b;
-      std::tie(b.op, b.bytes, b.ranks) = key;
+      std::tie(b.op, b.bytes, b.ranks, b.algo) = key;
       b.count = uint32_t(t.size());
       b.median_ns = Median(std::move(t));
       b.algbw = double(AlgorithmBytes(b.op, b.bytes, b.ranks)) / (double(b.median_ns) * 1e-9);
@@ -351,6 +437,14 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
   return report;
 }
 
+uint32_t NcclTypeBytes(const std::string& t) {
+  if (IsOneOf(t, {"ncclInt8", "ncclUint8", "ncclChar", "ncclFloat8e4m3", "ncclFloat8e5m2"})) return 1;
+  if (IsOneOf(t, {"ncclFloat16", "ncclHalf", "ncclBfloat16"})) return 2;
+  if (IsOneOf(t, {"ncclInt32", "ncclUint32", "ncclInt", "ncclFloat32", "ncclFloat"})) return 4;
+  if (IsOneOf(t, {"ncclInt64", "ncclUint64", "ncclFloat64", "ncclDouble"})) return 8;
+  return 0;
+}
+
 double BusBandwidthFactor(const std::string& op, uint32_t n) {
   if (n == 0) return 0;
   const double dn = double(n);
@@ -427,21 +521,52 @@ std::string FormatCollectiveReport(const CollectiveReport& r) {
          s.comm_ns ? FormatPercent(100.0 * double(s.overlap_ns) / double(s.comm_ns)) : "-"});
   }
   o += "  (hidden: share of NCCL time that ran alongside the rank's compute kernels)\n";
-  if (r.by_comm)
-    o += "  " + std::to_string(r.by_comm) +
+  if (r.by_plugin)
+    o += "  " + std::to_string(r.by_plugin) +
+         " of them matched by communicator, function and NCCL's sequence number (NCCL profiler plugin)\n";
+  if (r.by_comm > r.by_plugin)
+    o += "  " + std::to_string(r.by_comm - r.by_plugin) +
          " of them matched by communicator and sequence number (NCCL payloads)\n";
-  if (!r.bandwidth.empty()) {
-    o += "  Bandwidth (nccl-tests' algbw and busbw; time = last end - last arrival, median):\n";
-    auto brow = [&o](const std::vector<std::string>& cells) {
-      static constexpr size_t kWidth[] = {14, 10, 6, 7, 10, 11, 11};
+  if (r.by_plugin) {  // NCCL's choices, per op
+    std::map<std::tuple<std::string, std::string, std::string, uint32_t, uint32_t>, uint32_t> algos;
+    for (const Collective& c : r.collectives)
+      if (c.by_plugin) ++algos[{c.op, c.algo, c.proto, c.n_channels, c.n_warps}];
+    o += "  Algorithms (NCCL profiler plugin):\n";
+    auto arow = [&o](const std::vector<std::string>& cells) {
+      static constexpr size_t kWidth[] = {14, 14, 8, 9, 6, 7};
       o += "  ";
       for (size_t i = 0; i < cells.size(); ++i) o += PadColumn(cells[i], kWidth[i], i > 0) + " ";
       o += "\n";
     };
-    brow({"op", "size", "ranks", "count", "time", "algbw", "busbw"});
-    for (const CollectiveBandwidth& b : r.bandwidth)
-      brow({b.op, FormatBytes(double(b.bytes)), std::to_string(b.ranks), std::to_string(b.count),
-            FormatDuration(double(b.median_ns)), FormatRate(b.algbw, "B/s"), FormatRate(b.busbw, "B/s")});
+    arow({"op", "algorithm", "proto", "channels", "warps", "count"});
+    for (const auto& [k, n] : algos)
+      arow({std::get<0>(k), std::get<1>(k), std::get<2>(k), std::to_string(std::get<3>(k)),
+            std::to_string(std::get<4>(k)), std::to_string(n)});
+  }
+  if (!r.bandwidth.empty()) {
+    o += "  Bandwidth (nccl-tests' algbw and busbw; time = last end - last arrival, median):\n";
+    bool any_algo = false;
+    for (const CollectiveBandwidth& b : r.bandwidth) any_algo |= !b.algo.empty();
+    auto brow = [&o](const std::vector<std::string>& cells) {
+      static constexpr size_t kWidth[] = {14, 10, 6, 7, 10, 11, 11, 14};
+      o += "  ";
+      for (size_t i = 0; i < cells.size(); ++i) o += PadColumn(cells[i], kWidth[i], i > 0) + " ";
+      o += "\n";
+    };
+    std::vector<std::string> head = {"op", "size", "ranks", "count", "time", "algbw", "busbw"};
+    if (any_algo) head.push_back("algorithm");
+    brow(head);
+    for (const CollectiveBandwidth& b : r.bandwidth) {
+      std::vector<std::string> cells = {b.op,
+                                        FormatBytes(double(b.bytes)),
+                                        std::to_string(b.ranks),
+                                        std::to_string(b.count),
+                                        FormatDuration(double(b.median_ns)),
+                                        FormatRate(b.algbw, "B/s"),
+                                        FormatRate(b.busbw, "B/s")};
+      if (any_algo) cells.push_back(b.algo.empty() ? "-" : b.algo);
+      brow(cells);
+    }
   }
   for (const auto& d : r.diagnosis) o += "  straggler: " + d + "\n";
   if (r.diagnosis.empty())

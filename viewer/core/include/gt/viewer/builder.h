@@ -75,6 +75,8 @@ class ModelBuilder : public TraceSink {
   void OnFlows(std::span<const FlowRecord> r) override;
   void OnLoss(std::span<const LossRecord> r) override;
   void OnNvtxArgs(std::span<const NvtxArgRecord> r) override;
+  void OnNcclColls(std::span<const NcclCollRecord> r) override;
+  void OnNcclChannels(std::span<const NcclChannelRecord> r) override;
 
   // ---- importers ----
   // Interns text into the model's string table (idempotent). Don't mix with OnStrings in one build.

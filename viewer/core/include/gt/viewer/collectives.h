@@ -14,6 +14,13 @@
 // instead: two communicators running the same kernel stay apart. Kernels without such a range (an older NCCL,
 // or a launch from ncclGroupEnd outside the call's range) keep the name + ordinal match.
 //
+// With NCCL's profiler plugin records (format 1.3; gcollect sets NCCL_PROFILER_PLUGIN), a kernel is tied to
+// the plugin's record of the operation it runs: NCCL starts that record on the launching thread right after
+// the launch, so the record belongs to the last NCCL kernel launched on its thread before it. Such kernels
+// are matched by (communicator hash, function, NCCL's own sequence number), exactly, in preference to the
+// NVTX payloads' per-process call count; the record adds the algorithm, protocol, channels, warps, element
+// count and data type, and with --nccl-plugin=channels each rank's per-channel GPU span.
+//
 // Bandwidth (nccl-tests' definitions, doc/PERFORMANCE.md there), per collective with a message size:
 //   time  = the last rank's end - the last arrival (the collective once every rank was there)
 //   algbw = S / time, S = NCCL's message size, x n for AllGather, ReduceScatter, AlltoAll, Gather, Scatter
@@ -39,6 +46,9 @@ struct CollectiveRank {
   int64_t wait_ns = 0;      // last arrival - this rank's arrival
   int64_t transfer_ns = 0;  // end - last arrival
   EventId call;             // NCCL's API range ("ncclAllReduce") with its payload; invalid when none
+  int32_t plugin = -1;      // index into TraceModel::nccl_colls: the plugin's record; -1 when none
+  int64_t gpu_start = 0, gpu_end = 0;  // the plugin's per-channel GPU span (first start, last end); 0 none
+  uint32_t channels = 0;               // channel records seen for it
 };
 
 struct Collective {
@@ -58,12 +68,21 @@ struct Collective {
   std::string redop;            // "Sum", ... where the op has one
   int64_t time_ns = 0;          // last end - last arrival
   double algbw = 0, busbw = 0;  // bytes per second; 0 unknown
+  // From NCCL's profiler plugin, when every matched rank has its record: matched by (communicator, function,
+  // sequence number), and NCCL's choices for it.
+  bool by_plugin = false;
+  uint64_t seq = 0;         // NCCL's sequence number (per communicator and function)
+  std::string algo, proto;  // "Ring", "LL128"
+  std::string datatype;     // "ncclFloat32"
+  uint64_t count = 0;       // elements
+  uint32_t n_channels = 0, n_warps = 0;
   int64_t skew_ns() const { return last_arrival - first_arrival; }
 };
 
 // One row of the bandwidth table: the collectives of one op, message size and rank count.
 struct CollectiveBandwidth {
   std::string op;
+  std::string algo;  // "Ring/LL128" from the plugin's records; "" without them
   uint64_t bytes = 0;
   uint32_t ranks = 0;
   uint32_t count = 0;
@@ -92,7 +111,8 @@ struct CollectiveReport {
   // other ranks wait 60.0 ms in total" — one line per straggler, most lateness first; empty when none.
   std::vector<std::string> diagnosis;
   uint32_t unmatched = 0;  // NCCL kernels found on only one rank
-  uint32_t by_comm = 0;    // collectives matched by communicator + sequence number (NCCL payloads)
+  uint32_t by_comm = 0;    // collectives matched by communicator + sequence number (NCCL payloads or plugin)
+  uint32_t by_plugin = 0;  // of those, matched by NCCL's profiler plugin records
   std::vector<CollectiveBandwidth> bandwidth;  // by op, then message size
   // Every matched kernel -> (collective, rank entry), sorted by event, for the details of a selected kernel.
   struct KernelRef {
@@ -119,6 +139,9 @@ struct RankKernelTime {
   int64_t wait_ns = 0;
 };
 std::vector<RankKernelTime> KernelTimeByRank(const TraceModel& model);
+
+// Bytes of one element of an NCCL data type by name ("ncclFloat32" -> 4, "ncclBfloat16" -> 2); 0 unknown.
+uint32_t NcclTypeBytes(const std::string& datatype);
 
 // nccl-tests' bus-bandwidth factor for `op` on n ranks (2(n-1)/n, (n-1)/n or 1), and the size S that
 // algbw divides (NCCL's per-rank size x n for the gathering and scattering ops).

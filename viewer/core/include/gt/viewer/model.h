@@ -504,6 +504,11 @@ struct TraceModel {
   // Decoded NVTX payload fields (NCCL's communicator, message size, ...), sorted by (pid, tid, start):
   // gt/viewer/nvtx_args.h finds a range's.
   std::vector<NvtxArgRecord> nvtx_args;
+  // NCCL's profiler plugin (format 1.3): one record per collective / P2P operation, sorted by (pid, start);
+  // per-channel GPU times sorted by (pid, comm_hash, func, seq, channel). gt/viewer/collectives.h matches
+  // collectives across ranks by them where present.
+  std::vector<NcclCollRecord> nccl_colls;
+  std::vector<NcclChannelRecord> nccl_channels;
   // NCCL collectives matched across ranks, computed once at build (null when the trace has none across two or
   // more processes): the Summary, the details of a selected collective and the JSON read it.
   std::shared_ptr<const CollectiveReport> collectives;
