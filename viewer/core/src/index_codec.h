@@ -181,6 +181,7 @@ void VisitModel(V& v, M& m) {
     }
   }
   v.Raw(m.kernel_metrics), v.Raw(m.stall_samples), v.Raw(m.nvtx_args);
+  v.Raw(m.nccl_colls), v.Raw(m.nccl_channels);
   v.Pod(m.first_ns), v.Pod(m.last_ns), v.Pod(m.event_count), v.Pod(m.sample_count);
 }
 
