@@ -81,8 +81,14 @@ App::~App() {
 // ---------------------------------------------------------------------------------------------------------------
 
 void App::OpenFile(const std::string& path) {
-  StatusOr<std::string> bytes = ReadFileBytes(path);
   const std::string name = path.substr(path.find_last_of('/') + 1);
+#if !defined(__EMSCRIPTEN__)
+  if (name.size() > 8 && name.ends_with(".gtindex")) {
+    OpenIndex(path);
+    return;
+  }
+#endif
+  StatusOr<std::string> bytes = ReadFileBytes(path);
   if (!bytes.ok()) {
     loading_name_ = name;
     Fail("Cannot open " + name + ": " + bytes.status().ToString());
@@ -119,6 +125,39 @@ void App::OpenBuffer(std::string name, uint8_t* data, size_t size) {
     return;
   }
   load_state_ = LoadState::kLoading;
+}
+
+void App::OpenIndex(const std::string& path) {
+  // An index opened by name was built from some trace: which one is not known here, so the source
+  // fingerprint is not checked (an empty tag); version, layout and checksums still are.
+  InstallIndex(viewer::MappedIndex::Open(path, viewer::IndexSource{}), path);
+}
+
+void App::OpenIndexed(const std::string& trace_path) {
+  viewer::LoadOptions load;
+  load.threads = 0;  // a rebuild loads the trace on every hardware thread, as OpenBuffer does
+  InstallIndex(viewer::OpenOrBuildIndexFile(trace_path, trace_path + ".gtindex", load), trace_path);
+}
+
+void App::InstallIndex(StatusOr<std::unique_ptr<viewer::MappedIndex>> index, const std::string& path) {
+  CompareClose(*this);
+  FreeStaged();
+  loader_.reset();
+  building_ = false;
+  std::free(load_bytes_);
+  load_bytes_ = nullptr;
+  last_error_.clear();
+  load_warning_.clear();
+  loading_name_ = path.substr(path.find_last_of('/') + 1);
+  if (!index.ok()) {
+    Fail("Cannot open " + loading_name_ + ": " + index.status().ToString());
+    return;
+  }
+  std::shared_ptr<const viewer::MappedIndex> shared(std::move(*index));
+  // The model's columns point into the mapping: the model pointer keeps the whole index alive.
+  std::shared_ptr<const viewer::TraceModel> model(shared, &shared->model());
+  index_ = std::move(shared);
+  InstallModel(std::move(model), {});
 }
 
 void App::StageInput(std::string name, uint8_t* data, size_t size) {
@@ -188,6 +227,7 @@ void App::StepMerge() {
          "): " + model.status().ToString());
     return;
   }
+  index_.reset();
   InstallModel(std::move(*model), warnings);
 }
 
@@ -228,10 +268,12 @@ void App::FinishLoad() {
     Fail("Cannot open " + loading_name_ + ": " + model.status().ToString());
     return;
   }
+  index_.reset();
   InstallModel(std::move(*model), {});
 }
 
-void App::InstallModel(std::unique_ptr<viewer::TraceModel> model, const std::vector<std::string>& warnings) {
+void App::InstallModel(std::shared_ptr<const viewer::TraceModel> model,
+                       const std::vector<std::string>& warnings) {
   model_ = std::move(model);
   trace_name_ = loading_name_;
   load_state_ = LoadState::kLoaded;
@@ -274,6 +316,7 @@ void App::Fail(std::string message) {
   std::free(load_bytes_);
   load_bytes_ = nullptr;
   model_.reset();
+  index_.reset();
   trace_name_.clear();
   ResetView();
   last_error_ = std::move(message);

@@ -17,6 +17,7 @@
 
 #include "gt/viewer/collectives.h"
 #include "gt/viewer/filter.h"
+#include "gt/viewer/index.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/model.h"
 #include "gt/viewer/query.h"
@@ -128,6 +129,12 @@ class App {
   // previous trace (the error names the new file). OpenBuffer takes ownership of `data` (malloc'ed).
   void OpenFile(const std::string& path);
   void OpenBuffer(std::string name, uint8_t* data, size_t size);
+  // Native only: a viewer index (.gtindex, gt/viewer/index.h) opened memory-mapped, so a trace bigger than
+  // RAM opens: the model's lanes are the file's pages. OpenIndexed opens TRACE's index TRACE.gtindex, built
+  // (once, which loads the trace) when it is missing, stale or damaged. Both open in the calling frame.
+  // OpenFile opens a path ending in .gtindex this way.
+  void OpenIndex(const std::string& path);
+  void OpenIndexed(const std::string& trace_path);
   // Several files of one distributed job, opened as one trace through the merge (gt/viewer/merge.h): stage
   // each file (ownership of the malloc'ed `data` passes here), then OpenStaged. One staged file opens as
   // OpenBuffer does. The merge runs in one step a frame after it starts, so "Merging N files" is drawn first;
@@ -153,6 +160,8 @@ class App {
   double last_frame_ms() const { return last_frame_ms_; }
 
   const viewer::TraceModel* model() const { return model_.get(); }
+  // The mapped index the model lives in (OpenIndex), else null: its precomputed tables spare a scan.
+  const viewer::MappedIndex* index() const { return index_.get(); }
   View& view() { return view_; }
   const View& view() const { return view_; }
   SearchState& search() { return search_; }
@@ -199,7 +208,9 @@ class App {
   void StepLoad();
   void FinishLoad();
   void StepMerge();
-  void InstallModel(std::unique_ptr<viewer::TraceModel> model, const std::vector<std::string>& warnings);
+  void InstallModel(std::shared_ptr<const viewer::TraceModel> model,
+                    const std::vector<std::string>& warnings);
+  void InstallIndex(StatusOr<std::unique_ptr<viewer::MappedIndex>> index, const std::string& name);
   void FreeStaged();
   void Fail(std::string message);
   void ResetView();
@@ -226,7 +237,9 @@ class App {
   std::string trace_name_;
   std::string last_error_;
   std::string load_warning_;
-  std::unique_ptr<viewer::TraceModel> model_;
+  // Shared so that an index's model keeps its mapping alive (an aliasing pointer into index_).
+  std::shared_ptr<const viewer::TraceModel> model_;
+  std::shared_ptr<const viewer::MappedIndex> index_;
   bool has_pending_view_ = false;
   viewer::ViewState pending_view_;
 

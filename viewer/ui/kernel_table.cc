@@ -17,7 +17,8 @@ void DrawKernelTable(App& app) {
   }
   KernelTableState& st = app.kernel_table();
   if (!st.built) {
-    st.rows = viewer::KernelSummary(*m);
+    // A mapped index has the table already: computing it would read every kernel's pages.
+    st.rows = app.index() ? app.index()->summaries().kernels : viewer::KernelSummary(*m);
     st.built = true;
   }
   if (st.rows.empty()) {
