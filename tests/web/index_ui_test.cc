@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gt/viewer/index_query.h"
 #include "gt/viewer/json.h"
 #include "gt/viewer/query.h"
 #include "headless_ui.h"
@@ -151,4 +152,83 @@ TEST_CASE("a damaged index is refused by name and rebuilt through its trace", "[
   missing.OpenFile((dir / "nothing.gtindex").string());
   CHECK(missing.load_state() == ui::LoadState::kFailed);
   CHECK(missing.last_error().find("nothing.gtindex") != std::string::npos);
+}
+
+// The page's remote path through the real App, headless: requests answered in-process from the mapped
+// index (as `gtrace serve` answers them), frames drawn between answers.
+TEST_CASE("a remote trace opens, draws from tiles, selects an event and links it like a local one",
+          "[remote]") {
+  Headless h;
+  ui::App local;
+  LoadLocal(local, kTrace);
+  const viewer::TraceModel& lm = *local.model();
+  const std::vector<uint8_t> bytes = viewer::EncodeIndex(lm, {1, "t"});
+  auto index = viewer::MappedIndex::FromBytes(bytes, {1, "t"});
+  REQUIRE(index.ok());
+  std::vector<std::pair<uint64_t, std::string>> queue;
+  ui::App app;
+  ui::SetGlobalApp(&app);
+  app.OpenRemote("train (remote)", [&](uint64_t id, const std::string& url) { queue.push_back({id, url}); });
+  auto pump = [&] {
+    for (int round = 0; round < 20 && !queue.empty(); ++round) {
+      auto batch = std::move(queue);
+      queue.clear();
+      for (auto& [id, url] : batch) {
+        const size_t q = url.find('?');
+        viewer::QueryParams params;
+        for (std::string rest = q == std::string::npos ? "" : url.substr(q + 1); !rest.empty();) {
+          const size_t amp = rest.find('&');
+          const std::string kv = rest.substr(0, amp);
+          params.push_back({kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1)});
+          rest = amp == std::string::npos ? "" : rest.substr(amp + 1);
+        }
+        const viewer::IndexAnswer a = viewer::AnswerIndexQuery(**index, url.substr(0, q), params);
+        app.remote()->OnAnswer(id, a.status, a.body);
+      }
+      test::UiFrames(app, 1);
+    }
+  };
+  test::UiFrames(app);
+  CHECK(app.load_state() == ui::LoadState::kLoading);
+  pump();
+  REQUIRE(app.load_state() == ui::LoadState::kLoaded);
+  REQUIRE(app.remote());
+  CHECK_FALSE(app.events_local());
+  CHECK(app.model()->tracks.size() == lm.tracks.size());
+  pump();
+  CHECK(app.remote()->stats().tiles > 0);
+
+  const viewer::EventId k = FirstKernel(lm);
+  const std::string key = lm.EventKey(k);
+  app.Select(app.source()->FindEventByKey(key), true);
+  pump();
+  CHECK(app.view().selected == k);
+  const viewer::EventInfo* info = app.source()->Event(k);
+  REQUIRE(info);
+  CHECK(info->name == lm.Str(lm.Name(k)));
+  CHECK(app.view().t0 <= double(info->start));  // revealed once its times arrived
+  CHECK(app.view().t1 >= double(info->end));
+  // The share link is the local one's: the same view opens either way.
+  local.Select(k, true);
+  CHECK(app.CurrentViewState().selected == local.CurrentViewState().selected);
+
+  // Every panel draws: remote ones from the server, the others say they need the download.
+  for (ui::Panel p : {ui::Panel::kKernels, ui::Panel::kSummary, ui::Panel::kSearch, ui::Panel::kLoss,
+                      ui::Panel::kRoofline, ui::Panel::kNotes, ui::Panel::kDetails}) {
+    app.ShowPanel(p);
+    test::UiFrames(app, 2);
+    pump();
+  }
+  app.ShowPanel(ui::Panel::kKernels);
+  test::UiFrames(app, 2);
+  REQUIRE(app.kernel_table().built);
+  CHECK(app.kernel_table().rows.size() == viewer::KernelSummary(lm).size());
+  // Zoomed far in and out: tiles at other levels, never a crash, a bounded cache.
+  app.ZoomAround((app.view().t0 + app.view().t1) / 2, 1e-3);
+  test::UiFrames(app, 2);
+  pump();
+  app.FitAll();
+  test::UiFrames(app, 2);
+  pump();
+  CHECK(app.remote()->stats().failures == 0);
 }

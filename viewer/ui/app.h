@@ -21,6 +21,8 @@
 #include "gt/viewer/load.h"
 #include "gt/viewer/model.h"
 #include "gt/viewer/query.h"
+#include "gt/viewer/remote.h"
+#include "gt/viewer/source.h"
 #include "gt/viewer/summary.h"
 #include "gt/viewer/view_state.h"
 #include "imgui.h"
@@ -135,6 +137,11 @@ class App {
   // OpenFile opens a path ending in .gtindex this way.
   void OpenIndex(const std::string& path);
   void OpenIndexed(const std::string& trace_path);
+  // A trace that stays on the server (issue 17, gt/viewer/remote.h): the layout is asked for now, tiles and
+  // details as the view needs them. `send` hands a request (id, URL relative to the trace's API base) to
+  // the transport (the page's fetch), whose answers come back through remote()->OnAnswer. Loading until
+  // the layout arrives; a failure is a load failure.
+  void OpenRemote(std::string name, viewer::RemoteTrace::Send send);
   // Several files of one distributed job, opened as one trace through the merge (gt/viewer/merge.h): stage
   // each file (ownership of the malloc'ed `data` passes here), then OpenStaged. One staged file opens as
   // OpenBuffer does. The merge runs in one step a frame after it starts, so "Merging N files" is drawn first;
@@ -162,6 +169,12 @@ class App {
   const viewer::TraceModel* model() const { return model_.get(); }
   // The mapped index the model lives in (OpenIndex), else null: its precomputed tables spare a scan.
   const viewer::MappedIndex* index() const { return index_.get(); }
+  // What the timeline and the panels draw from (gt/viewer/source.h): the model in memory, or the remote
+  // trace. Null with no trace.
+  viewer::TraceSource* source() const { return source_.get(); }
+  viewer::RemoteTrace* remote() const { return remote_.get(); }
+  // The events are in memory: search, flows, counters, notes, comparison and the data-loss panel work.
+  bool events_local() const { return !remote_; }
   View& view() { return view_; }
   const View& view() const { return view_; }
   SearchState& search() { return search_; }
@@ -240,6 +253,9 @@ class App {
   // Shared so that an index's model keeps its mapping alive (an aliasing pointer into index_).
   std::shared_ptr<const viewer::TraceModel> model_;
   std::shared_ptr<const viewer::MappedIndex> index_;
+  std::shared_ptr<viewer::RemoteTrace> remote_;  // a remote trace: model_ is its layout
+  std::shared_ptr<viewer::TraceSource> source_;
+  viewer::EventId reveal_pending_;  // a remote event to reveal once its details arrive
   bool has_pending_view_ = false;
   viewer::ViewState pending_view_;
 
@@ -272,6 +288,10 @@ void DrawSummaryPanel(App& app);
 void DrawSearchBar(App& app);
 void DrawSearchResults(App& app);
 void DrawLossPanel(App& app);
+// A panel that scans events, on a remote trace: says so and offers to download the trace.
+void DrawRemoteFallback(App& app, const char* what);
+// The page downloads the remote trace and opens it in memory (web/app.js gtDownloadRemote; the view is kept).
+void DownloadRemoteTrace();
 // (ui/teamui.h: DrawNotesPanel, DrawTeamUiWindows)
 // Status-bar badge for data loss (Perfetto-style): returns true when clicked.
 bool DrawLossBadge(const App& app);
