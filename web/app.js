@@ -54,6 +54,7 @@
         const p = pending;
         pending = null;
         if (p.files) openMany(p.files);
+        else if (p.remote) openRemote(p.remote);
         else openBytes(p.name, p.bytes);
       }
     }],
@@ -120,6 +121,8 @@
 
   function openBytes(name, bytes) {
     if (!ready) { pending = { name, bytes }; showProgress('Starting the viewer…', null); return; }
+    remoteBase = null;  // a trace in memory replaces a remote one
+    window.gtRemote = false;
     hideError();
     // Copy straight into the wasm heap: the viewer takes ownership of the buffer (no MEMFS copy).
     const ptr = Module._malloc(Math.max(1, bytes.length));
@@ -159,7 +162,8 @@
   function pollParse(name, merging = false) {
     const state = api.num('gt_load_state');  // 0 idle, 1 loading, 2 loaded, 3 failed
     if (state === 1) {
-      if (merging) showProgress(`Merging ${name} onto one clock…`, null);
+      if (window.gtRemote) showProgress(`Opening ${name} on the server (the trace stays there)…`, null);
+      else if (merging) showProgress(`Merging ${name} onto one clock…`, null);
       else if (api.num('gt_load_building')) showProgress(`Building the timeline of ${name} (${count(api.num('gt_load_records'))} records)…`, null);
       else showProgress(`Parsing ${name}… ${count(api.num('gt_load_records'))} records`, api.num('gt_load_progress'));
       requestAnimationFrame(() => pollParse(name, merging));
@@ -284,6 +288,68 @@
     }
   }
   window.gtOpenUrl = openUrl;
+
+  // ---- remote traces (issue 17): a large stored trace stays on the server ---------------------------------------
+  // ?trace=<id> asks the server's /api/t/<id>/meta first: a trace over kRemoteEvents events (or over
+  // kRemoteBytes) is not downloaded; the viewer asks for tiles of what it shows, an event's details on a
+  // click, the kernel and summary tables (viewer/core remote.h). &remote=1 forces it, &remote=0 downloads.
+  // The viewer hands out requests through Module.gtRemoteFetch; answers go back with gt_remote_answer. Panels
+  // that scan events (search, flows, counters, notes) offer gtDownloadRemote, which opens the whole trace.
+  const kRemoteEvents = 20e6;
+  const kRemoteBytes = 256 * 1024 * 1024;
+  let remoteBase = null;  // "/api/t/<id>/" while a remote trace is open
+  async function openStored(traceId) {
+    const force = params.get('remote');
+    if (force === '0') return openUrl('/api/traces/' + encodeURIComponent(traceId), traceId, traceId);
+    let remote = force === '1';
+    if (!remote) {
+      try {  // the size first: HEAD of the download (no body), then the event count when it is big
+        const head = await fetch('/api/traces/' + encodeURIComponent(traceId), { method: 'HEAD' });
+        remote = head.ok && Number(head.headers.get('Content-Length')) > kRemoteBytes;
+        if (!remote && head.ok) {
+          const meta = await fetch('/api/t/' + encodeURIComponent(traceId) + '/meta');
+          if (meta.ok) remote = (await meta.json()).events > kRemoteEvents;
+        }
+      } catch (e) { /* not the gtrace server: download as before */ }
+    }
+    if (!remote) return openUrl('/api/traces/' + encodeURIComponent(traceId), traceId, traceId);
+    openRemote(traceId);
+  }
+  function openRemote(traceId) {
+    if (!ready) { pending = { remote: traceId }; showProgress('Starting the viewer…', null); return; }
+    ++loadSerial;
+    hideError();
+    remoteBase = '/api/t/' + encodeURIComponent(traceId) + '/';
+    source = { traceId };
+    window.gtRemote = true;
+    api.num('gt_open_remote', traceId);
+    pollParse(traceId);
+  }
+  Module.gtRemoteFetch = (id, url) => {
+    const base = remoteBase;
+    fetch(base + url).then(async (r) => {
+      const body = new Uint8Array(await r.arrayBuffer());
+      answer(base, id, r.status, body, Number(r.headers.get('Retry-After')) || 0);
+    }).catch(() => answer(base, id, 0, new Uint8Array(0), 0));
+  };
+  function answer(base, id, status, body, retryAfter) {
+    if (base !== remoteBase) return;  // another trace opened since
+    // Into the wasm heap, not through ccall's string (on the stack): a tile can be hundreds of KB.
+    const ptr = Module._malloc(Math.max(1, body.length));
+    if (!ptr) return;
+    const heap = Module.wasmMemory ? new Uint8Array(Module.wasmMemory.buffer) : Module.HEAPU8;
+    heap.set(body, ptr);
+    Module.ccall('gt_remote_answer', null, ['number', 'number', 'number', 'number', 'number'],
+                 [id, status, ptr, body.length, retryAfter]);
+  }
+  window.gtDownloadRemote = () => {
+    if (!remoteBase || !source || !source.traceId) return;
+    const view = api.str('gt_view_state');  // the download opens at the same view
+    if (view) pendingView = view;
+    remoteBase = null;
+    window.gtRemote = false;
+    openUrl('/api/traces/' + encodeURIComponent(source.traceId), source.traceId, source.traceId);
+  };
 
   // ---- comparing: a second trace (B) under the open one (A) -----------------------------------------------------
   // B loads in the viewer over a few frames while A stays on screen; a B that cannot be opened leaves A as it is
@@ -513,7 +579,7 @@
       pendingCompare = /[/:]/.test(compare) ? () => openCompareUrl(compare)
                                            : () => openCompareUrl('/api/traces/' + encodeURIComponent(compare), compare, compare);
     }
-    if (traceId) openUrl('/api/traces/' + encodeURIComponent(traceId), traceId, traceId);
+    if (traceId) openStored(traceId);
     else if (urls.length > 1) openUrls(urls);
     else if (urls.length === 1) openUrl(urls[0]);
   });

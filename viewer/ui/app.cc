@@ -81,8 +81,14 @@ App::~App() {
 // ---------------------------------------------------------------------------------------------------------------
 
 void App::OpenFile(const std::string& path) {
-  StatusOr<std::string> bytes = ReadFileBytes(path);
   const std::string name = path.substr(path.find_last_of('/') + 1);
+#if !defined(__EMSCRIPTEN__)
+  if (name.size() > 8 && name.ends_with(".gtindex")) {
+    OpenIndex(path);
+    return;
+  }
+#endif
+  StatusOr<std::string> bytes = ReadFileBytes(path);
   if (!bytes.ok()) {
     loading_name_ = name;
     Fail("Cannot open " + name + ": " + bytes.status().ToString());
@@ -95,6 +101,7 @@ void App::OpenFile(const std::string& path) {
 
 void App::OpenBuffer(std::string name, uint8_t* data, size_t size) {
   CompareClose(*this);  // another trace: the comparison was with the one it replaces
+  remote_.reset();
   FreeStaged();
   loader_.reset();
   std::free(load_bytes_);
@@ -119,6 +126,48 @@ void App::OpenBuffer(std::string name, uint8_t* data, size_t size) {
     return;
   }
   load_state_ = LoadState::kLoading;
+}
+
+void App::OpenIndex(const std::string& path) {
+  // An index opened by name was built from some trace: which one is not known here, so the source
+  // fingerprint is not checked (an empty tag); version, layout and checksums still are.
+  InstallIndex(viewer::MappedIndex::Open(path, viewer::IndexSource{}), path);
+}
+
+void App::OpenIndexed(const std::string& trace_path) {
+  viewer::LoadOptions load;
+  load.threads = 0;  // a rebuild loads the trace on every hardware thread, as OpenBuffer does
+  InstallIndex(viewer::OpenOrBuildIndexFile(trace_path, trace_path + ".gtindex", load), trace_path);
+}
+
+void App::InstallIndex(StatusOr<std::unique_ptr<viewer::MappedIndex>> index, const std::string& path) {
+  CompareClose(*this);
+  remote_.reset();
+  FreeStaged();
+  loader_.reset();
+  building_ = false;
+  std::free(load_bytes_);
+  load_bytes_ = nullptr;
+  last_error_.clear();
+  load_warning_.clear();
+  loading_name_ = path.substr(path.find_last_of('/') + 1);
+  if (!index.ok()) {
+    Fail("Cannot open " + loading_name_ + ": " + index.status().ToString());
+    return;
+  }
+  std::shared_ptr<const viewer::MappedIndex> shared(std::move(*index));
+  // The model's columns point into the mapping: the model pointer keeps the whole index alive.
+  std::shared_ptr<const viewer::TraceModel> model(shared, &shared->model());
+  index_ = std::move(shared);
+  InstallModel(std::move(model), {});
+}
+
+void App::OpenRemote(std::string name, viewer::RemoteTrace::Send send) {
+  Close();
+  loading_name_ = std::move(name);
+  remote_ = std::make_shared<viewer::RemoteTrace>(std::move(send));
+  load_state_ = LoadState::kLoading;
+  remote_->Start();
 }
 
 void App::StageInput(std::string name, uint8_t* data, size_t size) {
@@ -188,6 +237,7 @@ void App::StepMerge() {
          "): " + model.status().ToString());
     return;
   }
+  index_.reset();
   InstallModel(std::move(*model), warnings);
 }
 
@@ -198,6 +248,13 @@ double App::load_progress() const {
 }
 
 void App::StepLoad() {
+  if (remote_) {  // the layout is on its way (answers arrive between frames)
+    if (remote_->state() == viewer::RemoteTrace::State::kFailed)
+      Fail("Cannot open " + loading_name_ + ": " + remote_->error());
+    else if (remote_->state() == viewer::RemoteTrace::State::kReady)
+      InstallModel(std::shared_ptr<const viewer::TraceModel>(remote_, &remote_->layout()), {});
+    return;
+  }
   if (merging_) {
     StepMerge();
     return;
@@ -228,11 +285,17 @@ void App::FinishLoad() {
     Fail("Cannot open " + loading_name_ + ": " + model.status().ToString());
     return;
   }
+  index_.reset();
   InstallModel(std::move(*model), {});
 }
 
-void App::InstallModel(std::unique_ptr<viewer::TraceModel> model, const std::vector<std::string>& warnings) {
+void App::InstallModel(std::shared_ptr<const viewer::TraceModel> model,
+                       const std::vector<std::string>& warnings) {
   model_ = std::move(model);
+  if (remote_)
+    source_ = remote_;
+  else
+    source_ = std::make_shared<viewer::LocalSource>(model_.get(), index_ ? &index_->summaries() : nullptr);
   trace_name_ = loading_name_;
   load_state_ = LoadState::kLoaded;
   ResetView();
@@ -273,7 +336,10 @@ void App::Fail(std::string message) {
   building_ = false;
   std::free(load_bytes_);
   load_bytes_ = nullptr;
+  source_.reset();
   model_.reset();
+  index_.reset();
+  remote_.reset();
   trace_name_.clear();
   ResetView();
   last_error_ = std::move(message);
@@ -377,12 +443,19 @@ void App::Select(viewer::EventId e, bool reveal) {
 }
 
 void App::RevealEvent(viewer::EventId e) {
-  if (!model_ || !e.valid() || e.lane >= model_->lanes.size()) return;
+  if (!model_ || !source_ || !e.valid() || e.lane >= model_->lanes.size()) return;
   const viewer::Lane& lane = model_->lanes[e.lane];
   const viewer::Track& track = model_->tracks[lane.track];
   if (track.group < view_.group_collapsed.size()) view_.group_collapsed[track.group] = 0;
   if (lane.depth > 0 && lane.track < view_.track_collapsed.size()) view_.track_collapsed[lane.track] = 0;
-  const double s = static_cast<double>(model_->Start(e)), end = static_cast<double>(model_->End(e));
+  const viewer::EventInfo* info = source_->Event(e);
+  if (!info) {  // a remote event: where it is comes with its details (Frame retries)
+    reveal_pending_ = e;
+    return;
+  }
+  reveal_pending_ = {};
+  if (!info->found) return;
+  const double s = static_cast<double>(info->start), end = static_cast<double>(info->end);
   const double span = view_.t1 - view_.t0;
   const double px = std::max(1.0f, view_.layout.plot_max.x - view_.layout.plot_min.x);
   if (end - s > span * 0.8)
@@ -510,7 +583,7 @@ viewer::ViewState App::CurrentViewState() const {
     if (collapsed == model_->tracks[t].default_collapsed) continue;
     (collapsed ? vs.collapsed : vs.expanded).push_back(model_->tracks[t].key);
   }
-  if (view_.selected.valid()) vs.selected = model_->EventKey(view_.selected);
+  if (view_.selected.valid() && source_) vs.selected = source_->EventKey(view_.selected);
   vs.panel = PanelName(panel_);
   vs.search = search_.text;
   if (compare_.active()) {
@@ -556,10 +629,10 @@ void App::ApplyViewStateNow(const viewer::ViewState& vs) {
     const viewer::TrackId t = model_->FindTrackByKey(key);
     if (t != kNone) SetTrackCollapsed(t, false);
   }
-  if (!vs.search.empty()) SetSearch(vs.search);
+  if (!vs.search.empty() && events_local()) SetSearch(vs.search);  // remote: search needs the events
   teamui_.notes = vs.notes;
-  if (!vs.selected.empty()) {
-    const viewer::EventId e = model_->FindEventByKey(vs.selected);
+  if (!vs.selected.empty() && source_) {
+    const viewer::EventId e = source_->FindEventByKey(vs.selected);
     if (e.valid()) Select(e, false), view_.reveal_lane = e.lane;
   }
   const Panel p = PanelFromName(vs.panel);
@@ -591,6 +664,18 @@ void ShareLink() {
   });
 }
 #endif
+
+}  // namespace
+
+void DownloadRemoteTrace() {
+#ifdef __EMSCRIPTEN__
+  EM_ASM({
+    if (window.gtDownloadRemote) window.gtDownloadRemote();
+  });
+#endif
+}
+
+namespace {
 
 constexpr ImGuiWindowFlags kPaneFlags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                                         ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
@@ -650,8 +735,11 @@ void App::DrawMenuBar(float* height) {
     ImGui::Separator();
     ImGui::TextDisabled("%s", trace_name_.c_str());
     if (compare_.active()) ImGui::TextDisabled("vs %s", compare_.name.c_str());
-    ImGui::TextDisabled("%s events  %s", FormatCount(model_->event_count).c_str(),
-                        viewer::SourceFormatName(model_->format));
+    if (remote_)
+      ImGui::TextDisabled("%s events, on the server", FormatCount(model_->event_count).c_str());
+    else
+      ImGui::TextDisabled("%s events  %s", FormatCount(model_->event_count).c_str(),
+                          viewer::SourceFormatName(model_->format));
     if (DrawLossBadge(*this)) ShowPanel(Panel::kLoss);
   } else if (load_state_ == LoadState::kLoading) {
     if (merging_)
@@ -702,7 +790,12 @@ void App::DrawLoading(const ImVec2& pos, const ImVec2& size) {
   const float w = 420;
   ImGui::SetCursorPos(ImVec2(std::max(20.0f, (size.x - w) / 2), size.y * 0.35f));
   ImGui::BeginGroup();
-  if (merging_) {
+  if (remote_) {
+    ImGui::Text("Opening %s on the server", loading_name_.c_str());
+    ImGui::TextDisabled(
+        "The trace stays there: the view asks for what it shows (its index may be building).");
+    ImGui::ProgressBar(float(std::fmod(ImGui::GetTime() * 0.5, 1.0)), ImVec2(w, 0), "waiting");
+  } else if (merging_) {
     ImGui::Text("Merging %zu files (%s)", staged_.size(), FormatBytes(load_size_).c_str());
     ImGui::TextDisabled("%s", loading_name_.c_str());
     ImGui::TextDisabled("Placing hosts on one clock by wall clock and NCCL collectives...");
@@ -751,9 +844,10 @@ void App::HandleGlobalKeys() {
   if (ImGui::IsKeyDown(ImGuiKey_D)) SetVisibleRange(view_.t0 + span * dt, view_.t1 + span * dt);
   if (ImGui::IsKeyPressed(ImGuiKey_0) || ImGui::IsKeyPressed(ImGuiKey_Home)) FitAll();
   if (ImGui::IsKeyPressed(ImGuiKey_F, false)) {
-    if (view_.selected.valid())
-      FitRange(static_cast<double>(model_->Start(view_.selected)),
-               static_cast<double>(model_->End(view_.selected)), 0.15);
+    if (const viewer::EventInfo* info =
+            view_.selected.valid() && source_ ? source_->Event(view_.selected) : nullptr;
+        info && info->found)
+      FitRange(static_cast<double>(info->start), static_cast<double>(info->end), 0.15);
     else
       FitAll();
   }
@@ -781,7 +875,9 @@ void App::Frame() {
     }
   } timer{frame_start, &last_frame_ms_};
   ++frame_count_;
+  if (remote_) remote_->Tick();  // what waits for its retry (an index still being built)
   if (load_state_ == LoadState::kLoading) StepLoad();
+  if (reveal_pending_.valid() && source_ && source_->Event(reveal_pending_)) RevealEvent(reveal_pending_);
   CompareStep(*this);
 
   const ImGuiViewport* vp = ImGui::GetMainViewport();
@@ -844,7 +940,12 @@ void App::Frame() {
         if (ImGui::BeginTabItem(tab.label, nullptr, flags)) {
           if (!panel_requested_) panel_ = tab.panel;
           ImGui::BeginChild("##panel");
-          tab.draw(*this);
+          // Panels that scan events need them in memory; on a remote trace they offer the download.
+          if (remote_ && tab.panel != Panel::kDetails && tab.panel != Panel::kKernels &&
+              tab.panel != Panel::kSummary)
+            DrawRemoteFallback(*this, tab.label);
+          else
+            tab.draw(*this);
           ImGui::EndChild();
           ImGui::EndTabItem();
         }

@@ -17,9 +17,12 @@
 
 #include "gt/viewer/collectives.h"
 #include "gt/viewer/filter.h"
+#include "gt/viewer/index.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/model.h"
 #include "gt/viewer/query.h"
+#include "gt/viewer/remote.h"
+#include "gt/viewer/source.h"
 #include "gt/viewer/summary.h"
 #include "gt/viewer/view_state.h"
 #include "imgui.h"
@@ -128,6 +131,17 @@ class App {
   // previous trace (the error names the new file). OpenBuffer takes ownership of `data` (malloc'ed).
   void OpenFile(const std::string& path);
   void OpenBuffer(std::string name, uint8_t* data, size_t size);
+  // Native only: a viewer index (.gtindex, gt/viewer/index.h) opened memory-mapped, so a trace bigger than
+  // RAM opens: the model's lanes are the file's pages. OpenIndexed opens TRACE's index TRACE.gtindex, built
+  // (once, which loads the trace) when it is missing, stale or damaged. Both open in the calling frame.
+  // OpenFile opens a path ending in .gtindex this way.
+  void OpenIndex(const std::string& path);
+  void OpenIndexed(const std::string& trace_path);
+  // A trace that stays on the server (issue 17, gt/viewer/remote.h): the layout is asked for now, tiles and
+  // details as the view needs them. `send` hands a request (id, URL relative to the trace's API base) to
+  // the transport (the page's fetch), whose answers come back through remote()->OnAnswer. Loading until
+  // the layout arrives; a failure is a load failure.
+  void OpenRemote(std::string name, viewer::RemoteTrace::Send send);
   // Several files of one distributed job, opened as one trace through the merge (gt/viewer/merge.h): stage
   // each file (ownership of the malloc'ed `data` passes here), then OpenStaged. One staged file opens as
   // OpenBuffer does. The merge runs in one step a frame after it starts, so "Merging N files" is drawn first;
@@ -153,6 +167,14 @@ class App {
   double last_frame_ms() const { return last_frame_ms_; }
 
   const viewer::TraceModel* model() const { return model_.get(); }
+  // The mapped index the model lives in (OpenIndex), else null: its precomputed tables spare a scan.
+  const viewer::MappedIndex* index() const { return index_.get(); }
+  // What the timeline and the panels draw from (gt/viewer/source.h): the model in memory, or the remote
+  // trace. Null with no trace.
+  viewer::TraceSource* source() const { return source_.get(); }
+  viewer::RemoteTrace* remote() const { return remote_.get(); }
+  // The events are in memory: search, flows, counters, notes, comparison and the data-loss panel work.
+  bool events_local() const { return !remote_; }
   View& view() { return view_; }
   const View& view() const { return view_; }
   SearchState& search() { return search_; }
@@ -199,7 +221,9 @@ class App {
   void StepLoad();
   void FinishLoad();
   void StepMerge();
-  void InstallModel(std::unique_ptr<viewer::TraceModel> model, const std::vector<std::string>& warnings);
+  void InstallModel(std::shared_ptr<const viewer::TraceModel> model,
+                    const std::vector<std::string>& warnings);
+  void InstallIndex(StatusOr<std::unique_ptr<viewer::MappedIndex>> index, const std::string& name);
   void FreeStaged();
   void Fail(std::string message);
   void ResetView();
@@ -226,7 +250,12 @@ class App {
   std::string trace_name_;
   std::string last_error_;
   std::string load_warning_;
-  std::unique_ptr<viewer::TraceModel> model_;
+  // Shared so that an index's model keeps its mapping alive (an aliasing pointer into index_).
+  std::shared_ptr<const viewer::TraceModel> model_;
+  std::shared_ptr<const viewer::MappedIndex> index_;
+  std::shared_ptr<viewer::RemoteTrace> remote_;  // a remote trace: model_ is its layout
+  std::shared_ptr<viewer::TraceSource> source_;
+  viewer::EventId reveal_pending_;  // a remote event to reveal once its details arrive
   bool has_pending_view_ = false;
   viewer::ViewState pending_view_;
 
@@ -259,6 +288,10 @@ void DrawSummaryPanel(App& app);
 void DrawSearchBar(App& app);
 void DrawSearchResults(App& app);
 void DrawLossPanel(App& app);
+// A panel that scans events, on a remote trace: says so and offers to download the trace.
+void DrawRemoteFallback(App& app, const char* what);
+// The page downloads the remote trace and opens it in memory (web/app.js gtDownloadRemote; the view is kept).
+void DownloadRemoteTrace();
 // (ui/teamui.h: DrawNotesPanel, DrawTeamUiWindows)
 // Status-bar badge for data loss (Perfetto-style): returns true when clicked.
 bool DrawLossBadge(const App& app);

@@ -260,6 +260,7 @@ GT_EXPORT double gt_event_count(const char* kind) {
   static constexpr const char* kTokens[] = {"kernel", "memcpy",   "memset",  "api",        "nvtx",
                                             "sync",   "overhead", "host_op", "annotation", "instant"};
   static_assert(std::size(kTokens) == static_cast<size_t>(viewer::EventKind::kCount));
+  if (!GlobalApp()->events_local()) return -1;  // a remote trace's counts per kind are not asked for
   for (uint32_t ek = 0; ek < std::size(kTokens); ++ek)
     if (k == kTokens[ek])
       return static_cast<double>(viewer::CountEvents(*m, static_cast<viewer::EventKind>(ek)));
@@ -276,6 +277,12 @@ GT_EXPORT const char* gt_selection() {
   static std::string s;
   const viewer::TraceModel* m = Model();
   if (!m || !GlobalApp()->view().selected.valid()) return "null";
+  // A remote trace: the server's answer (the same encoder), once it is here.
+  if (viewer::RemoteTrace* r = GlobalApp()->remote()) {
+    if (!r->Event(GlobalApp()->view().selected)) return "null";
+    const std::string& j = r->EventJsonOf(GlobalApp()->view().selected);
+    return Keep(&s, j.empty() ? "null" : j);
+  }
   return Keep(&s, viewer::EventJson(*m, GlobalApp()->view().selected));
 }
 
@@ -287,7 +294,7 @@ GT_EXPORT int gt_select(const char* key) {
     GlobalApp()->Select({}, false);
     return 1;
   }
-  const viewer::EventId e = m->FindEventByKey(key);
+  const viewer::EventId e = GlobalApp()->source()->FindEventByKey(key);
   if (!e.valid()) return 0;
   GlobalApp()->Select(e, true);
   return 1;
@@ -297,7 +304,7 @@ GT_EXPORT int gt_select(const char* key) {
 // 1 when there was one.
 GT_EXPORT int gt_jump_to_partner() {
   const viewer::TraceModel* m = Model();
-  if (!m || !GlobalApp()->view().selected.valid()) return 0;
+  if (!m || !GlobalApp()->view().selected.valid() || !GlobalApp()->events_local()) return 0;
   const viewer::EventId partner = viewer::FlowPartner(*m, GlobalApp()->view().selected);
   if (!partner.valid()) return 0;
   GlobalApp()->Select(partner, true);
@@ -313,8 +320,10 @@ GT_EXPORT const char* gt_selection_screen_pos() {
   const gt::ui::View& v = GlobalApp()->view();
   const viewer::EventId e = v.selected;
   if (!e.valid() || e.lane >= v.layout.lane_y.size() || v.layout.lane_y[e.lane] < 0) return "null";
-  const double a = std::max(static_cast<double>(m->Start(e)), v.t0);
-  const double b = std::min(static_cast<double>(m->End(e)), v.t1);
+  const viewer::EventInfo* info = GlobalApp()->source()->Event(e);
+  if (!info || !info->found) return "null";
+  const double a = std::max(static_cast<double>(info->start), v.t0);
+  const double b = std::min(static_cast<double>(info->end), v.t1);
   const double x = v.layout.TimeToX((a + b) / 2, v.t0, v.t1);
   const double y = v.layout.lane_y[e.lane] + v.layout.lane_height / 2;
   const bool visible = b >= a && x >= v.layout.plot_min.x && x < v.layout.plot_max.x &&
@@ -356,7 +365,17 @@ GT_EXPORT const char* gt_kernel_summary() {
   static std::string s;
   const viewer::TraceModel* m = Model();
   if (!m) return "[]";
-  return Keep(&s, viewer::KernelSummaryJson(*m, viewer::KernelSummary(*m)));
+  if (viewer::RemoteTrace* r = GlobalApp()->remote()) {  // rows with their names from the server
+    const auto* rows = r->Kernels();
+    if (!rows) return "[]";
+    std::string out = "[";
+    for (const viewer::KernelSummaryRow& k : *rows)
+      out += std::string(out.size() > 1 ? "," : "") + "{\"name\":" + viewer::JsonQuote(r->Str(k.name)) +
+             ",\"count\":" + JsonNumber(double(k.count)) + ",\"total_ns\":" + JsonNumber(double(k.total_ns)) +
+             "}";
+    return Keep(&s, out + "]");
+  }
+  return Keep(&s, viewer::KernelSummaryJson(*m, *GlobalApp()->source()->Kernels()));
 }
 
 // Does what clicking the kernel table row of kernel `name` does: zooms to the span of its instances and
@@ -365,8 +384,10 @@ GT_EXPORT const char* gt_kernel_summary() {
 GT_EXPORT double gt_kernel_row_click(const char* name) {
   const viewer::TraceModel* m = Model();
   if (!m || !name) return -1;
-  for (const viewer::KernelSummaryRow& r : viewer::KernelSummary(*m))
-    if (m->Str(r.name) == name) return static_cast<double>(GlobalApp()->ZoomToKernel(r));
+  const auto* rows = GlobalApp()->source()->Kernels();
+  if (!rows) return -1;
+  for (const viewer::KernelSummaryRow& r : *rows)
+    if (GlobalApp()->source()->Str(r.name) == name) return static_cast<double>(GlobalApp()->ZoomToKernel(r));
   return -1;
 }
 
@@ -420,13 +441,17 @@ GT_EXPORT const char* gt_summary(const char* what) {
   static std::string s;
   const viewer::TraceModel* m = Model();
   if (!m || !what) return "[]";
+  if (!GlobalApp()->events_local() &&
+      (std::string_view(what) == "gaps" || std::string_view(what) == "collectives"))
+    return "[]";  // they scan the events
   if (std::string_view(what) == "gaps") return Keep(&s, viewer::IdleGapsJson(viewer::ExplainIdleGaps(*m, 5)));
   if (std::string_view(what) == "collectives")
     return Keep(&s, viewer::CollectivesJson(viewer::CollectivesOf(*m)));
   for (auto kind : {viewer::SummaryOf::kKernels, viewer::SummaryOf::kCopies, viewer::SummaryOf::kApi,
                     viewer::SummaryOf::kNvtx})
     if (std::string_view(what) == viewer::SummaryOfName(kind))
-      return Keep(&s, viewer::NameSummaryJson(viewer::SummarizeByName(*m, kind), 100));
+      if (const auto* rows = GlobalApp()->source()->Summary(kind))  // a remote trace's: once here
+        return Keep(&s, viewer::NameSummaryJson(*rows, 100));
   return "[]";
 }
 

@@ -1,5 +1,7 @@
 #include "ui/colors.h"
 
+#include "gt/viewer/source.h"
+
 #include <algorithm>
 #include <string>
 
@@ -24,15 +26,16 @@ ImU32 FromName(const std::string& name, float sat, float val) {
 }  // namespace
 
 ImU32 EventColor(const viewer::TraceModel& model, viewer::EventId e) {
+  return EventColor(model.Kind(e), model.Str(model.Name(e)), viewer::EventStyle(model, e));
+}
+
+ImU32 EventColor(viewer::EventKind kind, const std::string& name, uint32_t style) {
   using viewer::EventKind;
-  const EventKind kind = model.Kind(e);
   switch (kind) {
     case EventKind::kKernel:
-      return FromName(model.Str(model.Name(e)), 0.45f, 0.70f);
-    case EventKind::kMemcpy: {
-      const uint32_t p = model.Payload(e);
-      const uint8_t ck = p < model.memcpys.size() ? model.memcpys[p].copy_kind : 0;
-      switch (static_cast<CopyKind>(ck)) {
+      return FromName(name, 0.45f, 0.70f);
+    case EventKind::kMemcpy:
+      switch (static_cast<CopyKind>(style & 0xff)) {
         case CopyKind::kHtoD:
           return IM_COL32(80, 190, 110, 255);
         case CopyKind::kDtoH:
@@ -44,19 +47,14 @@ ImU32 EventColor(const viewer::TraceModel& model, viewer::EventId e) {
         default:
           return IM_COL32(150, 150, 110, 255);
       }
-    }
     case EventKind::kMemset:
       return IM_COL32(110, 140, 190, 255);
     case EventKind::kApi:
-      return FromName(model.Str(model.Name(e)), 0.25f, 0.62f);
-    case EventKind::kNvtx: {
-      const uint32_t p = model.Payload(e);
-      if (p < model.nvtx.size() && (model.nvtx[p].flags & kNvtxHasColor)) {
-        const uint32_t c = model.nvtx[p].color;  // ARGB
-        return IM_COL32((c >> 16) & 0xff, (c >> 8) & 0xff, c & 0xff, 255);
-      }
-      return FromName(model.Str(model.Name(e)), 0.35f, 0.66f);
-    }
+      return FromName(name, 0.25f, 0.62f);
+    case EventKind::kNvtx:
+      if (style & viewer::kStyleRgb)
+        return IM_COL32((style >> 16) & 0xff, (style >> 8) & 0xff, style & 0xff, 255);
+      return FromName(name, 0.35f, 0.66f);
     case EventKind::kSync:
       return IM_COL32(200, 70, 70, 255);
     case EventKind::kOverhead:
@@ -64,7 +62,7 @@ ImU32 EventColor(const viewer::TraceModel& model, viewer::EventId e) {
     case EventKind::kInstant:
       return IM_COL32(240, 200, 80, 255);
     default:
-      return FromName(model.Str(model.Name(e)), 0.40f, 0.68f);
+      return FromName(name, 0.40f, 0.68f);
   }
 }
 

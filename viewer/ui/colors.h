@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "gt/viewer/model.h"
 #include "imgui.h"
@@ -11,6 +12,9 @@
 namespace gt::ui {
 
 ImU32 EventColor(const viewer::TraceModel& model, viewer::EventId e);
+// The same from what a draw item carries (gt/viewer/source.h LaneItem: kind, name, style), so a remote
+// trace's events are coloured as local ones.
+ImU32 EventColor(viewer::EventKind kind, const std::string& name, uint32_t style);
 ImU32 MergedColor(ImU32 color);
 ImU32 TextColorOn(ImU32 background);  // black or white, whichever reads better
 ImU32 Dim(ImU32 color, float alpha);  // for non-matches while a search is active

@@ -2,6 +2,7 @@
 // it, and the explicit flows in and out.
 #include <string>
 
+#include "gt/units.h"
 #include "gt/viewer/query.h"
 #include "ui/app.h"
 #include "ui/counters/counters_view.h"
@@ -15,12 +16,23 @@ void DrawDetailsPanel(App& app) {
     ImGui::TextDisabled("Click an event in the timeline to see every field of it here.");
     return;
   }
-  ImGui::TextUnformatted(m->Str(m->Name(sel)).c_str());
+  // Through the trace interface: a remote event's details arrive a few frames after the click.
+  const viewer::EventInfo* info = app.source()->Event(sel);
+  if (!info) {
+    ImGui::TextDisabled("Asking the server for this event...");
+    return;
+  }
+  if (!info->found) {
+    ImGui::TextDisabled("The trace has no such event (%s).", app.source()->EventKey(sel).c_str());
+    return;
+  }
+  ImGui::TextUnformatted(info->name.c_str());
   ImGui::SameLine();
-  ImGui::TextDisabled("(%s)", viewer::EventKindName(m->Kind(sel)));
+  ImGui::TextDisabled("(%s)", viewer::EventKindName(info->kind));
+  const bool local = app.events_local();
 
-  // Jumps: launch <-> GPU work by correlation id, and explicit flows.
-  const viewer::EventId partner = viewer::FlowPartner(*m, sel);
+  // Jumps: launch <-> GPU work by correlation id, and explicit flows (they need the events in memory).
+  const viewer::EventId partner = local ? viewer::FlowPartner(*m, sel) : viewer::EventId{};
   if (partner.valid()) {
     const bool to_gpu = m->IsGpuActivity(partner);
     const std::string label =
@@ -29,11 +41,13 @@ void DrawDetailsPanel(App& app) {
     ImGui::SameLine();
   }
   if (ImGui::SmallButton("Zoom to event (F)"))
-    app.FitRange(static_cast<double>(m->Start(sel)), static_cast<double>(m->End(sel)), 0.15);
-  ImGui::SameLine();
-  if (ImGui::SmallButton("Find all with this name")) {
-    app.SetSearch(m->Str(m->Name(sel)));
-    app.search().current = sel;
+    app.FitRange(static_cast<double>(info->start), static_cast<double>(info->end), 0.15);
+  if (local) {
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Find all with this name")) {
+      app.SetSearch(info->name);
+      app.search().current = sel;
+    }
   }
 
   if (ImGui::BeginTable("##fields", 2,
@@ -42,7 +56,7 @@ void DrawDetailsPanel(App& app) {
     ImGui::TableSetupColumn("Value", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableHeadersRow();
     int i = 0;
-    for (const viewer::DetailField& f : viewer::EventDetails(*m, sel)) {
+    for (const viewer::DetailField& f : info->fields) {
       ImGui::PushID(i++);
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
@@ -56,7 +70,7 @@ void DrawDetailsPanel(App& app) {
       ImGui::PopID();
     }
     // Explicit flows (framework op -> CUDA call, Chrome flow events), each a jump.
-    for (const viewer::FlowArrow& f : viewer::FlowsOf(*m, sel)) {
+    for (const viewer::FlowArrow& f : local ? viewer::FlowsOf(*m, sel) : std::vector<viewer::FlowArrow>{}) {
       if (f.correlation) continue;
       const viewer::EventId other = f.from == sel ? f.to : f.from;
       if (!other.valid()) continue;
@@ -71,7 +85,15 @@ void DrawDetailsPanel(App& app) {
     ImGui::EndTable();
   }
   // Hardware counters of a profiled kernel (speed of light, occupancy, stalls): viewer/ui/counters.
-  if (m->Kind(sel) == viewer::EventKind::kKernel) DrawCountersDetails(app);
+  if (local && info->kind == viewer::EventKind::kKernel) DrawCountersDetails(app);
+}
+
+void DrawRemoteFallback(App& app, const char* what) {
+  ImGui::TextWrapped(
+      "%s needs the whole trace in this page. This trace stays on the server (it has %s events): the "
+      "timeline, event details, the kernel table and the summary tables are fetched as you look at them.",
+      what, FormatCount(app.model() ? app.model()->event_count : 0).c_str());
+  if (ImGui::Button("Download the whole trace into this page")) DownloadRemoteTrace();
 }
 
 }  // namespace gt::ui

@@ -17,7 +17,13 @@ void DrawKernelTable(App& app) {
   }
   KernelTableState& st = app.kernel_table();
   if (!st.built) {
-    st.rows = viewer::KernelSummary(*m);
+    // From the trace interface: a mapped index's precomputed rows, the server's, or computed here.
+    const std::vector<viewer::KernelSummaryRow>* rows = app.source()->Kernels();
+    if (!rows) {
+      ImGui::TextDisabled("Asking the server for the kernel table...");
+      return;
+    }
+    st.rows = *rows;
     st.built = true;
   }
   if (st.rows.empty()) {
@@ -29,7 +35,8 @@ void DrawKernelTable(App& app) {
       "for its duration histogram.",
       st.rows.size());
   ImGui::SameLine();
-  ImGui::BeginDisabled(st.selected_row < 0 || st.selected_row >= static_cast<int>(st.rows.size()));
+  ImGui::BeginDisabled(!app.events_local() || st.selected_row < 0 ||
+                       st.selected_row >= static_cast<int>(st.rows.size()));
   if (ImGui::SmallButton("Histogram")) OpenHistogram(app, st.rows[st.selected_row].name);
   ImGui::EndDisabled();
   ImGui::SameLine();
@@ -75,14 +82,15 @@ void DrawKernelTable(App& app) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::PushID(i);
-      const std::string& name = m->Str(r.name);
+      const std::string& name = app.source()->Str(r.name);
       if (ImGui::Selectable(name.c_str(), st.selected_row == i, ImGuiSelectableFlags_SpanAllColumns)) {
         st.selected_row = i;
         app.ZoomToKernel(r);
       }
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", name.c_str());
       if (ImGui::BeginPopupContextItem("##row_ctx")) {
-        if (ImGui::MenuItem("Duration histogram")) st.selected_row = i, OpenHistogram(app, r.name);
+        if (ImGui::MenuItem("Duration histogram", nullptr, false, app.events_local()))
+          st.selected_row = i, OpenHistogram(app, r.name);
         ImGui::EndPopup();
       }
       ImGui::PopID();

@@ -1,6 +1,7 @@
 // Entry point of the viewer, native (gtrace-ui [trace]) and web (the page's gtrace.js).
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "imgui.h"
 #include "platform/platform.h"
@@ -15,19 +16,33 @@ int main(int argc, char** argv) {
 #ifdef GT_HAVE_NSYS_SQLITE
   gt::nsys::RegisterNsysReader();  // Nsight Systems .sqlite exports open like any trace
 #endif
-  std::string compare;  // --compare B: a second trace under the first, aligned (ui/compare_view.h)
+  std::vector<std::string> traces;
+  bool indexed = false;  // --index: the traces open through their index (gt/viewer/index.h)
+  std::string compare;   // --compare B: a second trace under the first, aligned (ui/compare_view.h)
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
-      std::printf("usage: gtrace-ui [trace.gtrace | trace.json[.gz] | nsys-export.sqlite] [--compare OTHER]\n");
+      std::printf(
+          "usage: gtrace-ui [trace.gtrace | trace.json[.gz] | nsys-export.sqlite | trace.gtindex] "
+          "[--index] [--compare OTHER]\n\n"
+          "  trace.gtindex  a viewer index (gtrace index build), opened memory-mapped: traces bigger than "
+          "RAM\n"
+          "  --index        open the trace through its index TRACE.gtindex, built next to it when missing "
+          "or\n"
+          "                 stale (once: that loads the trace), reused after\n");
       return 0;
+    }
+    if (arg == "--index") {
+      indexed = true;
+      continue;
     }
     if (arg == "--compare" && i + 1 < argc) {
       compare = argv[++i];
       continue;
     }
-    app.OpenFile(arg);
+    traces.push_back(arg);
   }
+  for (const std::string& t : traces) indexed ? app.OpenIndexed(t) : app.OpenFile(t);
   if (!compare.empty()) gt::ui::CompareOpenFile(app, compare);
   gt::platform::Callbacks callbacks;
   callbacks.frame = [] { gt::ui::GlobalApp()->Frame(); };

@@ -52,7 +52,8 @@ void DrawTable(App& app, const char* id, const std::vector<viewer::NameSummary>&
       if (ImGui::Selectable(r.name.c_str(), selected, ImGuiSelectableFlags_SpanAllColumns)) {
         st.selected_table = what;
         st.selected_row = i;
-        if (StringId name = FindName(*app.model(), r.name); name != 0 && app.HighlightName(name) > 0)
+        if (StringId name = app.events_local() ? FindName(*app.model(), r.name) : 0;
+            name != 0 && app.HighlightName(name) > 0)
           app.SearchStep(true);
       }
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", r.name.c_str());
@@ -207,11 +208,21 @@ void DrawSummaryPanel(App& app) {
   if (!m) return;
   SummaryPanelState& st = app.summary_panel();
   if (!st.built) {
-    st.gaps = viewer::ExplainIdleGaps(*m, 5);
-    st.api = viewer::SummarizeByName(*m, viewer::SummaryOf::kApi);
-    st.copies = viewer::SummarizeByName(*m, viewer::SummaryOf::kCopies);
-    st.nvtx = viewer::SummarizeByName(*m, viewer::SummaryOf::kNvtx);
-    st.collectives = viewer::CollectivesOf(*m);
+    // The per-name tables through the trace interface (a remote trace's come from the server); idle gaps
+    // and collectives scan the events, so a remote trace has none here.
+    viewer::TraceSource& src = *app.source();
+    const auto* api = src.Summary(viewer::SummaryOf::kApi);
+    if (!api) {
+      ImGui::TextDisabled("Asking the server for the summary tables...");
+      return;
+    }
+    st.api = *api;
+    st.copies = *src.Summary(viewer::SummaryOf::kCopies);
+    st.nvtx = *src.Summary(viewer::SummaryOf::kNvtx);
+    if (app.events_local()) {
+      st.gaps = viewer::ExplainIdleGaps(*m, 5);
+      st.collectives = viewer::CollectivesOf(*m);
+    }
     st.built = true;
   }
   ImGui::TextDisabled(
@@ -247,6 +258,10 @@ void DrawSummaryPanel(App& app) {
       DrawCollectives(st.collectives);
     }
   }
+  if (!app.events_local())
+    ImGui::TextDisabled(
+        "Idle gaps and NCCL collectives need the whole trace in the page (it stays on the "
+        "server).");
   char gap_header[96];
   std::snprintf(gap_header, sizeof gap_header, "Largest GPU idle gaps: %zu###gaps", st.gaps.size());
   if (ImGui::CollapsingHeader(gap_header, ImGuiTreeNodeFlags_DefaultOpen)) {

@@ -12,12 +12,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gt/units.h"
 #include "gt/viewer/lod.h"
 #include "gt/viewer/query.h"
+#include "gt/viewer/source.h"
 #include "imgui_internal.h"
 #include "ui/app.h"
 #include "ui/colors.h"
@@ -49,8 +51,9 @@ constexpr ImGuiHoveredFlags kHoverFlags = ImGuiHoveredFlags_AllowWhenBlockedByAc
 // with its times shifted by the alignment offset onto A's axis (ui/compare_view.h).
 struct Side {
   const TraceModel* m = nullptr;
-  uint8_t which = 0;  // 0 = A, 1 = B
-  double shift = 0;   // added to this trace's times to place them on the axis
+  viewer::TraceSource* src = nullptr;  // what its lanes are drawn from (gt/viewer/source.h)
+  uint8_t which = 0;                   // 0 = A, 1 = B
+  double shift = 0;                    // added to this trace's times to place them on the axis
   const viewer::Search* search = nullptr;
   const viewer::TrackFilter* filter = nullptr;  // the search filter's tracks, while it is on (A only)
   EventId selected;
@@ -153,6 +156,7 @@ struct Hover {
   double shift = 0;
   LaneId lane = kNone;
   DrawItem item;
+  viewer::LaneItem drawn;  // the item with its name and kind (a remote trace has no events to look up)
   TrackId counter_track = kNone;
   viewer::CounterColumn column;
 };
@@ -195,7 +199,7 @@ std::string FormatIdleShare(double share) {
 }
 
 void DrawLane(ImDrawList* dl, App& app, const Side& side, LaneId lane_id, float y, const ImVec2& plot_min,
-              const ImVec2& plot_max, std::vector<DrawItem>* items, Hover* hover) {
+              const ImVec2& plot_max, std::vector<viewer::LaneItem>* items, Hover* hover) {
   const TraceModel& m = *side.m;
   const View& v = app.view();
   const viewer::Lane& lane = m.lanes[lane_id];
@@ -206,19 +210,27 @@ void DrawLane(ImDrawList* dl, App& app, const Side& side, LaneId lane_id, float 
   const int64_t q1 = static_cast<int64_t>(std::ceil(t0 + span)) + 1;
   if (side.filter) {
     // The search filter: only the matching events are drawn, one by one (an LOD block would fold hidden
-    // events in); events that would land on the pixel just drawn are skipped, and at most kMaxFiltered per lane.
+    // events in); events that would land on the pixel just drawn are skipped, and at most kMaxFiltered per
+    // lane.
     constexpr size_t kMaxFiltered = 50000;
     items->clear();
     int64_t last_px = INT64_MIN;
     for (uint32_t i : viewer::MatchingEventsIn(m, *side.search, lane_id, q0, q1, kMaxFiltered)) {
-      const int64_t px = static_cast<int64_t>(std::floor((static_cast<double>(lane.End(i)) - t0) / ns_per_px));
+      const int64_t px =
+          static_cast<int64_t>(std::floor((static_cast<double>(lane.End(i)) - t0) / ns_per_px));
       if (px == last_px && lane.Duration(i) < ns_per_px) continue;
       last_px = px;
-      items->push_back({lane.start[i], lane.End(i), i, 1});
+      const EventId e{lane_id, i};
+      items->push_back(
+          {{lane.start[i], lane.End(i), i, 1}, lane.name[i], m.Kind(e), viewer::EventStyle(m, e)});
     }
-  } else {
-    viewer::QueryLane(lane, q0, q1, ns_per_px, items);
+  } else if (!side.src->LaneItems(lane_id, q0, q1, ns_per_px, items) && items->empty()) {
+    // A remote tile on its way and nothing coarser cached: a placeholder, so an empty row does not read
+    // as "nothing ran here".
+    dl->AddRectFilled(ImVec2(plot_min.x, y + 6), ImVec2(plot_max.x, y + kLaneHeight - 6),
+                      IM_COL32(255, 255, 255, 16));
   }
+  const bool local = side.src->events_local();
 
   const viewer::Search& search = *side.search;
   const bool searching = !search.empty();
@@ -226,18 +238,20 @@ void DrawLane(ImDrawList* dl, App& app, const Side& side, LaneId lane_id, float 
   const bool mouse_in_row = mouse.y >= y && mouse.y < y + kLaneHeight && mouse.x >= plot_min.x &&
                             mouse.x < plot_max.x && ImGui::IsWindowHovered(kHoverFlags);
   const float y0 = y + 1, y1 = y + kLaneHeight - 1;
-  for (const DrawItem& it : *items) {
+  for (const viewer::LaneItem& li : *items) {
+    const DrawItem& it = li.item;
     float x0 = static_cast<float>(plot_min.x + (static_cast<double>(it.start) - t0) / ns_per_px);
     float x1 = static_cast<float>(plot_min.x + (static_cast<double>(it.end) - t0) / ns_per_px);
     x0 = std::max(x0, plot_min.x - 2);
     x1 = std::min(x1, plot_max.x + 2);
     if (x1 - x0 < 1) x1 = x0 + 1;  // everything that exists gets at least a pixel
     const EventId first{lane_id, it.first};
-    const ImU32 base = EventColor(m, first);
+    const ImU32 base = EventColor(li.kind, side.src->Str(li.name), li.style);
     if (it.merged()) {
       // Folded run of tiny events: muted color, a lighter top edge, and the count when there is room.
       // Exact for a kernel-table highlight; the first 16 events for a typed substring search.
-      const bool any_match = searching && search.AnyMatchIn(m, lane_id, it.first, it.count);
+      const bool any_match =
+          searching && (local ? search.AnyMatchIn(m, lane_id, it.first, it.count) : search.Matches(li.name));
       ImU32 c = MergedColor(base);
       if (searching && !any_match) c = Dim(c, 0.3f);
       dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x1, y1), c);
@@ -250,7 +264,7 @@ void DrawLane(ImDrawList* dl, App& app, const Side& side, LaneId lane_id, float 
                         IM_COL32(230, 230, 230, 200), label);
       }
     } else {
-      const bool match = searching && search.Matches(lane.name[it.first]);
+      const bool match = searching && search.Matches(li.name);
       // The selected event keeps its colour while a search dims the rest (Perfetto does the same).
       const bool dim = searching && !match && !(first == side.selected);
       const ImU32 c = dim ? Dim(base, 0.3f) : base;
@@ -258,13 +272,14 @@ void DrawLane(ImDrawList* dl, App& app, const Side& side, LaneId lane_id, float 
       if (match) dl->AddRect(ImVec2(x0 - 1, y0 - 1), ImVec2(x1 + 1, y1 + 1), colors::kSearchMatch, 0, 0, 2);
       if (x1 - x0 > 18)
         DrawClippedText(dl, std::max(x0, plot_min.x), std::min(x1, plot_max.x), y0,
-                        dim ? IM_COL32(255, 255, 255, 90) : TextColorOn(base), m.Str(lane.name[it.first]));
+                        dim ? IM_COL32(255, 255, 255, 90) : TextColorOn(base), side.src->Str(li.name));
     }
     if (mouse_in_row && mouse.x >= x0 - 1 && mouse.x <= x1 + 1) {
       hover->valid = true;
       hover->side = side.which, hover->m = side.m, hover->shift = side.shift;
       hover->lane = lane_id;
       hover->item = it;
+      hover->drawn = li;
     }
   }
 }
@@ -274,13 +289,18 @@ void DrawCounter(ImDrawList* dl, App& app, const Side& side, const viewer::Track
                  std::vector<viewer::CounterColumn>* cols, Hover* hover, TrackId track_id) {
   const TraceModel& m = *side.m;
   const View& v = app.view();
-  if (track.counter >= m.counters.size()) return;
-  const viewer::CounterTrack& counter = m.counters[track.counter];
   const double ns_per_px = (v.t1 - v.t0) / (plot_max.x - plot_min.x);
   const double t0 = v.t0 - side.shift;  // the visible range in this trace's clock
-  viewer::QueryCounter(counter, static_cast<int64_t>(std::floor(t0)),
-                       static_cast<int64_t>(std::ceil(t0 + (v.t1 - v.t0))) + 1, ns_per_px, cols);
-  const double lo = std::min(0.0, counter.min), hi = counter.max > lo ? counter.max : lo + 1;
+  side.src->CounterColumns(track_id, static_cast<int64_t>(std::floor(t0)),
+                           static_cast<int64_t>(std::ceil(t0 + (v.t1 - v.t0))) + 1, ns_per_px, cols);
+  // The scale: the counter's whole range when its samples are here, else the visible columns' (remote).
+  double lo = 0, hi = 0;
+  if (track.counter < m.counters.size()) {
+    lo = std::min(0.0, m.counters[track.counter].min), hi = m.counters[track.counter].max;
+  } else {
+    for (const viewer::CounterColumn& c : *cols) lo = std::min(lo, c.min), hi = std::max(hi, c.max);
+  }
+  if (!(hi > lo)) hi = lo + 1;
   const float top = y + 2, bottom = y + height - 2;
   auto vy = [&](double val) { return static_cast<float>(bottom - (val - lo) / (hi - lo) * (bottom - top)); };
   const ImVec2 mouse = ImGui::GetIO().MousePos;
@@ -337,6 +357,16 @@ void DrawSelectionAndFlows(ImDrawList* dl, const App& app) {
   const View& v = app.view();
   const EventId sel = v.selected;
   if (!sel.valid() || sel.lane >= v.layout.lane_y.size()) return;
+  if (!app.events_local()) {
+    // A remote trace: the outline once the event's details (its times) are here; no flows.
+    const viewer::EventInfo* info = app.source()->Event(sel);
+    if (!info || !info->found || v.layout.lane_y[sel.lane] < 0) return;
+    const float xa = static_cast<float>(v.layout.TimeToX(double(info->start), v.t0, v.t1));
+    const float xb = static_cast<float>(v.layout.TimeToX(double(info->end), v.t0, v.t1));
+    const float y0 = v.layout.lane_y[sel.lane], y1 = y0 + kLaneHeight;
+    dl->AddRect(ImVec2(xa - 1, y0), ImVec2(std::max(xb, xa + 2) + 1, y1), colors::kSelection, 0, 0, 2.5f);
+    return;
+  }
   if (v.layout.lane_y[sel.lane] >= 0) {
     const ImVec2 a = EventAnchor(app, sel, false), b = EventAnchor(app, sel, true);
     const float y0 = a.y - kLaneHeight / 2, y1 = a.y + kLaneHeight / 2;
@@ -411,10 +441,10 @@ void DrawHoverTooltip(App& app, const Hover& hover) {
   const TraceModel& m = hover.m ? *hover.m : *app.model();
   if (hover.counter_track != kNone) {
     const viewer::Track& track = m.tracks[hover.counter_track];
-    const viewer::CounterTrack& c = m.counters[track.counter];
     ImGui::BeginTooltip();
     ImGui::TextUnformatted(track.name.c_str());
-    ImGui::Text("value %.4g %s", hover.column.last, m.Str(c.unit).c_str());
+    ImGui::Text("value %.4g %s", hover.column.last,
+                track.counter < m.counters.size() ? m.Str(m.counters[track.counter].unit).c_str() : "");
     if (hover.column.samples > 1)
       ImGui::Text("min %.4g  max %.4g over %u samples", hover.column.min, hover.column.max,
                   hover.column.samples);
@@ -423,7 +453,20 @@ void DrawHoverTooltip(App& app, const Hover& hover) {
   }
   ImGui::BeginTooltip();
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
-  if (hover.item.merged()) {
+  if (hover.side == 0 && !app.events_local()) {
+    // A remote trace: what the tile says (the details come with a click).
+    const viewer::LaneItem& li = hover.drawn;
+    if (li.item.merged()) {
+      ImGui::Text("%u events from %s", li.item.count, app.source()->Str(li.name).c_str());
+      ImGui::Text("Span %s", FormatDuration(double(li.item.end - li.item.start)).c_str());
+      ImGui::TextDisabled("Zoom in (wheel / W) or double-click to see the events");
+    } else {
+      ImGui::TextUnformatted(app.source()->Str(li.name).c_str());
+      ImGui::TextDisabled("%s  %s", viewer::EventKindName(li.kind), m.TrackOf({hover.lane, 0}).name.c_str());
+      ImGui::Text("Duration %s", FormatDuration(double(li.item.end - li.item.start)).c_str());
+      ImGui::Text("Start %s", viewer::FormatTimestamp(m, li.item.start).c_str());
+    }
+  } else if (hover.item.merged()) {
     for (const viewer::DetailField& f : viewer::BlockDetails(m, hover.lane, hover.item))
       ImGui::Text("%s: %s", f.name.c_str(), f.value.c_str());
     ImGui::TextDisabled("Zoom in (wheel / W) or double-click to see the events");
@@ -495,9 +538,13 @@ void HandlePlotInput(App& app, const ImVec2& plot_min, const ImVec2& plot_max, f
       v.measure.active = std::fabs(v.measure.end - v.measure.start) >= 3 * ns_per_px;
     } else if (click) {
       EventId hit;
-      if (hover.valid && hover.lane != kNone)
+      if (hover.valid && hover.lane != kNone && hover.side == 0 && !app.events_local()) {
+        // A remote trace: the event under the mouse is the drawn item (a merged block selects nothing).
+        if (!hover.item.merged()) hit = {hover.lane, hover.item.first};
+      } else if (hover.valid && hover.lane != kNone) {
         hit = viewer::HitTest(*hover.m, hover.lane, static_cast<int64_t>(mouse_t - hover.shift), ns_per_px,
                               2.0);
+      }
       if (hover.valid && hover.side == 1 && hit.valid()) {
         CompareSelectB(app, hit, false);
       } else {
@@ -518,7 +565,7 @@ void HandlePlotInput(App& app, const ImVec2& plot_min, const ImVec2& plot_max, f
       io.MousePos.x >= plot_min.x && io.MousePos.x < plot_max.x && io.MousePos.y >= plot_min.y &&
       io.MousePos.y < plot_max.y) {
     EventId hit;
-    if (hover.valid && hover.lane != kNone && hover.side == 0)
+    if (hover.valid && hover.lane != kNone && hover.side == 0 && app.events_local())
       hit = viewer::HitTest(*app.model(), hover.lane, static_cast<int64_t>(mouse_t), ns_per_px, 2.0);
     OpenTimelineContextMenu(app, hit, mouse_t);
   }
@@ -558,12 +605,16 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
   const bool comparing = cmp.computed && cmp.model != nullptr;
   Side sides[2];
   const viewer::TrackFilter* filter = app.search().track_filter.active ? &app.search().track_filter : nullptr;
-  sides[0] = {&m, 0, 0.0, &app.search().search, filter, v.selected, &v.group_collapsed, &v.track_collapsed};
-  if (comparing)
-    sides[1] = {cmp.model.get(),    1,
-                cmp.offset(),       &cmp.search,
-                nullptr,            cmp.b_selected,
-                &cmp.group_collapsed, &cmp.track_collapsed};
+  sides[0] = {&m,         app.source(),         0,
+              0.0,        &app.search().search, filter,
+              v.selected, &v.group_collapsed,   &v.track_collapsed};
+  std::optional<viewer::LocalSource> b_source;  // B is always in memory
+  if (comparing) {
+    b_source.emplace(cmp.model.get());
+    sides[1] = {cmp.model.get(), &*b_source,           1,
+                cmp.offset(),    &cmp.search,          nullptr,
+                cmp.b_selected,  &cmp.group_collapsed, &cmp.track_collapsed};
+  }
   std::vector<Row> rows;
   std::vector<float> side_lane_y[2];
   float content_h = 0;
@@ -620,6 +671,7 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
     for (const GpuGaps& g : gpu_gaps)
       if (g.side == sd.which && g.device == device) return g.gaps;
     gpu_gaps.push_back({sd.which, device, {}});
+    if (!sd.src->events_local()) return gpu_gaps.back().gaps;  // they fold the events: none remotely
     viewer::QueryIdleGaps(*sd.m, device, static_cast<int64_t>(std::floor(v.t0 - sd.shift)),
                           static_cast<int64_t>(std::ceil(v.t1 - sd.shift)), ns_per_px, &gpu_gaps.back().gaps,
                           2.0);
@@ -627,7 +679,7 @@ void DrawTimeline(App& app, const ImVec2& pos, const ImVec2& size) {
   };
 
   Hover hover;
-  std::vector<DrawItem> items;
+  std::vector<viewer::LaneItem> items;
   std::vector<viewer::CounterColumn> cols;
   dl->PushClipRect(ImVec2(pos.x, plot_min.y), plot_max, true);
   for (const Row& row : rows) {

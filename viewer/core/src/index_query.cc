@@ -8,6 +8,7 @@
 
 #include "gt/viewer/json.h"
 #include "gt/viewer/query.h"
+#include "gt/viewer/source.h"
 
 namespace gt::viewer {
 namespace {
@@ -62,6 +63,8 @@ std::string MetaJson(const TraceModel& m) {
                       {"key", t.key},
                       {"group", t.group == kNone ? json(nullptr) : json(t.group)},
                       {"lanes", t.lane_count},
+                      {"first_lane", t.first_lane},
+                      {"device", t.device_id == kNone ? json(nullptr) : json(t.device_id)},
                       {"events", t.event_count},
                       {"first_ns", t.first_ns},
                       {"last_ns", t.last_ns},
@@ -193,8 +196,8 @@ std::string TileJson(const TraceModel& m, const Tile& tile) {
     for (const DrawItem& it : tl.items) {
       const StringId name = lane.name[it.first];
       names.insert(name);
-      items.push_back(
-          {it.start, it.end, it.first, it.count, name, int(m.Kind({t.first_lane + tl.depth, it.first}))});
+      const EventId first{t.first_lane + tl.depth, it.first};
+      items.push_back({it.start, it.end, it.first, it.count, name, int(m.Kind(first)), EventStyle(m, first)});
     }
     lanes.push_back({{"depth", tl.depth}, {"items", std::move(items)}});
   }
@@ -230,9 +233,18 @@ IndexAnswer AnswerIndexQuery(const MappedIndex& index, std::string_view what, co
       if (Status s = Number(params, "limit", &limit); !s.ok()) return ErrorOf(s);
       limit = std::min(limit, kKernelRowsMax);
     }
-    const auto& rows = index.summaries().kernels;
-    if (rows.size() <= limit) return {200, KernelSummaryJson(m, rows)};
-    return {200, KernelSummaryJson(m, {rows.begin(), rows.begin() + ptrdiff_t(limit)})};
+    const auto& all = index.summaries().kernels;
+    const std::vector<KernelSummaryRow> rows(all.begin(),
+                                             all.begin() + ptrdiff_t(std::min(limit, all.size())));
+    // `gtrace stats --json`'s rows plus what the page's table needs: the name's string id (the one tiles
+    // use) and the span of the kernel's instances (a row click zooms there).
+    json out = json::parse(KernelSummaryJson(m, rows), nullptr, false);
+    for (size_t i = 0; i < rows.size() && out.is_array() && i < out.size(); ++i) {
+      out[i]["name_id"] = rows[i].name;
+      out[i]["first_ns"] = rows[i].first_ns;
+      out[i]["last_ns"] = rows[i].last_ns;
+    }
+    return {200, Dump(out)};
   }
   if (what == "summary") return {200, SummaryJson(index)};
   return Error(404, "not found");

@@ -15,6 +15,7 @@
 #endif
 
 #include "gt/index_format.h"
+#include "gt/parts.h"
 #include "gt/sat_math.h"
 #include "gt/viewer/index.h"
 #include "index_codec.h"
@@ -352,6 +353,34 @@ StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t>
     GT_RETURN_IF_ERROR(WriteIndex(**model, source, index_path, &r.write));
   }
   return MappedIndex::Open(index_path, source);
+}
+
+StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndexFile(const std::string& trace_path,
+                                                            const std::string& index_path, LoadOptions load,
+                                                            IndexBuildReport* report) {
+#if !defined(__EMSCRIPTEN__) && !defined(_WIN32)
+  // A regular file is mapped: fingerprinting it reads it through the page cache, never into the heap, so a
+  // trace bigger than RAM whose index exists opens without loading anything.
+  const int fd = ::open(trace_path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    void* p = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (p != MAP_FAILED) {
+      const std::span<const uint8_t> bytes(static_cast<const uint8_t*>(p), size_t(st.st_size));
+      auto index = OpenOrBuildIndex(bytes, FingerprintBytes(bytes), index_path, load, report);
+      munmap(p, size_t(st.st_size));
+      return index;
+    }
+  } else if (fd >= 0) {
+    ::close(fd);
+  }
+#endif
+  // A parts folder, an empty file, or no mmap: read into memory as `gtrace index build` does.
+  auto bytes = ReadTraceOrParts(trace_path);
+  if (!bytes.ok()) return bytes.status();
+  const std::span<const uint8_t> b(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size());
+  return OpenOrBuildIndex(b, FingerprintBytes(b), index_path, load, report);
 }
 
 }  // namespace gt::viewer

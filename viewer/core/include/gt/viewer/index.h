@@ -114,4 +114,12 @@ StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t>
                                                         const std::string& index_path, LoadOptions load = {},
                                                         IndexBuildReport* report = nullptr);
 
+// The same for a trace file (a .gtrace, JSON, an Nsight export, a NAME.gtrace.parts folder), fingerprinted as
+// `gtrace index build` does (FingerprintBytes), so either reuses the other's index. A plain file is mapped,
+// not read into memory; only a rebuild loads its model. The native viewer's `gtrace-ui --index TRACE`.
+StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndexFile(const std::string& trace_path,
+                                                            const std::string& index_path,
+                                                            LoadOptions load = {},
+                                                            IndexBuildReport* report = nullptr);
+
 }  // namespace gt::viewer

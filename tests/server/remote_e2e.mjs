@@ -1,0 +1,253 @@
+// Remote traces end to end (issue 17): `gtrace serve` stores a generated trace and builds its index; the page
+// opens it by link with remote forced on (&remote=1), so the trace is never downloaded: the timeline draws
+// from tiles, a zoom asks for finer ones, selecting a kernel asks for its details (checked through the
+// viewer's C API against the server's /event), the kernel table comes from /kernels, and the view-state link
+// opens the same view remotely. The page's memory is recorded (wasm heap, JS heap) next to the same trace
+// downloaded into the page (&remote=0). Screenshots go to test-output/remote/.
+//
+//   node tests/server/remote_e2e.mjs GTRACE_BINARY WEB_ROOT GT_SYNTH_TRACE [EVENTS]
+// Needs the wasm page (cmake --preset wasm), the native gtrace and gt_synth_trace, web/tests/node_modules.
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+const require = createRequire(path.join(root, 'web/tests/package.json'));
+const { chromium } = require('playwright-core');
+
+const [gtrace, webRoot, synth, eventsArg] = process.argv.slice(2);
+if (!gtrace || !webRoot || !synth) {
+  console.error('usage: node tests/server/remote_e2e.mjs GTRACE_BINARY WEB_ROOT GT_SYNTH_TRACE [EVENTS]');
+  process.exit(64);
+}
+const events = Number(eventsArg || 3e6);
+const outDir = path.join(root, 'test-output/remote');
+fs.mkdirSync(outDir, { recursive: true });
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gtrace-remote-e2e-'));
+const store = path.join(tmp, 'store');
+const traceFile = path.join(tmp, 'synth.gtrace');
+const numbers = {};
+const t = () => performance.now();
+
+let t0 = t();
+execFileSync(synth, [traceFile, String(events)]);
+numbers.trace_bytes = fs.statSync(traceFile).size;
+numbers.generate_s = (t() - t0) / 1000;
+
+// ---- the server ------------------------------------------------------------------------------------------------
+const serve = spawn(gtrace, ['serve', '--store', store, '--port', '0', '--web-root', webRoot],
+                    { stdio: ['ignore', 'pipe', 'inherit'] });
+const base = await new Promise((resolve, reject) => {
+  let text = '';
+  const timer = setTimeout(() => reject(new Error('gtrace serve did not print its URL')), 15000);
+  serve.stdout.on('data', (d) => {
+    text += d;
+    const m = text.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+    if (m) { clearTimeout(timer); resolve(m[1]); }
+  });
+  serve.on('exit', (code) => reject(new Error('gtrace serve exited with ' + code)));
+});
+
+const browser = await chromium.launch({
+  executablePath: process.env.GT_CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
+         '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
+         '--disable-dev-shm-usage', '--enable-precise-memory-info'],
+});
+
+let failed = false;
+function check(cond, message) {
+  console.log(`${cond ? 'ok  ' : 'FAIL'} ${message}`);
+  if (!cond) failed = true;
+}
+
+async function openPage(url) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 800 } });
+  const page = await context.newPage();
+  page.gtLog = [];
+  page.gtBytes = { trace: 0, api: 0 };
+  page.on('console', (m) => page.gtLog.push(`[${m.type()}] ${m.text()}`));
+  page.on('pageerror', (e) => page.gtLog.push(`[pageerror] ${e.message}`));
+  page.on('response', async (r) => {
+    const u = new URL(r.url());
+    if (!u.pathname.startsWith('/api/')) return;
+    const len = Number(r.headers()['content-length'] || 0);
+    if (u.pathname.startsWith('/api/traces/')) page.gtBytes.trace += len;
+    else page.gtBytes.api += len;
+  });
+  await page.goto(url);
+  await page.waitForFunction(() => window.gtReady && window.gtReady(), null, { timeout: 60000 });
+  return page;
+}
+const num = (page, fn, ...args) => page.evaluate(([f, a]) => gtApi.num(f, ...a), [fn, args]);
+const str = (page, fn, ...args) => page.evaluate(([f, a]) => gtApi.str(f, ...a), [fn, args]);
+const json = async (page, fn, ...args) => JSON.parse((await str(page, fn, ...args)) || 'null');
+async function settled(page, timeout = 120000) {
+  await page.waitForFunction(() => {
+    const s = gtApi.num('gt_load_state');
+    return (s === 2 || s === 3) && document.getElementById('loading').hidden;
+  }, null, { timeout });
+  return num(page, 'gt_load_state');
+}
+// Until every request the viewer sent is answered (and a few frames drew the answers).
+async function quiet(page) {
+  await page.waitForFunction(() => {
+    const s = JSON.parse(gtApi.str('gt_remote_stats'));
+    return s.remote && s.in_flight === 0 && s.requests > 0;
+  }, null, { timeout: 60000, polling: 50 });
+  await page.waitForTimeout(100);
+  return json(page, 'gt_remote_stats');
+}
+async function memory(page) {
+  return page.evaluate(() => ({
+    wasm_heap: (Module.wasmMemory ? Module.wasmMemory.buffer : Module.HEAPU8.buffer).byteLength,
+    js_heap: performance.memory ? performance.memory.usedJSHeapSize : null,
+  }));
+}
+async function range(page) {
+  return { start: await num(page, 'gt_visible_range_start'), end: await num(page, 'gt_visible_range_end') };
+}
+
+try {
+  // ---- upload (as `gtrace upload` or the Share button would) --------------------------------------------------
+  const up = await fetch(`${base}/api/traces?name=synth.gtrace`,
+                         { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' },
+                           body: fs.readFileSync(traceFile) });
+  const stored = await up.json();
+  check(up.status === 201 && stored.id, `uploaded ${numbers.trace_bytes} bytes as ${stored.id}`);
+  const id = stored.id;
+  t0 = t();
+  let metaStatus = 0;
+  while (metaStatus !== 200 && t() - t0 < 120000) {  // the index builds on the server's own thread
+    metaStatus = (await fetch(`${base}/api/t/${id}/meta`)).status;
+    if (metaStatus !== 200) await new Promise((r) => setTimeout(r, 100));
+  }
+  numbers.index_ready_s = (t() - t0) / 1000;
+  const meta = await (await fetch(`${base}/api/t/${id}/meta`)).json();
+  check(meta.events > 0, `the server's index: ${meta.events} events, ${meta.tracks.length} tracks`);
+  numbers.events = meta.events;
+
+  // ---- A: open by link, remote forced on -------------------------------------------------------------------
+  t0 = t();
+  const a = await openPage(`${base}/?trace=${id}&remote=1`);
+  check(await settled(a) === 2, 'A: the remote trace opens');
+  let st = await quiet(a);
+  numbers.first_frame_s = (t() - t0) / 1000;
+  check(st.remote && st.events === meta.events + meta.samples, `A: remote, ${st.events} events (${JSON.stringify(st)})`);
+  check(a.gtBytes.trace === 0, 'A: the trace itself was never downloaded');
+  check(st.tiles > 0 && st.failures === 0, `A: the timeline drew from ${st.tiles} tiles`);
+  check(await str(a, 'gt_trace_name') === id, 'A: named by its id');
+  const full = await range(a);
+  await a.screenshot({ path: path.join(outDir, 'remote-overview.png') });
+
+  // Zoom to 1% of the trace: finer tiles; then pan a quarter screen: at most a tile more per track.
+  const span = full.end - full.start;
+  const z0 = full.start + span * 0.4, z1 = z0 + span * 0.01;
+  await num(a, 'gt_set_visible_range', z0, z1);
+  st = await quiet(a);
+  const tilesZoomed = st.requests;
+  await num(a, 'gt_set_visible_range', z0 + (z1 - z0) * 0.25, z1 + (z1 - z0) * 0.25);
+  const panned = await quiet(a);
+  const visibleTracks = meta.tracks.length;  // every track is expanded and on screen here (counters too)
+  check(panned.requests - tilesZoomed <= visibleTracks,
+        `A: a quarter-screen pan asked ${panned.requests - tilesZoomed} tiles for ${visibleTracks} tracks`);
+  numbers.pan_new_requests = panned.requests - tilesZoomed;
+
+  // Closer (0.05% of the trace), where kernels are wide enough to click. A kernel in view: the server's
+  // tile of a GPU stream names one; select it by key, then by a click.
+  await num(a, 'gt_set_visible_range', z0, z0 + span * 0.0005);
+  await quiet(a);
+  const stream = meta.tracks.find((tr) => tr.kind === 'Stream' && tr.events > 0);
+  const r0 = await range(a);
+  const tile = await (await fetch(`${base}/api/t/${id}/tiles?track=${stream.id}&t0=${Math.floor(r0.start)}` +
+                                  `&t1=${Math.ceil(r0.end)}&px=1024`)).json();
+  const item = tile.lanes[0].items.find((it) => it[3] === 1 && it[0] >= r0.start && it[1] <= r0.end);
+  check(item, 'A: a single kernel is in view');
+  const key = `${stream.key}/0/${item[2]}`;
+  check(await num(a, 'gt_select', key) === 1, `A: select ${key}`);
+  await a.waitForFunction(() => gtApi.str('gt_selection') !== 'null', null, { timeout: 30000 });
+  const sel = await json(a, 'gt_selection');
+  const want = await (await fetch(`${base}/api/t/${id}/event?key=${encodeURIComponent(key)}`)).json();
+  check(sel && sel.key === key && sel.kind === 'Kernel', `A: the details of ${sel && sel.name} arrived`);
+  check(JSON.stringify(sel) === JSON.stringify(want), 'A: the details are the server\'s /event answer');
+  check(Object.keys(sel.fields).length > 3, `A: with its fields (${Object.keys(sel.fields).join(', ')})`);
+  await num(a, 'gt_show_panel', 'details');
+  await quiet(a);
+  // Clicking where it is drawn selects it again (the hovered tile item is the hit).
+  await num(a, 'gt_select', '');
+  const pos = await a.evaluate((k) => { gtApi.num('gt_select', k); return null; }, key);
+  void pos;
+  await a.waitForTimeout(200);
+  const at = await json(a, 'gt_selection_screen_pos');
+  check(at && at.visible, `A: the selection is drawn at ${JSON.stringify(at)}`);
+  await num(a, 'gt_select', '');
+  await a.mouse.move(at.x, at.y);
+  await a.waitForTimeout(100);
+  await a.mouse.click(at.x, at.y);
+  await a.waitForTimeout(200);
+  const clicked = await json(a, 'gt_selection');
+  check(clicked && clicked.key === key, `A: a click on it selects it (${clicked && clicked.key})`);
+  await a.screenshot({ path: path.join(outDir, 'remote-selected.png') });
+
+  // The kernel table from /kernels.
+  await num(a, 'gt_show_panel', 'kernels');
+  await a.waitForFunction(() => JSON.parse(gtApi.str('gt_kernel_summary')).length > 0, null, { timeout: 30000 });
+  const kernels = await json(a, 'gt_kernel_summary');
+  const wantKernels = await (await fetch(`${base}/api/t/${id}/kernels?limit=100000`)).json();
+  check(kernels.length === wantKernels.length && kernels[0].name === wantKernels[0].name,
+        `A: the kernel table (${kernels.length} rows, top ${kernels[0].name})`);
+  await a.waitForTimeout(200);
+  await a.screenshot({ path: path.join(outDir, 'remote-kernels.png') });
+  await num(a, 'gt_show_panel', 'details');
+  await a.waitForTimeout(200);
+  const memRemote = await memory(a);
+  numbers.remote = { ...memRemote, api_bytes: a.gtBytes.api, requests: (await quiet(a)).requests };
+  await a.screenshot({ path: path.join(outDir, 'remote.png') });
+
+  // ---- B: the view-state link opens the same view remotely ------------------------------------------------
+  const view = await str(a, 'gt_view_state');
+  const wantRange = await range(a);
+  const b = await openPage(`${base}/?trace=${id}&remote=1&view=${encodeURIComponent(view)}`);
+  check(await settled(b) === 2, 'B: the link opens remotely');
+  await quiet(b);
+  await b.waitForFunction(() => gtApi.str('gt_selection') !== 'null', null, { timeout: 30000 });
+  const gotRange = await range(b);
+  const tol = (wantRange.end - wantRange.start) * 0.01;
+  check(Math.abs(gotRange.start - wantRange.start) <= tol && Math.abs(gotRange.end - wantRange.end) <= tol,
+        'B: the same visible range');
+  check((await json(b, 'gt_selection')).key === key, 'B: the same selection');
+  check(b.gtBytes.trace === 0, 'B: nothing downloaded');
+
+  // ---- C: the same trace downloaded into the page (today's path), for the memory it takes ------------------
+  t0 = t();
+  const c = await openPage(`${base}/?trace=${id}&remote=0&view=${encodeURIComponent(view)}`);
+  check(await settled(c, 300000) === 2, 'C: &remote=0 downloads and loads the trace');
+  numbers.local_open_s = (t() - t0) / 1000;
+  check((await json(c, 'gt_selection')).key === key, 'C: the link selects the same event in memory');
+  const memLocal = await memory(c);
+  numbers.local = { ...memLocal, trace_download_bytes: c.gtBytes.trace };
+  check(memRemote.wasm_heap <= memLocal.wasm_heap && memRemote.wasm_heap <= 300 * 2 ** 20,
+        `page memory: remote ${(memRemote.wasm_heap / 2 ** 20).toFixed(0)} MiB wasm heap vs ` +
+        `${(memLocal.wasm_heap / 2 ** 20).toFixed(0)} MiB downloaded`);
+  for (const p of [a, b, c]) {
+    // A build without the threaded page (gtrace-mt.js) falls back to gtrace.js by design: not an error here.
+    const errors = p.gtLog.filter((l) => /pageerror|Content Security Policy|Refused to|Aborted/.test(l) &&
+                                         !/gtrace-mt\.js/.test(l));
+    check(errors.length === 0, 'no page errors: ' + errors.join(' | '));
+  }
+} catch (e) {
+  console.log('FAIL ' + (e && e.stack || e));
+  failed = true;
+} finally {
+  await browser.close();
+  serve.kill('SIGTERM');
+  await new Promise((r) => serve.on('exit', r));
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
+fs.writeFileSync(path.join(outDir, 'numbers.json'), JSON.stringify(numbers, null, 2));
+console.log('numbers: ' + JSON.stringify(numbers));
+console.log(failed ? 'remote e2e: FAILED' : 'remote e2e: passed');
+process.exit(failed ? 1 : 0);

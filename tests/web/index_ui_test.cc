@@ -1,0 +1,234 @@
+// The native viewer over a viewer index (gt/viewer/index.h), headless: `gtrace-ui --index TRACE` builds
+// TRACE.gtindex once and reuses it, `gtrace-ui FILE.gtindex` maps it, and what the App shows from the
+// mapped model (tracks, the kernel table, a selected event's details, a share link) is what it shows from
+// the loaded trace. A damaged index is refused when named, rebuilt when reached through its trace.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "gt/viewer/index_query.h"
+#include "gt/viewer/json.h"
+#include "gt/viewer/query.h"
+#include "headless_ui.h"
+#include "ui/app.h"
+
+using namespace gt;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Headless = test::HeadlessUi;
+
+const std::string kTrace = std::string(GT_TESTS_DATA) + "/h200_torch_train.gtrace";
+
+void LoadLocal(ui::App& app, const std::string& path) {
+  ui::SetGlobalApp(&app);
+  app.OpenFile(path);
+  for (int i = 0; i < 10000 && app.load_state() == ui::LoadState::kLoading; ++i) test::UiFrames(app);
+  REQUIRE(app.load_state() == ui::LoadState::kLoaded);
+  test::UiFrames(app, 2);
+}
+
+fs::path Scratch(const char* name) {
+  const fs::path dir = fs::temp_directory_path() / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// The first kernel of the trace: a GPU event with details worth comparing.
+viewer::EventId FirstKernel(const viewer::TraceModel& m) {
+  for (viewer::LaneId l = 0; l < m.lanes.size(); ++l)
+    for (uint32_t i = 0; i < m.lanes[l].size(); ++i)
+      if (m.Kind({l, i}) == viewer::EventKind::kKernel) return {l, i};
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("gtrace-ui --index builds the index next to the trace once and shows what the trace shows",
+          "[index]") {
+  Headless h;
+  const fs::path dir = Scratch("gt_index_ui");
+  const fs::path trace = dir / "train.gtrace";
+  fs::copy_file(kTrace, trace);
+
+  ui::App local;
+  LoadLocal(local, kTrace);
+  const viewer::TraceModel& lm = *local.model();
+
+  ui::App app;
+  ui::SetGlobalApp(&app);
+  app.OpenIndexed(trace.string());
+  REQUIRE(app.load_state() == ui::LoadState::kLoaded);
+  REQUIRE(app.index() != nullptr);
+  REQUIRE(fs::exists(trace.string() + ".gtindex"));
+  const auto built_at = fs::last_write_time(trace.string() + ".gtindex");
+  test::UiFrames(app, 3);
+  const viewer::TraceModel& m = *app.model();
+  CHECK(m.tracks.size() == lm.tracks.size());
+  CHECK(m.event_count == lm.event_count);
+  CHECK(app.trace_name() == "train.gtrace");
+
+  // The kernel table comes from the index's precomputed rows, equal to the loaded trace's.
+  app.ShowPanel(ui::Panel::kKernels);
+  test::UiFrames(app, 2);
+  const auto& rows = app.kernel_table().rows;
+  const auto want = viewer::KernelSummary(lm);
+  REQUIRE(rows.size() == want.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    CHECK(m.Str(rows[i].name) == lm.Str(want[i].name));
+    CHECK(rows[i].total_ns == want[i].total_ns);
+  }
+
+  // A selected kernel: the same details, the same key in the share link, the link opens the same view.
+  const viewer::EventId k = FirstKernel(m);
+  REQUIRE(k.valid());
+  app.Select(k, true);
+  local.Select(k, true);
+  test::UiFrames(app, 2);
+  CHECK(viewer::EventJson(m, k) == viewer::EventJson(lm, k));
+  const std::string link = app.CurrentViewState().Serialize();
+  CHECK(link == local.CurrentViewState().Serialize());
+
+  // Opened again: the index is reused, not rebuilt. Opening the .gtindex by name maps the same file.
+  ui::App again;
+  ui::SetGlobalApp(&again);
+  again.OpenIndexed(trace.string());
+  REQUIRE(again.load_state() == ui::LoadState::kLoaded);
+  CHECK(fs::last_write_time(trace.string() + ".gtindex") == built_at);
+  ui::App named;
+  ui::SetGlobalApp(&named);
+  named.OpenFile(trace.string() + ".gtindex");
+  REQUIRE(named.load_state() == ui::LoadState::kLoaded);
+  REQUIRE(named.ApplyViewState(link, nullptr));
+  test::UiFrames(named, 2);
+  CHECK(named.view().selected == k);
+  CHECK(named.trace_name() == "train.gtrace.gtindex");
+}
+
+TEST_CASE("a damaged index is refused by name and rebuilt through its trace", "[index]") {
+  Headless h;
+  const fs::path dir = Scratch("gt_index_ui_bad");
+  const fs::path trace = dir / "train.gtrace";
+  fs::copy_file(kTrace, trace);
+  const std::string idx = trace.string() + ".gtindex";
+  {
+    ui::App app;
+    ui::SetGlobalApp(&app);
+    app.OpenIndexed(trace.string());
+    REQUIRE(app.load_state() == ui::LoadState::kLoaded);
+  }
+  {  // one byte flipped in the middle of the file
+    std::fstream f(idx, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(0, std::ios::end);
+    const auto size = f.tellg();
+    f.seekp(size / 2);
+    char c = 0;
+    f.seekg(size / 2);
+    f.read(&c, 1);
+    c = static_cast<char>(c ^ 0x5a);
+    f.seekp(size / 2);
+    f.write(&c, 1);
+  }
+  ui::App named;
+  ui::SetGlobalApp(&named);
+  named.OpenFile(idx);
+  CHECK(named.load_state() == ui::LoadState::kFailed);
+  CHECK(named.last_error().find("damaged") != std::string::npos);
+  CHECK(named.model() == nullptr);
+
+  ui::App rebuilt;
+  ui::SetGlobalApp(&rebuilt);
+  rebuilt.OpenIndexed(trace.string());
+  REQUIRE(rebuilt.load_state() == ui::LoadState::kLoaded);
+  ui::App ok;
+  ui::SetGlobalApp(&ok);
+  ok.OpenFile(idx);  // the rebuilt file opens by name again
+  CHECK(ok.load_state() == ui::LoadState::kLoaded);
+
+  ui::App missing;
+  ui::SetGlobalApp(&missing);
+  missing.OpenFile((dir / "nothing.gtindex").string());
+  CHECK(missing.load_state() == ui::LoadState::kFailed);
+  CHECK(missing.last_error().find("nothing.gtindex") != std::string::npos);
+}
+
+// The page's remote path through the real App, headless: requests answered in-process from the mapped
+// index (as `gtrace serve` answers them), frames drawn between answers.
+TEST_CASE("a remote trace opens, draws from tiles, selects an event and links it like a local one",
+          "[remote]") {
+  Headless h;
+  ui::App local;
+  LoadLocal(local, kTrace);
+  const viewer::TraceModel& lm = *local.model();
+  const std::vector<uint8_t> bytes = viewer::EncodeIndex(lm, {1, "t"});
+  auto index = viewer::MappedIndex::FromBytes(bytes, {1, "t"});
+  REQUIRE(index.ok());
+  std::vector<std::pair<uint64_t, std::string>> queue;
+  ui::App app;
+  ui::SetGlobalApp(&app);
+  app.OpenRemote("train (remote)", [&](uint64_t id, const std::string& url) { queue.push_back({id, url}); });
+  auto pump = [&] {
+    for (int round = 0; round < 20 && !queue.empty(); ++round) {
+      auto batch = std::move(queue);
+      queue.clear();
+      for (auto& [id, url] : batch) {
+        const size_t q = url.find('?');
+        viewer::QueryParams params;
+        for (std::string rest = q == std::string::npos ? "" : url.substr(q + 1); !rest.empty();) {
+          const size_t amp = rest.find('&');
+          const std::string kv = rest.substr(0, amp);
+          params.push_back({kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1)});
+          rest = amp == std::string::npos ? "" : rest.substr(amp + 1);
+        }
+        const viewer::IndexAnswer a = viewer::AnswerIndexQuery(**index, url.substr(0, q), params);
+        app.remote()->OnAnswer(id, a.status, a.body);
+      }
+      test::UiFrames(app, 1);
+    }
+  };
+  test::UiFrames(app);
+  CHECK(app.load_state() == ui::LoadState::kLoading);
+  pump();
+  REQUIRE(app.load_state() == ui::LoadState::kLoaded);
+  REQUIRE(app.remote());
+  CHECK_FALSE(app.events_local());
+  CHECK(app.model()->tracks.size() == lm.tracks.size());
+  pump();
+  CHECK(app.remote()->stats().tiles > 0);
+
+  const viewer::EventId k = FirstKernel(lm);
+  const std::string key = lm.EventKey(k);
+  app.Select(app.source()->FindEventByKey(key), true);
+  pump();
+  CHECK(app.view().selected == k);
+  const viewer::EventInfo* info = app.source()->Event(k);
+  REQUIRE(info);
+  CHECK(info->name == lm.Str(lm.Name(k)));
+  CHECK(app.view().t0 <= double(info->start));  // revealed once its times arrived
+  CHECK(app.view().t1 >= double(info->end));
+  // The share link is the local one's: the same view opens either way.
+  local.Select(k, true);
+  CHECK(app.CurrentViewState().selected == local.CurrentViewState().selected);
+
+  // Every panel draws: remote ones from the server, the others say they need the download.
+  for (ui::Panel p : {ui::Panel::kKernels, ui::Panel::kSummary, ui::Panel::kSearch, ui::Panel::kLoss,
+                      ui::Panel::kRoofline, ui::Panel::kNotes, ui::Panel::kDetails}) {
+    app.ShowPanel(p);
+    test::UiFrames(app, 2);
+    pump();
+  }
+  app.ShowPanel(ui::Panel::kKernels);
+  test::UiFrames(app, 2);
+  REQUIRE(app.kernel_table().built);
+  CHECK(app.kernel_table().rows.size() == viewer::KernelSummary(lm).size());
+  // Zoomed far in and out: tiles at other levels, never a crash, a bounded cache.
+  app.ZoomAround((app.view().t0 + app.view().t1) / 2, 1e-3);
+  test::UiFrames(app, 2);
+  pump();
+  app.FitAll();
+  test::UiFrames(app, 2);
+  pump();
+  CHECK(app.remote()->stats().failures == 0);
+}

@@ -1,0 +1,85 @@
+// The local implementation of the viewer's trace interface (gt/viewer/source.h): a model in memory answers
+// everything at once.
+#include "gt/viewer/source.h"
+
+namespace gt::viewer {
+
+uint32_t EventStyle(const TraceModel& m, EventId e) {
+  switch (m.Kind(e)) {
+    case EventKind::kMemcpy: {
+      const uint32_t p = m.Payload(e);
+      return p < m.memcpys.size() ? m.memcpys[p].copy_kind : 0;
+    }
+    case EventKind::kNvtx: {
+      const uint32_t p = m.Payload(e);
+      if (p < m.nvtx.size() && (m.nvtx[p].flags & kNvtxHasColor))
+        return kStyleRgb | (m.nvtx[p].color & 0xFFFFFF);
+      return 0;
+    }
+    default:
+      return 0;
+  }
+}
+
+EventInfo MakeEventInfo(const TraceModel& m, EventId e) {
+  EventInfo info;
+  info.id = e;
+  if (!e.valid() || e.lane >= m.lanes.size() || e.index >= m.lanes[e.lane].size()) return info;
+  info.found = true;
+  info.name = m.Str(m.Name(e));
+  info.kind = m.Kind(e);
+  info.track = m.TrackOf(e).name;
+  info.key = m.EventKey(e);
+  info.start = m.Start(e);
+  info.end = m.End(e);
+  info.fields = EventDetails(m, e);
+  return info;
+}
+
+bool LocalSource::LaneItems(LaneId lane_id, int64_t t0, int64_t t1, double ns_per_px,
+                            std::vector<LaneItem>* out) {
+  out->clear();
+  if (lane_id >= m_->lanes.size()) return true;
+  const Lane& lane = m_->lanes[lane_id];
+  QueryLane(lane, t0, t1, ns_per_px, &items_);
+  out->reserve(items_.size());
+  for (const DrawItem& it : items_) {
+    const EventId first{lane_id, it.first};
+    out->push_back({it, lane.name[it.first], m_->Kind(first), EventStyle(*m_, first)});
+  }
+  return true;
+}
+
+bool LocalSource::CounterColumns(TrackId track, int64_t t0, int64_t t1, double ns_per_px,
+                                 std::vector<CounterColumn>* out) {
+  out->clear();
+  if (track >= m_->tracks.size() || m_->tracks[track].counter >= m_->counters.size()) return true;
+  QueryCounter(m_->counters[m_->tracks[track].counter], t0, t1, ns_per_px, out);
+  return true;
+}
+
+const EventInfo* LocalSource::Event(EventId e) {
+  if (!(event_.id == e) || !event_.found) event_ = MakeEventInfo(*m_, e);
+  return &event_;
+}
+
+const std::vector<KernelSummaryRow>* LocalSource::Kernels() {
+  if (!kernels_built_) {
+    // A mapped index has the table already: computing it would read every kernel's pages.
+    kernels_ = pre_ ? pre_->kernels : KernelSummary(*m_);
+    kernels_built_ = true;
+  }
+  return &kernels_;
+}
+
+const std::vector<NameSummary>* LocalSource::Summary(SummaryOf what) {
+  const size_t k = static_cast<size_t>(what);
+  if (k >= 4) return nullptr;
+  if (!summary_built_[k]) {
+    summary_[k] = pre_ ? pre_->by_name[k] : SummarizeByName(*m_, what);
+    summary_built_[k] = true;
+  }
+  return &summary_[k];
+}
+
+}  // namespace gt::viewer
