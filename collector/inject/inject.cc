@@ -617,7 +617,5 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(c
     gt::inject::Warn("this CUPTI has no NVTX handler: NVTX ranges are not recorded");
     return 0;
   }
-  const int ok = forward(get_export_table);
-  if (ok) (void)gt::inject::WrapNvtxPushEx(get_export_table);  // else CUPTI's callback delivers the payloads
-  return ok;
+  return forward(get_export_table);
 }

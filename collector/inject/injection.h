@@ -107,9 +107,6 @@ bool StartCapture(Injection& inj, std::string* error);
 // nvtx_ext.cc: NVTX extended payloads (NCCL's): the push callback, and the counts reported at exit.
 void EnableNvtxPayloads(Injection& inj);
 void OnNvtxPayloadPush(Injection& inj, const void* cbdata);
-// Puts gtrace's nvtxDomainRangePushEx in front of CUPTI's in one NVTX instance (after CUPTI initialized it),
-// so payloads are read from the app's own attributes; false leaves CUPTI's callback to deliver them.
-bool WrapNvtxPushEx(const void* get_export_table);
 void ReportNvtxPayloads(Injection& inj);
 
 // nccl_glue.cc: NCCL's profiler plugin (nccl_profiler.h) in this process: configured at start, drained into

@@ -118,10 +118,6 @@ void EnableNvtxPayloads(Injection& inj) {
 
 namespace {
 
-using PushExFn = int(NVTX_API*)(nvtxDomainHandle_t, const nvtxEventAttributes_t*);
-std::atomic<PushExFn> g_cupti_push_ex{nullptr};
-thread_local bool t_in_push_ex = false;  // the push is being recorded by PushEx: CUPTI's callback skips it
-
 // Decodes one push's payloads (the app's own attributes, valid for the duration of the call).
 void RecordPayloadPush(Injection& inj, nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attr) {
   if (!attr || attr->payloadType != NVTX_PAYLOAD_TYPE_EXT || attr->payload.ullValue == 0 || !inj.decoder)
@@ -158,49 +154,13 @@ void RecordPayloadPush(Injection& inj, nvtxDomainHandle_t domain, const nvtxEven
   if (!pending.fields.empty()) inj.decoder->nvtx_payloads().Add(std::move(pending));
 }
 
-// NVTX's own nvtxDomainRangePushEx slot, wrapped around CUPTI's handler: reads the app's attributes as the
-// app passed them rather than as CUPTI's callback parameters relay them. On 2 H200s (NCCL 2.28.9, PyTorch 2.11)
-// some of NCCL's pushes (the small all-reduces and broadcasts of the main thread) carry a payload array whose
-// schema id is garbage (a stack address) by either route; they are counted as nvtx_payloads_unknown_schema,
-// and the NCCL profiler plugin's records identify those collectives instead. Cause not found yet.
-int NVTX_API PushEx(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attr) {
-  Injection* inj = GetInjection();
-  if (inj && (inj->config.kinds & config::kTraceNvtx)) RecordPayloadPush(*inj, domain, attr);
-  PushExFn cupti = g_cupti_push_ex.load();
-  if (!cupti) return 0;
-  t_in_push_ex = true;
-  const int depth = cupti(domain, attr);
-  t_in_push_ex = false;
-  return depth;
-}
-
 }  // namespace
 
-bool WrapNvtxPushEx(const void* get_export_table) {
-  if (!get_export_table) return false;
-  auto get = reinterpret_cast<NvtxGetExportTableFunc_t>(const_cast<void*>(get_export_table));
-  const auto* callbacks = static_cast<const NvtxExportTableCallbacks*>(get(NVTX_ETID_CALLBACKS));
-  if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks) ||
-      !callbacks->GetModuleFunctionTable)
-    return false;
-  NvtxFunctionTable table = nullptr;
-  unsigned int bytes = 0;
-  if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &table, &bytes) || !table ||
-      bytes / sizeof(NvtxFunctionPointer*) <= NVTX_CBID_CORE2_DomainRangePushEx)
-    return false;
-  NvtxFunctionPointer* slot = table[NVTX_CBID_CORE2_DomainRangePushEx];
-  if (!slot || !*slot) return false;  // CUPTI installed no handler: nothing is recorded anyway
-  auto theirs = reinterpret_cast<PushExFn>(*slot);
-  if (theirs == &PushEx) return true;  // this NVTX instance was wrapped already
-  PushExFn expected = nullptr;
-  // Every NVTX instance in the process (NCCL's, PyTorch's, the app's) gets CUPTI's one handler.
-  if (!g_cupti_push_ex.compare_exchange_strong(expected, theirs) && expected != theirs) return false;
-  *slot = reinterpret_cast<NvtxFunctionPointer>(&PushEx);
-  return true;
-}
-
 void OnNvtxPayloadPush(Injection& inj, const void* data) {
-  if (t_in_push_ex) return;  // recorded from the app's own attributes (PushEx)
+  // On 2 H200s (NCCL 2.28.9, PyTorch 2.11) some of NCCL's pushes (the main thread's small all-reduces and
+  // broadcasts) carry a payload array whose schema id is garbage (a stack address), also when read from the
+  // app's own attributes ahead of CUPTI; they are counted as nvtx_payloads_unknown_schema. Cause not found
+  // yet.
   const auto* cb = static_cast<const CUpti_NvtxData*>(data);
   if (!cb || !cb->functionParams) return;
   const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(cb->functionParams);
