@@ -150,4 +150,52 @@ TEST_CASE("dist fixtures: the all-reduce loop's bandwidth agrees with CUDA event
   CHECK(rows == 3);
 }
 
+TEST_CASE("dist fixtures: NCCL's profiler plugin under one gcollect pairs every collective across ranks") {
+  // Both processes wrote their plugin records into one file, each segment interning the function names
+  // ("AllReduce", "Broadcast") once: the (communicator, function, sequence) key must compare the names' text.
+  auto m = LoadTraceFile(kData + "/dist/h200x2_ddp_plugin_job.gtrace");
+  REQUIRE(m.ok());
+  CHECK((*m)->nccl_colls.size() == 128);
+  const CollectiveReport& r = CollectivesOf(**m);
+  CHECK(r.unmatched == 0);
+  CHECK(r.by_plugin == 64);
+  CHECK(r.collectives.size() == 64);
+  int simple24 = 0;
+  for (const Collective& c : r.collectives) {
+    CHECK(c.by_plugin);
+    CHECK(!c.algo.empty());
+    simple24 += c.op == "AllReduce" && c.proto == "SIMPLE" && c.n_channels == 24;
+  }
+  CHECK(simple24 ==
+        39);  // the gradient buckets: 2 per step of 20, one in the first step (as in the DDP job above)
+}
+
+TEST_CASE(
+    "dist fixtures: the plugin's channel spans sit inside their kernels once each process is calibrated") {
+  std::vector<std::string> files;
+  std::vector<MergeInput> inputs;
+  for (int r = 0; r < 2; ++r)
+    files.push_back(Slurp(kData + "/dist/h200x2_ddp_plugin_rank_" + std::to_string(r) + ".gtrace"));
+  for (int r = 0; r < 2; ++r)
+    inputs.push_back(
+        {"rank_" + std::to_string(r),
+         std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(files[r].data()), files[r].size())});
+  auto m = LoadMergedTraces(inputs);
+  REQUIRE(m.ok());
+  const CollectiveReport& r = CollectivesOf(**m);
+  CHECK(r.by_plugin == 64);
+  int with_channels = 0, inside = 0;
+  for (const Collective& c : r.collectives)
+    for (const CollectiveRank& k : c.ranks) {
+      if (!k.channels) continue;
+      ++with_channels;
+      // As recorded, rank 0's channels started 78-1,523 us after their kernels and rank 1's up to 33 us
+      // before.
+      constexpr int64_t kSlackNs = 10'000;
+      inside += k.gpu_start >= k.start - kSlackNs && k.gpu_end <= k.end + kSlackNs;
+    }
+  CHECK(with_channels == 128);
+  CHECK(inside >= with_channels * 9 / 10);
+}
+
 }  // namespace gt::viewer

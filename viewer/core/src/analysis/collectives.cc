@@ -76,6 +76,29 @@ void ChannelSpan(const TraceModel& m, const NcclCollRecord& r, CollectiveRank* o
   }
 }
 
+// The plugin times channels with the GPU's global timer, which the collector maps through CLOCK_REALTIME,
+// while CUPTI maps the kernels' times with its own calibration: on 2 H200s the two disagreed by a per-process
+// constant of -33 to +220 us. A channel cannot start before its kernel, and the first one starts within a few
+// us of it; where a process's median gap (first channel start - kernel start) is outside that, its channel
+// spans are moved so that the median gap is 0.
+template <typename Matched>
+void AlignChannelSpans(Matched& matched) {
+  constexpr int64_t kPlausibleGapNs = 20'000;
+  std::map<uint32_t, std::vector<int64_t>> gaps;
+  for (auto& [key, c] : matched)
+    for (const CollectiveRank& r : c.ranks)
+      if (r.channels) gaps[r.pid].push_back(r.gpu_start - r.start);
+  std::map<uint32_t, int64_t> shift;
+  for (auto& [pid, v] : gaps) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    const int64_t median = v[v.size() / 2];
+    if (median < 0 || median > kPlausibleGapNs) shift[pid] = -median;
+  }
+  for (auto& [key, c] : matched)
+    for (CollectiveRank& r : c.ranks)
+      if (r.channels && shift.count(r.pid)) r.gpu_start += shift[r.pid], r.gpu_end += shift[r.pid];
+}
+
 bool IsOneOf(const std::string& op, std::initializer_list<const char*> names) {
   for (const char* n : names)
     if (op == n) return true;
@@ -254,6 +277,9 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
       for (auto& [pid, ks] : by_pid)
         for (NcclKernel& k : ks) k.plugin = -1;
   }
+  // The plugin's function names are interned once per process segment too: key them by text.
+  std::unordered_map<std::string_view, StringId> func_ids;
+  auto canonical_func = [&](StringId id) { return func_ids.try_emplace(m.Str(id), id).first->second; };
   std::map<MatchKey, Collective> matched;
   for (auto& [pid, ks] : by_pid) {
     std::map<StringId, uint32_t> ordinal;
@@ -262,7 +288,7 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
       MatchKey key;
       if (k.plugin >= 0) {
         const NcclCollRecord& p = m.nccl_colls[k.plugin];
-        key = MatchKey{2, p.comm_hash, p.func, p.seq};
+        key = MatchKey{2, p.comm_hash, canonical_func(p.func), p.seq};
       } else if (k.call >= 0) {
         key = MatchKey{1, calls[k.call].comm, 0, seq[k.call]};
       } else {
@@ -300,6 +326,7 @@ CollectiveReport AnalyzeCollectives(const TraceModel& m) {
       c.ranks.push_back(r);
     }
   }
+  AlignChannelSpans(matched);
   std::vector<int64_t> transfers;
   for (auto& [key, c] : matched) {
     if (c.ranks.size() < 2) {
