@@ -84,7 +84,9 @@ TEST_CASE("dist fixtures: DDP under one gcollect: every NCCL kernel matched, the
 }
 
 TEST_CASE("dist fixtures: one host, one gcollect per rank: merged as recorded, and the forced fit finds ~0") {
-  for (const char* workload : {"ddp", "allreduce", "fsdp"}) {
+  // ddp_plugin: CUPTI delivered the two streams' same-named all-reduces in a different order on each rank; paired in
+  // delivery order they put the fit 4.9 ms off.
+  for (const char* workload : {"ddp", "allreduce", "fsdp", "ddp_plugin"}) {
     INFO(workload);
     Pair p(workload);
     auto plain = PlanMerge(p.inputs);

@@ -33,6 +33,9 @@ struct SimRank {
   // with it.
   std::map<uint32_t, int64_t> straggle;
   int32_t straggler = -1;
+  int32_t (*straggler_of)(uint32_t c) =
+      nullptr;              // when set, who straggles at collective c (overrides straggler)
+  int64_t late_end_ns = 0;  // the rank that arrived late ends this much later (NCCL's protocol latency)
   uint32_t pid = 1000;
   std::string job = "job-1";
   uint32_t collectives = 200;
@@ -132,8 +135,9 @@ inline std::string RankFile(const SimHost& h, const std::vector<SimRank>& ranks,
       KernelRecord k;
       k.pid = r.pid, k.name = allreduce, k.stream_id = 13, k.correlation_id = 2 * c + 2;
       const int64_t delay = Delay(c, r), arrival = end - delay - 1'200'000 + 30'000 * r.rank;
-      k.start = h.Local(r.rank == r.straggler ? arrival + delay : arrival);
-      k.end = h.Local(end);
+      const bool late = r.rank == (r.straggler_of ? r.straggler_of(c) : r.straggler);
+      k.start = h.Local(late ? arrival + delay : arrival);
+      k.end = h.Local(late && delay > 0 ? end + r.late_end_ns : end);
       tw.Add(k);
       ApiCallRecord api;  // its launch, so the process has a thread track
       api.pid = r.pid, api.tid = r.pid, api.name = launch, api.correlation_id = k.correlation_id;

@@ -25,7 +25,7 @@ namespace {
 
 struct CollectiveEnd {
   uint32_t pid;
-  std::string key;  // kernel name + '#' + ordinal of that name in its process
+  std::string key;  // kernel name + '#' + ordinal of that name in its process, by start time
   int64_t start, end;
 };
 
@@ -36,7 +36,6 @@ struct ScanSink : TraceSink {
   std::map<uint32_t, ProcessRecord> processes;  // by pid, once Finish() ran
   std::vector<CollectiveEnd> collectives;
   std::unordered_map<StringId, int8_t> is_nccl;  // name id -> NCCL kernel?
-  std::map<std::pair<uint32_t, StringId>, uint32_t> ordinals;
   std::set<uint32_t> device_ids;
   uint64_t events = 0;
 
@@ -52,10 +51,23 @@ struct ScanSink : TraceSink {
   void OnProcesses(std::span<const ProcessRecord> r) override {
     raw_processes.insert(raw_processes.end(), r.begin(), r.end());
   }
-  void Finish() {  // after the read: one record per pid
+  void Finish() {  // after the read: one record per pid; collectives keyed
     CollapseProcesses(raw_processes);
     for (const ProcessRecord& p : raw_processes) processes.emplace(p.pid, p);
     raw_processes.clear();
+    // Ordinals count by start time: CUPTI delivers kernels of different streams (DDP's bucket all-reduces and
+    // the main thread's small ones share a kernel name) in buffer order, which differs from rank to rank.
+    std::stable_sort(collectives.begin(), collectives.end(),
+                     [](const CollectiveEnd& a, const CollectiveEnd& b) {
+                       return std::tie(a.pid, a.key, a.start) < std::tie(b.pid, b.key, b.start);
+                     });
+    uint32_t ordinal = 0, last_pid = 0;
+    std::string last_name;
+    for (CollectiveEnd& c : collectives) {
+      ordinal = c.pid == last_pid && c.key == last_name ? ordinal + 1 : 0;
+      last_pid = c.pid, last_name = c.key;
+      c.key += "#" + std::to_string(ordinal);
+    }
   }
   void OnKernels(std::span<const KernelRecord> r) override {
     events += r.size();
@@ -65,8 +77,7 @@ struct ScanSink : TraceSink {
       auto [it, fresh] = is_nccl.try_emplace(k.name, 0);
       if (fresh) it->second = Str(k.name).rfind("nccl", 0) == 0 ? 1 : 0;
       if (!it->second) continue;
-      uint32_t ordinal = ordinals[{k.pid, k.name}]++;
-      collectives.push_back({k.pid, Str(k.name) + "#" + std::to_string(ordinal), k.start, k.end});
+      collectives.push_back({k.pid, Str(k.name), k.start, k.end});  // the ordinal comes in Finish()
     }
   }
   void OnDevices(std::span<const DeviceRecord> r) override {
@@ -132,7 +143,8 @@ constexpr double kMinInlierWindowNs = 20e3;
 // unless the late rank changes from one collective to another.
 constexpr double kClearlyLateNs = 50e3;
 
-void FitCollectives(std::vector<Match> m, HostAlignment* h) {
+void FitCore(const std::vector<Match>& m, HostAlignment* h) {
+  h->reference_last = h->placed_last = 0;
   std::vector<double> d;
   for (const Match& x : m) d.push_back(x.d);
   const double med = Median(d);
@@ -179,6 +191,32 @@ void FitCollectives(std::vector<Match> m, HostAlignment* h) {
   }
   h->clock = ClockMap{int64_t(std::llround(c)), b, int64_t(std::llround(anchor))};
   h->method = "collectives";
+}
+
+// The rank that arrives last ends later by its protocol latency, so ends lean toward whichever side came last
+// more often. Where each side came clearly last at several collectives, each group's median residual from a
+// first fit is taken out and the fit made again: the lean cancels (the latency is the same whichever rank is
+// late). Lateness is read from each match's own start difference against its end difference, which holds
+// under drift.
+void FitCollectives(std::vector<Match> m, HostAlignment* h) {
+  FitCore(m, h);
+  std::vector<double> ref_last, placed_last;
+  auto late = [](const Match& x) { return x.arrival - x.d; };  // > 0: the reference's rank came last
+  auto residual = [h](const Match& x) {
+    return x.d - double(h->clock.offset_ns) - h->clock.drift * (x.x - double(h->clock.anchor_ns));
+  };
+  for (const Match& x : m) {
+    if (late(x) > kClearlyLateNs) ref_last.push_back(residual(x));
+    if (late(x) < -kClearlyLateNs) placed_last.push_back(residual(x));
+  }
+  constexpr size_t kMinEachSide = 3;
+  if (ref_last.size() < kMinEachSide || placed_last.size() < kMinEachSide) return;
+  const double mr = Median(std::move(ref_last)), mp = Median(std::move(placed_last)), center = (mr + mp) / 2;
+  for (Match& x : m) {
+    if (late(x) > kClearlyLateNs) x.d -= mr - center;
+    if (late(x) < -kClearlyLateNs) x.d -= mp - center;
+  }
+  FitCore(m, h);
 }
 
 // Ends of every collective the reference group and `group` both recorded, paired process by process.
