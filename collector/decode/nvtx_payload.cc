@@ -184,14 +184,15 @@ PayloadStats PayloadRegistry::stats() const {
 }
 
 Status PayloadRegistry::Decode(uint64_t domain, uint64_t schema_id, std::span<const uint8_t> bytes,
-                               std::vector<PayloadField>* out) {
+                               std::vector<PayloadField>* out, std::string_view context) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = schemas_.find({domain, schema_id});
   if (it == schemas_.end()) {
     ++stats_.unknown_schema;
     Status st = NotFound("NVTX payload of unregistered schema " + std::to_string(schema_id) + " (" +
                          std::to_string(schemas_.size()) + " schemas registered)");
-    if (stats_.first_unknown.empty()) stats_.first_unknown = st.message();
+    if (stats_.first_unknown.empty())
+      stats_.first_unknown = context.empty() ? st.message() : st.message() + "; " + std::string(context);
     return st;
   }
   if (bytes.size() > kMaxPayloadBytes) {

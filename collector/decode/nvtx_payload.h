@@ -104,7 +104,7 @@ class PayloadRegistry {
 
   // Decodes one payload of `schema_id` into `out` (appended). On refusal `out` is left as it was.
   Status Decode(uint64_t domain, uint64_t schema_id, std::span<const uint8_t> bytes,
-                std::vector<PayloadField>* out);
+                std::vector<PayloadField>* out, std::string_view context = {});
 
   PayloadStats stats() const;
 

@@ -4,32 +4,15 @@
 #include <cstdint>
 #include <string>
 
+#include "fuzz_sample.h"
 #include "gt/trace_data.h"
-
-namespace {
 
 // The re-encode round trip (writer + zstd compression + a third read) took about a third of each execution
 // (612 exec/s with it on every input, 931 on the sample; docs/benchmarks.md), time the reader's own checks
-// need for their executions. It runs on a deterministic sample instead: every input under 512 bytes and 1 in 64
-// of the rest, picked by a hash of the bytes, so a reproducer always takes the same path.
-// The stepped reader (a second full read) runs on 1 in 8 of the same hashes' inputs for the same reason.
-uint64_t SampleHash(const uint8_t* data, size_t size) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a over 256 bytes at each end: cheap on big inputs
-  auto mix = [&](size_t from, size_t to) {
-    for (size_t i = from; i < to; ++i) h = (h ^ data[i]) * 1099511628211ull;
-  };
-  mix(0, std::min<size_t>(size, 256));
-  mix(size > 256 ? size - 256 : 0, size);
-  h ^= size;
-  h *= 1099511628211ull;
-  return h >> 32;
-}
-
-bool Sampled(const uint8_t* data, size_t size, uint64_t one_in) {
-  return size < 512 || SampleHash(data, size) % one_in == 0;
-}
-
-}  // namespace
+// need for their executions. It runs on a deterministic sample instead: every input under 512 bytes and 1 in
+// 64 of the rest, picked by a hash of the bytes, so a reproducer always takes the same path. The stepped
+// reader (a second full read) runs on 1 in 8 of the same hashes' inputs for the same reason.
+using gt::fuzz::Sampled;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   gt::TraceData first;

@@ -15,6 +15,7 @@
 #include <iterator>
 #include <string>
 
+#include "gt/viewer/collectives.h"
 #include "gt/viewer/json.h"
 #include "gt/viewer/query.h"
 #include "ui/app.h"
@@ -330,6 +331,35 @@ GT_EXPORT const char* gt_selection_screen_pos() {
                        y >= v.layout.plot_min.y && y < v.layout.plot_max.y;
   return Keep(&s, "{\"x\":" + JsonNumber(x) + ",\"y\":" + JsonNumber(y) +
                       ",\"visible\":" + (visible ? "true" : "false") + "}");
+}
+
+// The selected NCCL kernel's collective on every rank, as the timeline joins them: [{"rank","pid","key",
+// "start","end","wait_ns","selected","x","y","visible"}] (x, y: page pixels of the kernel's start; visible:
+// on screen), or [] when the selection is no matched collective (or the trace is remote).
+GT_EXPORT const char* gt_collective_peers() {
+  static std::string s;
+  const viewer::TraceModel* m = Model();
+  const gt::ui::View& v = GlobalApp()->view();
+  if (!m || !v.selected.valid() || !GlobalApp()->events_local()) return "[]";
+  const viewer::CollectiveReport& report = viewer::CollectivesOf(*m);
+  const auto* ref = report.Find(v.selected);
+  if (!ref) return "[]";
+  std::string out = "[";
+  for (const viewer::CollectiveRank& r : report.collectives[ref->collective].ranks) {
+    const bool laid_out = r.kernel.lane < v.layout.lane_y.size() && v.layout.lane_y[r.kernel.lane] >= 0;
+    const double x = v.layout.TimeToX(double(r.start), v.t0, v.t1);
+    const double y = laid_out ? v.layout.lane_y[r.kernel.lane] + v.layout.lane_height / 2 : -1;
+    const bool visible = laid_out && x >= v.layout.plot_min.x && x < v.layout.plot_max.x &&
+                         y >= v.layout.plot_min.y && y < v.layout.plot_max.y;
+    if (out.size() > 1) out += ",";
+    out += "{\"rank\":" + std::to_string(r.rank) + ",\"pid\":" + std::to_string(r.pid) + ",\"key\":";
+    AppendJsonString(&out, m->EventKey(r.kernel));
+    out += ",\"start\":" + JsonNumber(double(r.start)) + ",\"end\":" + JsonNumber(double(r.end)) +
+           ",\"wait_ns\":" + JsonNumber(double(r.wait_ns)) +
+           ",\"selected\":" + (r.kernel == v.selected ? "true" : "false") + ",\"x\":" + JsonNumber(x) +
+           ",\"y\":" + JsonNumber(y) + ",\"visible\":" + (visible ? "true" : "false") + "}";
+  }
+  return Keep(&s, out + "]");
 }
 
 // The measured (shift-drag) range {"start","end"} in trace ns, or null.

@@ -416,6 +416,25 @@ test('several files dropped at once open merged: ranks grouped, the straggler in
   await frames(page, 4);
   await shot(page, '10a-job-merged-summary.png');
 
+  // A selected all-reduce is joined to the same collective on the other rank (outlined, a line start to start).
+  check(await api(page, 'gt_show_panel', 'details') === 1, 'the Details tab opens');
+  check(await api(page, 'gt_search', 'ncclDevKernel_AllReduce') === 80, 'the 40 all-reduces of each rank found');
+  await api(page, 'gt_search_next');
+  await api(page, 'gt_search', '');
+  await frames(page, 2);
+  const sel = await apiJson(page, 'gt_selection');
+  check(sel && /AllReduce/.test(sel.name), 'an all-reduce selected: ' + JSON.stringify(sel));
+  await api(page, 'gt_set_visible_range', sel.start - 3e6, sel.end + 3e6);
+  await frames(page, 4);
+  const peers = await apiJson(page, 'gt_collective_peers');
+  check(peers.length === 2 && peers.filter((p) => p.selected).length === 1,
+        'the collective on both ranks, one of them the selection: ' + JSON.stringify(peers));
+  check(peers.every((p) => p.visible) && peers[0].y !== peers[1].y && new Set(peers.map((p) => p.rank)).size === 2,
+        'both drawn, on different ranks\' tracks: ' + JSON.stringify(peers));
+  check(sel.fields && Object.keys(sel.fields).some((k) => k === 'Collective'),
+        'the details name the collective: ' + JSON.stringify(sel.fields));
+  await shot(page, '10d-job-collective-peers.png');
+
   // A JSON trace among them cannot be merged: it is named, the rest opens.
   await dropMany(page, [...jobFiles.map((f) => f.name), chrome.name]);
   check(await settled(page) === 2, 'the good files still load: ' + await apiStr(page, 'gt_last_error'));
