@@ -127,16 +127,20 @@ constexpr uint64_t kImplausibleSchemaId = 1ull << 40;
 std::string PushContext(const nvtxEventAttributes_t* attr, const nvtxPayloadData_t* array, size_t index,
                         size_t count) {
   int local = 0;
-  char b[320];
-  const auto* words = reinterpret_cast<const uint64_t*>(array);
+  char b[400];
+  const auto* first = reinterpret_cast<const uint64_t*>(array);
+  const auto* entry = reinterpret_cast<const uint64_t*>(array + index);
   std::snprintf(b, sizeof b,
                 "push: payloadType %d reserved0 %d, entry %zu of %zu, attr %p, array %p, this frame %p, "
-                "message type %d value %#llx, category %u; array words %#llx %#llx %#llx",
+                "message type %d value %#llx, category %u; entry 0 words %#llx %#llx %#llx; this entry's "
+                "%#llx %#llx %#llx",
                 int(attr->payloadType), int(attr->reserved0), index, count, static_cast<const void*>(attr),
                 static_cast<const void*>(array), static_cast<void*>(&local), int(attr->messageType),
                 static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(attr->message.registered)),
-                unsigned(attr->category), static_cast<unsigned long long>(words[0]),
-                static_cast<unsigned long long>(words[1]), static_cast<unsigned long long>(words[2]));
+                unsigned(attr->category), static_cast<unsigned long long>(first[0]),
+                static_cast<unsigned long long>(first[1]), static_cast<unsigned long long>(first[2]),
+                static_cast<unsigned long long>(entry[0]), static_cast<unsigned long long>(entry[1]),
+                static_cast<unsigned long long>(entry[2]));
   return b;
 }
 
@@ -164,7 +168,8 @@ void RecordPayloadPush(Injection& inj, nvtxDomainHandle_t domain, const nvtxEven
     const nvtxPayloadData_t& d = data_array[i];
     if (!d.payload || d.size > decode::PayloadRegistry::kMaxPayloadBytes) {
       std::vector<decode::PayloadField> none;
-      (void)Registry().Decode(reinterpret_cast<uintptr_t>(domain), d.schemaId, {}, &none);  // counts it
+      (void)Registry().Decode(reinterpret_cast<uintptr_t>(domain), d.schemaId, {}, &none,  // counts it
+                              PushContext(attr, data_array, i, count));
       continue;
     }
     // Copied first: the decoder never reads app memory it was not given bytes of.
