@@ -322,3 +322,49 @@ TEST_CASE("stats report: per-kernel counters of a real counters trace, like ncu 
   REQUIRE(plain.ok());
   CHECK(StatsReport(*plain.value()).find("Kernel counters") == std::string::npos);
 }
+
+// The index build's one pass (SummarizeAll) must give exactly what the per-table queries give: the server
+// answers /kernels and /summary from it, the local viewer from the queries.
+TEST_CASE("one pass over the lanes gives every summary table exactly", "[summary][index]") {
+  std::vector<std::unique_ptr<TraceModel>> models;
+  models.push_back(test::SmallTrace());
+  // A kernel longer than 2^32 ns (its duration in the lane's side table) and a copy with bytes.
+  models.push_back(Build({{"b", 100, 200}, {"long", 300, 300 + (int64_t{5} << 32)}, {"b", 500, 530}}, 4096,
+                         800, 1800, 50));
+  for (const char* f : {"h200_nvtx.gtrace", "h200_torch_train.gtrace", "h200_multithread.gtrace",
+                        "h200x2_ddp_job.gtrace", "h200_idle.gtrace"}) {
+    auto m = LoadTraceFile(std::string(GT_TESTS_DATA) + "/" + f);
+    REQUIRE(m.ok());
+    models.push_back(std::move(m.value()));
+  }
+  size_t rows_seen[4] = {};
+  for (const auto& m : models) {
+    std::vector<KernelSummaryRow> kernels;
+    std::vector<NameSummary> by_name[4];
+    SummarizeAll(*m, &kernels, by_name);
+    const auto want = KernelSummary(*m);
+    REQUIRE(kernels.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      CHECK(kernels[i].name == want[i].name);
+      CHECK(kernels[i].count == want[i].count);
+      CHECK(kernels[i].total_ns == want[i].total_ns);
+      CHECK(kernels[i].min_ns == want[i].min_ns);
+      CHECK(kernels[i].max_ns == want[i].max_ns);
+      CHECK(kernels[i].share == want[i].share);
+      CHECK(kernels[i].first_ns == want[i].first_ns);
+      CHECK(kernels[i].last_ns == want[i].last_ns);
+    }
+    for (size_t k = 0; k < 4; ++k) {
+      const auto table = SummarizeByName(*m, SummaryOf(k));
+      INFO(SummaryOfName(SummaryOf(k)));
+      CHECK(Rows(by_name[k]) == Rows(table));
+      for (size_t i = 0; i < table.size() && i < by_name[k].size(); ++i) {
+        CHECK(by_name[k][i].share == table[i].share);
+        CHECK(by_name[k][i].avg_ns == table[i].avg_ns);
+      }
+      rows_seen[k] += table.size();
+    }
+  }
+  // Every table had rows somewhere, so each branch of the pass was compared.
+  for (size_t k = 0; k < 4; ++k) CHECK(rows_seen[k] > 0);
+}

@@ -86,12 +86,10 @@ void SortByTotal(std::vector<NameSummary>* rows) {
 
 }  // namespace
 
-std::vector<NameSummary> SummarizeByName(const TraceModel& model, SummaryOf what) {
-  NameAggregator agg;
-  ForEachSummarized(model, what, [&](StringId name, int64_t start, int64_t d, uint64_t bytes) {
-    agg.Add(name, start, d, bytes);
-  });
-  // Distinct StringIds may carry the same text (imports intern per source); one row per text.
+namespace {
+
+// One row per name text (distinct StringIds may carry the same text: imports intern per source).
+std::vector<NameSummary> RowsByText(const TraceModel& model, const NameAggregator& agg) {
   std::map<std::string, NameStats> merged;
   for (const NameRow& r : agg.Rows()) merged[model.Str(r.name)].Merge(r.stats);
   std::vector<NameSummary> rows;
@@ -110,6 +108,63 @@ std::vector<NameSummary> SummarizeByName(const TraceModel& model, SummaryOf what
   }
   SortByTotal(&rows);
   return rows;
+}
+
+}  // namespace
+
+std::vector<NameSummary> SummarizeByName(const TraceModel& model, SummaryOf what) {
+  NameAggregator agg;
+  ForEachSummarized(model, what, [&](StringId name, int64_t start, int64_t d, uint64_t bytes) {
+    agg.Add(name, start, d, bytes);
+  });
+  return RowsByText(model, agg);
+}
+
+void SummarizeAll(const TraceModel& model, std::vector<KernelSummaryRow>* kernels,
+                  std::vector<NameSummary> (&by_name)[4]) {
+  // The same events, in the same order, as ForEachSummarized per table and KernelSummary, so every
+  // aggregator sees what it would have alone: the rows are identical, not just close.
+  NameAggregator agg[4];
+  NameAggregator& kern = agg[size_t(SummaryOf::kKernels)];
+  NameAggregator& copies = agg[size_t(SummaryOf::kCopies)];
+  for (const Track& t : model.tracks) {
+    const bool gpu = t.kind == TrackKind::kGpuStream, api = t.kind == TrackKind::kThreadApi,
+               ranges = t.kind == TrackKind::kThreadRanges;
+    if (!gpu && !api && !ranges) continue;
+    const uint32_t depths = api ? std::min<uint32_t>(t.lane_count, 1) : t.lane_count;
+    for (uint32_t d = 0; d < depths; ++d) {
+      const Lane& lane = model.lanes[t.first_lane + d];
+      const int64_t* start = lane.start.data();
+      const uint32_t* dur = lane.dur.data();
+      const StringId* name = lane.name.data();
+      const uint32_t* ref = lane.ref.data();
+      const uint32_t n = lane.size();
+      for (uint32_t i = 0; i < n; ++i) {
+        const int64_t di = dur[i] == kDurOverflow ? lane.Duration(i) : int64_t(dur[i]);
+        if (api) {
+          agg[size_t(SummaryOf::kApi)].Add(name[i], start[i], di);
+          continue;
+        }
+        const auto kind = static_cast<EventKind>(ref[i] >> kRefKindShift);
+        if (ranges) {
+          if (kind == EventKind::kNvtx || kind == EventKind::kHostOp)
+            agg[size_t(SummaryOf::kNvtx)].Add(name[i], start[i], di);
+        } else if (kind == EventKind::kKernel) {
+          kern.Add(name[i], start[i], di);
+        } else if (kind == EventKind::kMemcpy || kind == EventKind::kMemset) {
+          const uint32_t payload = ref[i] & kRefPayloadMask;
+          uint64_t bytes = 0;
+          if (kind == EventKind::kMemcpy && payload < model.memcpys.size())
+            bytes = model.memcpys[payload].bytes;
+          else if (kind == EventKind::kMemset && payload < model.memsets.size())
+            bytes = model.memsets[payload].bytes;
+          copies.Add(name[i], start[i], di, bytes);
+        }
+      }
+    }
+  }
+  *kernels = KernelSummaryRows(kern);
+  for (size_t k = 0; k < 4; ++k) by_name[k] = RowsByText(model, agg[k]);
 }
 
 int64_t TotalNs(const std::vector<NameSummary>& rows) {

@@ -42,6 +42,11 @@ struct NameSummary {
 
 // One row per name, by total time (descending; ties by name).
 std::vector<NameSummary> SummarizeByName(const TraceModel& model, SummaryOf what);
+struct KernelSummaryRow;
+// SummarizeByName for all four tables (by_name[k]: SummaryOf(k)) and KernelSummary(model) for all devices,
+// the same rows, with each lane read once instead of once per table (the viewer index's build).
+void SummarizeAll(const TraceModel& model, std::vector<KernelSummaryRow>* kernels,
+                  std::vector<NameSummary> (&by_name)[4]);
 // The sum of total_ns over `rows` (e.g. all kernel time, the figure `gtrace diff --fail-above` gates on).
 int64_t TotalNs(const std::vector<NameSummary>& rows);
 
