@@ -404,7 +404,7 @@ TEST_CASE("idle gaps: a library call covering the gap, the innermost one named",
 
 TEST_CASE("library calls and OS waits: the real H200 fixture", "[summary][gaps][osrt][fixture]") {
   // tests/data/README.md: gcollect --trace=default,cublas,cudnn,osrt on a PyTorch matmul + conv script.
-  auto m = LoadTraceFile(std::string(GT_TESTS_DATA) + "/h200_libcalls_osrt.gtrace");
+  auto m = LoadTraceFile(std::string(GT_TESTS_DATA) + "/libcalls_osrt_h200.gtrace");
   REQUIRE(m.ok());
   std::map<std::string, int> domains;
   for (const auto& n : m.value()->nvtx) domains[std::string(m.value()->Str(n.domain))]++;
