@@ -332,15 +332,16 @@ TEST_CASE("stats report: per-kernel counters of a real counters trace, like ncu 
 TEST_CASE("idle gaps: an OS wait on the thread that feeds the GPU names the cause", "[summary][gaps][osrt]") {
   ModelBuilder b;
   // ids 4..: the wait, its domain, a helper thread's poll, the thread's name, a library call and its domain
-  OneGapOfOneMs(b, {"pthread_cond_wait", "OS runtime", "poll", "pt_main_thread", "cublasLtMatmulAlgoGetHeuristic",
-                    "cuBLAS", "cudaLaunchKernel"});
+  OneGapOfOneMs(b, {"pthread_cond_wait", "OS runtime", "poll", "pt_main_thread",
+                    "cublasLtMatmulAlgoGetHeuristic", "cuBLAS", "cudaLaunchKernel"});
   ThreadRecord t{1, 1, 7};
   b.OnThreads({&t, 1});
   ApiCallRecord launch{1'099'000, 1'100'000, 1, 1, 2, 211, 10, 0, uint8_t(ApiDomain::kRuntime)};  // 0.1%
   b.OnApiCalls({&launch, 1});
   std::vector<NvtxRecord> r(3);
   r[0].start = 120'000, r[0].end = 1'080'000, r[0].tid = 1, r[0].message = 4, r[0].domain = 5;  // 96% wait
-  r[1].start = 0, r[1].end = 1'100'000, r[1].tid = 2, r[1].message = 6, r[1].domain = 5;  // helper thread's poll
+  r[1].start = 0, r[1].end = 1'100'000, r[1].tid = 2, r[1].message = 6,
+  r[1].domain = 5;  // helper thread's poll
   r[2].start = 100'000, r[2].end = 150'000, r[2].tid = 1, r[2].message = 8, r[2].domain = 9;  // 5% cuBLAS
   for (auto& x : r) x.pid = 1;
   b.OnNvtx(r);
@@ -414,6 +415,7 @@ TEST_CASE("library calls and OS waits: the real H200 fixture", "[summary][gaps][
   const auto gaps = ExplainIdleGaps(*m.value(), 5);
   bool heuristic = false;
   for (const auto& g : gaps)
-    heuristic |= g.diagnosis.find("inside cuBLAS call cublasLtSSSMatmulAlgoGetHeuristic") != std::string::npos;
+    heuristic |=
+        g.diagnosis.find("inside cuBLAS call cublasLtSSSMatmulAlgoGetHeuristic") != std::string::npos;
   CHECK(heuristic);
 }

@@ -384,7 +384,8 @@ std::vector<NameSummary> SummarizeLibraryCalls(const TraceModel& model) {
       const Lane& lane = model.lanes[t.first_lane + d];
       for (uint32_t i = 0; i < lane.size(); ++i) {
         const uint32_t ref = lane.ref[i];
-        if (EventKind(ref >> kRefKindShift) != EventKind::kNvtx || (ref & kRefPayloadMask) >= model.nvtx.size())
+        if (EventKind(ref >> kRefKindShift) != EventKind::kNvtx ||
+            (ref & kRefPayloadMask) >= model.nvtx.size())
           continue;
         const StringId domain = model.nvtx[ref & kRefPayloadMask].domain;
         const RangeClass c = domains.Of(model, domain);
@@ -442,7 +443,7 @@ std::vector<IdleGap> ExplainIdleGaps(const TraceModel& model, size_t top_n, int6
       if (t.kind == TrackKind::kGpuStream && t.device_id == g.device_id) pids.push_back(t.pid);
     std::map<StringId, Cover> api, ranges;
     std::map<StringId, LibraryCover> libraries;
-    std::map<std::pair<StringId, uint32_t>, Cover> waits;  // (call, tid)
+    std::map<std::pair<StringId, uint32_t>, Cover> waits;    // (call, tid)
     std::vector<std::pair<uint32_t, uint32_t>> api_threads;  // (pid, tid) of threads that made CUDA calls
     for (const Track& t : model.tracks)
       if (t.kind == TrackKind::kThreadApi && t.lane_count > 0) api_threads.push_back({t.pid, t.tid});
@@ -677,8 +678,8 @@ std::string StatsReport(const TraceModel& model, size_t top_n) {
            FormatTimestamp(model, g.start_ns) + "\n";
       for (const auto& a : g.activity)
         o += "      " + PadColumn(Percent(double(a.overlap_ns) / double(g.end_ns - g.start_ns)), 7, true) +
-             "  " + PadColumn(a.label(), 8, false) + Clip(a.os_wait() ? a.name + " (" + a.thread + ")" : a.name, 90) +
-             "\n";
+             "  " + PadColumn(a.label(), 8, false) +
+             Clip(a.os_wait() ? a.name + " (" + a.thread + ")" : a.name, 90) + "\n";
       o += "      -> " + g.diagnosis + "\n";
     }
   }

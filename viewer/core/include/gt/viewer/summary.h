@@ -74,8 +74,8 @@ struct IdleGap {
   std::string device;  // "GPU 0: NVIDIA H200"
   int64_t start_ns = 0, end_ns = 0;
   // Most overlap first: at most 3 API calls, 3 ranges, 3 library calls and 3 OS waits. OS waits count only on
-  // threads that made CUDA calls (the threads that feed the GPU; CUDA's and NCCL's helper threads wait all the
-  // time).
+  // threads that made CUDA calls (the threads that feed the GPU; CUDA's and NCCL's helper threads wait all
+  // the time).
   std::vector<GapActivity> activity;
   std::string diagnosis;  // the likely cause and what to try, from the table in docs/user-guide.md
 };
