@@ -336,9 +336,14 @@ TEST_CASE("idle gaps: an OS wait on the thread that feeds the GPU names the caus
                     "cublasLtMatmulAlgoGetHeuristic", "cuBLAS", "cudaLaunchKernel"});
   ThreadRecord t{1, 1, 7};
   b.OnThreads({&t, 1});
-  ApiCallRecord launch{1'099'000, 1'100'000, 1, 1, 2, 211, 10, 0, uint8_t(ApiDomain::kRuntime)};  // 0.1%
-  b.OnApiCalls({&launch, 1});
-  std::vector<NvtxRecord> r(3);
+  std::vector<ApiCallRecord> launches = {
+      {1'099'000, 1'100'000, 1, 1, 2, 211, 10, 0, uint8_t(ApiDomain::kRuntime)},  // 0.1% of the gap
+      // Thread 3 launches 50 ms later only: it did not feed the GPU around the gap, so its wait is not the
+      // cause.
+      {50'000'000, 50'001'000, 1, 3, 3, 211, 10, 0, uint8_t(ApiDomain::kRuntime)}};
+  b.OnApiCalls(launches);
+  std::vector<NvtxRecord> r(4);
+  r[3].start = 0, r[3].end = 1'100'000, r[3].tid = 3, r[3].message = 4, r[3].domain = 5;
   r[0].start = 120'000, r[0].end = 1'080'000, r[0].tid = 1, r[0].message = 4, r[0].domain = 5;  // 96% wait
   r[1].start = 0, r[1].end = 1'100'000, r[1].tid = 2, r[1].message = 6,
   r[1].domain = 5;  // helper thread's poll
@@ -350,8 +355,10 @@ TEST_CASE("idle gaps: an OS wait on the thread that feeds the GPU names the caus
   REQUIRE(gaps.size() == 1);
   const IdleGap& g = gaps[0];
   INFO(g.diagnosis);
-  // The poll of a thread that made no CUDA call (CUDA's or NCCL's helpers poll all the time) is left out.
+  // The poll of a thread that made no CUDA call (CUDA's or NCCL's helpers poll all the time) is left out, and
+  // so is the wait of thread 3 (its only call is 50 ms away).
   for (const auto& a : g.activity) CHECK(a.name != "poll");
+  for (const auto& a : g.activity) CHECK(a.thread != "thread 3");
   REQUIRE(g.activity.size() == 2);
   CHECK(g.activity[0].name == "pthread_cond_wait");
   CHECK(g.activity[0].os_wait());
@@ -368,9 +375,10 @@ TEST_CASE("idle gaps: an OS wait on the thread that feeds the GPU names the caus
   CHECK(report.find("96.0%  OS wait pthread_cond_wait (pt_main_thread)") != std::string::npos);
   CHECK(report.find("5.0%  cuBLAS  cublasLtMatmulAlgoGetHeuristic") != std::string::npos);
   const auto calls = SummarizeLibraryCalls(*m);
-  REQUIRE(calls.size() == 3);  // the helper thread's poll is an OS wait too, only not a gap's cause
-  CHECK(calls[0].name == "OS wait: poll");
-  CHECK(calls[1].name == "OS wait: pthread_cond_wait");
+  REQUIRE(calls.size() == 3);  // the helpers' waits are OS waits too, only not the gap's cause
+  CHECK(calls[0].name == "OS wait: pthread_cond_wait");
+  CHECK(calls[0].total_ns == 960'000 + 1'100'000);
+  CHECK(calls[1].name == "OS wait: poll");
   CHECK(calls[2].name == "cuBLAS: cublasLtMatmulAlgoGetHeuristic");
   CHECK(calls[2].total_ns == 50'000);
   CHECK(report.find("Library calls and OS runtime waits") != std::string::npos);

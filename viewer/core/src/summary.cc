@@ -237,6 +237,19 @@ void AddRangeOverlaps(const TraceModel& model, const Lane& lane, uint32_t depth,
   }
 }
 
+// Whether an event of `lane` (sorted by start) starts in [a, b).
+bool HasStartIn(const Lane& lane, int64_t a, int64_t b) {
+  uint32_t lo = 0, hi = lane.size();
+  while (lo < hi) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (lane.start[mid] < a)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < lane.size() && lane.start[lo] < b;
+}
+
 std::string ThreadLabel(const TraceModel& model, uint32_t tid) {
   for (const ThreadRecord& t : model.threads)
     if (t.tid == tid && t.name) return std::string(model.Str(t.name));
@@ -443,10 +456,16 @@ std::vector<IdleGap> ExplainIdleGaps(const TraceModel& model, size_t top_n, int6
       if (t.kind == TrackKind::kGpuStream && t.device_id == g.device_id) pids.push_back(t.pid);
     std::map<StringId, Cover> api, ranges;
     std::map<StringId, LibraryCover> libraries;
-    std::map<std::pair<StringId, uint32_t>, Cover> waits;    // (call, tid)
-    std::vector<std::pair<uint32_t, uint32_t>> api_threads;  // (pid, tid) of threads that made CUDA calls
+    std::map<std::pair<StringId, uint32_t>, Cover> waits;  // (call, tid)
+    // (pid, tid) of the threads that fed the GPU around this gap: a CUDA call within kFeedWindowNs of it. A
+    // thread that launches at other times (PyTorch's autograd workers during the forward pass) idles in a
+    // wait that is not the gap's cause.
+    constexpr int64_t kFeedWindowNs = 10'000'000;
+    std::vector<std::pair<uint32_t, uint32_t>> api_threads;
     for (const Track& t : model.tracks)
-      if (t.kind == TrackKind::kThreadApi && t.lane_count > 0) api_threads.push_back({t.pid, t.tid});
+      if (t.kind == TrackKind::kThreadApi && t.lane_count > 0 &&
+          HasStartIn(model.lanes[t.first_lane], g.start_ns - kFeedWindowNs, g.end_ns + kFeedWindowNs))
+        api_threads.push_back({t.pid, t.tid});
     for (const Track& t : model.tracks) {
       if (std::find(pids.begin(), pids.end(), t.pid) == pids.end()) continue;
       if (t.kind == TrackKind::kThreadApi && t.lane_count > 0) {
