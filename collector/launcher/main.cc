@@ -323,29 +323,36 @@ int main(int argc, char** argv) {
   // Preloading the injection library (1) loads the toolkit's libcupti it was built against before a
   // framework's same-soname copy, and (2) lets it see an app's own cuptiSubscribe calls (second-client
   // warning). It does nothing in a process until CUDA or NVTX start it.
-  std::string preload;
-  if (inject_loads && !env::Get(env::Var::kNoPreload)) preload = inject;
-  // --trace=osrt: the libc-only shim goes first, so every process's blocking calls reach it (it also runs
-  // where the injection never starts, and counts what it could not hand over). GTRACE_NO_PRELOAD leaves it:
-  // it is there only when asked for, and carries no sanitizer-unfriendly runtime.
-  if (!o.counters_only && (o.kinds & config::kTraceOsrt)) {
-    const std::string shim = OsrtShimPath(inject);
-    if (!shim.empty())
-      preload = preload.empty() ? shim : shim + ":" + preload;
-    else if (!o.quiet)
-      std::fprintf(stderr,
-                   "gcollect: warning: --trace=osrt: libgtrace_osrt.so not found beside %s; OS runtime "
-                   "waits are not recorded\n",
-                   inject.c_str());
-  }
-  if (!preload.empty()) {
-    const char* pre = std::getenv("LD_PRELOAD");
-    env.push_back({"LD_PRELOAD", pre && *pre ? preload + ":" + pre : preload});
-  }
-  if (!o.counters_only)
+  const char* user_preload = std::getenv("LD_PRELOAD");
+  const auto preload_with = [&](const std::string& ours) {
+    return user_preload && *user_preload ? ours + ":" + user_preload : ours;
+  };
+  const std::string inject_preload = inject_loads && !env::Get(env::Var::kNoPreload) ? inject : std::string();
+  if (!inject_preload.empty()) env.push_back({"LD_PRELOAD", preload_with(inject_preload)});
+  const std::vector<EnvVar> base_env = env;  // a counters run (--counters) reuses it with its own Config
+  // The timeline run only (a counters run records neither library calls nor waits):
+  if (!o.counters_only) {
+    // --trace=osrt: the libc-only shim goes first, so every process's blocking calls reach it (it also runs
+    // where the injection never starts, and counts what it could not hand over). GTRACE_NO_PRELOAD leaves it:
+    // it is there only when asked for, and carries no sanitizer-unfriendly runtime.
+    if (o.kinds & config::kTraceOsrt) {
+      const std::string shim = OsrtShimPath(inject);
+      if (!shim.empty()) {
+        const std::string value = preload_with(inject_preload.empty() ? shim : shim + ":" + inject_preload);
+        bool replaced = false;
+        for (auto& e : env)
+          if (e.name == "LD_PRELOAD") e.value = value, replaced = true;
+        if (!replaced) env.push_back({"LD_PRELOAD", value});
+      } else if (!o.quiet) {
+        std::fprintf(stderr,
+                     "gcollect: warning: --trace=osrt: libgtrace_osrt.so not found beside %s; OS runtime "
+                     "waits are not recorded\n",
+                     inject.c_str());
+      }
+    }
     AppendLibraryTraceEnv(
         o.kinds, [](const char* n) { return std::getenv(n); }, &env);
-  const std::vector<EnvVar> base_env = env;  // a counters run (--counters) reuses it with its own Config
+  }
   for (auto& e : pass_env) env.push_back(e);
 
   AppExit app = RunApp(o.app, env, o.wait_children_s, nullptr);

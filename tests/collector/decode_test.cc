@@ -661,7 +661,7 @@ TEST_CASE("a decoded NVTX payload follows its range into the trace as nvtx_arg r
   CHECK(h.decoder->nvtx_payloads().pending() == 1);  // thread 11's push had no range
 }
 
-TEST_CASE("--trace=cublas without nvtx: only the library domains' ranges are written", "[decode][libcalls]") {
+TEST_CASE("library kinds without nvtx: only the library domains' ranges are written", "[decode][libcalls]") {
   Harness h(0, 0, 0, {"cuBLAS", "NCCL"});
   h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 1, 100, 10, "cublasSgemm_v2", "cuBLAS"));
   h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 1, 300, 10, nullptr));

@@ -358,7 +358,7 @@ TEST_CASE(
   unsetenv("GTRACE_CLI");
 }
 
-TEST_CASE("--trace=osrt: a process that never starts CUDA has its waits counted, not recorded") {
+TEST_CASE("osrt: a process that never starts CUDA has its waits counted, not recorded") {
   // /bin/sleep waits in clock_nanosleep: the preloaded shim times it, but no injection runs there to write
   // it.
   std::string out = Work("osrt_nocuda.gtrace");
