@@ -1,6 +1,7 @@
-// What --trace=osrt adds to each wrapped call: libgtrace_osrt.so's poll(), syscall() and read() against libc's,
-// called directly in the same run (the baseline), below the threshold (timed, not recorded) and with threshold 0
-// (every call recorded, drained as the injection would). Prints ns per call and the ratio to the baseline.
+// What --trace=osrt adds to each wrapped call: libgtrace_osrt.so's poll(), syscall() and read() against
+// libc's, called directly in the same run (the baseline), below the threshold (timed, not recorded) and with
+// threshold 0 (every call recorded, drained as the injection would). Prints ns per call and the ratio to the
+// baseline.
 //   bench_osrt [--calls N] [--shim PATH]
 #include <dlfcn.h>
 #include <poll.h>
@@ -93,13 +94,16 @@ int main(int argc, char** argv) {
   for (int round = 0; round < 5; ++round) {  // interleaved
     rows[0].base.push_back(Time(n, [] { poll(nullptr, 0, 0); }));
     rows[0].shim.push_back(Time(n, [&] { timed.poll(nullptr, 0, 0); }));
-    rows[0].rec.push_back(Time(n, [&] { recorded.poll(nullptr, 0, 0); }, recorded.drain));
+    rows[0].rec.push_back(Time(
+        n, [&] { recorded.poll(nullptr, 0, 0); }, recorded.drain));
     rows[1].base.push_back(Time(n, [&] { (void)!read(-1, &c, 1); }));
     rows[1].shim.push_back(Time(n, [&] { timed.read(-1, &c, 1); }));
-    rows[1].rec.push_back(Time(n, [&] { recorded.read(-1, &c, 1); }, recorded.drain));
+    rows[1].rec.push_back(Time(
+        n, [&] { recorded.read(-1, &c, 1); }, recorded.drain));
     rows[2].base.push_back(Time(n, [] { syscall(SYS_getppid); }));
     rows[2].shim.push_back(Time(n, [&] { timed.syscall(SYS_getppid); }));
-    rows[2].rec.push_back(Time(n, [&] { recorded.syscall(SYS_getppid); }, recorded.drain));
+    rows[2].rec.push_back(Time(
+        n, [&] { recorded.syscall(SYS_getppid); }, recorded.drain));
   }
   std::printf("%-24s %12s %14s %8s %16s %8s\n", "call (median of 5)", "libc ns", "shim ns", "ratio",
               "recorded ns", "ratio");
@@ -107,6 +111,7 @@ int main(int argc, char** argv) {
     const double b = Median(r.base), s = Median(r.shim), x = Median(r.rec);
     std::printf("%-24s %12.1f %14.1f %8.2f %16.1f %8.2f\n", r.name, b, s, s / b, x, x / b);
   }
-  std::printf("(syscall(SYS_getppid) is not a wait: the shim forwards it untimed, so 'recorded' records none)\n");
+  std::printf(
+      "(syscall(SYS_getppid) is not a wait: the shim forwards it untimed, so 'recorded' records none)\n");
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "gt/model.h"
+#include "gt/nvtx_domains.h"
 
 namespace gt::config {
 
@@ -34,12 +35,12 @@ inline constexpr uint32_t kTraceLibraries = kTraceCublas | kTraceCudnn | kTraceN
 inline bool WantsNvtx(uint32_t kinds) {
   return kinds & (kTraceNvtx | kTraceLibraries);
 }
-// The NVTX domains library calls arrive in, and the domain gtrace gives OS runtime waits: the one spelling,
-// read by the injection (domain filter, osrt records) and the viewer core (gap explanations, summaries).
-inline constexpr const char* kCublasDomain = "cuBLAS";  // cuBLASLt uses the same domain
-inline constexpr const char* kCudnnDomain = "cuDNN";
-inline constexpr const char* kNcclDomain = "NCCL";
-inline constexpr const char* kOsrtDomain = "OS runtime";
+// The NVTX domains library calls arrive in, and the one gtrace gives OS runtime waits (gt/model.h spells
+// them).
+inline constexpr const char* kCublasDomain = kCublasNvtxDomain;
+inline constexpr const char* kCudnnDomain = kCudnnNvtxDomain;
+inline constexpr const char* kNcclDomain = kNcclNvtxDomain;
+inline constexpr const char* kOsrtDomain = kOsRuntimeNvtxDomain;
 // Default --osrt-threshold: as Nsight Systems', waits shorter than this are not recorded.
 inline constexpr int64_t kOsrtDefaultThresholdNs = 1000;
 

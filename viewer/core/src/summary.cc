@@ -21,6 +21,7 @@
 #include "gt/viewer/collectives.h"
 
 #include "gt/name_stats.h"
+#include "gt/nvtx_domains.h"
 #include "gt/viewer/profiled.h"
 #include "gt/viewer/query.h"
 
@@ -171,11 +172,10 @@ Stall StallOf(std::string_view n) {
 }
 
 // NVTX domains that are not the app's own ranges: library calls (--trace=cublas,cudnn,nccl) and OS runtime
-// waits (--trace=osrt). The spelling is the collector's (collector/config/config.h); the viewer may not
-// include it, so the names are repeated here and a test ties the two.
+// waits (--trace=osrt), as gt/model.h spells them.
 enum class RangeClass : uint8_t { kApp, kLibrary, kOsWait };
-constexpr std::string_view kLibraryDomains[] = {"cuBLAS", "cuDNN", "NCCL"};
-constexpr std::string_view kOsWaitDomain = "OS runtime";
+constexpr std::string_view kLibraryDomains[] = {kCublasNvtxDomain, kCudnnNvtxDomain, kNcclNvtxDomain};
+constexpr std::string_view kOsWaitDomain = kOsRuntimeNvtxDomain;
 struct DomainClasses {
   std::map<StringId, RangeClass> by_domain;  // few domains: looked up once each
   RangeClass Of(const TraceModel& model, StringId domain) {
