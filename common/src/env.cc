@@ -30,6 +30,10 @@ constexpr VarInfo kVars[] = {
      "or "
      "`channels` (+ per-channel GPU times) (`--nccl-plugin`)",
      Kind::kInternal},
+    {Var::kOsrtThresholdNs, "GTRACE_OSRT_THRESHOLD_NS", "1000",
+     "OS runtime waits shorter than this many ns are not recorded (`--osrt-threshold`; read by "
+     "libgtrace_osrt.so)",
+     Kind::kInternal},
     {Var::kCounters, "GTRACE_COUNTERS", "default", "counter sets of the counters run (`--counters=SET`)",
      Kind::kInternal},
     {Var::kKernelRegex, "GTRACE_KERNEL_REGEX", "(all kernels)",
