@@ -24,6 +24,7 @@
 #include "config/job.h"
 #include "gt/env.h"
 #include "gt/parts.h"
+#include "inject/cpu_sampler.h"
 #include "inject/injection.h"
 
 namespace gt::inject {
@@ -112,6 +113,7 @@ void FlushOnce(Injection& inj) {
   std::lock_guard<std::mutex> lock(inj.mu);
   if (inj.finished) return;
   DrainNcclPlugin(inj);
+  DrainCpuSamples(inj);
   if (!inj.inproc_output.empty() && TraceClockNow() >= inj.next_anchor_ns) {
     inj.clock_syncs.push_back(config::ReadClockSync());
     inj.next_anchor_ns = TraceClockNow() + kAnchorIntervalNs;
@@ -167,6 +169,10 @@ void FlusherMain(Injection* inj) {
       next_flush = now + int64_t(c.flush_interval_ms) * 1000000;
     } else {
       DrainApiCalls(*inj, DrainMode::kFullBatches);
+      if (inj->config.cpu_sample_hz) {  // the samplers' rings hold about 50 ms of deep stacks at 10 kHz
+        std::lock_guard<std::mutex> lock(inj->mu);
+        DrainCpuSamples(*inj);
+      }
       if (NcclPluginDrainWanted()) {  // a burst of NCCL operations: free the plugin's slots before the flush
         std::lock_guard<std::mutex> lock(inj->mu);
         DrainNcclPlugin(*inj);
@@ -183,6 +189,7 @@ void FinalizeLocked(Injection& inj, const char* reason) {
   inj.decoder->Finish();
   ReportNvtxPayloads(inj);
   FinishNcclPlugin(inj);
+  FinishCpuSampling(inj);
   uint64_t dropped = inj.dropped_records.load();
   if (dropped > inj.dropped_reported) {
     AddLoss(inj, "cupti_dropped_records", static_cast<uint8_t>(Severity::kDataLoss),
@@ -254,6 +261,7 @@ void OnForkChild() {
   // CUDA cannot be used in a child forked after cuInit anyway; a child that execs starts a fresh injection.
   g_owner_pid = 0;
   g_injection = nullptr;  // leaked copy-on-write memory; cheap
+  cpu::ForgetAfterFork();  // the sampler thread stayed in the parent: nothing is sampled here
   new (&g_start_mu) std::mutex();
   g_start_attempted = false;
 }
@@ -457,6 +465,7 @@ Injection* StartLocked(const Config& config, std::string* error) {
   g_injection = inj;
   StartNcclPlugin(*inj);  // before NCCL can initialize a communicator (it needs CUDA, which started us)
   StartOptionalModules(*inj);
+  StartCpuSampling(*inj);
   StartFlusher(*inj);
   on_exit(OnExit, nullptr);
   inj->on_exit_registered = true;

@@ -117,6 +117,12 @@ void DrainNcclPlugin(Injection& inj);
 void FinishNcclPlugin(Injection& inj);
 bool NcclPluginDrainWanted();
 
+// cpu_glue.cc: sampled CPU stacks (cpu_sampler.h): started with the trace, drained by the flusher (under
+// inj.mu), stopped and its counts reported at finish.
+void StartCpuSampling(Injection& inj);
+void DrainCpuSamples(Injection& inj);
+void FinishCpuSampling(Injection& inj);
+
 // modules.cc: optional modules (the counters engineer's range profiler plugs in here).
 void StartOptionalModules(Injection& inj);
 void FlushOptionalModules(Injection& inj);

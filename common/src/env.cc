@@ -30,6 +30,9 @@ constexpr VarInfo kVars[] = {
      "or "
      "`channels` (+ per-channel GPU times) (`--nccl-plugin`)",
      Kind::kInternal},
+    {Var::kSampleHz, "GTRACE_SAMPLE_HZ", "1000",
+     "CPU stack sampling rate of every thread, 1..10000 Hz; 0 = off (`--sample=cpu|none`, `--sample-hz=N`)",
+     Kind::kInternal},
     {Var::kCounters, "GTRACE_COUNTERS", "default", "counter sets of the counters run (`--counters=SET`)",
      Kind::kInternal},
     {Var::kKernelRegex, "GTRACE_KERNEL_REGEX", "(all kernels)",

@@ -36,9 +36,10 @@ void ModelBuilder::Impl::BuildCpuSamples() {
     }
     C.node_parent[self->second] = parent->second;
   }
-  std::stable_sort(cpu_samples.begin(), cpu_samples.end(), [](const CpuSampleRecord& a, const CpuSampleRecord& b) {
-    return std::tie(a.timestamp, a.pid, a.tid) < std::tie(b.timestamp, b.pid, b.tid);
-  });
+  std::stable_sort(cpu_samples.begin(), cpu_samples.end(),
+                   [](const CpuSampleRecord& a, const CpuSampleRecord& b) {
+                     return std::tie(a.timestamp, a.pid, a.tid) < std::tie(b.timestamp, b.pid, b.tid);
+                   });
   const size_t n = cpu_samples.size();
   C.ts.resize(n), C.pid.resize(n), C.tid.resize(n), C.stack.resize(n), C.flags.resize(n);
   for (size_t i = 0; i < n; ++i) {
@@ -54,14 +55,17 @@ void ModelBuilder::Impl::BuildCpuSamples() {
     C.ts[i] = s.timestamp, C.pid[i] = s.pid, C.tid[i] = s.tid, C.stack[i] = stack, C.flags[i] = s.flags;
   }
   if (duplicates)
-    builder_losses["cpu_stack_nodes_duplicate"] = {"cpu_stack_nodes_duplicate", uint8_t(Severity::kWarning), 0,
-                                                   duplicates, "sampled stack nodes with id 0 or an id seen before (ignored)"};
+    builder_losses["cpu_stack_nodes_duplicate"] = {
+        "cpu_stack_nodes_duplicate", uint8_t(Severity::kWarning), 0, duplicates,
+        "sampled stack nodes with id 0 or an id seen before (ignored)"};
   if (orphans)
-    builder_losses["cpu_stack_nodes_orphan"] = {"cpu_stack_nodes_orphan", uint8_t(Severity::kWarning), 0, orphans,
-                                                "sampled stack nodes whose caller is missing (shown as outermost frames)"};
+    builder_losses["cpu_stack_nodes_orphan"] = {
+        "cpu_stack_nodes_orphan", uint8_t(Severity::kWarning), 0, orphans,
+        "sampled stack nodes whose caller is missing (shown as outermost frames)"};
   if (unknown)
-    builder_losses["cpu_samples_unknown_stack"] = {"cpu_samples_unknown_stack", uint8_t(Severity::kWarning), 0,
-                                                   unknown, "CPU samples naming a stack that is not in the trace (shown as not unwound)"};
+    builder_losses["cpu_samples_unknown_stack"] = {
+        "cpu_samples_unknown_stack", uint8_t(Severity::kWarning), 0, unknown,
+        "CPU samples naming a stack that is not in the trace (shown as not unwound)"};
   std::vector<CpuStackNodeRecord>().swap(cpu_nodes);
   std::vector<CpuSampleRecord>().swap(cpu_samples);
 }

@@ -13,16 +13,16 @@ namespace gt::viewer {
 
 // One frame that samples in a range were in, with what called it.
 struct HotFrame {
-  std::string frame;    // "train.py:__getitem__:41" (Python) or "libc.so.6!clock_nanosleep" (native)
-  std::string path;     // its caller and itself, outermost first: "dataloader.py:__next__:631 → __getitem__:41"
+  std::string frame;  // "train.py:__getitem__:41" (Python) or "libc.so.6!clock_nanosleep" (native)
+  std::string path;  // its caller and itself, outermost first: "dataloader.py:__next__:631 → __getitem__:41"
   bool python = false;  // a Python frame (else native: the thread had no Python frame)
   uint64_t samples = 0;
   double share = 0;  // of the range's samples on the threads considered
 };
 struct CpuRangeProfile {
-  uint64_t samples = 0;     // samples of the threads considered in the range
-  uint64_t threads = 0;     // distinct threads among them
-  uint64_t not_unwound = 0;  // samples with no frame at all (counted, never guessed)
+  uint64_t samples = 0;       // samples of the threads considered in the range
+  uint64_t threads = 0;       // distinct threads among them
+  uint64_t not_unwound = 0;   // samples with no frame at all (counted, never guessed)
   std::vector<HotFrame> hot;  // by samples, at most top_n
 };
 
@@ -41,7 +41,7 @@ struct FlameNode {
   StringId frame = 0;
   uint8_t kind = 0;  // FrameKind
   uint32_t depth = 0;
-  uint32_t parent = 0;  // index into the result; the root (index 0, frame 0) is its own parent
+  uint32_t parent = 0;        // index into the result; the root (index 0, frame 0) is its own parent
   uint64_t samples = 0;       // inclusive: samples whose stack passes through this path
   uint64_t self_samples = 0;  // samples whose innermost frame is this one
 };
