@@ -37,15 +37,19 @@ constexpr int kMaxPython = 64;
 constexpr size_t kMaxEntryWords = 2 + kMaxNative + 2 * kMaxPython;
 constexpr size_t kRingWords = 1u << 15;  // 256 KiB per sampled thread: 50 ms of deep stacks at 10 kHz
 constexpr int kMaxSlots = 512;
+constexpr int64_t kIdleCpuNs = 50000;               // CPU used since the last sample that still counts as idle
+constexpr int64_t kMaxIdleRepeatNs = 100000000;     // an idle thread is interrupted again after this long
 
 struct Slot {
   std::atomic<uint32_t> tid{0};    // 0: free
   std::atomic<uint32_t> token{0};  // 1: a producer (the handler or the sampler) owns the ring's head
   std::atomic<uint64_t> head{0}, tail{0};
   uint64_t* ring = nullptr;  // kRingWords, allocated once by the sampler thread
+  // The thread's CPU clock when the handler finished its last sample.
+  std::atomic<int64_t> cpu_after_sample{-1};
   // Sampler thread only.
-  int64_t last_cpu_ns = -1;
   int64_t token_since_ns = 0;
+  int64_t last_signal_ns = 0;
   bool sampled_once = false;
   std::atomic<bool> exited{false};  // the thread is gone: freed once drained
   // Drain only.
@@ -78,6 +82,7 @@ struct State {
   // Python, decided by the sampler thread; the handler reads them after `py_ready` (release/acquire).
   std::atomic<bool> py_ready{false};
   void* (*py_this_tstate)() = nullptr;
+  uintptr_t py_code_type = 0;  // &PyCode_Type: a frame whose code object is not one ends the walk
   const PyLayout* py = nullptr;
   std::atomic<bool> py_checked{false};
   uintptr_t py_module_base = 0;  // the interpreter's module (python3 or libpython): where native frames stop
@@ -220,7 +225,7 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
           const uintptr_t code = Load<uintptr_t>(f, L->frame_code);
           const int owner = Load<char>(f, L->frame_owner);
           if (owner != L->owner_cstack) {
-            if (!Plausible(code)) {
+            if (!Plausible(code) || Load<uintptr_t>(code, 8) != s->py_code_type) {
               bad = true;
               break;
             }
@@ -256,6 +261,9 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
     for (size_t i = 0; i < words; ++i) slot->ring[(head + i) % kRingWords] = e[i];
     slot->head.store(head + words, std::memory_order_release);
   }
+  timespec cpu;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+    slot->cpu_after_sample.store(int64_t(cpu.tv_sec) * 1000000000 + cpu.tv_nsec, std::memory_order_relaxed);
   slot->token.store(0, std::memory_order_release);
   errno = saved_errno;
 }
@@ -267,7 +275,8 @@ void CheckPython(State& s) {
   auto version = reinterpret_cast<const char* (*)()>(dlsym(RTLD_DEFAULT, "Py_GetVersion"));
   auto initialized = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
   auto tstate = reinterpret_cast<void* (*)()>(dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState"));
-  if (!version || !initialized || !tstate) return;
+  void* code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
+  if (!version || !initialized || !tstate || !code_type) return;
   // Before Py_Initialize the thread-state key does not exist yet: reading it would return another key's
   // value.
   if (!initialized()) return;
@@ -280,6 +289,7 @@ void CheckPython(State& s) {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(version), &info)) s.py_module_base = uintptr_t(info.dli_fbase);
   s.py_this_tstate = tstate;
+  s.py_code_type = reinterpret_cast<uintptr_t>(code_type);
   s.py_ready.store(true, std::memory_order_release);
   s.py_checked.store(true);
 }
@@ -328,7 +338,7 @@ void Rescan(State& s) {
       if (p == MAP_FAILED) return;
       free_slot->ring = static_cast<uint64_t*>(p);
     }
-    free_slot->last_cpu_ns = -1;
+    free_slot->cpu_after_sample.store(-1);
     free_slot->sampled_once = false;
     free_slot->exited = false;
     free_slot->token.store(0);
@@ -353,9 +363,16 @@ void Tick(State& s, int64_t now) {
       }
       continue;
     }
+    // A thread that has used (almost) no CPU since its last sample is where that sample found it: recorded
+    // again without waking it. "Almost": returning from the handler and restarting the interrupted sleep cost
+    // the thread a few microseconds. A thread that ran less than that may still have moved (a thread starting
+    // up, then sleeping): every thread is interrupted again at least every 100 ms, which bounds such a stale
+    // stack.
     const int64_t cpu = ThreadCpuNs(tid);
-    if (cpu >= 0 && cpu == x.last_cpu_ns && x.sampled_once) {
-      // Not run since its last sample: the same stack. Written here, as the ring's producer (token free).
+    const int64_t after = x.cpu_after_sample.load(std::memory_order_relaxed);
+    if (cpu >= 0 && after >= 0 && x.sampled_once && cpu - after < kIdleCpuNs &&
+        now - x.last_signal_ns < kMaxIdleRepeatNs) {
+      // Written here, as the ring's producer (the token is free).
       const uint64_t head = x.head.load(std::memory_order_relaxed);
       if (head + 2 - x.tail.load(std::memory_order_acquire) > kRingWords) {
         s.ring_full.fetch_add(1, std::memory_order_relaxed);
@@ -366,7 +383,6 @@ void Tick(State& s, int64_t now) {
       }
       continue;
     }
-    x.last_cpu_ns = cpu;
     x.token.store(1, std::memory_order_release);
     x.token_since_ns = now;
     if (syscall(SYS_tgkill, pid, tid, SIGPROF) != 0) {
@@ -377,10 +393,8 @@ void Tick(State& s, int64_t now) {
       }
       continue;
     }
-    // The CPU clock read after the handler has run would include it: the next tick compares against
-    // this one plus whatever the handler took, so a thread woken only by us is seen as idle next time.
     x.sampled_once = true;
-    x.last_cpu_ns = -2;  // refreshed below once the handler is done
+    x.last_signal_ns = now;
   }
 }
 
@@ -401,20 +415,6 @@ void SamplerMain(State* s) {
       next_scan = now + 100000000;
     }
     Tick(*s, now);
-    // A thread that the signal woke has run (the handler) by the next tick; its CPU clock is re-read once
-    // the handler is done so that the handler's own time does not count as the thread running.
-    for (int spin = 0; spin < 25; ++spin) {
-      bool pending = false;
-      for (Slot& x : s->slots)
-        if (x.last_cpu_ns == -2 && x.token.load(std::memory_order_acquire) == 0) {
-          x.last_cpu_ns = ThreadCpuNs(x.tid.load(std::memory_order_relaxed));
-        } else if (x.last_cpu_ns == -2) {
-          pending = true;
-        }
-      if (!pending) break;
-      struct timespec ts = {0, 20000};
-      nanosleep(&ts, nullptr);
-    }
     next.tv_nsec += period;
     while (next.tv_nsec >= 1000000000) next.tv_nsec -= 1000000000, ++next.tv_sec;
     clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr);
