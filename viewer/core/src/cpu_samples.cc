@@ -60,6 +60,7 @@ CpuRangeProfile ProfileCpuRange(const TraceModel& model, int64_t start_ns, int64
       ++out.not_unwound;
     else
       ++by_node[n];
+    if (n != 0 && c.node_kind[n] == uint8_t(FrameKind::kPython)) ++out.python_samples;
   }
   out.threads = seen.size();
   // Frames, not nodes: one function reached through two call paths is one line, its most sampled path shown.
@@ -68,7 +69,9 @@ CpuRangeProfile ProfileCpuRange(const TraceModel& model, int64_t start_ns, int64
     uint32_t best_node = 0;
   };
   std::map<std::pair<StringId, StringId>, Agg> by_frame;  // (frame, caller frame)
+  const bool python_only = out.python_samples > 0;
   for (const auto& [node, count] : by_node) {
+    if (python_only && c.node_kind[node] != uint8_t(FrameKind::kPython)) continue;
     const uint32_t parent = c.node_parent[node];
     Agg& g = by_frame[{c.node_frame[node], parent ? c.node_frame[parent] : 0}];
     g.samples += count;
@@ -87,7 +90,7 @@ CpuRangeProfile ProfileCpuRange(const TraceModel& model, int64_t start_ns, int64
     const uint32_t parent = c.node_parent[node];
     h.path = parent ? model.Str(c.node_frame[parent]) + " → " + h.frame : h.frame;
     h.samples = order[i].first;
-    h.share = double(h.samples) / double(out.samples);
+    h.share = double(h.samples) / double(python_only ? out.python_samples : out.samples);
     out.hot.push_back(std::move(h));
   }
   return out;

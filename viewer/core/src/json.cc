@@ -59,6 +59,7 @@ json Gaps(const std::vector<IdleGap>& gaps) {
                  {"start_ns", g.start_ns},
                  {"cpu_samples", {{"samples", g.cpu.samples},
                                   {"threads", g.cpu.threads},
+                                  {"python_samples", g.cpu.python_samples},
                                   {"not_unwound", g.cpu.not_unwound},
                                   {"hot", hot}}},
                  {"duration_ns", g.end_ns - g.start_ns},

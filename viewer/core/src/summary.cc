@@ -485,7 +485,9 @@ std::string StatsReport(const TraceModel& model, size_t top_n) {
              "  " + (a.api ? "API  " : "range ") + Clip(a.name, 90) + "\n";
       if (g.cpu.samples > 0) {
         o += "      CPU samples (" + std::to_string(g.cpu.samples) + " on " + std::to_string(g.cpu.threads) +
-             (g.cpu.threads == 1 ? " thread" : " threads") + "):\n";
+             (g.cpu.threads == 1 ? " thread" : " threads") +
+             (g.cpu.python_samples ? ", " + std::to_string(g.cpu.python_samples) + " in Python" : std::string()) +
+             "):\n";
         for (const HotFrame& h : g.cpu.hot)
           o += "      " + PadColumn(Percent(h.share), 7, true) + "  " + (h.python ? "py   " : "native ") +
                Clip(h.path, 110) + "\n";

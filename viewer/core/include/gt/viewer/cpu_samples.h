@@ -17,17 +17,20 @@ struct HotFrame {
   std::string path;  // its caller and itself, outermost first: "dataloader.py:__next__:631 → __getitem__:41"
   bool python = false;  // a Python frame (else native: the thread had no Python frame)
   uint64_t samples = 0;
-  double share = 0;  // of the range's samples on the threads considered
+  double share = 0;  // of the range's samples with a Python frame (of all its samples where none has one)
 };
 struct CpuRangeProfile {
   uint64_t samples = 0;       // samples of the threads considered in the range
   uint64_t threads = 0;       // distinct threads among them
+  uint64_t python_samples = 0;  // samples with at least one Python frame
   uint64_t not_unwound = 0;   // samples with no frame at all (counted, never guessed)
   std::vector<HotFrame> hot;  // by samples, at most top_n
 };
 
 // The samples in [start_ns, end_ns) of the given threads ((pid, tid) pairs; empty: every thread of `pids`;
 // both empty: every thread), each attributed to its innermost Python frame, else its innermost native frame.
+// Where some samples have Python frames, only those are ranked: a thread parked in a native wait (PyTorch's
+// autograd or pool threads, which call CUDA too) says nothing about what the Python code was doing.
 struct ThreadKey {
   uint32_t pid = 0, tid = 0;
 };
