@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -35,10 +36,10 @@ constexpr uint64_t kMagic = 0x47545350;  // "GTSP"
 constexpr int kMaxNative = 64;
 constexpr int kMaxPython = 64;
 constexpr size_t kMaxEntryWords = 2 + kMaxNative + 2 * kMaxPython;
-constexpr size_t kRingWords = 1u << 15;  // 256 KiB per sampled thread: 50 ms of deep stacks at 10 kHz
+constexpr size_t kRingWords = 1u << 16;  // 512 KiB per sampled thread: 330 ms of the deepest stacks at 1 kHz
 constexpr int kMaxSlots = 512;
-constexpr int64_t kIdleCpuNs = 50000;               // CPU used since the last sample that still counts as idle
-constexpr int64_t kMaxIdleRepeatNs = 100000000;     // an idle thread is interrupted again after this long
+constexpr int64_t kIdleCpuNs = 50000;            // CPU used since the last sample that still counts as idle
+constexpr int64_t kMaxIdleRepeatNs = 100000000;  // an idle thread is interrupted again after this long
 
 struct Slot {
   std::atomic<uint32_t> tid{0};    // 0: free
@@ -85,7 +86,9 @@ struct State {
   uintptr_t py_code_type = 0;  // &PyCode_Type: a frame whose code object is not one ends the walk
   const PyLayout* py = nullptr;
   std::atomic<bool> py_checked{false};
-  uintptr_t py_module_base = 0;  // the interpreter's module (python3 or libpython): where native frames stop
+  uintptr_t py_module_base = 0;
+  uintptr_t py_text_lo = 0, py_text_hi = 0;  // the interpreter module's mapped range  // the interpreter's
+                                             // module (python3 or libpython): where native frames stop
   Stats stats;
   std::atomic<uint64_t> ring_full{0}, unwind_failed{0}, truncated{0}, py_unreadable{0}, py_unsupported{0};
   // Drain.
@@ -131,6 +134,7 @@ struct UnwindState {
   uint64_t* pcs;
   int n, max;
   bool more;
+  uintptr_t stop_lo = 0, stop_hi = 0;  // a frame in this range (the interpreter) ends the walk
 };
 _Unwind_Reason_Code UnwindOne(struct _Unwind_Context* ctx, void* arg) {
   auto* s = static_cast<UnwindState*>(arg);
@@ -141,6 +145,9 @@ _Unwind_Reason_Code UnwindOne(struct _Unwind_Context* ctx, void* arg) {
     return _URC_END_OF_STACK;
   }
   s->pcs[s->n++] = ip;
+  // Native frames below the innermost Python frame are the interpreter's own (not kept): unwinding them,
+  // often dozens of frames per Python call, was most of the handler's cost.
+  if (ip - 1 >= s->stop_lo && ip - 1 < s->stop_hi) return _URC_END_OF_STACK;
   return _URC_NO_REASON;
 }
 
@@ -178,8 +185,11 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
   uint8_t flags = 0;
   // Native: unwind from here; the frames up to the interrupted address are the handler and the kernel's
   // signal trampoline.
+  const bool py_ready = s->py_ready.load(std::memory_order_acquire);
+  const uintptr_t ts = py_ready ? reinterpret_cast<uintptr_t>(s->py_this_tstate()) : 0;
   uint64_t pcs[kMaxNative + 8];
   UnwindState u{pcs, 0, kMaxNative + 8, false};
+  if (ts && s->py) u.stop_lo = s->py_text_lo, u.stop_hi = s->py_text_hi;
   _Unwind_Backtrace(UnwindOne, &u);
   const auto* uc = static_cast<const ucontext_t*>(uc_void);
   const uint64_t rip = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
@@ -205,8 +215,7 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
   }
   // Python: this thread's state, then the chain of interpreter frames.
   int np = 0;
-  if (s->py_ready.load(std::memory_order_acquire)) {
-    const uintptr_t ts = reinterpret_cast<uintptr_t>(s->py_this_tstate());
+  if (py_ready) {
     if (ts) {
       const PyLayout* L = s->py;
       if (!L) {
@@ -287,7 +296,25 @@ void CheckPython(State& s) {
     if (L.minor == minor) s.py = &L;
   s.stats.python_supported = s.py != nullptr;
   Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(version), &info)) s.py_module_base = uintptr_t(info.dli_fbase);
+  if (dladdr(reinterpret_cast<void*>(version), &info)) {
+    s.py_module_base = uintptr_t(info.dli_fbase);
+    struct Range {
+      uintptr_t inside, lo = 0, hi = 0;  // the executable segment holding Py_GetVersion
+    } r{reinterpret_cast<uintptr_t>(version)};
+    dl_iterate_phdr(
+        [](dl_phdr_info* i, size_t, void* arg) {
+          auto* r = static_cast<Range*>(arg);
+          for (int k = 0; k < i->dlpi_phnum; ++k) {
+            const auto& ph = i->dlpi_phdr[k];
+            if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+            const uintptr_t lo = i->dlpi_addr + ph.p_vaddr, hi = lo + ph.p_memsz;
+            if (lo <= r->inside && r->inside < hi) r->lo = lo, r->hi = hi;
+          }
+          return 0;
+        },
+        &r);
+    s.py_text_lo = r.lo, s.py_text_hi = r.hi;
+  }
   s.py_this_tstate = tstate;
   s.py_code_type = reinterpret_cast<uintptr_t>(code_type);
   s.py_ready.store(true, std::memory_order_release);

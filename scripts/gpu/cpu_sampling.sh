@@ -24,6 +24,7 @@ D=/tmp/cs; rm -rf $D; mkdir -p $D
 G=$C/gcollect
 log() { echo "$*" | tee -a "$R"; }
 log "== $(date +%T) machine: $(nvidia-smi -L | head -1); $(python3 --version); torch $(python3 -c 'import torch; print(torch.__version__)')"
+if [ "${1:-}" != --overhead-only ]; then
 log "== fixtures"
 $G -q -o $OUT/h200_cpu_loader.gtrace -- python3 $C/cpu_gaps.py --mode loader --steps 30 2>&1 | tail -3 | tee -a "$R"
 $G -q -o $OUT/h200_cpu_item.gtrace -- python3 $C/cpu_gaps.py --mode item --steps 30 2>&1 | tail -3 | tee -a "$R"
@@ -31,6 +32,7 @@ ls -l $OUT/*.gtrace | tee -a "$R"
 log "== fork without exec (DataLoader workers 2)"
 $G -q -o $D/fork.gtrace -- python3 $C/cpu_gaps.py --mode loader --steps 10 --workers 2 2>&1 | tail -3 | tee -a "$R"
 log "exit $? size $(stat -c %s $D/fork.gtrace 2>/dev/null)"
+fi
 log "== overhead (interleaved; median ms per iteration / step)"
 for round in 1 2 3; do
   for cfg in plain nosample sample; do
@@ -39,21 +41,25 @@ for round in 1 2 3; do
       nosample) P="$G -q --sample=none -o $D/l_${cfg}_$round.gtrace --" ;;
       sample) P="$G -q -o $D/l_${cfg}_$round.gtrace --" ;;
     esac
-    s0=$(date +%s.%N)
-    line=$($P python3 $C/torch_loop.py --iters 300 2>&1 | grep median_ms)
-    log "loop round=$round cfg=$cfg $line wall_s=$(echo "$(date +%s.%N) - $s0" | bc) size=$(stat -c %s $D/l_${cfg}_$round.gtrace 2>/dev/null)"
+    $P python3 $C/torch_loop.py --iters 300 >$D/run.log 2>&1; rc=$?
+    line=$(grep median_ms $D/run.log)
+    log "loop round=$round cfg=$cfg rc=$rc $line size=$(stat -c %s $D/l_${cfg}_$round.gtrace 2>/dev/null)"
+    [ -n "$line" ] || tail -5 $D/run.log | tee -a "$R"
   done
 done
-for round in 1 2; do
+for round in 1 2 3; do
   for cfg in plain nosample sample; do
     case $cfg in
       plain) P="" ;;
       nosample) P="$G -q --sample=none -o $D/t_${cfg}_$round.gtrace --" ;;
       sample) P="$G -q -o $D/t_${cfg}_$round.gtrace --" ;;
     esac
-    line=$($P python3 $C/cpu_gaps.py --mode train --steps 300 2>&1 | grep median_ms)
-    log "train round=$round cfg=$cfg $line size=$(stat -c %s $D/t_${cfg}_$round.gtrace 2>/dev/null)"
+    $P python3 $C/cpu_gaps.py --mode train --steps 300 >$D/run.log 2>&1; rc=$?
+    line=$(grep median_ms $D/run.log)
+    log "train round=$round cfg=$cfg rc=$rc $line size=$(stat -c %s $D/t_${cfg}_$round.gtrace 2>/dev/null)"
+    [ -n "$line" ] || tail -5 $D/run.log | tee -a "$R"
   done
 done
 cp $D/l_sample_1.gtrace $OUT/loop_sample.gtrace 2>/dev/null
+cp $D/t_sample_1.gtrace $OUT/train_sample.gtrace 2>/dev/null
 log "== $(date +%T) done"
