@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
-#include <catch2/catch.hpp>
 #include <map>
 #include <string>
 #include <thread>

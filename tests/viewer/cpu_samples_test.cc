@@ -27,8 +27,8 @@ Built BuildSampleTrace(bool hostile) {
   auto w = std::move(TraceWriter::Create(MakeStringSink(&b.bytes)).value());
   const auto py = uint8_t(FrameKind::kPython), native = uint8_t(FrameKind::kNative);
   const StringId main = w->Intern("train.py:main:10"), step = w->Intern("train.py:step:20"),
-                 load = w->Intern("data.py:Loader.__getitem__:5"), sleep = w->Intern("libc.so.6!clock_nanosleep"),
-                 fwd = w->Intern("model.py:forward:30");
+                 load = w->Intern("data.py:Loader.__getitem__:5"),
+                 sleep = w->Intern("libc.so.6!clock_nanosleep"), fwd = w->Intern("model.py:forward:30");
   w->Add(CpuStackNodeRecord{7, 1, 0, main, py});
   w->Add(CpuStackNodeRecord{7, 2, 1, step, py});
   w->Add(CpuStackNodeRecord{7, 3, 2, load, py});
@@ -39,13 +39,14 @@ Built BuildSampleTrace(bool hostile) {
   // 10 in process 9.
   for (int i = 0; i < 100; ++i)
     w->Add(CpuSampleRecord{int64_t(i) * 1000000, 7, 70, uint32_t(i < 80 ? 4 : 5), uint8_t(kSamplePython)});
-  for (int i = 0; i < 10; ++i) w->Add(CpuSampleRecord{int64_t(i) * 1000000 + 5, 7, 71, 0, kSampleUnwindFailed});
+  for (int i = 0; i < 10; ++i)
+    w->Add(CpuSampleRecord{int64_t(i) * 1000000 + 5, 7, 71, 0, kSampleUnwindFailed});
   for (int i = 0; i < 10; ++i) w->Add(CpuSampleRecord{int64_t(i) * 1000000 + 7, 9, 90, 1, 0});
   if (hostile) {
-    w->Add(CpuStackNodeRecord{7, 4, 0, fwd, py});     // a duplicate id
-    w->Add(CpuStackNodeRecord{7, 0, 0, fwd, py});     // id 0
-    w->Add(CpuStackNodeRecord{7, 6, 99, fwd, py});    // its caller never written
-    w->Add(CpuStackNodeRecord{7, 8, 9, fwd, py});     // a caller made after it (a cycle, if followed)
+    w->Add(CpuStackNodeRecord{7, 4, 0, fwd, py});   // a duplicate id
+    w->Add(CpuStackNodeRecord{7, 0, 0, fwd, py});   // id 0
+    w->Add(CpuStackNodeRecord{7, 6, 99, fwd, py});  // its caller never written
+    w->Add(CpuStackNodeRecord{7, 8, 9, fwd, py});   // a caller made after it (a cycle, if followed)
     w->Add(CpuStackNodeRecord{7, 9, 8, load, py});
     w->Add(CpuSampleRecord{200000000, 7, 70, 12345, 0});  // a stack that does not exist
     w->Add(CpuSampleRecord{200000001, 7, 70, 9, 0});
@@ -164,12 +165,13 @@ TEST_CASE("cpu samples: H200 idle gaps are attributed to the frames that caused 
         ++attributed;
         CHECK(g.diagnosis.find(c.cause) != std::string::npos);
       } else if (std::getenv("GT_DEBUG_GAPS")) {
-        std::fprintf(stderr, "%s gap %lld ns samples %llu: %s %.2f\n", c.file, (long long)(g.end_ns - g.start_ns),
-                     (unsigned long long)g.cpu.samples, g.cpu.hot.empty() ? "-" : g.cpu.hot[0].path.c_str(),
+        std::fprintf(stderr, "%s gap %lld ns samples %llu: %s %.2f\n", c.file,
+                     (long long)(g.end_ns - g.start_ns), (unsigned long long)g.cpu.samples,
+                     g.cpu.hot.empty() ? "-" : g.cpu.hot[0].path.c_str(),
                      g.cpu.hot.empty() ? 0.0 : g.cpu.hot[0].share);
       } else {
-        UNSCOPED_INFO("gap " << g.end_ns - g.start_ns << " ns: "
-                             << (g.cpu.hot.empty() ? "no samples" : g.cpu.hot[0].path));
+        UNSCOPED_INFO("gap " << g.end_ns - g.start_ns
+                             << " ns: " << (g.cpu.hot.empty() ? "no samples" : g.cpu.hot[0].path));
       }
     }
     // 30 steps: one gap per step at least; the others are the first step's warm-up (first forward, loss,

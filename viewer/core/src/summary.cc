@@ -216,7 +216,8 @@ std::string Diagnose(const IdleGap& g) {
     std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * g.cpu.hot[0].share);
     const std::string where = std::string(pct) + " of CPU samples in " + g.cpu.hot[0].path;
     if (top_range && double(top_range->overlap_ns) >= 0.5 * gap)
-      return "host work inside '" + top_range->name + "' (" + where + ") without GPU work queued: overlap it "
+      return "host work inside '" + top_range->name + "' (" + where +
+             ") without GPU work queued: overlap it "
              "with the GPU (more DataLoader workers, prefetching, a copy stream)";
     return "host-side work: " + where + "; nothing was queued on the GPU meanwhile";
   }
@@ -281,7 +282,8 @@ std::vector<IdleGap> ExplainIdleGaps(const TraceModel& model, size_t top_n, int6
         g.activity.push_back({model.Str(std::get<2>(order[i])), is_api, ns});
       }
     }
-    std::vector<ThreadKey> feeders;  // the threads that call CUDA: an idle pool thread says nothing of the gap
+    std::vector<ThreadKey>
+        feeders;  // the threads that call CUDA: an idle pool thread says nothing of the gap
     for (const Track& t : model.tracks)
       if (t.kind == TrackKind::kThreadApi && std::find(pids.begin(), pids.end(), t.pid) != pids.end())
         feeders.push_back({t.pid, t.tid});
@@ -486,7 +488,8 @@ std::string StatsReport(const TraceModel& model, size_t top_n) {
       if (g.cpu.samples > 0) {
         o += "      CPU samples (" + std::to_string(g.cpu.samples) + " on " + std::to_string(g.cpu.threads) +
              (g.cpu.threads == 1 ? " thread" : " threads") +
-             (g.cpu.python_samples ? ", " + std::to_string(g.cpu.python_samples) + " in Python" : std::string()) +
+             (g.cpu.python_samples ? ", " + std::to_string(g.cpu.python_samples) + " in Python"
+                                   : std::string()) +
              "):\n";
         for (const HotFrame& h : g.cpu.hot)
           o += "      " + PadColumn(Percent(h.share), 7, true) + "  " + (h.python ? "py   " : "native ") +

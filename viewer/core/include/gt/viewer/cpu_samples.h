@@ -20,11 +20,11 @@ struct HotFrame {
   double share = 0;  // of the range's samples with a Python frame (of all its samples where none has one)
 };
 struct CpuRangeProfile {
-  uint64_t samples = 0;       // samples of the threads considered in the range
-  uint64_t threads = 0;       // distinct threads among them
+  uint64_t samples = 0;         // samples of the threads considered in the range
+  uint64_t threads = 0;         // distinct threads among them
   uint64_t python_samples = 0;  // samples with at least one Python frame
-  uint64_t not_unwound = 0;   // samples with no frame at all (counted, never guessed)
-  std::vector<HotFrame> hot;  // by samples, at most top_n
+  uint64_t not_unwound = 0;     // samples with no frame at all (counted, never guessed)
+  std::vector<HotFrame> hot;    // by samples, at most top_n
 };
 
 // The samples in [start_ns, end_ns) of the given threads ((pid, tid) pairs; empty: every thread of `pids`;
