@@ -12,6 +12,9 @@ void StartCpuSampling(Injection& inj) {
   cpu::Options o;
   o.hz = inj.config.cpu_sample_hz;
   o.now = &config::TraceClockNow;
+  o.window_start_ns = inj.config.window_start_ns;
+  o.window_end_ns = inj.config.window_end_ns;
+  cpu::ResetWrittenNodes();  // a new trace (an in-process recording restarted): its parts need their nodes
   std::string error;
   if (!cpu::Start(o, &error)) {
     std::lock_guard<std::mutex> lock(inj.mu);

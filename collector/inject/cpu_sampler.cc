@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -671,7 +672,7 @@ void Stop() {
 
 void ForgetAfterFork() {
   if (!g) return;
-  if (g->thread.joinable()) g->thread.detach();  // the std::thread names a thread of the parent
+  new (&g->thread) std::thread();  // it names a thread of the parent: forgotten, never joined or detached
   g->running.store(false);
   for (Slot& x : g->slots) x.tid.store(0);
 }
@@ -745,6 +746,10 @@ uint64_t Drain(TraceWriter& w, uint32_t pid) {
         x.last_flags = uint8_t(flags & ~kSampleIdleRepeat);
         at = base + nn + 2 * uint64_t(np);
       }
+      const Options& o = s.options;
+      if ((o.window_start_ns && r.timestamp < o.window_start_ns) ||
+          (o.window_end_ns && r.timestamp >= o.window_end_ns))
+        continue;  // outside --delay/--duration: decoded (the stack state above must advance), not written
       w.Add(r);
       ++written;
       ++s.stats.samples;

@@ -26,8 +26,8 @@ log() { echo "$*" | tee -a "$R"; }
 log "== $(date +%T) machine: $(nvidia-smi -L | head -1); $(python3 --version); torch $(python3 -c 'import torch; print(torch.__version__)')"
 if [ "${1:-}" != --overhead-only ]; then
 log "== fixtures"
-$G -q -o $OUT/h200_cpu_loader.gtrace -- python3 $C/cpu_gaps.py --mode loader --steps 30 2>&1 | tail -3 | tee -a "$R"
-$G -q -o $OUT/h200_cpu_item.gtrace -- python3 $C/cpu_gaps.py --mode item --steps 30 2>&1 | tail -3 | tee -a "$R"
+$G -q -o $OUT/cpu_h200_loader.gtrace -- python3 $C/cpu_gaps.py --mode loader --steps 30 2>&1 | tail -3 | tee -a "$R"
+$G -q -o $OUT/cpu_h200_item.gtrace -- python3 $C/cpu_gaps.py --mode item --steps 30 2>&1 | tail -3 | tee -a "$R"
 ls -l $OUT/*.gtrace | tee -a "$R"
 log "== fork without exec (DataLoader workers 2)"
 $G -q -o $D/fork.gtrace -- python3 $C/cpu_gaps.py --mode loader --steps 10 --workers 2 2>&1 | tail -3 | tee -a "$R"

@@ -149,8 +149,8 @@ TEST_CASE("cpu samples: H200 idle gaps are attributed to the frames that caused 
     const char* cause;
     int64_t min_ns, max_ns;
   };
-  for (const Case& c : {Case{"h200_cpu_loader.gtrace", "SlowDataset.__getitem__", 10000000, 40000000},
-                        Case{"h200_cpu_item.gtrace", "log_metrics", 2000000, 10000000}}) {
+  for (const Case& c : {Case{"cpu_h200_loader.gtrace", "SlowDataset.__getitem__", 10000000, 40000000},
+                        Case{"cpu_h200_item.gtrace", "log_metrics", 2000000, 10000000}}) {
     INFO(c.file);
     auto m = LoadTraceFile(std::string(GT_TESTS_DATA) + "/" + c.file);
     REQUIRE(m.ok());
