@@ -2,6 +2,7 @@
 #
 #   <prefix>/bin/gcollect, gtrace, gtrace-counters, gtrace-ui      what a user runs (each where built)
 #   <prefix>/<libdir>/gtrace/libgtrace_inject.so                   private: loaded by the CUDA driver, never linked
+#   <prefix>/<libdir>/gtrace/libgtrace_osrt.so                     private: preloaded by gcollect --trace=osrt
 #   <prefix>/share/gtrace/web/                                     the browser page, from a wasm build (GT_WEB_DIR)
 #   <prefix>/lib/systemd/system/gtrace-serve.service               the team server unit (not enabled)
 #
@@ -20,6 +21,11 @@ endforeach()
 install(TARGETS ${GT_INSTALL_TARGETS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT ${GT_INSTALL_COMPONENT})
 if(TARGET gtrace_inject)
   install(TARGETS gtrace_inject LIBRARY DESTINATION ${GT_INJECT_INSTALL_DIR} COMPONENT ${GT_INSTALL_COMPONENT}
+          NAMELINK_SKIP)
+endif()
+# --trace=osrt's shim: gcollect looks for it beside the injection library (launcher OsrtShimPath).
+if(TARGET gtrace_osrt)
+  install(TARGETS gtrace_osrt LIBRARY DESTINATION ${GT_INJECT_INSTALL_DIR} COMPONENT ${GT_INSTALL_COMPONENT}
           NAMELINK_SKIP)
 endif()
 

@@ -6,7 +6,13 @@ cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
 bash scripts/setup.sh
 
-step() { printf '\n=== %s ===\n' "$*"; }
+# Each step says how long the one before it took: CI's budget is a whole run well under 30 minutes.
+START=$SECONDS
+LAST=$SECONDS
+step() {
+  printf '\n=== %s === (previous step %d s, %d s in all)\n' "$*" $((SECONDS - LAST)) $((SECONDS - START))
+  LAST=$SECONDS
+}
 
 step "native build + tests"
 cmake --preset native >/dev/null
@@ -32,4 +38,5 @@ if [ -x scripts/package-test.sh ]; then
   step "Debian package: install, run, remove"
   bash scripts/package-test.sh
 fi
+step "done"
 echo "all tests passed"

@@ -31,6 +31,10 @@ constexpr KindName kKindNames[] = {
     {"default", kTraceDefault},
     {"none", 0},
     {"runtime-all", kTraceRuntime | kTraceRuntimeAll},
+    {"cublas", kTraceCublas},
+    {"cudnn", kTraceCudnn},
+    {"nccl", kTraceNccl},
+    {"osrt", kTraceOsrt},
 };
 // Canonical single-bit names, for FormatTraceKinds.
 constexpr KindName kBitNames[] = {
@@ -39,6 +43,8 @@ constexpr KindName kBitNames[] = {
     {"driver", kTraceDriver},     {"nvtx", kTraceNvtx},
     {"sync", kTraceSync},         {"memory", kTraceMemory},
     {"overhead", kTraceOverhead}, {"runtime-all", kTraceRuntimeAll},
+    {"cublas", kTraceCublas},     {"cudnn", kTraceCudnn},
+    {"nccl", kTraceNccl},         {"osrt", kTraceOsrt},
 };
 
 bool ParseI64(const char* s, int64_t* out) {
@@ -75,7 +81,7 @@ bool ParseTraceKinds(std::string_view list, uint32_t* kinds, std::string* error)
         *error = "unknown trace kind '" + std::string(item) +
                  "' (known: cuda, kernel, memcpy, memset, runtime, runtime-all, driver, nvtx, sync, memory, "
                  "overhead, "
-                 "default, none)";
+                 "cublas, cudnn, nccl, osrt, default, none)";
       }
       return false;
     }
@@ -135,6 +141,8 @@ void ConfigToEnv(const Config& c, void (*set)(void*, const char*, const char*), 
     set(ctx, env::Name(env::Var::kPcSamplingPeriod), std::to_string(c.pc_sampling_period_exp).c_str());
   set(ctx, env::Name(env::Var::kNcclPlugin), NcclPluginModeName(c.nccl_plugin));
   set(ctx, env::Name(env::Var::kSampleHz), std::to_string(c.cpu_sample_hz).c_str());
+  if (c.kinds & kTraceOsrt)
+    set(ctx, env::Name(env::Var::kOsrtThresholdNs), std::to_string(c.osrt_threshold_ns).c_str());
 }
 
 Config ConfigFromEnv(const char* (*get)(void*, const char*), void* ctx, std::string* warnings) {
@@ -198,6 +206,13 @@ Config ConfigFromEnv(const char* (*get)(void*, const char*), void* ctx, std::str
       c.cpu_sample_hz = static_cast<uint32_t>(hz);
     else
       warn("GTRACE_SAMPLE_HZ: expected 0..10000; using " + std::to_string(kCpuSampleDefaultHz));
+  }
+  if (const char* v = get(ctx, env::Name(env::Var::kOsrtThresholdNs))) {
+    int64_t ns = 0;
+    if (ParseI64(v, &ns) && ns >= 0)
+      c.osrt_threshold_ns = ns;
+    else
+      warn("GTRACE_OSRT_THRESHOLD_NS: expected nanoseconds >= 0; using the default");
   }
   return c;
 }

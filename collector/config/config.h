@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "gt/model.h"
+#include "gt/nvtx_domains.h"
 
 namespace gt::config {
 
@@ -22,7 +23,26 @@ enum TraceKind : uint32_t {
   kTraceMemory = 1u << 7,      // MEMORY2 (allocations / frees)
   kTraceOverhead = 1u << 8,    // OVERHEAD (CUPTI's own cost)
   kTraceRuntimeAll = 1u << 9,  // also the noisy runtime queries skipped by default (cudaGetDevice, ...)
+  // Library calls as ranges: the libraries' own NVTX ranges (domains "cuBLAS", "cuDNN", "NCCL"), switched on
+  // by gcollect through their *_NVTX_LEVEL variables (docs/collector.md, "Library calls and OS waits").
+  kTraceCublas = 1u << 10,  // cuBLAS and cuBLASLt API calls
+  kTraceCudnn = 1u << 11,   // cuDNN API calls
+  kTraceNccl = 1u << 12,    // NCCL API calls (NCCL's NVTX is on unless NCCL_NVTX_DISABLE is set)
+  kTraceOsrt = 1u << 13,    // OS runtime waits above a threshold (the preloaded libgtrace_osrt.so)
 };
+inline constexpr uint32_t kTraceLibraries = kTraceCublas | kTraceCudnn | kTraceNccl;
+// NVTX records are needed for user ranges or for the libraries' own ranges.
+inline bool WantsNvtx(uint32_t kinds) {
+  return kinds & (kTraceNvtx | kTraceLibraries);
+}
+// The NVTX domains library calls arrive in, and the one gtrace gives OS runtime waits (gt/model.h spells
+// them).
+inline constexpr const char* kCublasDomain = kCublasNvtxDomain;
+inline constexpr const char* kCudnnDomain = kCudnnNvtxDomain;
+inline constexpr const char* kNcclDomain = kNcclNvtxDomain;
+inline constexpr const char* kOsrtDomain = kOsRuntimeNvtxDomain;
+// Default --osrt-threshold: as Nsight Systems', waits shorter than this are not recorded.
+inline constexpr int64_t kOsrtDefaultThresholdNs = 1000;
 
 inline constexpr uint32_t kTraceCuda =
     kTraceKernel | kTraceMemcpy | kTraceMemset | kTraceRuntime | kTraceSync | kTraceMemory;
@@ -66,16 +86,19 @@ struct Config {
       0;  // --pc-sampling=N: period 2^N cycles (module "pcsampling"); 0 = default
   NcclPluginMode nccl_plugin = NcclPluginMode::kOps;  // when NCCL loads the plugin (NCCL_PROFILER_PLUGIN)
   uint32_t cpu_sample_hz = kCpuSampleDefaultHz;        // sampled CPU stacks (inject/cpu_sampler.h); 0 = off
+  NcclPluginMode nccl_plugin = NcclPluginMode::kOps;    // when NCCL loads the plugin (NCCL_PROFILER_PLUGIN)
+  int64_t osrt_threshold_ns = kOsrtDefaultThresholdNs;  // --osrt-threshold (read by libgtrace_osrt.so itself)
 };
 
 // "cuda,nvtx" -> bits. Names: cuda, kernel, memcpy, memset, runtime (alias cuda-api, api), driver
-// (cuda-driver), nvtx, sync, memory, overhead, default, none. Returns false with `error` set on an unknown
-// name.
+// (cuda-driver), nvtx, sync, memory, overhead, cublas, cudnn, nccl, osrt, default, none. Returns false with
+// `error` set on an unknown name.
 bool ParseTraceKinds(std::string_view list, uint32_t* kinds, std::string* error);
 std::string FormatTraceKinds(uint32_t kinds);
 
 // Environment round trip. Names: GTRACE_PARTS_DIR, GTRACE_TRACE, GTRACE_WINDOW, GTRACE_CAPTURE,
-// GTRACE_LAUNCHER_PID, GTRACE_FLUSH_MS, GTRACE_MODULES, GTRACE_PC_SAMPLING_PERIOD, GTRACE_NCCL_PLUGIN.
+// GTRACE_LAUNCHER_PID, GTRACE_FLUSH_MS, GTRACE_MODULES, GTRACE_PC_SAMPLING_PERIOD, GTRACE_NCCL_PLUGIN,
+// GTRACE_OSRT_THRESHOLD_NS (with osrt only).
 struct EnvVar {
   std::string name, value;
 };

@@ -1,5 +1,7 @@
 #include "decode/cupti_decode.h"
 
+#include <algorithm>
+
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 #include <cxxabi.h>
@@ -390,7 +392,26 @@ void ActivityDecoder::AddApiCall(ApiCallRecord r) {
   ++stats_.api_calls;
 }
 
+void ActivityDecoder::AddHostRange(NvtxRecord r) {
+  if (!InWindow(r.start, r.end)) {
+    ++stats_.outside_window;
+    return;
+  }
+  if (!r.pid) r.pid = options_.context.pid;
+  NoteThread(r.tid);
+  writer_->Add(r);
+  ++stats_.host_ranges;
+}
+
 void ActivityDecoder::WriteNvtx(const NvtxRecord& r) {
+  if (!options_.nvtx_domains_only.empty()) {
+    if (nvtx_domain_ids_.empty())
+      for (const std::string& d : options_.nvtx_domains_only) nvtx_domain_ids_.push_back(writer_->Intern(d));
+    if (std::find(nvtx_domain_ids_.begin(), nvtx_domain_ids_.end(), r.domain) == nvtx_domain_ids_.end()) {
+      ++stats_.nvtx_filtered;
+      return;
+    }
+  }
   writer_->Add(r);
   ++stats_.nvtx;
   // Payload pushes are stamped in CUPTI's clock (the callback cannot know the shift applied later).
@@ -398,8 +419,8 @@ void ActivityDecoder::WriteNvtx(const NvtxRecord& r) {
   key.start -= options_.context.clock_offset_ns;
   if (r.domain == 0 || !nvtx_payloads_.Take(key, &payload_fields_)) return;
   payload_args_.clear();
-  AppendArgRecords(r, payload_fields_, [this](const std::string& s) { return writer_->Intern(s); },
-                   &payload_args_);
+  AppendArgRecords(
+      r, payload_fields_, [this](const std::string& s) { return writer_->Intern(s); }, &payload_args_);
   for (const NvtxArgRecord& a : payload_args_) writer_->Add(a);
   nvtx_args_written_ += payload_args_.size();
 }

@@ -74,6 +74,8 @@ struct DecodeStats {
   uint64_t devices = 0, contexts = 0, names = 0;
   uint64_t outside_window = 0;  // dropped by --delay/--duration
   uint64_t unknown_kinds = 0;   // record kinds this decoder does not handle (skipped)
+  uint64_t nvtx_filtered = 0;   // NVTX ranges of domains not asked for (DecoderOptions::nvtx_domains_only)
+  uint64_t host_ranges = 0;     // ranges added by AddHostRange (OS runtime waits)
   uint64_t total() const {
     return kernels + memcpys + memsets + api_calls + nvtx + syncs + memory + overheads;
   }
@@ -88,6 +90,9 @@ struct DecoderOptions {
   // Called the first time a thread id shows up (to read /proc/<pid>/task/<tid>/comm). May be null.
   void (*on_new_thread)(void* ctx, uint32_t tid) = nullptr;
   void* on_new_thread_ctx = nullptr;
+  // Non-empty: only NVTX ranges of these domains are written (--trace=cublas without nvtx keeps the cuBLAS
+  // domain's ranges, not the app's own); the others count in DecodeStats::nvtx_filtered.
+  std::vector<std::string> nvtx_domains_only;
 };
 
 class ActivityDecoder {
@@ -101,6 +106,10 @@ class ActivityDecoder {
   void AddApiCall(ApiCallRecord r);
   // A sync record made from such an API call (SyncKindOfApi); same window handling as CUPTI's.
   void AddSync(SyncRecord r);
+  // A range recorded outside CUPTI on the trace clock (an OS runtime wait from libgtrace_osrt.so), written as
+  // an NVTX range of its domain on its thread: same window and thread handling as an API call; pid 0 = this
+  // process.
+  void AddHostRange(NvtxRecord r);
   // Call after each CUPTI buffer: emits NVTX marks whose payload records were in the same buffer.
   void EndBuffer();
   // Emits still-open NVTX ranges as unclosed (end = last timestamp seen). Call once, before
@@ -145,6 +154,7 @@ class ActivityDecoder {
   std::vector<PayloadField> payload_fields_;
   std::vector<NvtxArgRecord> payload_args_;
   uint64_t nvtx_args_written_ = 0;
+  std::vector<StringId> nvtx_domain_ids_;  // nvtx_domains_only, interned
 
   struct NameEntry {
     std::string mangled;

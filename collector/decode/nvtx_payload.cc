@@ -178,6 +178,13 @@ Status PayloadRegistry::AddEnum(uint64_t domain, PayloadEnum e) {
   return Status::Ok();
 }
 
+bool PayloadRegistry::Accepts(uint64_t domain, uint64_t schema_id, uint64_t size) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = schemas_.find({domain, schema_id});
+  return it != schemas_.end() && size <= kMaxPayloadBytes &&
+         (it->second.static_size == 0 || it->second.static_size == size);
+}
+
 PayloadStats PayloadRegistry::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return stats_;

@@ -102,6 +102,11 @@ class PayloadRegistry {
   Status AddSchema(uint64_t domain, PayloadSchema schema);
   Status AddEnum(uint64_t domain, PayloadEnum e);
 
+  // Whether a payload of `size` bytes for `schema_id` is worth reading from the app: a schema registered in
+  // `domain`, within kMaxPayloadBytes, and of its registered static size where one was given. The caller
+  // checks this before it touches the payload's bytes: a stale entry's pointer may point anywhere.
+  bool Accepts(uint64_t domain, uint64_t schema_id, uint64_t size) const;
+
   // Decodes one payload of `schema_id` into `out` (appended). On refusal `out` is left as it was.
   Status Decode(uint64_t domain, uint64_t schema_id, std::span<const uint8_t> bytes,
                 std::vector<PayloadField>* out, std::string_view context = {});

@@ -76,6 +76,7 @@ bool IsOwnLaunch(Injection& inj, const CUpti_Activity* record) {
 }
 
 void CUPTIAPI BufferCompleted(CUcontext ctx, uint32_t stream_id, uint8_t* buffer, size_t size, size_t valid) {
+  OsrtIgnoreThisThread();  // CUPTI's worker thread: its waits are CUPTI's, not the app's
   Injection* inj = GetInjection();
   if (inj && valid > 0) {
     std::lock_guard<std::mutex> lock(inj->mu);
@@ -441,7 +442,7 @@ void CUPTIAPI DispatchCallback(void* userdata, CUpti_CallbackDomain domain, CUpt
       (inj.config.kinds & kTraceRuntime))
     OnApiCallback(domain, cbid, static_cast<const CUpti_CallbackData*>(data));
   if (domain == CUPTI_CB_DOMAIN_NVTX && cbid == CUPTI_CBID_NVTX_nvtxDomainRangePushEx &&
-      (inj.config.kinds & kTraceNvtx))
+      config::WantsNvtx(inj.config.kinds))
     OnNvtxPayloadPush(inj, data);
   if (auto module = inj.module_callback.load()) module(inj, domain, cbid, data);
   if (config::HasCaptureRange(inj.config.capture)) CaptureCallback()(userdata, domain, cbid, data);
@@ -510,7 +511,7 @@ bool StartActivity(Injection& inj, std::string* error) {
   ApplyActivityAttributes();
   cuptiEnableDomain(1, inj.subscriber, CUPTI_CB_DOMAIN_STATE);  // rare: errors and warnings only
   // NCCL's payloads: one callback id (domain pushes with attributes), cheap for every other push.
-  if (inj.config.kinds & kTraceNvtx) EnableNvtxPayloads(inj);
+  if (config::WantsNvtx(inj.config.kinds)) EnableNvtxPayloads(inj);
   cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   r = cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
   if (r != CUPTI_SUCCESS) {
@@ -583,8 +584,11 @@ void EnableTraceKinds(Injection& inj, bool enable) {
   // API callbacks go on before the GPU kinds and off after them, so that every kernel, copy and memset in
   // the trace has the call that issued it (CUPTI takes a while to switch ~150 callback ids).
   if (api_callbacks && enable) EnableApiCallbacks(inj, true);
+  // Library calls (--trace=cublas,...) arrive as the libraries' NVTX ranges: MARKER on (the decoder keeps
+  // their domains only when nvtx itself was not asked for).
+  const uint32_t effective = kinds | (config::WantsNvtx(kinds) ? kTraceNvtx : 0u);
   for (const auto& m : kKindMap) {
-    if (!(inj.config.kinds & m.bit)) continue;
+    if (!(effective & m.bit)) continue;
     // With API callbacks, sync records come from the sync calls: CUPTI's SYNCHRONIZATION kind made every
     // runtime call slower (~0.25 us each; PyTorch makes ~10 per kernel).
     if ((m.bit == kTraceRuntime || m.bit == kTraceSync) && api_callbacks) continue;
@@ -692,7 +696,7 @@ void StopApiCalls() {
 }
 
 void EnableCaptureContext(Injection& inj) {
-  if (!(inj.config.kinds & kTraceNvtx)) return;
+  if (!config::WantsNvtx(inj.config.kinds)) return;
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER);
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER_DATA);
 }

@@ -14,6 +14,7 @@ void StartCpuSampling(Injection& inj) {
   o.now = &config::TraceClockNow;
   o.window_start_ns = inj.config.window_start_ns;
   o.window_end_ns = inj.config.window_end_ns;
+  o.on_sampler_thread = &OsrtIgnoreThisThread;  // its 1 ms sleeps are gtrace's, not the app's OS waits
   cpu::ResetWrittenNodes();  // a new trace (an in-process recording restarted): its parts need their nodes
   std::string error;
   if (!cpu::Start(o, &error)) {

@@ -428,6 +428,7 @@ void Tick(State& s, int64_t now) {
 
 void SamplerMain(State* s) {
   s->sampler_tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  if (s->options.on_sampler_thread) s->options.on_sampler_thread();
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);  // the app's signals go to its own threads

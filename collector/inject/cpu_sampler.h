@@ -33,6 +33,7 @@ struct Options {
   uint32_t hz = kDefaultHz;
   int64_t (*now)() = nullptr;                      // the trace clock; null: CLOCK_MONOTONIC
   int64_t window_start_ns = 0, window_end_ns = 0;  // --delay/--duration on the trace clock; 0 = open
+  void (*on_sampler_thread)() = nullptr;  // called first on the sampler thread (the osrt shim ignores it)
 };
 
 // Installs the SIGPROF handler and starts the sampler thread. False with `error` set when it cannot (the app

@@ -114,6 +114,7 @@ void FlushOnce(Injection& inj) {
   if (inj.finished) return;
   DrainNcclPlugin(inj);
   DrainCpuSamples(inj);
+  DrainOsrt(inj);
   if (!inj.inproc_output.empty() && TraceClockNow() >= inj.next_anchor_ns) {
     inj.clock_syncs.push_back(config::ReadClockSync());
     inj.next_anchor_ns = TraceClockNow() + kAnchorIntervalNs;
@@ -130,6 +131,7 @@ void FlushOnce(Injection& inj) {
 }
 
 void FlusherMain(Injection* inj) {
+  OsrtIgnoreThisThread();  // its own 50 ms waits are gtrace's, not the app's
   const auto tick = std::chrono::milliseconds(50);
   int64_t next_flush = TraceClockNow() + int64_t(inj->config.flush_interval_ms) * 1000000;
   for (;;) {
@@ -169,9 +171,10 @@ void FlusherMain(Injection* inj) {
       next_flush = now + int64_t(c.flush_interval_ms) * 1000000;
     } else {
       DrainApiCalls(*inj, DrainMode::kFullBatches);
-      if (inj->config.cpu_sample_hz) {  // the samplers' rings hold about 50 ms of deep stacks at 10 kHz
+      {
         std::lock_guard<std::mutex> lock(inj->mu);
-        DrainCpuSamples(*inj);
+        DrainOsrt(*inj);
+        if (inj->config.cpu_sample_hz) DrainCpuSamples(*inj);  // rings: ~330 ms of the deepest stacks at 1 kHz
       }
       if (NcclPluginDrainWanted()) {  // a burst of NCCL operations: free the plugin's slots before the flush
         std::lock_guard<std::mutex> lock(inj->mu);
@@ -190,6 +193,7 @@ void FinalizeLocked(Injection& inj, const char* reason) {
   ReportNvtxPayloads(inj);
   FinishNcclPlugin(inj);
   FinishCpuSampling(inj);
+  FinishOsrt(inj);
   uint64_t dropped = inj.dropped_records.load();
   if (dropped > inj.dropped_reported) {
     AddLoss(inj, "cupti_dropped_records", static_cast<uint8_t>(Severity::kDataLoss),
@@ -392,10 +396,17 @@ bool OpenTrace(Injection& inj, std::string* error) {
   opts.api_name = ApiNameOf;
   opts.on_new_thread = OnNewThread;
   opts.on_new_thread_ctx = &inj;
+  // Library kinds without nvtx: the libraries' domains only, not the app's own ranges.
+  if (!(inj.config.kinds & config::kTraceNvtx)) {
+    if (inj.config.kinds & config::kTraceCublas) opts.nvtx_domains_only.push_back(config::kCublasDomain);
+    if (inj.config.kinds & config::kTraceCudnn) opts.nvtx_domains_only.push_back(config::kCudnnDomain);
+    if (inj.config.kinds & config::kTraceNccl) opts.nvtx_domains_only.push_back(config::kNcclDomain);
+  }
   inj.decoder = std::make_unique<ActivityDecoder>(inj.writer.get(), opts);
   inj.decoder->MarkThreadKnown(inj.pid);  // WriteProcessRecord named the main thread
   ScanThreadNames();
   inj.finished = false;
+  StartOsrt(inj);
   inj.dropped_reported = inj.dropped_records.load();
   return true;
 }

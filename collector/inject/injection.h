@@ -122,6 +122,12 @@ bool NcclPluginDrainWanted();
 void StartCpuSampling(Injection& inj);
 void DrainCpuSamples(Injection& inj);
 void FinishCpuSampling(Injection& inj);
+// osrt_glue.cc: OS runtime waits (--trace=osrt) from the preloaded libgtrace_osrt.so, drained by the flusher
+// (under inj.mu) into "OS runtime" ranges; the injection's own threads are not recorded.
+void StartOsrt(Injection& inj);
+void DrainOsrt(Injection& inj);
+void FinishOsrt(Injection& inj);
+void OsrtIgnoreThisThread();
 
 // modules.cc: optional modules (the counters engineer's range profiler plugs in here).
 void StartOptionalModules(Injection& inj);

@@ -118,25 +118,24 @@ void EnableNvtxPayloads(Injection& inj) {
 
 namespace {
 
-// Schema ids are static (from 2^24) or dynamic (from 2^32, counted up by NVTX); one past 2^40 is no id at
-// all.
-constexpr uint64_t kImplausibleSchemaId = 1ull << 40;
-
-// What a push with an impossible schema id looked like, for the loss's first instance: the NCCL pushes that
-// carry one (see OnNvtxPayloadPush) are not understood yet.
+// What a refused push looked like, for the loss's first instance (see OnNvtxPayloadPush).
 std::string PushContext(const nvtxEventAttributes_t* attr, const nvtxPayloadData_t* array, size_t index,
                         size_t count) {
   int local = 0;
-  char b[320];
-  const auto* words = reinterpret_cast<const uint64_t*>(array);
+  char b[400];
+  const auto* first = reinterpret_cast<const uint64_t*>(array);
+  const auto* entry = reinterpret_cast<const uint64_t*>(array + index);
   std::snprintf(b, sizeof b,
                 "push: payloadType %d reserved0 %d, entry %zu of %zu, attr %p, array %p, this frame %p, "
-                "message type %d value %#llx, category %u; array words %#llx %#llx %#llx",
+                "message type %d value %#llx, category %u; entry 0 words %#llx %#llx %#llx; this entry's "
+                "%#llx %#llx %#llx",
                 int(attr->payloadType), int(attr->reserved0), index, count, static_cast<const void*>(attr),
                 static_cast<const void*>(array), static_cast<void*>(&local), int(attr->messageType),
                 static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(attr->message.registered)),
-                unsigned(attr->category), static_cast<unsigned long long>(words[0]),
-                static_cast<unsigned long long>(words[1]), static_cast<unsigned long long>(words[2]));
+                unsigned(attr->category), static_cast<unsigned long long>(first[0]),
+                static_cast<unsigned long long>(first[1]), static_cast<unsigned long long>(first[2]),
+                static_cast<unsigned long long>(entry[0]), static_cast<unsigned long long>(entry[1]),
+                static_cast<unsigned long long>(entry[2]));
   return b;
 }
 
@@ -162,17 +161,17 @@ void RecordPayloadPush(Injection& inj, nvtxDomainHandle_t domain, const nvtxEven
   pending.at = int64_t(stamp);
   for (size_t i = 0; i < count; ++i) {
     const nvtxPayloadData_t& d = data_array[i];
-    if (!d.payload || d.size > decode::PayloadRegistry::kMaxPayloadBytes) {
+    const uint64_t dom = reinterpret_cast<uintptr_t>(domain);
+    if (!d.payload || !Registry().Accepts(dom, d.schemaId, d.size)) {
       std::vector<decode::PayloadField> none;
-      (void)Registry().Decode(reinterpret_cast<uintptr_t>(domain), d.schemaId, {}, &none);  // counts it
+      (void)Registry().Decode(dom, d.schemaId, {}, &none,
+                              PushContext(attr, data_array, i, count));  // counts it
       continue;
     }
     // Copied first: the decoder never reads app memory it was not given bytes of.
     uint8_t bytes[decode::PayloadRegistry::kMaxPayloadBytes];
     std::memcpy(bytes, d.payload, d.size);
-    (void)Registry().Decode(
-        reinterpret_cast<uintptr_t>(domain), d.schemaId, std::span<const uint8_t>(bytes, d.size),
-        &pending.fields, d.schemaId >= kImplausibleSchemaId ? PushContext(attr, data_array, i, count) : "");
+    (void)Registry().Decode(dom, d.schemaId, std::span<const uint8_t>(bytes, d.size), &pending.fields);
   }
   if (!pending.fields.empty()) inj.decoder->nvtx_payloads().Add(std::move(pending));
 }
@@ -180,10 +179,12 @@ void RecordPayloadPush(Injection& inj, nvtxDomainHandle_t domain, const nvtxEven
 }  // namespace
 
 void OnNvtxPayloadPush(Injection& inj, const void* data) {
-  // On 2 H200s (NCCL 2.28.9, PyTorch 2.11) some of NCCL's pushes (the main thread's small all-reduces and
-  // broadcasts) carry a payload array whose schema id is garbage (a stack address), also when read from the
-  // app's own attributes ahead of CUPTI; they are counted as nvtx_payloads_unknown_schema. Cause not found
-  // yet.
+  // On 2 H200s (NCCL 2.28.9, PyTorch 2.11) the pushes of NCCL's small main-thread all-reduces and broadcasts
+  // carry attributes that live on the heap (NCCL builds its own on the stack) whose payload array points at a
+  // stack slot holding a saved frame (a stack address, a return address, 0): a pointer left from a frame that
+  // had returned. The entries are therefore read only where their schema is registered with the entry's size
+  // (PayloadRegistry::Accepts) and counted as nvtx_payloads_unknown_schema otherwise; who builds those
+  // attributes is not known yet. The profiler plugin identifies those collectives instead.
   const auto* cb = static_cast<const CUpti_NvtxData*>(data);
   if (!cb || !cb->functionParams) return;
   const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(cb->functionParams);

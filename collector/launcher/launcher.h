@@ -54,6 +54,7 @@ struct LaunchOptions {
       0;  // --pc-sampling[=N]: PC sampling in the timeline run, 2^N cycles; 0 = off
   config::NcclPluginMode nccl_plugin = config::NcclPluginMode::kOps;  // --nccl-plugin
   uint32_t cpu_sample_hz = config::kCpuSampleDefaultHz;              // --sample=cpu|none, --sample-hz=N
+  int64_t osrt_threshold_ns = config::kOsrtDefaultThresholdNs;        // --osrt-threshold
   std::string upload_url;  // --upload URL: hand the finished trace to `gtrace upload` (a link is printed)
   std::vector<std::string> app;  // argv of the app
   bool help = false;
@@ -65,6 +66,22 @@ struct LaunchOptions {
 // already (then `warning` says theirs is kept). "" = leave the variable alone.
 std::string NcclProfilerPluginValue(config::NcclPluginMode mode, const char* user_value,
                                     const std::string& inject_path, std::string* warning);
+
+// --trace=cublas,cudnn: the libraries' own NVTX ranges are off unless their *_NVTX_LEVEL variable is set
+// (checked on the H200 with cuBLAS 13.1 and cuDNN 9: docs/collector.md). Appends the variables for the kinds
+// asked for, each at level kLibraryNvtxLevel, unless the user set it already (theirs is kept).
+inline constexpr const char* kLibraryNvtxLevel = "1";
+void AppendLibraryTraceEnv(uint32_t kinds, const std::function<const char*(const char*)>& get_env,
+                           std::vector<config::EnvVar>* env);
+// libgtrace_osrt.so beside the injection library (how both are built and installed), or "" when missing.
+std::string OsrtShimPath(const std::string& inject_path);
+// What processes that never started CUDA left in the parts directory (osrt_abi.h): their waits, counted by
+// the shim at exit.
+struct OsrtUnrecorded {
+  uint64_t waits = 0;
+  uint64_t processes = 0;
+};
+OsrtUnrecorded CollectOsrtUnrecorded(const std::string& parts_dir);
 
 // Returns kInvalidArgument with a one-line message naming the bad flag; never exits.
 StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args);

@@ -253,6 +253,7 @@ int main(int argc, char** argv) {
   config.launcher_pid = static_cast<uint32_t>(getpid());
   config.nccl_plugin = o.nccl_plugin;
   config.cpu_sample_hz = o.cpu_sample_hz;
+  config.osrt_threshold_ns = o.osrt_threshold_ns;
   if (o.pc_sampling_period_exp) {  // rides the timeline run (the counters run builds its own Config)
     config.modules = config.modules.empty() ? "pcsampling" : config.modules + ",pcsampling";
     config.pc_sampling_period_exp = o.pc_sampling_period_exp;
@@ -317,17 +318,42 @@ int main(int argc, char** argv) {
   }
   // A library that cannot load is not handed to the driver, NVTX or ld.so: each would fail in every process.
   if (inject_loads) env.push_back({"CUDA_INJECTION64_PATH", inject});
-  if (inject_loads && !o.counters_only && ((o.kinds & kTraceNvtx) || o.capture == CaptureMode::kNvtx))
+  if (inject_loads && !o.counters_only && (config::WantsNvtx(o.kinds) || o.capture == CaptureMode::kNvtx))
     env.push_back({"NVTX_INJECTION64_PATH", inject});
   if (o.quiet) env.push_back({env::Name(env::Var::kQuiet), "1"});
   // Preloading the injection library (1) loads the toolkit's libcupti it was built against before a
   // framework's same-soname copy, and (2) lets it see an app's own cuptiSubscribe calls (second-client
   // warning). It does nothing in a process until CUDA or NVTX start it.
-  if (inject_loads && !env::Get(env::Var::kNoPreload)) {
-    const char* pre = std::getenv("LD_PRELOAD");
-    env.push_back({"LD_PRELOAD", pre && *pre ? inject + ":" + pre : inject});
-  }
+  const char* user_preload = std::getenv("LD_PRELOAD");
+  const auto preload_with = [&](const std::string& ours) {
+    return user_preload && *user_preload ? ours + ":" + user_preload : ours;
+  };
+  const std::string inject_preload = inject_loads && !env::Get(env::Var::kNoPreload) ? inject : std::string();
+  if (!inject_preload.empty()) env.push_back({"LD_PRELOAD", preload_with(inject_preload)});
   const std::vector<EnvVar> base_env = env;  // a counters run (--counters) reuses it with its own Config
+  // The timeline run only (a counters run records neither library calls nor waits):
+  if (!o.counters_only) {
+    // --trace=osrt: the libc-only shim goes first, so every process's blocking calls reach it (it also runs
+    // where the injection never starts, and counts what it could not hand over). GTRACE_NO_PRELOAD leaves it:
+    // it is there only when asked for, and carries no sanitizer-unfriendly runtime.
+    if (o.kinds & config::kTraceOsrt) {
+      const std::string shim = OsrtShimPath(inject);
+      if (!shim.empty()) {
+        const std::string value = preload_with(inject_preload.empty() ? shim : shim + ":" + inject_preload);
+        bool replaced = false;
+        for (auto& e : env)
+          if (e.name == "LD_PRELOAD") e.value = value, replaced = true;
+        if (!replaced) env.push_back({"LD_PRELOAD", value});
+      } else if (!o.quiet) {
+        std::fprintf(stderr,
+                     "gcollect: warning: --trace=osrt: libgtrace_osrt.so not found beside %s; OS runtime "
+                     "waits are not recorded\n",
+                     inject.c_str());
+      }
+    }
+    AppendLibraryTraceEnv(
+        o.kinds, [](const char* n) { return std::getenv(n); }, &env);
+  }
   for (auto& e : pass_env) env.push_back(e);
 
   AppExit app = RunApp(o.app, env, o.wait_children_s, nullptr);
@@ -364,6 +390,15 @@ int main(int argc, char** argv) {
           writer->Intern("descendants of the app were still running when gcollect stopped "
                          "waiting (" +
                          std::to_string(o.wait_children_s) + " s); their traces end at their last flush")));
+    }
+    if (o.kinds & config::kTraceOsrt) {
+      const OsrtUnrecorded u = CollectOsrtUnrecorded(parts_dir);
+      if (u.waits)
+        writer->Add(MakeLoss(
+            writer->Intern("osrt_waits_unrecorded"), Severity::kInfo, u.waits,
+            writer->Intern(std::to_string(u.waits) + " OS runtime waits in " + std::to_string(u.processes) +
+                           " processes that never started CUDA (no injection to write "
+                           "them): not in the trace")));
     }
     meta.entries.emplace_back("exit_status", std::to_string(app.ShellStatus()));
     meta.clock_syncs = anchors.Stop();

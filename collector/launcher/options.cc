@@ -1,7 +1,12 @@
+#include <dirent.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+
+#include "osrt/osrt_abi.h"
 
 #include "counters/metric_sets.h"
 #include "launcher/launcher.h"
@@ -30,6 +35,11 @@ Records a CUDA timeline of ./app and of every process it starts (C++ or Python/P
                                  calls); runtime-all = every runtime call (cudaGetDevice, ...)
                                  driver (CUDA driver API calls; opt-in, mostly noise under PyTorch),
                                  nvtx, overhead, none, or single kinds
+                                 cublas, cudnn, nccl: library API calls as ranges (the libraries' own
+                                 NVTX, switched on through CUBLAS/CUBLASLT/CUDNN_NVTX_LEVEL)
+                                 osrt: OS runtime waits (read, poll, sleeps, condition/futex waits,
+                                 join, waitpid) longer than --osrt-threshold, in CUDA processes
+      --osrt-threshold NS      shortest OS runtime wait recorded, ns (default 1000, as Nsight Systems)
       --delay S                start recording S seconds after the app starts
       --duration S             stop recording S seconds after recording starts
       --capture-range=cudaProfilerApi
@@ -96,6 +106,46 @@ Exit status: the app's (128+N when it died of signal N); 127 when it could not s
 Without an NVIDIA driver, or without CUPTI (libcupti.so from the CUDA toolkit), the app still runs and a
 warning says why the trace holds no GPU activity (exit status: still the app's).
 )";
+}
+
+void AppendLibraryTraceEnv(uint32_t kinds, const std::function<const char*(const char*)>& get_env,
+                           std::vector<config::EnvVar>* env) {
+  const auto add = [&](const char* name) {
+    const char* user = get_env(name);
+    if (!user || !*user) env->push_back({name, kLibraryNvtxLevel});
+  };
+  // cuBLASLt reads its own variable; its ranges arrive in the cuBLAS domain.
+  if (kinds & config::kTraceCublas) add("CUBLAS_NVTX_LEVEL"), add("CUBLASLT_NVTX_LEVEL");
+  if (kinds & config::kTraceCudnn) add("CUDNN_NVTX_LEVEL");
+  // NCCL's NVTX ranges are on by default (NCCL_NVTX_DISABLE=1 turns them off): nothing to set.
+}
+
+std::string OsrtShimPath(const std::string& inject_path) {
+  const size_t slash = inject_path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : inject_path.substr(0, slash);
+  const std::string shim = dir + "/libgtrace_osrt.so";
+  return access(shim.c_str(), R_OK) == 0 ? shim : std::string();
+}
+
+OsrtUnrecorded CollectOsrtUnrecorded(const std::string& parts_dir) {
+  OsrtUnrecorded u;
+  DIR* d = opendir(parts_dir.c_str());
+  if (!d) return u;
+  const size_t prefix = std::strlen(GT_OSRT_UNRECORDED_PREFIX);
+  while (dirent* e = readdir(d)) {
+    if (std::strncmp(e->d_name, GT_OSRT_UNRECORDED_PREFIX, prefix) != 0) continue;
+    const std::string path = parts_dir + "/" + e->d_name;
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (!f) continue;
+    unsigned long long n = 0;
+    if (std::fscanf(f, "%llu", &n) == 1 && n > 0) {
+      u.waits += n;
+      ++u.processes;
+    }
+    std::fclose(f);
+  }
+  closedir(d);
+  return u;
 }
 
 std::string NcclProfilerPluginValue(config::NcclPluginMode mode, const char* user_value,
@@ -286,6 +336,13 @@ StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
         return InvalidArgument("--sample-hz: expected 1.." + std::to_string(config::kCpuSampleMaxHz) +
                                " samples a second per thread, got '" + value + "'");
       o.cpu_sample_hz = static_cast<uint32_t>(n);
+    } else if (flag == "--osrt-threshold") {
+      GT_RETURN_IF_ERROR(value_of(flag));
+      char* end = nullptr;
+      long long n = std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || *end || n < 0)
+        return InvalidArgument("--osrt-threshold: expected nanoseconds (e.g. 1000), got '" + value + "'");
+      o.osrt_threshold_ns = n;
     } else if (flag == "--nccl-plugin") {
       GT_RETURN_IF_ERROR(value_of(flag));
       if (!config::ParseNcclPluginMode(value, &o.nccl_plugin))

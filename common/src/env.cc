@@ -33,6 +33,10 @@ constexpr VarInfo kVars[] = {
     {Var::kSampleHz, "GTRACE_SAMPLE_HZ", "1000",
      "CPU stack sampling rate of every thread, 1..10000 Hz; 0 = off (`--sample=cpu|none`, `--sample-hz=N`)",
      Kind::kInternal},
+    {Var::kOsrtThresholdNs, "GTRACE_OSRT_THRESHOLD_NS", "1000",
+     "OS runtime waits shorter than this many ns are not recorded (`--osrt-threshold`; read by "
+     "libgtrace_osrt.so)",
+     Kind::kInternal},
     {Var::kCounters, "GTRACE_COUNTERS", "default", "counter sets of the counters run (`--counters=SET`)",
      Kind::kInternal},
     {Var::kKernelRegex, "GTRACE_KERNEL_REGEX", "(all kernels)",

@@ -27,8 +27,8 @@
 #include <utility>
 #include <vector>
 
-#include "gt/nsys/sqlite_reader.h"
 #include "gt/model.h"
+#include "gt/nsys/sqlite_reader.h"
 #include "gt/status.h"
 #include "gt/viewer/json.h"
 #include "gt/viewer/load.h"
@@ -497,8 +497,9 @@ py::list Gaps(const TraceModel& m, size_t top, int64_t min_gap_ns) {
   for (const auto& g : gaps) {
     py::list activity;
     for (const auto& a : g.activity)
-      activity.append(py::dict(py::arg("name") = Text(a.name), py::arg("kind") = a.api ? "api" : "range",
-                               py::arg("overlap_ns") = a.overlap_ns));
+      activity.append(py::dict(py::arg("name") = Text(a.name), py::arg("kind") = a.kind(),
+                               py::arg("overlap_ns") = a.overlap_ns, py::arg("source") = Text(a.source),
+                               py::arg("thread") = Text(a.thread)));
     out.append(py::dict(py::arg("device") = g.device_id, py::arg("device_name") = Text(g.device),
                         py::arg("start_ns") = g.start_ns, py::arg("end_ns") = g.end_ns,
                         py::arg("dur_ns") = g.end_ns - g.start_ns, py::arg("cpu_activity") = activity,

@@ -28,7 +28,8 @@ struct Harness {
   std::unique_ptr<TraceWriter> writer;
   std::unique_ptr<ActivityDecoder> decoder;
   std::vector<uint32_t> new_threads;
-  explicit Harness(int64_t window_start = 0, int64_t window_end = 0, int64_t offset = 0) {
+  explicit Harness(int64_t window_start = 0, int64_t window_end = 0, int64_t offset = 0,
+                   std::vector<std::string> nvtx_domains_only = {}) {
     writer = std::move(TraceWriter::Create(MakeStringSink(&bytes)).value());
     DecoderOptions o;
     o.context.pid = 42;
@@ -38,6 +39,7 @@ struct Harness {
     o.api_name = FakeApiName;
     o.on_new_thread = [](void* ctx, uint32_t tid) { static_cast<Harness*>(ctx)->new_threads.push_back(tid); };
     o.on_new_thread_ctx = this;
+    o.nvtx_domains_only = std::move(nvtx_domains_only);
     decoder = std::make_unique<ActivityDecoder>(writer.get(), o);
   }
   template <typename T>
@@ -657,4 +659,39 @@ TEST_CASE("a decoded NVTX payload follows its range into the trace as nvtx_arg r
   CHECK(d.nvtx_args[1].kind == uint8_t(NvtxArgKind::kEnum));
   CHECK(d.Str(d.nvtx_args[1].text) == "Sum");
   CHECK(h.decoder->nvtx_payloads().pending() == 1);  // thread 11's push had no range
+}
+
+TEST_CASE("library kinds without nvtx: only the library domains' ranges are written", "[decode][libcalls]") {
+  Harness h(0, 0, 0, {"cuBLAS", "NCCL"});
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 1, 100, 10, "cublasSgemm_v2", "cuBLAS"));
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 1, 300, 10, nullptr));
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 2, 400, 10, "step 1"));  // the app's own, default domain
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 2, 500, 10, nullptr));
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 3, 600, 10, "cudnnBackendExecute", "cuDNN"));  // not asked
+  h.Feed(Marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 3, 700, 10, nullptr));
+  CHECK(h.decoder->stats().nvtx_filtered == 2);
+  TraceData d = h.Finish();
+  REQUIRE(d.nvtx.size() == 1);
+  CHECK(d.Str(d.nvtx[0].message) == "cublasSgemm_v2");
+  CHECK(d.Str(d.nvtx[0].domain) == "cuBLAS");
+}
+
+TEST_CASE("OS runtime waits: host ranges take the window, the pid and the thread", "[decode][osrt]") {
+  Harness h(/*window_start=*/1000, /*window_end=*/5000);
+  const StringId domain = h.writer->Intern("OS runtime"), poll = h.writer->Intern("poll");
+  NvtxRecord r;
+  r.domain = domain, r.message = poll, r.tid = 77;
+  r.start = 2000, r.end = 3000;
+  h.decoder->AddHostRange(r);
+  r.start = 100, r.end = 900;  // before the window
+  h.decoder->AddHostRange(r);
+  CHECK(h.decoder->stats().host_ranges == 1);
+  CHECK(h.decoder->stats().outside_window == 1);
+  CHECK(h.new_threads == std::vector<uint32_t>{77});  // named like any thread seen first in a record
+  TraceData d = h.Finish();
+  REQUIRE(d.nvtx.size() == 1);
+  CHECK(d.nvtx[0].pid == 42);
+  CHECK(d.nvtx[0].tid == 77);
+  CHECK(d.Str(d.nvtx[0].domain) == "OS runtime");
+  CHECK(d.Str(d.nvtx[0].message) == "poll");
 }

@@ -357,3 +357,25 @@ TEST_CASE(
   CHECK(access(out.c_str(), F_OK) != 0);
   unsetenv("GTRACE_CLI");
 }
+
+TEST_CASE("osrt: a process that never starts CUDA has its waits counted, not recorded") {
+  // /bin/sleep waits in clock_nanosleep: the preloaded shim times it, but no injection runs there to write
+  // it.
+  std::string out = Work("osrt_nocuda.gtrace");
+  Result r = Run({"-o", out, "--trace=default,osrt", "--", "/bin/sh", "-c", "sleep 0.05"});
+  REQUIRE(r.status == 0);
+  INFO(r.err);
+  TraceData d = Load(out);
+  uint64_t unrecorded = 0;
+  for (const auto& l : d.losses)
+    if (d.Str(l.name) == "osrt_waits_unrecorded") unrecorded += l.count;
+  CHECK(unrecorded >= 1);
+  CHECK(d.nvtx.empty());  // nothing recorded as a range without CUDA
+  // Above the threshold only: a 50 ms sleep under a 10 s threshold is not even counted.
+  std::string quiet = Work("osrt_threshold.gtrace");
+  r = Run({"-o", quiet, "--trace=default,osrt", "--osrt-threshold", "10000000000", "--", "/bin/sh", "-c",
+           "sleep 0.05"});
+  REQUIRE(r.status == 0);
+  TraceData q = Load(quiet);
+  for (const auto& l : q.losses) CHECK(q.Str(l.name) != "osrt_waits_unrecorded");
+}

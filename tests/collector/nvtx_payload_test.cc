@@ -150,6 +150,23 @@ TEST_CASE("payload schema ids are per domain; unknown ones are counted", "[nvtx_
   CHECK(r.stats().unknown_schema == 2);
 }
 
+TEST_CASE("a payload entry is read from the app only for a registered schema of its size", "[nvtx_payload]") {
+  // What the real pushes of NCCL's small calls carried (2 H200s): a stale entry whose words are a saved
+  // frame.
+  PayloadRegistry r;
+  RegisterNccl(r);
+  CHECK(r.Accepts(kDomain, kSidAllGather, sizeof(NcclNvtxParamsAllGather)));
+  CHECK_FALSE(r.Accepts(kDomain, 0x7ffeac75c120ull, 0x7fb94b8ad7f4ull));  // saved rbp, return address
+  CHECK_FALSE(r.Accepts(kDomain, kSidAllGather, 0x7fb94b8ad7f4ull));      // a known id, a wild size
+  CHECK_FALSE(r.Accepts(kDomain, kSidAllGather, sizeof(NcclNvtxParamsAllGather) + 8));  // not its static size
+  CHECK_FALSE(r.Accepts(kDomain + 1, kSidAllGather, sizeof(NcclNvtxParamsAllGather)));  // another domain's
+  // Refused entries are still counted, and the caller's context names the first of them.
+  std::vector<PayloadField> f;
+  CHECK_FALSE(r.Decode(kDomain, 0x7ffeac75c120ull, {}, &f, "push: entry 0 of 1").ok());
+  CHECK(r.stats().unknown_schema == 1);
+  CHECK(r.stats().first_unknown.find("; push: entry 0 of 1") != std::string::npos);
+}
+
 TEST_CASE("hostile payloads and schemas are refused and counted, never read out of bounds",
           "[nvtx_payload]") {
   PayloadRegistry r;

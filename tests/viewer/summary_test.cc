@@ -2,7 +2,10 @@
 // built in code.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
 
+#include "gt/viewer/json.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
@@ -10,6 +13,7 @@
 
 using namespace gt;
 using namespace gt::viewer;
+using nlohmann::json;
 
 namespace {
 
@@ -226,8 +230,8 @@ TEST_CASE("idle gaps: what the CPU did while the GPU waited, and the likely caus
   const std::string report = StatsReport(*m);
   INFO(report);
   CHECK(report.find("3.9 ms idle on GPU 0") != std::string::npos);
-  CHECK(report.find("100.0%  range load batch") != std::string::npos);
-  CHECK(report.find("52.6%  API  cudaMalloc") != std::string::npos);  // 1.0 of 1.9 ms
+  CHECK(report.find("100.0%  range   load batch") != std::string::npos);
+  CHECK(report.find("52.6%  API     cudaMalloc") != std::string::npos);  // 1.0 of 1.9 ms
 }
 
 TEST_CASE("idle gaps: partly covered by recorded activity, no single cause", "[summary][gaps]") {
@@ -321,4 +325,151 @@ TEST_CASE("stats report: per-kernel counters of a real counters trace, like ncu 
   auto plain = LoadTraceFile(std::string(GT_TESTS_DATA) + "/h200_idle.gtrace");
   REQUIRE(plain.ok());
   CHECK(StatsReport(*plain.value()).find("Kernel counters") == std::string::npos);
+}
+
+// The index build's one pass (SummarizeAll) must give exactly what the per-table queries give: the server
+// answers /kernels and /summary from it, the local viewer from the queries.
+TEST_CASE("one pass over the lanes gives every summary table exactly", "[summary][index]") {
+  std::vector<std::unique_ptr<TraceModel>> models;
+  models.push_back(test::SmallTrace());
+  // A kernel longer than 2^32 ns (its duration in the lane's side table) and a copy with bytes.
+  models.push_back(Build({{"b", 100, 200}, {"long", 300, 300 + (int64_t{5} << 32)}, {"b", 500, 530}}, 4096,
+                         800, 1800, 50));
+  for (const char* f : {"h200_nvtx.gtrace", "h200_torch_train.gtrace", "h200_multithread.gtrace",
+                        "h200x2_ddp_job.gtrace", "h200_idle.gtrace"}) {
+    auto m = LoadTraceFile(std::string(GT_TESTS_DATA) + "/" + f);
+    REQUIRE(m.ok());
+    models.push_back(std::move(m.value()));
+  }
+  size_t rows_seen[4] = {};
+  for (const auto& m : models) {
+    std::vector<KernelSummaryRow> kernels;
+    std::vector<NameSummary> by_name[4];
+    SummarizeAll(*m, &kernels, by_name);
+    const auto want = KernelSummary(*m);
+    REQUIRE(kernels.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      CHECK(kernels[i].name == want[i].name);
+      CHECK(kernels[i].count == want[i].count);
+      CHECK(kernels[i].total_ns == want[i].total_ns);
+      CHECK(kernels[i].min_ns == want[i].min_ns);
+      CHECK(kernels[i].max_ns == want[i].max_ns);
+      CHECK(kernels[i].share == want[i].share);
+      CHECK(kernels[i].first_ns == want[i].first_ns);
+      CHECK(kernels[i].last_ns == want[i].last_ns);
+    }
+    for (size_t k = 0; k < 4; ++k) {
+      const auto table = SummarizeByName(*m, SummaryOf(k));
+      INFO(SummaryOfName(SummaryOf(k)));
+      CHECK(Rows(by_name[k]) == Rows(table));
+      for (size_t i = 0; i < table.size() && i < by_name[k].size(); ++i) {
+        CHECK(by_name[k][i].share == table[i].share);
+        CHECK(by_name[k][i].avg_ns == table[i].avg_ns);
+      }
+      rows_seen[k] += table.size();
+    }
+  }
+  // Every table had rows somewhere, so each branch of the pass was compared.
+  for (size_t k = 0; k < 4; ++k) CHECK(rows_seen[k] > 0);
+}
+
+// --trace=cublas,cudnn,nccl and --trace=osrt: library calls arrive as their libraries' NVTX domains, OS waits
+// as the "OS runtime" domain (collector/config/config.h spells both; these strings must match it).
+TEST_CASE("idle gaps: an OS wait on the thread that feeds the GPU names the cause", "[summary][gaps][osrt]") {
+  ModelBuilder b;
+  // ids 4..: the wait, its domain, a helper thread's poll, the thread's name, a library call and its domain
+  OneGapOfOneMs(b, {"pthread_cond_wait", "OS runtime", "poll", "pt_main_thread",
+                    "cublasLtMatmulAlgoGetHeuristic", "cuBLAS", "cudaLaunchKernel"});
+  ThreadRecord t{1, 1, 7};
+  b.OnThreads({&t, 1});
+  std::vector<ApiCallRecord> launches = {
+      {1'099'000, 1'100'000, 1, 1, 2, 211, 10, 0, uint8_t(ApiDomain::kRuntime)},  // 0.1% of the gap
+      // Thread 3 launches 50 ms later only: it did not feed the GPU around the gap, so its wait is not the
+      // cause.
+      {50'000'000, 50'001'000, 1, 3, 3, 211, 10, 0, uint8_t(ApiDomain::kRuntime)}};
+  b.OnApiCalls(launches);
+  std::vector<NvtxRecord> r(4);
+  r[3].start = 0, r[3].end = 1'100'000, r[3].tid = 3, r[3].message = 4, r[3].domain = 5;
+  r[0].start = 120'000, r[0].end = 1'080'000, r[0].tid = 1, r[0].message = 4, r[0].domain = 5;  // 96% wait
+  r[1].start = 0, r[1].end = 1'100'000, r[1].tid = 2, r[1].message = 6,
+  r[1].domain = 5;  // helper thread's poll
+  r[2].start = 100'000, r[2].end = 150'000, r[2].tid = 1, r[2].message = 8, r[2].domain = 9;  // 5% cuBLAS
+  for (auto& x : r) x.pid = 1;
+  b.OnNvtx(r);
+  auto m = b.Finish();
+  auto gaps = ExplainIdleGaps(*m, 5);
+  REQUIRE(gaps.size() == 1);
+  const IdleGap& g = gaps[0];
+  INFO(g.diagnosis);
+  // The poll of a thread that made no CUDA call (CUDA's or NCCL's helpers poll all the time) is left out, and
+  // so is the wait of thread 3 (its only call is 50 ms away).
+  for (const auto& a : g.activity) CHECK(a.name != "poll");
+  for (const auto& a : g.activity) CHECK(a.thread != "thread 3");
+  REQUIRE(g.activity.size() == 2);
+  CHECK(g.activity[0].name == "pthread_cond_wait");
+  CHECK(g.activity[0].os_wait());
+  CHECK(std::string(g.activity[0].kind()) == "os_wait");
+  CHECK(g.activity[0].thread == "pt_main_thread");
+  CHECK(g.activity[0].overlap_ns == 960'000);
+  CHECK(g.activity[1].library());
+  CHECK(g.activity[1].source == "cuBLAS");
+  CHECK(std::string(g.activity[1].kind()) == "library");
+  CHECK(g.diagnosis.find("96% of the gap in OS wait pthread_cond_wait on thread pt_main_thread") == 0);
+  CHECK(g.diagnosis.find("waiting on another thread") != std::string::npos);
+  const std::string report = StatsReport(*m);
+  INFO(report);
+  CHECK(report.find("96.0%  OS wait pthread_cond_wait (pt_main_thread)") != std::string::npos);
+  CHECK(report.find("5.0%  cuBLAS  cublasLtMatmulAlgoGetHeuristic") != std::string::npos);
+  const auto calls = SummarizeLibraryCalls(*m);
+  REQUIRE(calls.size() == 3);  // the helpers' waits are OS waits too, only not the gap's cause
+  CHECK(calls[0].name == "OS wait: pthread_cond_wait");
+  CHECK(calls[0].total_ns == 960'000 + 1'100'000);
+  CHECK(calls[1].name == "OS wait: poll");
+  CHECK(calls[2].name == "cuBLAS: cublasLtMatmulAlgoGetHeuristic");
+  CHECK(calls[2].total_ns == 50'000);
+  CHECK(report.find("Library calls and OS runtime waits") != std::string::npos);
+  const json j = json::parse(IdleGapsJson(gaps));
+  CHECK(j[0]["cpu_activity"][0]["kind"] == "os_wait");
+  CHECK(j[0]["cpu_activity"][0]["thread"] == "pt_main_thread");
+  CHECK(j[0]["cpu_activity"][1]["source"] == "cuBLAS");
+}
+
+TEST_CASE("idle gaps: a library call covering the gap, the innermost one named", "[summary][gaps][osrt]") {
+  ModelBuilder b;
+  OneGapOfOneMs(b, {"cublasSgemm_v2", "cuBLAS", "cublasLtSSSMatmulAlgoGetHeuristic", "step"});
+  std::vector<NvtxRecord> r(3);
+  r[0].start = 0, r[0].end = 1'100'000, r[0].message = 7;  // the app's own range around it all
+  r[1].start = 105'000, r[1].end = 1'090'000, r[1].message = 4, r[1].domain = 5;
+  r[2].start = 110'000, r[2].end = 1'080'000, r[2].message = 6, r[2].domain = 5;  // nested, 97% of the gap
+  for (auto& x : r) x.pid = 1, x.tid = 1;
+  b.OnNvtx(r);
+  auto m = b.Finish();
+  auto gaps = ExplainIdleGaps(*m, 5);
+  REQUIRE(gaps.size() == 1);
+  INFO(gaps[0].diagnosis);
+  CHECK(gaps[0].diagnosis.find("97% of the gap inside cuBLAS call cublasLtSSSMatmulAlgoGetHeuristic") == 0);
+  // The app's range still shows, as a range; library calls never count as the app's ranges.
+  bool step = false;
+  for (const auto& a : gaps[0].activity) {
+    if (a.name == "step") step = !a.library() && !a.os_wait() && std::string(a.kind()) == "range";
+    if (a.name.rfind("cublas", 0) == 0) CHECK(a.library());
+  }
+  CHECK(step);
+}
+
+TEST_CASE("library calls and OS waits: the real H200 fixture", "[summary][gaps][osrt][fixture]") {
+  // tests/data/README.md: gcollect --trace=default,cublas,cudnn,osrt on a PyTorch matmul + conv script.
+  auto m = LoadTraceFile(std::string(GT_TESTS_DATA) + "/libcalls_osrt_h200.gtrace");
+  REQUIRE(m.ok());
+  std::map<std::string, int> domains;
+  for (const auto& n : m.value()->nvtx) domains[std::string(m.value()->Str(n.domain))]++;
+  CHECK(domains["cuBLAS"] > 0);
+  CHECK(domains["cuDNN"] > 0);
+  CHECK(domains["OS runtime"] > 0);
+  const auto gaps = ExplainIdleGaps(*m.value(), 5);
+  bool heuristic = false;
+  for (const auto& g : gaps)
+    heuristic |=
+        g.diagnosis.find("inside cuBLAS call cublasLtSSSMatmulAlgoGetHeuristic") != std::string::npos;
+  CHECK(heuristic);
 }

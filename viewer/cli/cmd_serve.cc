@@ -35,7 +35,7 @@ const char* kServeUsage =
     "  --web-root DIR      the built viewer page (default: $GTRACE_WEB_ROOT, else found next to this "
     "binary)\n"
     "  --token-file F      require 'Authorization: Bearer <first line of F>' for uploads\n"
-    "  --max-upload SIZE   largest accepted upload, e.g. 512M, 2G (default 512M)\n"
+    "  --max-upload SIZE   largest accepted upload, e.g. 512M, 8G (default 4G)\n"
     "  --ttl DAYS          delete traces neither uploaded nor opened for DAYS days (default: keep forever)\n"
     "  --public-url URL    base of printed links when behind a proxy (e.g. https://gtrace.example.com)\n"
     "  --open FILE         store FILE at start and print the link that opens it\n"

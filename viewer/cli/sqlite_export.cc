@@ -493,7 +493,7 @@ Status Exporter::Analyses() {
     const viewer::IdleGap& gap = gaps[i];
     g.Row(i + 1, gap.device_id, gap.device, gap.start_ns, gap.end_ns, gap.end_ns - gap.start_ns,
           gap.diagnosis);
-    for (const auto& a : gap.activity) ga.Row(i + 1, a.name, a.api ? "api" : "range", a.overlap_ns);
+    for (const auto& a : gap.activity) ga.Row(i + 1, a.name, a.kind(), a.overlap_ns);
   }
   Insert l(db, "INSERT INTO LOSSES VALUES(?,?,?,?,?)", &rows);
   for (const viewer::LossStat& s : viewer::LossSummary(m))

@@ -333,7 +333,7 @@ GT_EXPORT const char* gt_selection_screen_pos() {
                       ",\"visible\":" + (visible ? "true" : "false") + "}");
 }
 
-// The selected NCCL kernel's collective on every rank, as the timeline joins them: [{"rank","pid","key",
+// The selected NCCL kernel's collective on every rank, as the timeline outlines them: [{"rank","pid","key",
 // "start","end","wait_ns","selected","x","y","visible"}] (x, y: page pixels of the kernel's start; visible:
 // on screen), or [] when the selection is no matched collective (or the trace is remote).
 GT_EXPORT const char* gt_collective_peers() {

@@ -30,7 +30,7 @@ inline constexpr ImU32 kSearchMatch = IM_COL32(255, 214, 10, 255);
 inline constexpr ImU32 kIdleGap = IM_COL32(220, 60, 60, 60);
 inline constexpr ImU32 kIdleGapEdge = IM_COL32(230, 80, 80, 150);
 inline constexpr ImU32 kFlow = IM_COL32(255, 160, 40, 230);
-// One NCCL collective's kernels on the other ranks, joined to the selected one.
+// One NCCL collective's kernels on the other ranks, outlined while one of them is selected.
 inline constexpr ImU32 kCollectivePeer = IM_COL32(120, 255, 120, 230);
 inline constexpr ImU32 kMeasure = IM_COL32(90, 160, 255, 50);
 inline constexpr ImU32 kMeasureEdge = IM_COL32(120, 180, 255, 220);

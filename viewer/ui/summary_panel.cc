@@ -109,7 +109,9 @@ void DrawGaps(App& app, const std::vector<viewer::IdleGap>& gaps) {
     for (size_t a = 0; a < g.activity.size() && a < 2; ++a) {
       char pct[16];
       std::snprintf(pct, sizeof pct, "%.0f%% ", 100.0 * double(g.activity[a].overlap_ns) / gap);
-      what += (a ? ", " : "") + std::string(pct) + g.activity[a].name;
+      const viewer::GapActivity& x = g.activity[a];
+      what += (a ? ", " : "") + std::string(pct) + (x.api ? "" : x.label() + " ") + x.name +
+              (x.thread.empty() ? "" : " (" + x.thread + ")");
     }
     if (!what.empty()) ImGui::Text("%s", what.c_str());
     // Sampled stacks (gcollect --sample=cpu): the hottest frames of the threads that call CUDA, as in stats.

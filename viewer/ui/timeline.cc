@@ -378,20 +378,16 @@ void DrawSelectionAndFlows(ImDrawList* dl, const App& app) {
       continue;  // inside a collapsed group
     DrawArrow(dl, EventAnchor(app, f.from, false), EventAnchor(app, f.to, false), colors::kFlow);
   }
-  // A selected NCCL kernel: the same collective on every other rank, outlined and joined start to start, so
-  // the late arrival shows as the slanted line.
+  // A selected NCCL kernel: the same collective on every other rank outlined (the flow arrows above already
+  // run from the rank that arrived last to the ranks that waited for it).
   if (const viewer::CollectiveReport::KernelRef* ref = viewer::CollectivesOf(m).Find(sel)) {
-    const viewer::Collective& c = viewer::CollectivesOf(m).collectives[ref->collective];
-    const bool sel_shown = v.layout.lane_y[sel.lane] >= 0;
-    const ImVec2 from = sel_shown ? EventAnchor(app, sel, false) : ImVec2();
-    for (const viewer::CollectiveRank& r : c.ranks) {
+    for (const viewer::CollectiveRank& r : viewer::CollectivesOf(m).collectives[ref->collective].ranks) {
       if (r.kernel == sel || r.kernel.lane >= v.layout.lane_y.size() || v.layout.lane_y[r.kernel.lane] < 0)
         continue;
       const ImVec2 a = EventAnchor(app, r.kernel, false), b = EventAnchor(app, r.kernel, true);
       dl->AddRect(ImVec2(a.x - 1, a.y - kLaneHeight / 2),
                   ImVec2(std::max(b.x, a.x + 2) + 1, a.y + kLaneHeight / 2), colors::kCollectivePeer, 0, 0,
                   2.0f);
-      if (sel_shown) dl->AddLine(from, a, colors::kCollectivePeer, 1.5f);
     }
   }
 }

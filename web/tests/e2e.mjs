@@ -416,7 +416,7 @@ test('several files dropped at once open merged: ranks grouped, the straggler in
   await frames(page, 4);
   await shot(page, '10a-job-merged-summary.png');
 
-  // A selected all-reduce is joined to the same collective on the other rank (outlined, a line start to start).
+  // A selected all-reduce: the same collective on the other rank is outlined, the flow arrow joins the two.
   check(await api(page, 'gt_show_panel', 'details') === 1, 'the Details tab opens');
   check(await api(page, 'gt_search', 'ncclDevKernel_AllReduce') === 80, 'the 40 all-reduces of each rank found');
   await api(page, 'gt_search_next');

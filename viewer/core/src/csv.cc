@@ -84,7 +84,8 @@ CsvTable IdleGapsCsv(const std::vector<IdleGap>& gaps) {
     std::string act;
     for (const auto& a : g.activity) {
       if (!act.empty()) act += "; ";
-      act += a.name + (a.api ? " (api, " : " (range, ") + std::to_string(a.overlap_ns) + " ns)";
+      act += a.name + " (" + a.kind() + (a.source.empty() || a.os_wait() ? "" : " " + a.source) +
+             (a.thread.empty() ? "" : " on " + a.thread) + ", " + std::to_string(a.overlap_ns) + " ns)";
     }
     t.rows.push_back({Num(uint64_t{g.device_id}), Text(g.device), Num(g.start_ns), Num(g.end_ns),
                       Num(g.end_ns - g.start_ns), Text(act), Text(g.diagnosis)});

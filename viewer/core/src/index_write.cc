@@ -112,8 +112,7 @@ double Seconds(Clock::time_point since) {
 
 IndexSummaries ComputeSummaries(const TraceModel& model) {
   IndexSummaries s;
-  s.kernels = KernelSummary(model);
-  for (size_t k = 0; k < std::size(s.by_name); ++k) s.by_name[k] = SummarizeByName(model, SummaryOf(k));
+  SummarizeAll(model, &s.kernels, s.by_name);
   return s;
 }
 

@@ -46,7 +46,10 @@ json Gaps(const std::vector<IdleGap>& gaps) {
     json names = json::array(), activity = json::array();
     for (const GapActivity& x : g.activity) {
       names.push_back(x.name);
-      activity.push_back({{"name", x.name}, {"kind", x.api ? "api" : "range"}, {"overlap_ns", x.overlap_ns}});
+      json item = {{"name", x.name}, {"kind", x.kind()}, {"overlap_ns", x.overlap_ns}};
+      if (!x.source.empty()) item["source"] = x.source;
+      if (!x.thread.empty()) item["thread"] = x.thread;
+      activity.push_back(std::move(item));
     }
     json hot = json::array();
     for (const HotFrame& h : g.cpu.hot)
@@ -307,6 +310,7 @@ std::string StatsJson(const TraceModel& model) {
   j["collectives"] = Collectives(CollectivesOf(model));
   for (SummaryOf what : {SummaryOf::kKernels, SummaryOf::kCopies, SummaryOf::kApi, SummaryOf::kNvtx})
     j[SummaryOfName(what)] = Rows(SummarizeByName(model, what));
+  j["library_calls"] = Rows(SummarizeLibraryCalls(model));  // also OS runtime waits ("OS wait: poll")
   return Dump(j, 2);
 }
 

@@ -223,6 +223,10 @@ std::vector<KernelSummaryRow> KernelSummary(const TraceModel& model, uint32_t de
     for (uint32_t i = 0; i < lane.size(); ++i)
       if (IsKernelRef(lane.ref[i])) agg.Add(lane.name[i], lane.start[i], lane.Duration(i));
   });
+  return KernelSummaryRows(agg);
+}
+
+std::vector<KernelSummaryRow> KernelSummaryRows(const NameAggregator& agg) {
   std::vector<KernelSummaryRow> rows;
   for (const NameRow& n : agg.Rows()) {
     KernelSummaryRow r;

@@ -14,11 +14,14 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <string_view>
 #include <tuple>
+#include <type_traits>
 
 #include "gt/viewer/collectives.h"
 
 #include "gt/name_stats.h"
+#include "gt/nvtx_domains.h"
 #include "gt/viewer/profiled.h"
 #include "gt/viewer/query.h"
 
@@ -86,12 +89,10 @@ void SortByTotal(std::vector<NameSummary>* rows) {
 
 }  // namespace
 
-std::vector<NameSummary> SummarizeByName(const TraceModel& model, SummaryOf what) {
-  NameAggregator agg;
-  ForEachSummarized(model, what, [&](StringId name, int64_t start, int64_t d, uint64_t bytes) {
-    agg.Add(name, start, d, bytes);
-  });
-  // Distinct StringIds may carry the same text (imports intern per source); one row per text.
+namespace {
+
+// One row per name text (distinct StringIds may carry the same text: imports intern per source).
+std::vector<NameSummary> RowsByText(const TraceModel& model, const NameAggregator& agg) {
   std::map<std::string, NameStats> merged;
   for (const NameRow& r : agg.Rows()) merged[model.Str(r.name)].Merge(r.stats);
   std::vector<NameSummary> rows;
@@ -110,6 +111,63 @@ std::vector<NameSummary> SummarizeByName(const TraceModel& model, SummaryOf what
   }
   SortByTotal(&rows);
   return rows;
+}
+
+}  // namespace
+
+std::vector<NameSummary> SummarizeByName(const TraceModel& model, SummaryOf what) {
+  NameAggregator agg;
+  ForEachSummarized(model, what, [&](StringId name, int64_t start, int64_t d, uint64_t bytes) {
+    agg.Add(name, start, d, bytes);
+  });
+  return RowsByText(model, agg);
+}
+
+void SummarizeAll(const TraceModel& model, std::vector<KernelSummaryRow>* kernels,
+                  std::vector<NameSummary> (&by_name)[4]) {
+  // The same events, in the same order, as ForEachSummarized per table and KernelSummary, so every
+  // aggregator sees what it would have alone: the rows are identical, not just close.
+  NameAggregator agg[4];
+  NameAggregator& kern = agg[size_t(SummaryOf::kKernels)];
+  NameAggregator& copies = agg[size_t(SummaryOf::kCopies)];
+  for (const Track& t : model.tracks) {
+    const bool gpu = t.kind == TrackKind::kGpuStream, api = t.kind == TrackKind::kThreadApi,
+               ranges = t.kind == TrackKind::kThreadRanges;
+    if (!gpu && !api && !ranges) continue;
+    const uint32_t depths = api ? std::min<uint32_t>(t.lane_count, 1) : t.lane_count;
+    for (uint32_t d = 0; d < depths; ++d) {
+      const Lane& lane = model.lanes[t.first_lane + d];
+      const int64_t* start = lane.start.data();
+      const uint32_t* dur = lane.dur.data();
+      const StringId* name = lane.name.data();
+      const uint32_t* ref = lane.ref.data();
+      const uint32_t n = lane.size();
+      for (uint32_t i = 0; i < n; ++i) {
+        const int64_t di = dur[i] == kDurOverflow ? lane.Duration(i) : int64_t(dur[i]);
+        if (api) {
+          agg[size_t(SummaryOf::kApi)].Add(name[i], start[i], di);
+          continue;
+        }
+        const auto kind = static_cast<EventKind>(ref[i] >> kRefKindShift);
+        if (ranges) {
+          if (kind == EventKind::kNvtx || kind == EventKind::kHostOp)
+            agg[size_t(SummaryOf::kNvtx)].Add(name[i], start[i], di);
+        } else if (kind == EventKind::kKernel) {
+          kern.Add(name[i], start[i], di);
+        } else if (kind == EventKind::kMemcpy || kind == EventKind::kMemset) {
+          const uint32_t payload = ref[i] & kRefPayloadMask;
+          uint64_t bytes = 0;
+          if (kind == EventKind::kMemcpy && payload < model.memcpys.size())
+            bytes = model.memcpys[payload].bytes;
+          else if (kind == EventKind::kMemset && payload < model.memsets.size())
+            bytes = model.memsets[payload].bytes;
+          copies.Add(name[i], start[i], di, bytes);
+        }
+      }
+    }
+  }
+  *kernels = KernelSummaryRows(kern);
+  for (size_t k = 0; k < 4; ++k) by_name[k] = RowsByText(model, agg[k]);
 }
 
 int64_t TotalNs(const std::vector<NameSummary>& rows) {
@@ -168,13 +226,160 @@ Stall StallOf(std::string_view n) {
   return Stall::kOther;
 }
 
+// NVTX domains that are not the app's own ranges: library calls (--trace=cublas,cudnn,nccl) and OS runtime
+// waits (--trace=osrt), as gt/model.h spells them.
+enum class RangeClass : uint8_t { kApp, kLibrary, kOsWait };
+constexpr std::string_view kLibraryDomains[] = {kCublasNvtxDomain, kCudnnNvtxDomain, kNcclNvtxDomain};
+constexpr std::string_view kOsWaitDomain = kOsRuntimeNvtxDomain;
+struct DomainClasses {
+  std::map<StringId, RangeClass> by_domain;  // few domains: looked up once each
+  RangeClass Of(const TraceModel& model, StringId domain) {
+    if (!domain) return RangeClass::kApp;
+    auto [it, added] = by_domain.try_emplace(domain, RangeClass::kApp);
+    if (added) {
+      const std::string_view d = model.Str(domain);
+      if (d == kOsWaitDomain) it->second = RangeClass::kOsWait;
+      for (std::string_view l : kLibraryDomains)
+        if (d == l) it->second = RangeClass::kLibrary;
+    }
+    return it->second;
+  }
+};
+struct LibraryCover {
+  Cover cover;
+  StringId domain = 0;
+};
+
+// AddOverlaps for a thread's range lanes, sorted by what each range is: the app's ranges, library calls (by
+// name), OS waits (by call and thread; only on threads that feed the GPU).
+void AddRangeOverlaps(const TraceModel& model, const Lane& lane, uint32_t depth, int64_t a, int64_t b,
+                      uint32_t tid, bool feeds_gpu, DomainClasses* domains, std::map<StringId, Cover>* ranges,
+                      std::map<StringId, LibraryCover>* libraries,
+                      std::map<std::pair<StringId, uint32_t>, Cover>* waits) {
+  uint32_t lo = 0, hi = lane.size();
+  while (lo < hi) {  // first event ending after a
+    const uint32_t mid = (lo + hi) / 2;
+    if (lane.End(mid) <= a)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (uint32_t i = lo; i < lane.size() && lane.start[i] < b; ++i) {
+    const int64_t overlap = std::min(lane.End(i), b) - std::max(lane.start[i], a);
+    if (overlap <= 0) continue;
+    const uint32_t ref = lane.ref[i];
+    StringId domain = 0;
+    if (EventKind(ref >> kRefKindShift) == EventKind::kNvtx && (ref & kRefPayloadMask) < model.nvtx.size())
+      domain = model.nvtx[ref & kRefPayloadMask].domain;
+    Cover* c = nullptr;
+    switch (domains->Of(model, domain)) {
+      case RangeClass::kApp:
+        c = &(*ranges)[lane.name[i]];
+        break;
+      case RangeClass::kLibrary: {
+        LibraryCover& l = (*libraries)[lane.name[i]];
+        l.domain = domain;
+        c = &l.cover;
+        break;
+      }
+      case RangeClass::kOsWait:
+        if (!feeds_gpu) continue;
+        c = &(*waits)[{lane.name[i], tid}];
+        break;
+    }
+    c->ns += overlap;
+    c->depth = std::max(c->depth, depth);
+  }
+}
+
+// Whether an event of `lane` (sorted by start) starts in [a, b).
+bool HasStartIn(const Lane& lane, int64_t a, int64_t b) {
+  uint32_t lo = 0, hi = lane.size();
+  while (lo < hi) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (lane.start[mid] < a)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < lane.size() && lane.start[lo] < b;
+}
+
+std::string ThreadLabel(const TraceModel& model, uint32_t tid) {
+  for (const ThreadRecord& t : model.threads)
+    if (t.tid == tid && t.name) return std::string(model.Str(t.name));
+  return "thread " + std::to_string(tid);
+}
+
+// The (at most 3) library calls or OS waits covering the most of the gap, 1% of it at least.
+template <typename Key, typename Value>
+void AddTop(const TraceModel& model, const std::map<Key, Value>& from, IdleGap& g) {
+  std::vector<std::pair<int64_t, const std::pair<const Key, Value>*>> order;
+  for (const auto& e : from) {
+    if constexpr (std::is_same_v<Value, LibraryCover>)
+      order.push_back({-e.second.cover.ns, &e});
+    else
+      order.push_back({-e.second.ns, &e});
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  if constexpr (std::is_same_v<Value, LibraryCover>) {
+    // As for the app's ranges: a call nested in another (cuBLASLt's heuristic query inside cublasSgemm) names
+    // the cause better when it covers at least 90% of what the outer one covers.
+    size_t best = 0;
+    for (size_t i = 1; i < order.size(); ++i)
+      if (-double(order[i].first) * 10 >= -double(order[0].first) * 9 &&
+          order[i].second->second.cover.depth > order[best].second->second.cover.depth)
+        best = i;
+    std::rotate(order.begin(), order.begin() + best, order.begin() + best + 1);
+  }
+  for (size_t i = 0; i < order.size() && i < 3; ++i) {
+    const int64_t ns = -order[i].first;
+    if (double(ns) * 100 < double(g.end_ns) - double(g.start_ns)) break;
+    GapActivity a{};
+    a.overlap_ns = ns;
+    if constexpr (std::is_same_v<Value, LibraryCover>) {
+      a.name = model.Str(order[i].second->first);
+      a.source = model.Str(order[i].second->second.domain);
+    } else {
+      a.name = model.Str(order[i].second->first.first);
+      a.source = std::string(kOsWaitDomain);
+      a.thread = ThreadLabel(model, order[i].second->first.second);
+    }
+    g.activity.push_back(std::move(a));
+  }
+}
+
+// What an OS wait usually means for a loop that feeds a GPU.
+std::string OsWaitAdvice(std::string_view call) {
+  if (Contains(call, "sleep")) return "a sleep in the loop: remove it or make it conditional";
+  if (call == "read" || Contains(call, "recv") || Contains(call, "poll") || Contains(call, "select") ||
+      Contains(call, "epoll"))
+    return "waiting for I/O (files, sockets, pipes: data loading or a remote peer): prefetch, more "
+           "DataLoader workers, faster storage";
+  if (call == "waitpid" || call == "wait") return "waiting for a child process to exit";
+  return "waiting on another thread (a lock, a queue, the GIL, a DataLoader worker): see what that thread "
+         "does meanwhile";
+}
+
 // The rows of the timeline-pattern table in docs/user-guide.md, applied to one gap.
 std::string Diagnose(const IdleGap& g) {
   const double gap = double(g.end_ns - g.start_ns);
   std::map<Stall, int64_t> by_kind;
   std::map<Stall, std::string> names;  // the calls of each kind, most overlap first
   const GapActivity* top_range = nullptr;
+  const GapActivity* top_library = nullptr;
+  const GapActivity* top_wait = nullptr;
   for (const auto& a : g.activity) {
+    // The first of each kind is the one that names the cause (AddTop's order).
+    if (a.os_wait()) {
+      if (!top_wait) top_wait = &a;
+      continue;
+    }
+    if (a.library()) {
+      if (!top_library) top_library = &a;
+      continue;
+    }
     if (!a.api) {
       if (!top_range) top_range = &a;
       continue;
@@ -206,6 +411,19 @@ std::string Diagnose(const IdleGap& g) {
         return "the CPU was inside " + n;
     }
   }
+  char pct[16];
+  if (top_wait && double(top_wait->overlap_ns) >= 0.5 * gap) {
+    std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * double(top_wait->overlap_ns) / gap);
+    return std::string(pct) + " of the gap in OS wait " + top_wait->name + " on thread " + top_wait->thread +
+           ": " + OsWaitAdvice(top_wait->name);
+  }
+  if (top_library && double(top_library->overlap_ns) >= 0.5 * gap) {
+    std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * double(top_library->overlap_ns) / gap);
+    return std::string(pct) + " of the gap inside " + top_library->source + " call " + top_library->name +
+           " with no GPU work queued: library set-up on the hot path (handle creation, algorithm heuristics, "
+           "plan building, workspace allocation): do it once before the loop (warm-up iterations, cached "
+           "plans; torch.backends.cudnn.benchmark keeps convolution plans)";
+  }
   if (top_range && double(top_range->overlap_ns) >= 0.5 * gap)
     return "host work inside '" + top_range->name +
            "' without GPU work queued: overlap it with the GPU (more DataLoader workers, prefetching, a copy "
@@ -227,7 +445,6 @@ std::string Diagnose(const IdleGap& g) {
   const GapActivity& largest = *std::max_element(
       g.activity.begin(), g.activity.end(),
       [](const GapActivity& x, const GapActivity& y) { return x.overlap_ns < y.overlap_ns; });
-  char pct[16];
   std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * double(largest.overlap_ns) / gap);
   return "no single cause: the CPU spent " + std::string(pct) + " in " + largest.name +
          " and the rest between recorded calls (Python, framework overhead); if this repeats every step, the "
@@ -235,6 +452,56 @@ std::string Diagnose(const IdleGap& g) {
 }
 
 }  // namespace
+
+std::vector<NameSummary> SummarizeLibraryCalls(const TraceModel& model) {
+  DomainClasses domains;
+  std::map<std::string, NameStats> by_name;
+  int64_t all = 0;
+  for (const Track& t : model.tracks) {
+    if (t.kind != TrackKind::kThreadRanges) continue;
+    for (uint32_t d = 0; d < t.lane_count; ++d) {
+      const Lane& lane = model.lanes[t.first_lane + d];
+      for (uint32_t i = 0; i < lane.size(); ++i) {
+        const uint32_t ref = lane.ref[i];
+        if (EventKind(ref >> kRefKindShift) != EventKind::kNvtx ||
+            (ref & kRefPayloadMask) >= model.nvtx.size())
+          continue;
+        const StringId domain = model.nvtx[ref & kRefPayloadMask].domain;
+        const RangeClass c = domains.Of(model, domain);
+        if (c == RangeClass::kApp) continue;
+        const std::string key =
+            (c == RangeClass::kOsWait ? std::string("OS wait") : std::string(model.Str(domain))) + ": " +
+            std::string(model.Str(lane.name[i]));
+        by_name[key].Add(lane.start[i], lane.Duration(i), 0);
+        all += lane.Duration(i);
+      }
+    }
+  }
+  std::vector<NameSummary> rows;
+  for (const auto& [name, st] : by_name) {
+    NameSummary r;
+    r.name = name;
+    r.count = st.count;
+    r.total_ns = st.total_ns;
+    r.min_ns = st.min_ns;
+    r.max_ns = st.max_ns;
+    r.avg_ns = st.avg_ns();
+    r.share = all > 0 ? double(st.total_ns) / double(all) : 0;
+    rows.push_back(std::move(r));
+  }
+  SortByTotal(&rows);
+  return rows;
+}
+
+bool GapActivity::os_wait() const {
+  return source == kOsWaitDomain;
+}
+const char* GapActivity::kind() const {
+  return api ? "api" : os_wait() ? "os_wait" : library() ? "library" : "range";
+}
+std::string GapActivity::label() const {
+  return api ? "API" : os_wait() ? "OS wait" : library() ? source : "range";
+}
 
 std::vector<IdleGap> ExplainIdleGaps(const TraceModel& model, size_t top_n, int64_t min_gap_ns) {
   std::vector<IdleGap> gaps;
@@ -247,20 +514,38 @@ std::vector<IdleGap> ExplainIdleGaps(const TraceModel& model, size_t top_n, int6
     return std::tie(x.start_ns, x.device_id) < std::tie(y.start_ns, y.device_id);
   });
   if (gaps.size() > top_n) gaps.resize(top_n);
+  DomainClasses domains;
   for (IdleGap& g : gaps) {
     // The processes that put work on this device: their threads are the ones that failed to feed it.
     std::vector<uint32_t> pids;
     for (const Track& t : model.tracks)
       if (t.kind == TrackKind::kGpuStream && t.device_id == g.device_id) pids.push_back(t.pid);
     std::map<StringId, Cover> api, ranges;
+    std::map<StringId, LibraryCover> libraries;
+    std::map<std::pair<StringId, uint32_t>, Cover> waits;  // (call, tid)
+    // (pid, tid) of the threads that fed the GPU around this gap: a CUDA call within kFeedWindowNs of it. A
+    // thread that launches at other times (PyTorch's autograd workers during the forward pass) idles in a
+    // wait that is not the gap's cause.
+    constexpr int64_t kFeedWindowNs = 10'000'000;
+    std::vector<std::pair<uint32_t, uint32_t>> api_threads;
+    for (const Track& t : model.tracks)
+      if (t.kind == TrackKind::kThreadApi && t.lane_count > 0 &&
+          HasStartIn(model.lanes[t.first_lane], g.start_ns - kFeedWindowNs, g.end_ns + kFeedWindowNs))
+        api_threads.push_back({t.pid, t.tid});
     for (const Track& t : model.tracks) {
       if (std::find(pids.begin(), pids.end(), t.pid) == pids.end()) continue;
-      if (t.kind == TrackKind::kThreadApi && t.lane_count > 0)
+      if (t.kind == TrackKind::kThreadApi && t.lane_count > 0) {
         AddOverlaps(model, model.lanes[t.first_lane], 0, g.start_ns, g.end_ns, &api);  // top-level calls only
-      else if (t.kind == TrackKind::kThreadRanges)
+      } else if (t.kind == TrackKind::kThreadRanges) {
+        const bool feeds_gpu =
+            std::find(api_threads.begin(), api_threads.end(), std::pair{t.pid, t.tid}) != api_threads.end();
         for (uint32_t d = 0; d < t.lane_count; ++d)
-          AddOverlaps(model, model.lanes[t.first_lane + d], d, g.start_ns, g.end_ns, &ranges);
+          AddRangeOverlaps(model, model.lanes[t.first_lane + d], d, g.start_ns, g.end_ns, t.tid, feeds_gpu,
+                           &domains, &ranges, &libraries, &waits);
+      }
     }
+    AddTop(model, libraries, g);
+    AddTop(model, waits, g);
     for (const auto& [from, is_api] : {std::pair{&api, true}, std::pair{&ranges, false}}) {
       std::vector<std::tuple<int64_t, int64_t, StringId>> order;  // (-ns, -depth, name): ascending sort
       for (const auto& [name, c] : *from) order.push_back({-c.ns, -int64_t(c.depth), name});
@@ -484,7 +769,8 @@ std::string StatsReport(const TraceModel& model, size_t top_n) {
            FormatTimestamp(model, g.start_ns) + "\n";
       for (const auto& a : g.activity)
         o += "      " + PadColumn(Percent(double(a.overlap_ns) / double(g.end_ns - g.start_ns)), 7, true) +
-             "  " + (a.api ? "API  " : "range ") + Clip(a.name, 90) + "\n";
+             "  " + PadColumn(a.label(), 8, false) +
+             Clip(a.os_wait() ? a.name + " (" + a.thread + ")" : a.name, 90) + "\n";
       if (g.cpu.samples > 0) {
         o += "      CPU samples (" + std::to_string(g.cpu.samples) + " on " + std::to_string(g.cpu.threads) +
              (g.cpu.threads == 1 ? " thread" : " threads") +
@@ -510,6 +796,8 @@ std::string StatsReport(const TraceModel& model, size_t top_n) {
                      SummarizeByName(model, SummaryOf::kApi), top_n, SummaryOf::kApi);
   AppendSummaryTable(o, "NVTX ranges and host ops (by total time; nested ranges overlap):",
                      SummarizeByName(model, SummaryOf::kNvtx), top_n, SummaryOf::kNvtx);
+  AppendSummaryTable(o, "Library calls and OS runtime waits (by total time; also among the NVTX ranges):",
+                     SummarizeLibraryCalls(model), top_n, SummaryOf::kNvtx);
   return o;
 }
 

@@ -6,7 +6,8 @@
 // Shapes:
 //   name row     {"name","count","total_ns","avg_ns","min_ns","max_ns","share","bytes"}
 //   idle gap     {"device_id","start_ns","duration_ns","activity":[names],
-//                 "cpu_activity":[{"name","kind":"api"|"range","overlap_ns"}],"diagnosis"}
+//                 "cpu_activity":[{"name","kind":"api"|"range"|"library"|"os_wait","overlap_ns",
+//                                  "source" (library or OS wait),"thread" (OS wait)}],"diagnosis"}
 //   loss         {"name","severity","count","pid","detail"}
 //   event        {"name","kind","track","key","start","end","fields":{name: value}}
 #pragma once

@@ -20,6 +20,10 @@
 #include "gt/viewer/lod.h"
 #include "gt/viewer/model.h"
 
+namespace gt {
+class NameAggregator;
+}
+
 namespace gt::viewer {
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -90,6 +94,8 @@ enum class KernelColumn : uint8_t { kName = 0, kCount, kTotal, kAverage, kMin, k
 
 // One row per kernel name, sorted by total time (descending). device_id = kNone: all devices.
 std::vector<KernelSummaryRow> KernelSummary(const TraceModel& model, uint32_t device_id = kNone);
+// The rows of kernel events someone else aggregated (SummarizeAll: the index build's one pass).
+std::vector<KernelSummaryRow> KernelSummaryRows(const NameAggregator& kernels);
 void SortKernelSummary(const TraceModel& model, std::vector<KernelSummaryRow>* rows, KernelColumn column,
                        bool descending);
 // All instances of a kernel name in time order (a summary row's "zoom to instances").

@@ -43,6 +43,11 @@ struct NameSummary {
 
 // One row per name, by total time (descending; ties by name).
 std::vector<NameSummary> SummarizeByName(const TraceModel& model, SummaryOf what);
+struct KernelSummaryRow;
+// SummarizeByName for all four tables (by_name[k]: SummaryOf(k)) and KernelSummary(model) for all devices,
+// the same rows, with each lane read once instead of once per table (the viewer index's build).
+void SummarizeAll(const TraceModel& model, std::vector<KernelSummaryRow>* kernels,
+                  std::vector<NameSummary> (&by_name)[4]);
 // The sum of total_ns over `rows` (e.g. all kernel time, the figure `gtrace diff --fail-above` gates on).
 int64_t TotalNs(const std::vector<NameSummary>& rows);
 
@@ -52,16 +57,32 @@ int64_t TotalNs(const std::vector<NameSummary>& rows);
 
 // The first question of every timeline ("is the GPU starved, and by what?") answered per gap: the host
 // activity recorded during one of a device's largest idle gaps, by the processes that use that device.
+// Library calls (--trace=cublas,cudnn,nccl) and OS runtime waits (--trace=osrt) by name, each row named
+// "cuBLAS: cublasSgemm_v2" or "OS wait: poll" (these are NVTX ranges of their domains, also counted in the
+// kNvtx summary). Empty when the trace has none.
+std::vector<NameSummary> SummarizeLibraryCalls(const TraceModel& model);
+
 struct GapActivity {
-  std::string name;    // "cudaMalloc", "step 3"
-  bool api = false;    // a CUDA API call (else an NVTX range or host op)
+  std::string name;    // "cudaMalloc", "step 3", "cublasSgemm_v2", "pthread_cond_wait"
+  bool api = false;    // a CUDA API call (else an NVTX range or host op, a library call or an OS wait)
   int64_t overlap_ns;  // time of the gap it covers (the instances of one name added up)
+  // A library call (--trace=cublas,cudnn,nccl: the library's NVTX domain, "cuBLAS", "cuDNN", "NCCL") or an OS
+  // runtime wait (--trace=osrt: "OS runtime"); "" for API calls and the app's own ranges.
+  std::string source;
+  std::string thread;  // OS waits: the waiting thread ("pt_main_thread", else "thread 4242")
+  bool os_wait() const;
+  bool library() const { return !source.empty() && !os_wait(); }
+  const char* kind() const;   // "api", "range", "library", "os_wait" (JSON, CSV, SQLite)
+  std::string label() const;  // "API", "range", "cuBLAS", "OS wait": the stats text's column
 };
 struct IdleGap {
   uint32_t device_id = 0;
   std::string device;  // "GPU 0: NVIDIA H200"
   int64_t start_ns = 0, end_ns = 0;
-  std::vector<GapActivity> activity;  // most overlap first, at most 3 API calls and 3 ranges
+  // Most overlap first: at most 3 API calls, 3 ranges, 3 library calls and 3 OS waits. OS waits count only on
+  // threads that made CUDA calls (the threads that feed the GPU; CUDA's and NCCL's helper threads wait all
+  // the time).
+  std::vector<GapActivity> activity;
   std::string diagnosis;  // the likely cause and what to try, from the table in docs/user-guide.md
   // Sampled CPU stacks (gcollect --sample=cpu) of the threads that call CUDA in those processes (all their
   // threads where none did): the hottest Python frames (else native) during the gap.

@@ -48,11 +48,14 @@ using TraceQueryHandler = std::function<TraceQueryAnswer(const TraceQuery&)>;
 
 struct ServerOptions {
   std::string bind = "127.0.0.1";
-  int port = 8080;                     // 0 picks a free port (tests, benchmarks)
-  bool any_port_if_busy = false;       // `port` taken: take a free one instead of failing (the CLI's default)
-  std::string web_root;                // the built page (index.html, gtrace.js, gtrace.wasm); empty: API only
-  std::string token;                   // required as "Authorization: Bearer <token>" for uploads; empty: open
-  uint64_t max_upload = 512ull << 20;  // bytes; larger uploads get 413 and leave nothing behind
+  int port = 8080;                // 0 picks a free port (tests, benchmarks)
+  bool any_port_if_busy = false;  // `port` taken: take a free one instead of failing (the CLI's default)
+  std::string web_root;           // the built page (index.html, gtrace.js, gtrace.wasm); empty: API only
+  std::string token;              // required as "Authorization: Bearer <token>" for uploads; empty: open
+  // Bytes; larger uploads get 413 and leave nothing behind. Bodies stream to the store's disk (a 256 KiB
+  // staging buffer), so the cap bounds disk, not memory; what bounds memory is the index build
+  // (docs/server.md).
+  uint64_t max_upload = 4ull << 30;
   int64_t ttl_seconds = 0;  // expire traces neither uploaded nor downloaded for this long; 0: never
   int64_t sweep_interval_seconds = 3600;  // how often the TTL sweep runs (also once at start)
   int64_t touch_interval_seconds = 3600;  // downloads refresh "last accessed" at most this often per trace
