@@ -85,7 +85,7 @@ struct Config {
   uint32_t pc_sampling_period_exp =
       0;  // --pc-sampling=N: period 2^N cycles (module "pcsampling"); 0 = default
   NcclPluginMode nccl_plugin = NcclPluginMode::kOps;    // when NCCL loads the plugin (NCCL_PROFILER_PLUGIN)
-  uint32_t cpu_sample_hz = kCpuSampleDefaultHz;          // sampled CPU stacks (inject/cpu_sampler.h); 0 = off
+  uint32_t cpu_sample_hz = kCpuSampleDefaultHz;         // sampled CPU stacks (inject/cpu_sampler.h); 0 = off
   int64_t osrt_threshold_ns = kOsrtDefaultThresholdNs;  // --osrt-threshold (read by libgtrace_osrt.so itself)
 };
 
