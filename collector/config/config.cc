@@ -140,6 +140,7 @@ void ConfigToEnv(const Config& c, void (*set)(void*, const char*, const char*), 
   if (c.pc_sampling_period_exp)
     set(ctx, env::Name(env::Var::kPcSamplingPeriod), std::to_string(c.pc_sampling_period_exp).c_str());
   set(ctx, env::Name(env::Var::kNcclPlugin), NcclPluginModeName(c.nccl_plugin));
+  set(ctx, env::Name(env::Var::kSampleHz), std::to_string(c.cpu_sample_hz).c_str());
   if (c.kinds & kTraceOsrt)
     set(ctx, env::Name(env::Var::kOsrtThresholdNs), std::to_string(c.osrt_threshold_ns).c_str());
 }
@@ -199,6 +200,13 @@ Config ConfigFromEnv(const char* (*get)(void*, const char*), void* ctx, std::str
   if (const char* v = get(ctx, env::Name(env::Var::kNcclPlugin)))
     if (!ParseNcclPluginMode(v, &c.nccl_plugin))
       warn("GTRACE_NCCL_PLUGIN: expected off, ops or channels, got '" + std::string(v) + "'; using ops");
+  if (const char* v = get(ctx, env::Name(env::Var::kSampleHz))) {
+    int64_t hz = 0;
+    if (ParseI64(v, &hz) && hz >= 0 && hz <= kCpuSampleMaxHz)
+      c.cpu_sample_hz = static_cast<uint32_t>(hz);
+    else
+      warn("GTRACE_SAMPLE_HZ: expected 0..10000; using " + std::to_string(kCpuSampleDefaultHz));
+  }
   if (const char* v = get(ctx, env::Name(env::Var::kOsrtThresholdNs))) {
     int64_t ns = 0;
     if (ParseI64(v, &ns) && ns >= 0)

@@ -24,6 +24,7 @@
 #include "config/job.h"
 #include "gt/env.h"
 #include "gt/parts.h"
+#include "inject/cpu_sampler.h"
 #include "inject/injection.h"
 
 namespace gt::inject {
@@ -112,6 +113,7 @@ void FlushOnce(Injection& inj) {
   std::lock_guard<std::mutex> lock(inj.mu);
   if (inj.finished) return;
   DrainNcclPlugin(inj);
+  DrainCpuSamples(inj);
   DrainOsrt(inj);
   if (!inj.inproc_output.empty() && TraceClockNow() >= inj.next_anchor_ns) {
     inj.clock_syncs.push_back(config::ReadClockSync());
@@ -172,6 +174,7 @@ void FlusherMain(Injection* inj) {
       {
         std::lock_guard<std::mutex> lock(inj->mu);
         DrainOsrt(*inj);
+        if (inj->config.cpu_sample_hz) DrainCpuSamples(*inj);  // rings: ~330 ms of the deepest stacks at 1 kHz
       }
       if (NcclPluginDrainWanted()) {  // a burst of NCCL operations: free the plugin's slots before the flush
         std::lock_guard<std::mutex> lock(inj->mu);
@@ -189,6 +192,7 @@ void FinalizeLocked(Injection& inj, const char* reason) {
   inj.decoder->Finish();
   ReportNvtxPayloads(inj);
   FinishNcclPlugin(inj);
+  FinishCpuSampling(inj);
   FinishOsrt(inj);
   uint64_t dropped = inj.dropped_records.load();
   if (dropped > inj.dropped_reported) {
@@ -261,6 +265,7 @@ void OnForkChild() {
   // CUDA cannot be used in a child forked after cuInit anyway; a child that execs starts a fresh injection.
   g_owner_pid = 0;
   g_injection = nullptr;  // leaked copy-on-write memory; cheap
+  cpu::ForgetAfterFork();  // the sampler thread stayed in the parent: nothing is sampled here
   new (&g_start_mu) std::mutex();
   g_start_attempted = false;
 }
@@ -471,6 +476,7 @@ Injection* StartLocked(const Config& config, std::string* error) {
   g_injection = inj;
   StartNcclPlugin(*inj);  // before NCCL can initialize a communicator (it needs CUDA, which started us)
   StartOptionalModules(*inj);
+  StartCpuSampling(*inj);
   StartFlusher(*inj);
   on_exit(OnExit, nullptr);
   inj->on_exit_registered = true;

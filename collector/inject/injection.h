@@ -117,6 +117,11 @@ void DrainNcclPlugin(Injection& inj);
 void FinishNcclPlugin(Injection& inj);
 bool NcclPluginDrainWanted();
 
+// cpu_glue.cc: sampled CPU stacks (cpu_sampler.h): started with the trace, drained by the flusher (under
+// inj.mu), stopped and its counts reported at finish.
+void StartCpuSampling(Injection& inj);
+void DrainCpuSamples(Injection& inj);
+void FinishCpuSampling(Injection& inj);
 // osrt_glue.cc: OS runtime waits (--trace=osrt) from the preloaded libgtrace_osrt.so, drained by the flusher
 // (under inj.mu) into "OS runtime" ranges; the injection's own threads are not recorded.
 void StartOsrt(Injection& inj);

@@ -252,6 +252,7 @@ int main(int argc, char** argv) {
   config.capture_nvtx_name = o.capture_nvtx_name;
   config.launcher_pid = static_cast<uint32_t>(getpid());
   config.nccl_plugin = o.nccl_plugin;
+  config.cpu_sample_hz = o.cpu_sample_hz;
   config.osrt_threshold_ns = o.osrt_threshold_ns;
   if (o.pc_sampling_period_exp) {  // rides the timeline run (the counters run builds its own Config)
     config.modules = config.modules.empty() ? "pcsampling" : config.modules + ",pcsampling";

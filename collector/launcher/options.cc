@@ -89,6 +89,10 @@ Kernel counters (CUPTI Range Profiler, kernel replay; see docs/counters.md):
                                every collective and send/recv with its communicator, sequence number,
                                algorithm, protocol, channels), channels (+ each channel's GPU start/stop;
                                NCCL 2.27+, adds work to NCCL's proxy thread), off
+      --sample=cpu|none        sample every thread's stack (native, and Python for CPython 3.11/3.12) of
+                               the traced processes: idle gaps are attributed to the hottest frames (default
+                               cpu)
+      --sample-hz=N            samples a second per thread, 1..10000 (default 1000)
       --upload URL             after recording, upload the trace to a `gtrace serve` server and print its link
                                (runs `gtrace upload`; a token comes from $GTRACE_TOKEN_FILE)
       --inject-lib FILE        the injection library (default: $GTRACE_INJECT_LIB, else
@@ -316,6 +320,22 @@ StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
                                  std::to_string(kPcSamplingMaxPeriodExp) + ", got '" + value + "'");
         o.pc_sampling_period_exp = static_cast<uint32_t>(n);
       }
+    } else if (flag == "--sample") {
+      GT_RETURN_IF_ERROR(value_of(flag));
+      if (value == "none" || value == "off")
+        o.cpu_sample_hz = 0;
+      else if (value == "cpu")
+        o.cpu_sample_hz = o.cpu_sample_hz ? o.cpu_sample_hz : config::kCpuSampleDefaultHz;
+      else
+        return InvalidArgument("--sample: expected cpu or none, got '" + value + "'");
+    } else if (flag == "--sample-hz") {
+      GT_RETURN_IF_ERROR(value_of(flag));
+      char* end = nullptr;
+      const unsigned long n = std::strtoul(value.c_str(), &end, 10);
+      if (value.empty() || *end || value[0] == '-' || n < 1 || n > config::kCpuSampleMaxHz)
+        return InvalidArgument("--sample-hz: expected 1.." + std::to_string(config::kCpuSampleMaxHz) +
+                               " samples a second per thread, got '" + value + "'");
+      o.cpu_sample_hz = static_cast<uint32_t>(n);
     } else if (flag == "--osrt-threshold") {
       GT_RETURN_IF_ERROR(value_of(flag));
       char* end = nullptr;

@@ -23,12 +23,13 @@ namespace gt::format {
 // ---- versions (only format_upgrade.cc interprets them)
 // --------------------------------------------------------
 inline constexpr uint16_t kVersionMajor = 1;
-// 1.1: ProcessRecord host, boot id, job, ranks; 1.2: nvtx_arg; 1.3: nccl_coll, nccl_channel
-inline constexpr uint16_t kVersionMinor = 3;
+// 1.1: ProcessRecord host, boot id, job, ranks; 1.2: nvtx_arg; 1.3: nccl_coll, nccl_channel;
+// 1.4: cpu_stack_node, cpu_sample
+inline constexpr uint16_t kVersionMinor = 4;
 // The viewer index (.gtindex, a cache of the built viewer model; docs/format.md "The viewer index"): any
 // change to its layout or to the model structs it holds bumps it, and an index of another version is rebuilt.
 inline constexpr uint16_t kIndexVersionMajor = 1;
-inline constexpr uint16_t kIndexVersionMinor = 0;
+inline constexpr uint16_t kIndexVersionMinor = 1;  // 1: sampled CPU stacks
 
 // ---- segment header: 20 bytes
 // -------------------------------------------------------------------------------- magic[10]

@@ -29,6 +29,7 @@ constexpr AppendedColumns kAppended[] = {
     // 1.2 added a chunk type (nvtx_arg, decoded NVTX payload fields) and no columns: older segments have no
     // such chunks, so there is nothing to fill; a 1.1 reader skips them as an unknown type.
     // 1.3 added two chunk types (nccl_coll, nccl_channel: NCCL's profiler plugin) and no columns, likewise.
+    // 1.4 added two chunk types (cpu_stack_node, cpu_sample: sampled CPU stacks) and no columns, likewise.
 };
 
 }  // namespace

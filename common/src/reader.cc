@@ -390,7 +390,7 @@ class ChunkDecoder {
              std::vector<OverheadRecord>, std::vector<CounterDescriptor>, std::vector<CounterSample>,
              std::vector<KernelMetricRecord>, std::vector<StallSample>, std::vector<FlowRecord>,
              std::vector<LossRecord>, std::vector<NvtxArgRecord>, std::vector<NcclCollRecord>,
-             std::vector<NcclChannelRecord>>
+             std::vector<NcclChannelRecord>, std::vector<CpuStackNodeRecord>, std::vector<CpuSampleRecord>>
       records_;
 };
 

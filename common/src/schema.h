@@ -124,6 +124,12 @@ GT_REC(NcclChannelRecord) {  // 1.3
   v.Ts(r.start), v.Dur(r.end, r.start), v.Id(r.pid), v.Id64(r.comm_hash), v.U64(r.seq), v.Str(r.func),
       v.U8(r.channel);
 }
+GT_REC(CpuStackNodeRecord) {  // 1.4
+  v.Id(r.pid), v.Id(r.node), v.Id(r.parent), v.Str(r.frame), v.U8(r.kind);
+}
+GT_REC(CpuSampleRecord) {  // 1.4
+  v.Ts(r.timestamp), v.Id(r.pid), v.Id(r.tid), v.Id(r.stack), v.U8(r.flags);
+}
 
 #undef GT_REC
 
@@ -157,6 +163,8 @@ GT_KIND(LossRecord, kLoss)
 GT_KIND(NvtxArgRecord, kNvtxArg)
 GT_KIND(NcclCollRecord, kNcclColl)
 GT_KIND(NcclChannelRecord, kNcclChannel)
+GT_KIND(CpuStackNodeRecord, kCpuStackNode)
+GT_KIND(CpuSampleRecord, kCpuSample)
 #undef GT_KIND
 
 // Calls f(Tag<R>{}) for every record struct, in chunk-flush order (entities before the events that use them).

@@ -92,6 +92,10 @@ const char* RecordKindName(RecordKind kind) {
       return "nccl_coll";
     case RecordKind::kNcclChannel:
       return "nccl_channel";
+    case RecordKind::kCpuStackNode:
+      return "cpu_stack_node";
+    case RecordKind::kCpuSample:
+      return "cpu_sample";
   }
   return "unknown";
 }

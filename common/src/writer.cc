@@ -417,7 +417,7 @@ class TraceWriter::Impl {
              KindBuffer<OverheadRecord>, KindBuffer<CounterDescriptor>, KindBuffer<CounterSample>,
              KindBuffer<KernelMetricRecord>, KindBuffer<StallSample>, KindBuffer<FlowRecord>,
              KindBuffer<LossRecord>, KindBuffer<NvtxArgRecord>, KindBuffer<NcclCollRecord>,
-             KindBuffer<NcclChannelRecord>>
+             KindBuffer<NcclChannelRecord>, KindBuffer<CpuStackNodeRecord>, KindBuffer<CpuSampleRecord>>
       kinds_;
   ByteBuf payload_, out_;
 };

@@ -16,7 +16,7 @@ TEST_CASE("gtrace info summary of the sample trace", "[cli][golden]") {
   l.report.bytes_total = 1234;  // the compressed size depends on the zstd version; pin it
   cli::InfoInput in{"sample.gtrace", &l.data, &l.report};
   const char* expected = R"(File       sample.gtrace (1234 bytes)
-Format     .gtrace 1.3, 1 segment, 22 chunks
+Format     .gtrace 1.4, 1 segment, 22 chunks
 Status     complete
 Time span  520 µs, starting 2025-11-22 10:00:00.001 UTC (trace clock 2000000 .. 2520000 ns)
 Events     15 timeline events (54 records decoded, strings included)

@@ -89,7 +89,9 @@ std::vector<KindCount> Counts(const TraceData& t) {
           {"loss", t.losses.size()},
           {"nvtx_arg", t.nvtx_args.size()},
           {"nccl_coll", t.nccl_colls.size()},
-          {"nccl_channel", t.nccl_channels.size()}};
+          {"nccl_channel", t.nccl_channels.size()},
+          {"cpu_stack_node", t.cpu_stack_nodes.size()},
+          {"cpu_sample", t.cpu_samples.size()}};
 }
 
 const char* ExitKindText(uint8_t k) {

@@ -104,7 +104,7 @@ void DrawGaps(App& app, const std::vector<viewer::IdleGap>& gaps) {
     ImGui::TableNextColumn();
     ImGui::Text("%s", viewer::FormatTimestamp(m, g.start_ns).c_str());
     ImGui::TableNextColumn();
-    if (g.activity.empty()) ImGui::TextDisabled("nothing recorded");
+    if (g.activity.empty() && g.cpu.hot.empty()) ImGui::TextDisabled("nothing recorded");
     std::string what;
     for (size_t a = 0; a < g.activity.size() && a < 2; ++a) {
       char pct[16];
@@ -114,6 +114,16 @@ void DrawGaps(App& app, const std::vector<viewer::IdleGap>& gaps) {
               (x.thread.empty() ? "" : " (" + x.thread + ")");
     }
     if (!what.empty()) ImGui::Text("%s", what.c_str());
+    // Sampled stacks (gcollect --sample=cpu): the hottest frames of the threads that call CUDA, as in stats.
+    for (size_t h = 0; h < g.cpu.hot.size() && h < 2; ++h) {
+      const viewer::HotFrame& f = g.cpu.hot[h];
+      ImGui::Text("%.0f%% %s %s", 100.0 * f.share, f.python ? "py" : "native", f.path.c_str());
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%llu of %llu CPU samples on %llu threads during the gap",
+                          static_cast<unsigned long long>(f.samples),
+                          static_cast<unsigned long long>(f.python ? g.cpu.python_samples : g.cpu.samples),
+                          static_cast<unsigned long long>(g.cpu.threads));
+    }
     ImGui::TableNextColumn();
     ImGui::TextWrapped("%s", g.diagnosis.c_str());
   }

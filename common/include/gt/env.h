@@ -19,6 +19,7 @@ enum class Var : uint8_t {
   kModules,
   kPcSamplingPeriod,
   kNcclPlugin,
+  kSampleHz,
   kOsrtThresholdNs,
   // gcollect -> injection: the counters run (collector/counters/selection.h round-trips them).
   kCounters,

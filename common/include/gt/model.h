@@ -53,8 +53,10 @@ enum class RecordKind : uint16_t {
   kNvtxArg = 22,      // 1.2
   kNcclColl = 23,     // 1.3
   kNcclChannel = 24,  // 1.3
+  kCpuStackNode = 25,  // 1.4
+  kCpuSample = 26,     // 1.4
 };
-inline constexpr RecordKind kLastRecordKind = RecordKind::kNcclChannel;
+inline constexpr RecordKind kLastRecordKind = RecordKind::kCpuSample;
 
 // ---- trace-level
 // ---------------------------------------------------------------------------------------------
@@ -353,6 +355,34 @@ struct NcclChannelRecord {
   uint8_t channel = 0;
 };
 
+// Sampled CPU stacks (gcollect --sample=cpu, 1.4). A process's stacks form a tree: each node is one frame
+// called from its parent node, so a sample names its whole stack by one node id and a stack seen a thousand
+// times costs one set of nodes. Frames are interned strings: "file.py:function:line" (Python, kind 1),
+// "libfoo.so!symbol" or "libfoo.so+0x1234" where no symbol is exported (native, kind 0).
+enum class FrameKind : uint8_t { kNative = 0, kPython = 1 };
+struct CpuStackNodeRecord {
+  uint32_t pid = 0;
+  uint32_t node = 0;    // >= 1, unique within the process
+  uint32_t parent = 0;  // 0: an outermost frame
+  StringId frame = 0;
+  uint8_t kind = 0;  // FrameKind
+};
+// What one sample could and could not see (CpuSampleRecord::flags).
+enum CpuSampleFlags : uint8_t {
+  kSampleTruncated = 1 << 0,     // deeper than the frames kept (the outermost ones are missing)
+  kSamplePython = 1 << 1,        // the thread runs Python and its Python frames were read
+  kSampleNoPython = 1 << 2,      // a Python thread whose frames could not be read (version, bad frame)
+  kSampleIdleRepeat = 1 << 3,    // the thread used no CPU since its last sample: that stack, not re-read
+  kSampleUnwindFailed = 1 << 4,  // no native frame could be unwound (stack = 0 when no Python either)
+};
+struct CpuSampleRecord {
+  Timestamp timestamp = 0;
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  uint32_t stack = 0;  // the innermost frame's CpuStackNodeRecord::node; 0: nothing could be unwound
+  uint8_t flags = 0;   // CpuSampleFlags
+};
+
 enum class SyncKind : uint8_t {
   kUnknown = 0,
   kEventSync = 1,
@@ -520,7 +550,9 @@ inline LossRecord MakeLoss(StringId name, Severity severity, uint64_t count, Str
   X(LossRecord, OnLoss, losses)                                   \
   X(NvtxArgRecord, OnNvtxArgs, nvtx_args)                         \
   X(NcclCollRecord, OnNcclColls, nccl_colls)                      \
-  X(NcclChannelRecord, OnNcclChannels, nccl_channels)
+  X(NcclChannelRecord, OnNcclChannels, nccl_channels)                \
+  X(CpuStackNodeRecord, OnCpuStackNodes, cpu_stack_nodes)           \
+  X(CpuSampleRecord, OnCpuSamples, cpu_samples)
 
 // Record structs are copied in bulk (the reader's capture sink, the collector's buffers) and sized into every
 // sink's memory, so each stays trivially copyable and its size changes only on purpose. The sizes hold for
@@ -551,6 +583,8 @@ static_assert(sizeof(LossRecord) == 32);
 static_assert(sizeof(NvtxArgRecord) == 40);
 static_assert(sizeof(NcclCollRecord) == 80);
 static_assert(sizeof(NcclChannelRecord) == 48);
+static_assert(sizeof(CpuStackNodeRecord) == 20);
+static_assert(sizeof(CpuSampleRecord) == 24);
 
 const char* RecordKindName(RecordKind kind);
 const char* CopyKindName(uint8_t kind);

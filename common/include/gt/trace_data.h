@@ -35,6 +35,8 @@ struct TraceData : TraceSink {
   std::vector<NvtxArgRecord> nvtx_args;          // 1.2: decoded NVTX payload fields
   std::vector<NcclCollRecord> nccl_colls;        // 1.3: NCCL's profiler plugin
   std::vector<NcclChannelRecord> nccl_channels;  // 1.3
+  std::vector<CpuStackNodeRecord> cpu_stack_nodes;  // 1.4: sampled CPU stacks
+  std::vector<CpuSampleRecord> cpu_samples;         // 1.4
 
   // "" for unknown ids (lost strings chunk) rather than out-of-bounds.
   const std::string& Str(StringId id) const;

@@ -238,6 +238,8 @@ GT_COLD_KIND(LossRecord, 12, OnLoss)
 GT_COLD_KIND(NvtxArgRecord, 13, OnNvtxArgs)
 GT_COLD_KIND(NcclCollRecord, 14, OnNcclColls)
 GT_COLD_KIND(NcclChannelRecord, 15, OnNcclChannels)
+GT_COLD_KIND(CpuStackNodeRecord, 16, OnCpuStackNodes)
+GT_COLD_KIND(CpuSampleRecord, 17, OnCpuSamples)
 #undef GT_COLD_KIND
 
 template <typename R>
@@ -277,6 +279,8 @@ void Router::Replay(TraceSink& to) const {
   DeliverCold<NvtxArgRecord>(to, cold_type_, cold_, cold_count_);
   DeliverCold<NcclCollRecord>(to, cold_type_, cold_, cold_count_);
   DeliverCold<NcclChannelRecord>(to, cold_type_, cold_, cold_count_);
+  DeliverCold<CpuStackNodeRecord>(to, cold_type_, cold_, cold_count_);
+  DeliverCold<CpuSampleRecord>(to, cold_type_, cold_, cold_count_);
 }
 
 }  // namespace gt::viewer::detail
@@ -498,6 +502,14 @@ void ModelBuilder::OnNcclColls(std::span<const NcclCollRecord> r) {
 }
 void ModelBuilder::OnNcclChannels(std::span<const NcclChannelRecord> r) {
   impl_->m->nccl_channels.insert(impl_->m->nccl_channels.end(), r.begin(), r.end());
+}
+
+// Sampled CPU stacks: per-process node ids are made global at Finish (BuildCpuSamples).
+void ModelBuilder::OnCpuStackNodes(std::span<const CpuStackNodeRecord> r) {
+  impl_->cpu_nodes.insert(impl_->cpu_nodes.end(), r.begin(), r.end());
+}
+void ModelBuilder::OnCpuSamples(std::span<const CpuSampleRecord> r) {
+  impl_->cpu_samples.insert(impl_->cpu_samples.end(), r.begin(), r.end());
 }
 
 void ModelBuilder::OnLoss(std::span<const LossRecord> r) {

@@ -1393,6 +1393,7 @@ std::unique_ptr<TraceModel> ModelBuilder::Impl::Finish(ThreadPool* pool_or_null)
     builder_losses["nesting_too_deep"] = {
         "nesting_too_deep", uint8_t(Severity::kDataLoss), 0, too_deep,
         "events nested deeper than 1024 levels were not placed on the timeline"};
+  BuildCpuSamples();
   for (auto& [name, l] : builder_losses) m->losses.push_back(std::move(l));
   builder_losses.clear();
   interned.clear();

@@ -309,6 +309,8 @@ class Router final : public TraceSink {
   void OnNvtxArgs(std::span<const NvtxArgRecord> r) override { Capture(r); }
   void OnNcclColls(std::span<const NcclCollRecord> r) override { Capture(r); }
   void OnNcclChannels(std::span<const NcclChannelRecord> r) override { Capture(r); }
+  void OnCpuStackNodes(std::span<const CpuStackNodeRecord> r) override { Capture(r); }
+  void OnCpuSamples(std::span<const CpuSampleRecord> r) override { Capture(r); }
   void Replay(TraceSink& to) const;
 
   void Kernel(const KernelRecord& r, StringId args);
@@ -479,6 +481,8 @@ class ModelBuilder::Impl {
   std::map<uint32_t, uint32_t> counter_by_id;  // trace counter_id -> counters index
   std::map<std::pair<uint32_t, uint32_t>, std::vector<detail::MemoryDelta>> memory;  // (pid, device)
   std::vector<FlowRecord> flow_records;
+  std::vector<CpuStackNodeRecord> cpu_nodes;  // as recorded (per-process node ids), made global at Finish
+  std::vector<CpuSampleRecord> cpu_samples;
   std::vector<FlowEndpoints> flow_endpoints;
   std::map<uint32_t, std::string> process_names;
   std::map<std::pair<uint32_t, uint32_t>, std::string> thread_names;
@@ -509,6 +513,7 @@ class ModelBuilder::Impl {
   void BuildLanes(detail::ThreadPool& pool, const std::vector<uint32_t>& stage_order);
   void BuildCounterTracks();
   void ResolveFlows();
+  void BuildCpuSamples();
   void Summarize(detail::ThreadPool& pool);
   EventId EnclosingEvent(TrackId t, Timestamp ts) const;
   TrackId FindTrack(TrackKind kind, uint32_t pid, uint32_t a, uint32_t b, uint32_t c) const;

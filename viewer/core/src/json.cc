@@ -51,8 +51,21 @@ json Gaps(const std::vector<IdleGap>& gaps) {
       if (!x.thread.empty()) item["thread"] = x.thread;
       activity.push_back(std::move(item));
     }
+    json hot = json::array();
+    for (const HotFrame& h : g.cpu.hot)
+      hot.push_back({{"frame", h.frame},
+                     {"path", h.path},
+                     {"kind", h.python ? "python" : "native"},
+                     {"samples", h.samples},
+                     {"share", h.share}});
     a.push_back({{"device_id", g.device_id},
                  {"start_ns", g.start_ns},
+                 {"cpu_samples",
+                  {{"samples", g.cpu.samples},
+                   {"threads", g.cpu.threads},
+                   {"python_samples", g.cpu.python_samples},
+                   {"not_unwound", g.cpu.not_unwound},
+                   {"hot", hot}}},
                  {"duration_ns", g.end_ns - g.start_ns},
                  {"activity", names},
                  {"cpu_activity", activity},

@@ -428,6 +428,17 @@ std::string Diagnose(const IdleGap& g) {
     return "host work inside '" + top_range->name +
            "' without GPU work queued: overlap it with the GPU (more DataLoader workers, prefetching, a copy "
            "stream)";
+  // Sampled stacks name what the calls and ranges cannot: where the feeding threads were in Python.
+  if (!g.cpu.hot.empty() && g.cpu.hot[0].share >= 0.3) {
+    char pct[16];
+    std::snprintf(pct, sizeof pct, "%.0f%%", 100.0 * g.cpu.hot[0].share);
+    const std::string where = std::string(pct) + " of CPU samples in " + g.cpu.hot[0].path;
+    if (top_range && double(top_range->overlap_ns) >= 0.5 * gap)
+      return "host work inside '" + top_range->name + "' (" + where +
+             ") without GPU work queued: overlap it "
+             "with the GPU (more DataLoader workers, prefetching, a copy stream)";
+    return "host-side work: " + where + "; nothing was queued on the GPU meanwhile";
+  }
   if (g.activity.empty())
     return "no CUDA call or annotated range covers it: host-side work (Python, data loading) that is not "
            "recorded; NVTX ranges around the loop's phases would name it";
@@ -556,6 +567,12 @@ std::vector<IdleGap> ExplainIdleGaps(const TraceModel& model, size_t top_n, int6
         g.activity.push_back({model.Str(std::get<2>(order[i])), is_api, ns});
       }
     }
+    std::vector<ThreadKey>
+        feeders;  // the threads that call CUDA: an idle pool thread says nothing of the gap
+    for (const Track& t : model.tracks)
+      if (t.kind == TrackKind::kThreadApi && std::find(pids.begin(), pids.end(), t.pid) != pids.end())
+        feeders.push_back({t.pid, t.tid});
+    g.cpu = ProfileCpuRange(model, g.start_ns, g.end_ns, pids, feeders);
     g.diagnosis =
         Diagnose(g);  // before sorting: the first range in `activity` is the one that names the cause
     std::stable_sort(g.activity.begin(), g.activity.end(),
@@ -754,6 +771,19 @@ std::string StatsReport(const TraceModel& model, size_t top_n) {
         o += "      " + PadColumn(Percent(double(a.overlap_ns) / double(g.end_ns - g.start_ns)), 7, true) +
              "  " + PadColumn(a.label(), 8, false) +
              Clip(a.os_wait() ? a.name + " (" + a.thread + ")" : a.name, 90) + "\n";
+      if (g.cpu.samples > 0) {
+        o += "      CPU samples (" + std::to_string(g.cpu.samples) + " on " + std::to_string(g.cpu.threads) +
+             (g.cpu.threads == 1 ? " thread" : " threads") +
+             (g.cpu.python_samples ? ", " + std::to_string(g.cpu.python_samples) + " in Python"
+                                   : std::string()) +
+             "):\n";
+        for (const HotFrame& h : g.cpu.hot)
+          o += "      " + PadColumn(Percent(h.share), 7, true) + "  " + (h.python ? "py   " : "native ") +
+               Clip(h.path, 110) + "\n";
+        if (g.cpu.not_unwound)
+          o += "      " + PadColumn(Percent(double(g.cpu.not_unwound) / double(g.cpu.samples)), 7, true) +
+               "  not unwound\n";
+      }
       o += "      -> " + g.diagnosis + "\n";
     }
   }

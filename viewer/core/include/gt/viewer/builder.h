@@ -77,6 +77,8 @@ class ModelBuilder : public TraceSink {
   void OnNvtxArgs(std::span<const NvtxArgRecord> r) override;
   void OnNcclColls(std::span<const NcclCollRecord> r) override;
   void OnNcclChannels(std::span<const NcclChannelRecord> r) override;
+  void OnCpuStackNodes(std::span<const CpuStackNodeRecord> r) override;
+  void OnCpuSamples(std::span<const CpuSampleRecord> r) override;
 
   // ---- importers ----
   // Interns text into the model's string table (idempotent). Don't mix with OnStrings in one build.

@@ -509,6 +509,18 @@ struct TraceModel {
   // collectives across ranks by them where present.
   std::vector<NcclCollRecord> nccl_colls;
   std::vector<NcclChannelRecord> nccl_channels;
+  // Sampled CPU stacks (format 1.4), made global at build: node 0 is "nothing unwound", every other node is
+  // one frame called from node_parent (0: outermost); samples sorted by (time, pid, tid). gt/viewer/cpu_samples.h
+  // attributes idle gaps and builds flame graphs from them.
+  struct CpuSamples {
+    std::vector<uint32_t> node_parent{0};
+    std::vector<StringId> node_frame{0};
+    std::vector<uint8_t> node_kind{0};  // FrameKind
+    std::vector<int64_t> ts;
+    std::vector<uint32_t> pid, tid, stack;
+    std::vector<uint8_t> flags;  // CpuSampleFlags
+    size_t size() const { return ts.size(); }
+  } cpu;
   // NCCL collectives matched across ranks, computed once at build (null when the trace has none across two or
   // more processes): the Summary, the details of a selected collective and the JSON read it.
   std::shared_ptr<const CollectiveReport> collectives;

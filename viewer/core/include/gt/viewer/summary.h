@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gt/units.h"
+#include "gt/viewer/cpu_samples.h"
 #include "gt/viewer/model.h"
 
 namespace gt::viewer {
@@ -83,6 +84,9 @@ struct IdleGap {
   // the time).
   std::vector<GapActivity> activity;
   std::string diagnosis;  // the likely cause and what to try, from the table in docs/user-guide.md
+  // Sampled CPU stacks (gcollect --sample=cpu) of the threads that call CUDA in those processes (all their
+  // threads where none did): the hottest Python frames (else native) during the gap.
+  CpuRangeProfile cpu;
 };
 // The top_n longest idle gaps over all devices (longest first), gaps shorter than min_gap_ns left out.
 std::vector<IdleGap> ExplainIdleGaps(const TraceModel& model, size_t top_n, int64_t min_gap_ns = 10'000);

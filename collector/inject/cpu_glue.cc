@@ -1,0 +1,62 @@
+// The injection's side of CPU stack sampling (inject/cpu_sampler.h): started with the trace, drained by the
+// flusher into the writer (under inj.mu), its counts reported as losses when the trace finishes.
+#include <string>
+
+#include "inject/cpu_sampler.h"
+#include "inject/injection.h"
+
+namespace gt::inject {
+
+void StartCpuSampling(Injection& inj) {
+  if (inj.config.cpu_sample_hz == 0) return;
+  cpu::Options o;
+  o.hz = inj.config.cpu_sample_hz;
+  o.now = &config::TraceClockNow;
+  o.window_start_ns = inj.config.window_start_ns;
+  o.window_end_ns = inj.config.window_end_ns;
+  o.on_sampler_thread = &OsrtIgnoreThisThread;  // its 1 ms sleeps are gtrace's, not the app's OS waits
+  cpu::ResetWrittenNodes();  // a new trace (an in-process recording restarted): its parts need their nodes
+  std::string error;
+  if (!cpu::Start(o, &error)) {
+    std::lock_guard<std::mutex> lock(inj.mu);
+    AddLoss(inj, "cpu_sampling_unavailable", static_cast<uint8_t>(Severity::kWarning), 1,
+            "CPU stacks were not sampled: " + error);
+  }
+}
+
+void DrainCpuSamples(Injection& inj) {  // under inj.mu
+  if (!inj.finished && inj.writer) cpu::Drain(*inj.writer, inj.pid);
+}
+
+void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer finishes
+  if (inj.config.cpu_sample_hz == 0) return;
+  cpu::Stop();
+  DrainCpuSamples(inj);
+  const cpu::Stats s = cpu::GetStats();
+  const auto add = [&](const char* name, Severity sev, uint64_t n, const std::string& what) {
+    if (n) AddLoss(inj, name, static_cast<uint8_t>(sev), n, what);
+  };
+  add("cpu_samples_ring_full", Severity::kDataLoss, s.ring_full,
+      "CPU samples dropped: a thread's sample ring was full before the flusher drained it");
+  add("cpu_samples_busy", Severity::kInfo, s.busy_skips,
+      "CPU sampling ticks skipped for a thread whose previous sample was still being taken");
+  add("cpu_samples_lost_in_flight", Severity::kInfo, s.lost_in_flight,
+      "CPU samples never taken: the thread exited or stayed stopped after it was signalled");
+  add("cpu_sample_threads_over_limit", Severity::kDataLoss, s.too_many_threads,
+      "threads not sampled: more live threads than the sampler's 512 slots");
+  add("cpu_samples_not_unwound", Severity::kInfo, s.unwind_failed,
+      "CPU samples whose native stack could not be unwound past the interrupted address (no unwind info)");
+  add("cpu_samples_truncated", Severity::kInfo, s.truncated,
+      "CPU samples deeper than the 64 native / 64 Python frames kept (outermost frames missing)");
+  add("cpu_samples_python_unreadable", Severity::kWarning, s.python_unreadable,
+      "CPU samples of Python threads whose frame chain could not be read (native stack only)");
+  if (s.python_unsupported)
+    add("cpu_samples_python_unsupported", Severity::kInfo, s.python_unsupported,
+        "CPU samples of Python threads of CPython 3." + std::to_string(s.python_minor) +
+            ", whose frames this build cannot read (3.11 and 3.12 can): native stacks only");
+  add("cpu_samples_python_code_unreadable", Severity::kInfo, s.python_code_unreadable,
+      "Python frames whose code object was gone or changed before it could be named (shown as "
+      "<unreadable code object>)");
+}
+
+}  // namespace gt::inject

@@ -1,0 +1,780 @@
+// Periodic CPU sampling (cpu_sampler.h): the sampler thread, the SIGPROF handler and the drain.
+#include "inject/cpu_sampler.h"
+
+#include <cxxabi.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <unwind.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace gt::inject::cpu {
+namespace {
+
+// ---- raw entries
+// --------------------------------------------------------------------------------------------- word 0: magic
+// << 32 | flags << 16 | python frames << 8 | native frames; word 1: timestamp; then the native return
+// addresses (innermost first), then two words per Python frame (innermost first): the code object and (first
+// line << 32 | code unit index + 1).
+constexpr uint64_t kMagic = 0x47545350;  // "GTSP"
+constexpr int kMaxNative = 64;
+constexpr int kMaxPython = 64;
+constexpr size_t kMaxEntryWords = 2 + kMaxNative + 2 * kMaxPython;
+constexpr size_t kRingWords = 1u << 16;  // 512 KiB per sampled thread: 330 ms of the deepest stacks at 1 kHz
+constexpr int kMaxSlots = 512;
+constexpr int64_t kIdleCpuNs = 50000;            // CPU used since the last sample that still counts as idle
+constexpr int64_t kMaxIdleRepeatNs = 100000000;  // an idle thread is interrupted again after this long
+
+struct Slot {
+  std::atomic<uint32_t> tid{0};    // 0: free
+  std::atomic<uint32_t> token{0};  // 1: a producer (the handler or the sampler) owns the ring's head
+  std::atomic<uint64_t> head{0}, tail{0};
+  uint64_t* ring = nullptr;  // kRingWords, allocated once by the sampler thread
+  // The thread's CPU clock when the handler finished its last sample.
+  std::atomic<int64_t> cpu_after_sample{-1};
+  // Sampler thread only.
+  int64_t token_since_ns = 0;
+  int64_t last_signal_ns = 0;
+  bool sampled_once = false;
+  std::atomic<bool> exited{false};  // the thread is gone: freed once drained
+  // Drain only.
+  uint32_t last_leaf = 0;
+  uint8_t last_flags = 0;
+};
+
+// Python frame layouts (x86-64), per 3.minor. 3.11's are checked against its headers by a test.
+struct PyLayout {
+  int minor;
+  uint32_t tstate_cframe;   // PyThreadState::cframe
+  uint32_t cframe_current;  // _PyCFrame::current_frame
+  uint32_t frame_code, frame_previous, frame_prev_instr, frame_owner;
+  int owner_cstack;  // frames of this owner are C-stack shims (-1: none)
+  uint32_t code_firstlineno, code_filename, code_qualname, code_linetable, code_adaptive;
+  uint32_t ascii_size, compact_size, compact_utf8;  // PyASCIIObject, PyCompactUnicodeObject, its utf8
+};
+constexpr PyLayout kLayouts[] = {
+    {11, 56, 8, 32, 48, 56, 69, -1, 72, 112, 128, 136, 184, 48, 72, 56},
+    {12, 56, 0, 0, 8, 56, 70, 3, 68, 112, 128, 136, 192, 40, 56, 48},
+};
+
+struct State {
+  Slot slots[kMaxSlots];
+  std::atomic<bool> running{false};
+  std::atomic<bool> stop{false};
+  std::thread thread;
+  uint32_t sampler_tid = 0;
+  Options options;
+  // Python, decided by the sampler thread; the handler reads them after `py_ready` (release/acquire).
+  std::atomic<bool> py_ready{false};
+  void* (*py_this_tstate)() = nullptr;
+  uintptr_t py_code_type = 0;  // &PyCode_Type: a frame whose code object is not one ends the walk
+  const PyLayout* py = nullptr;
+  std::atomic<bool> py_checked{false};
+  uintptr_t py_module_base = 0;
+  uintptr_t py_text_lo = 0, py_text_hi = 0;  // the interpreter module's mapped range  // the interpreter's
+                                             // module (python3 or libpython): where native frames stop
+  Stats stats;
+  std::atomic<uint64_t> ring_full{0}, unwind_failed{0}, truncated{0}, py_unreadable{0}, py_unsupported{0};
+  // Drain.
+  std::unordered_map<uint64_t, StringId> native_names;  // address -> frame text (this writer)
+  struct CodeKey {
+    uint64_t code, lines;
+    bool operator==(const CodeKey& o) const { return code == o.code && lines == o.lines; }
+  };
+  struct CodeKeyHash {
+    size_t operator()(const CodeKey& k) const { return std::hash<uint64_t>()(k.code * 31 + k.lines); }
+  };
+  std::unordered_map<CodeKey, StringId, CodeKeyHash> python_names;
+  struct NodeKey {
+    uint32_t parent;
+    StringId frame;
+    uint8_t kind;
+    bool operator==(const NodeKey& o) const {
+      return parent == o.parent && frame == o.frame && kind == o.kind;
+    }
+  };
+  struct NodeKeyHash {
+    size_t operator()(const NodeKey& k) const {
+      return std::hash<uint64_t>()((uint64_t(k.parent) << 32 | k.frame) * 3 + k.kind);
+    }
+  };
+  std::unordered_map<NodeKey, uint32_t, NodeKeyHash> nodes;
+  std::vector<uint8_t> node_written;  // by node id
+  const TraceWriter* writer = nullptr;
+};
+
+State* g = nullptr;  // leaked on purpose: late signals may still arrive at exit
+
+int64_t Now() {
+  if (g && g->options.now) return g->options.now();
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// ---- the signal handler
+// --------------------------------------------------------------------------------------
+struct UnwindState {
+  uint64_t* pcs;
+  int n, max;
+  bool more;
+  uintptr_t stop_lo = 0, stop_hi = 0;  // a frame in this range (the interpreter) ends the walk
+};
+_Unwind_Reason_Code UnwindOne(struct _Unwind_Context* ctx, void* arg) {
+  auto* s = static_cast<UnwindState*>(arg);
+  const uintptr_t ip = _Unwind_GetIP(ctx);
+  if (ip == 0) return _URC_END_OF_STACK;
+  if (s->n == s->max) {
+    s->more = true;
+    return _URC_END_OF_STACK;
+  }
+  s->pcs[s->n++] = ip;
+  // Native frames below the innermost Python frame are the interpreter's own (not kept): unwinding them,
+  // often dozens of frames per Python call, was most of the handler's cost.
+  if (ip - 1 >= s->stop_lo && ip - 1 < s->stop_hi) return _URC_END_OF_STACK;
+  return _URC_NO_REASON;
+}
+
+// Reads that the handler makes of the interpreter's memory are plain loads: the frames belong to the
+// interrupted thread itself (its own data stack, consistent between bytecodes) and stay alive while it is
+// stopped here. Pointers are checked for alignment and the walk for length, so a torn frame ends the walk.
+template <class T>
+T Load(uintptr_t base, uint32_t offset) {
+  T v;
+  std::memcpy(&v, reinterpret_cast<const void*>(base + offset), sizeof v);
+  return v;
+}
+bool Plausible(uintptr_t p) {
+  return p >= 4096 && (p & 7) == 0 && p < (uintptr_t(1) << 47);
+}
+
+__thread uint32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
+
+void OnSigprof(int, siginfo_t*, void* uc_void) {
+  State* s = g;
+  if (!s) return;
+  const int saved_errno = errno;
+  if (t_tid == 0) t_tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  Slot* slot = nullptr;
+  for (Slot& x : s->slots)
+    if (x.tid.load(std::memory_order_relaxed) == t_tid) {
+      slot = &x;
+      break;
+    }
+  if (!slot || slot->token.load(std::memory_order_acquire) != 1 || !slot->ring) {
+    errno = saved_errno;
+    return;  // not ours to record (a stray SIGPROF, or after Stop)
+  }
+  uint64_t e[kMaxEntryWords];
+  uint8_t flags = 0;
+  // Native: unwind from here; the frames up to the interrupted address are the handler and the kernel's
+  // signal trampoline.
+  const bool py_ready = s->py_ready.load(std::memory_order_acquire);
+  const uintptr_t ts = py_ready ? reinterpret_cast<uintptr_t>(s->py_this_tstate()) : 0;
+  uint64_t pcs[kMaxNative + 8];
+  UnwindState u{pcs, 0, kMaxNative + 8, false};
+  if (ts && s->py) u.stop_lo = s->py_text_lo, u.stop_hi = s->py_text_hi;
+  _Unwind_Backtrace(UnwindOne, &u);
+  const auto* uc = static_cast<const ucontext_t*>(uc_void);
+  const uint64_t rip = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
+  int first = -1;
+  for (int i = 0; i < u.n; ++i)
+    if (pcs[i] == rip) {
+      first = i;
+      break;
+    }
+  int nn = 0;
+  if (first < 0) {  // the unwinder could not cross the signal frame: the interrupted address alone
+    e[2] = rip;
+    nn = 1;
+    flags |= kSampleUnwindFailed;
+    s->unwind_failed.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    nn = std::min(u.n - first, kMaxNative);
+    for (int i = 0; i < nn; ++i) e[2 + i] = pcs[first + i];
+    if (u.more || u.n - first > kMaxNative) {
+      flags |= kSampleTruncated;
+      s->truncated.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  // Python: this thread's state, then the chain of interpreter frames.
+  int np = 0;
+  if (py_ready) {
+    if (ts) {
+      const PyLayout* L = s->py;
+      if (!L) {
+        flags |= kSampleNoPython;
+        s->py_unsupported.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        uint64_t* out = e + 2 + nn;
+        const uintptr_t cframe = Load<uintptr_t>(ts, L->tstate_cframe);
+        uintptr_t f = Plausible(cframe) ? Load<uintptr_t>(cframe, L->cframe_current) : 0;
+        bool bad = cframe != 0 && !Plausible(cframe);
+        for (int guard = 0; f && guard < 1024; ++guard) {
+          if (!Plausible(f)) {
+            bad = true;
+            break;
+          }
+          const uintptr_t code = Load<uintptr_t>(f, L->frame_code);
+          const int owner = Load<char>(f, L->frame_owner);
+          if (owner != L->owner_cstack) {
+            if (!Plausible(code) || Load<uintptr_t>(code, 8) != s->py_code_type) {
+              bad = true;
+              break;
+            }
+            if (np == kMaxPython) {
+              flags |= kSampleTruncated;
+              break;
+            }
+            const uintptr_t instr = Load<uintptr_t>(f, L->frame_prev_instr);
+            const int64_t index = (int64_t(instr) - int64_t(code + L->code_adaptive)) / 2;
+            const uint32_t first_line = Load<uint32_t>(code, L->code_firstlineno);
+            out[2 * np] = code;
+            out[2 * np + 1] = (uint64_t(first_line) << 32) | uint32_t(index + 1);
+            ++np;
+          }
+          f = Load<uintptr_t>(f, L->frame_previous);
+        }
+        if (bad) {
+          flags |= kSampleNoPython;
+          s->py_unreadable.fetch_add(1, std::memory_order_relaxed);
+        } else if (np > 0) {
+          flags |= kSamplePython;
+        }
+      }
+    }
+  }
+  e[0] = (kMagic << 32) | (uint64_t(flags) << 16) | (uint64_t(np) << 8) | uint64_t(nn);
+  e[1] = uint64_t(Now());
+  const size_t words = 2 + size_t(nn) + 2 * size_t(np);
+  const uint64_t head = slot->head.load(std::memory_order_relaxed);
+  if (head + words - slot->tail.load(std::memory_order_acquire) > kRingWords) {
+    s->ring_full.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    for (size_t i = 0; i < words; ++i) slot->ring[(head + i) % kRingWords] = e[i];
+    slot->head.store(head + words, std::memory_order_release);
+  }
+  timespec cpu;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+    slot->cpu_after_sample.store(int64_t(cpu.tv_sec) * 1000000000 + cpu.tv_nsec, std::memory_order_relaxed);
+  slot->token.store(0, std::memory_order_release);
+  errno = saved_errno;
+}
+
+// ---- the sampler thread
+// --------------------------------------------------------------------------------------
+void CheckPython(State& s) {
+  // The interpreter's symbols (the python3 executable exports them; an embedding app loads libpython).
+  auto version = reinterpret_cast<const char* (*)()>(dlsym(RTLD_DEFAULT, "Py_GetVersion"));
+  auto initialized = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
+  auto tstate = reinterpret_cast<void* (*)()>(dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState"));
+  void* code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
+  if (!version || !initialized || !tstate || !code_type) return;
+  // Before Py_Initialize the thread-state key does not exist yet: reading it would return another key's
+  // value.
+  if (!initialized()) return;
+  int major = 0, minor = -1;
+  if (std::sscanf(version(), "%d.%d", &major, &minor) != 2 || major != 3) minor = -1;
+  s.stats.python_minor = minor;
+  for (const PyLayout& L : kLayouts)
+    if (L.minor == minor) s.py = &L;
+  s.stats.python_supported = s.py != nullptr;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(version), &info)) {
+    s.py_module_base = uintptr_t(info.dli_fbase);
+    struct Range {
+      uintptr_t inside, lo = 0, hi = 0;  // the executable segment holding Py_GetVersion
+    } r{reinterpret_cast<uintptr_t>(version)};
+    dl_iterate_phdr(
+        [](dl_phdr_info* i, size_t, void* arg) {
+          auto* r = static_cast<Range*>(arg);
+          for (int k = 0; k < i->dlpi_phnum; ++k) {
+            const auto& ph = i->dlpi_phdr[k];
+            if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+            const uintptr_t lo = i->dlpi_addr + ph.p_vaddr, hi = lo + ph.p_memsz;
+            if (lo <= r->inside && r->inside < hi) r->lo = lo, r->hi = hi;
+          }
+          return 0;
+        },
+        &r);
+    s.py_text_lo = r.lo, s.py_text_hi = r.hi;
+  }
+  s.py_this_tstate = tstate;
+  s.py_code_type = reinterpret_cast<uintptr_t>(code_type);
+  s.py_ready.store(true, std::memory_order_release);
+  s.py_checked.store(true);
+}
+
+int64_t ThreadCpuNs(uint32_t tid) {
+  // The kernel's per-thread CPU clock id (MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)).
+  const clockid_t id = clockid_t((~tid) << 3) | 2 | 4;
+  timespec ts;
+  if (clock_gettime(id, &ts) != 0) return -1;
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void Rescan(State& s) {
+  std::vector<uint32_t> live;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') live.push_back(uint32_t(std::strtoul(e->d_name, nullptr, 10)));
+    closedir(d);
+  }
+  std::sort(live.begin(), live.end());
+  for (Slot& x : s.slots) {
+    const uint32_t tid = x.tid.load(std::memory_order_relaxed);
+    if (tid && !x.exited && !std::binary_search(live.begin(), live.end(), tid)) {
+      x.exited = true;
+      ++s.stats.threads_exited;
+    }
+  }
+  for (uint32_t tid : live) {
+    if (tid == s.sampler_tid || tid == 0) continue;
+    bool known = false;
+    for (Slot& x : s.slots)
+      if (x.tid.load(std::memory_order_relaxed) == tid && !x.exited) known = true;
+    if (known) continue;
+    Slot* free_slot = nullptr;
+    for (Slot& x : s.slots)
+      if (x.tid.load(std::memory_order_relaxed) == 0) {
+        free_slot = &x;
+        break;
+      }
+    if (!free_slot) {
+      ++s.stats.too_many_threads;
+      continue;
+    }
+    if (!free_slot->ring) {
+      void* p = mmap(nullptr, kRingWords * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) return;
+      free_slot->ring = static_cast<uint64_t*>(p);
+    }
+    free_slot->cpu_after_sample.store(-1);
+    free_slot->sampled_once = false;
+    free_slot->exited = false;
+    free_slot->token.store(0);
+    free_slot->tid.store(tid, std::memory_order_release);
+    ++s.stats.threads_seen;
+  }
+}
+
+void Tick(State& s, int64_t now) {
+  const pid_t pid = getpid();
+  for (Slot& x : s.slots) {
+    const uint32_t tid = x.tid.load(std::memory_order_relaxed);
+    if (!tid || x.exited) continue;
+    if (x.token.load(std::memory_order_acquire) != 0) {
+      // The last signal is not handled yet. After a second, assume it never will be (the thread is stopped
+      // or gone) and take the ring back.
+      if (now - x.token_since_ns > 1000000000) {
+        ++s.stats.lost_in_flight;
+        x.token.store(0, std::memory_order_release);
+      } else {
+        ++s.stats.busy_skips;
+      }
+      continue;
+    }
+    // A thread that has used (almost) no CPU since its last sample is where that sample found it: recorded
+    // again without waking it. "Almost": returning from the handler and restarting the interrupted sleep cost
+    // the thread a few microseconds. A thread that ran less than that may still have moved (a thread starting
+    // up, then sleeping): every thread is interrupted again at least every 100 ms, which bounds such a stale
+    // stack.
+    const int64_t cpu = ThreadCpuNs(tid);
+    const int64_t after = x.cpu_after_sample.load(std::memory_order_relaxed);
+    if (cpu >= 0 && after >= 0 && x.sampled_once && cpu - after < kIdleCpuNs &&
+        now - x.last_signal_ns < kMaxIdleRepeatNs) {
+      // Written here, as the ring's producer (the token is free).
+      const uint64_t head = x.head.load(std::memory_order_relaxed);
+      if (head + 2 - x.tail.load(std::memory_order_acquire) > kRingWords) {
+        s.ring_full.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        x.ring[head % kRingWords] = (kMagic << 32) | (uint64_t(kSampleIdleRepeat) << 16);
+        x.ring[(head + 1) % kRingWords] = uint64_t(now);
+        x.head.store(head + 2, std::memory_order_release);
+      }
+      continue;
+    }
+    x.token.store(1, std::memory_order_release);
+    x.token_since_ns = now;
+    if (syscall(SYS_tgkill, pid, tid, SIGPROF) != 0) {
+      x.token.store(0, std::memory_order_release);
+      if (errno == ESRCH && !x.exited) {  // exited between two scans
+        x.exited = true;
+        ++s.stats.threads_exited;
+      }
+      continue;
+    }
+    x.sampled_once = true;
+    x.last_signal_ns = now;
+  }
+}
+
+void SamplerMain(State* s) {
+  s->sampler_tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  if (s->options.on_sampler_thread) s->options.on_sampler_thread();
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);  // the app's signals go to its own threads
+  const int64_t period = 1000000000 / int64_t(s->options.hz);
+  timespec next;
+  clock_gettime(CLOCK_MONOTONIC, &next);
+  int64_t next_scan = 0;
+  while (!s->stop.load()) {
+    const int64_t now = Now();
+    if (now >= next_scan) {
+      if (!s->py_checked.load()) CheckPython(*s);
+      Rescan(*s);
+      next_scan = now + 100000000;
+    }
+    Tick(*s, now);
+    next.tv_nsec += period;
+    while (next.tv_nsec >= 1000000000) next.tv_nsec -= 1000000000, ++next.tv_sec;
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr);
+    // Fell behind (the machine was busy): skip the lost ticks rather than burst.
+    timespec real;
+    clock_gettime(CLOCK_MONOTONIC, &real);
+    if (real.tv_sec > next.tv_sec + 1) next = real;
+  }
+}
+
+// ---- drain: symbols, frames, records
+// ---------------------------------------------------------------------------
+bool ReadSelf(uintptr_t addr, void* out, size_t n) {
+  iovec local{out, n}, remote{reinterpret_cast<void*>(addr), n};
+  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == ssize_t(n);
+}
+
+std::string ReadPyString(const PyLayout& L, uintptr_t obj) {
+  uint32_t state = 0;
+  int64_t length = 0;
+  if (!Plausible(obj) || !ReadSelf(obj + 32, &state, 4) || !ReadSelf(obj + 16, &length, 8) || length < 0 ||
+      length > 4096)
+    return "?";
+  const bool compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
+  std::string text(size_t(length), '\0');
+  if (compact && ascii) {
+    if (ReadSelf(obj + L.ascii_size, text.data(), text.size())) return text;
+    return "?";
+  }
+  uintptr_t utf8 = 0;
+  int64_t utf8_length = 0;
+  if (compact && ReadSelf(obj + L.compact_utf8, &utf8, 8) && utf8 &&
+      ReadSelf(obj + L.compact_utf8 - 8, &utf8_length, 8) && utf8_length >= 0 && utf8_length <= 4096) {
+    text.resize(size_t(utf8_length));
+    if (ReadSelf(utf8, text.data(), text.size())) return text;
+  }
+  return "?";  // a non-ASCII name without its UTF-8 form cached
+}
+
+// Paths inside an environment are shown from the package on: ".../site-packages/torch/x.py" -> "torch/x.py".
+std::string ShortPath(const std::string& path) {
+  for (const char* marker : {"site-packages/", "dist-packages/"}) {
+    const size_t at = path.rfind(marker);
+    if (at != std::string::npos) return path.substr(at + std::strlen(marker));
+  }
+  return path;
+}
+
+StringId PythonFrame(State& s, TraceWriter& w, uint64_t code, uint64_t lines) {
+  auto it = s.python_names.find({code, lines});
+  if (it != s.python_names.end()) return it->second;
+  const PyLayout& L = *s.py;
+  const int first_line = int(lines >> 32);
+  const int64_t index = int64_t(uint32_t(lines)) - 1;
+  std::string text;
+  uint32_t check_line = 0;
+  uintptr_t filename = 0, qualname = 0, linetable = 0;
+  // The code object may have been freed since the sample: process_vm_readv cannot fault, and its first line
+  // (read in the handler) must still match.
+  if (!ReadSelf(code + L.code_firstlineno, &check_line, 4) || int(check_line) != first_line ||
+      !ReadSelf(code + L.code_filename, &filename, 8) || !ReadSelf(code + L.code_qualname, &qualname, 8) ||
+      !ReadSelf(code + L.code_linetable, &linetable, 8)) {
+    ++s.stats.python_code_unreadable;
+    text = "<unreadable code object>";
+  } else {
+    int line = first_line;
+    int64_t size = 0;
+    if (Plausible(linetable) && ReadSelf(linetable + 16, &size, 8) && size > 0 && size < (1 << 20)) {
+      std::vector<uint8_t> table(size_t(size), 0);
+      if (ReadSelf(linetable + 32, table.data(), table.size()))
+        line = LineFromLocationTable(table.data(), table.size(), first_line, index);
+    }
+    text =
+        ShortPath(ReadPyString(L, filename)) + ":" + ReadPyString(L, qualname) + ":" + std::to_string(line);
+  }
+  const StringId id = w.Intern(text);
+  s.python_names.emplace(State::CodeKey{code, lines}, id);
+  return id;
+}
+
+StringId NativeFrame(State& s, TraceWriter& w, uint64_t pc, bool leaf, bool* interpreter) {
+  // Return addresses point after the call: look up the call itself.
+  const uint64_t at = leaf ? pc : pc - 1;
+  Dl_info info{};
+  const bool found = dladdr(reinterpret_cast<void*>(at), &info) != 0 && info.dli_fname;
+  *interpreter = found && s.py_module_base && uintptr_t(info.dli_fbase) == s.py_module_base;
+  auto it = s.native_names.find(at);
+  if (it != s.native_names.end()) return it->second;
+  std::string text;
+  if (!found) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(at));
+    text = buf;
+  } else {
+    const char* base = std::strrchr(info.dli_fname, '/');
+    text = base ? base + 1 : info.dli_fname;
+    if (info.dli_sname) {
+      int status = -1;
+      char* demangled = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
+      std::string name = status == 0 && demangled ? demangled : info.dli_sname;
+      std::free(demangled);
+      if (name.size() > 200) name = name.substr(0, 197) + "...";
+      text += "!" + name;
+    } else {  // stripped, or a static function: the offset in the module, never a guessed name
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "+0x%llx",
+                    static_cast<unsigned long long>(at - uintptr_t(info.dli_fbase)));
+      text += buf;
+    }
+  }
+  const StringId id = w.Intern(text);
+  s.native_names.emplace(at, id);
+  return id;
+}
+
+uint32_t Child(State& s, TraceWriter& w, uint32_t pid, uint32_t parent, StringId frame, FrameKind kind) {
+  auto [it, fresh] = s.nodes.try_emplace({parent, frame, uint8_t(kind)}, uint32_t(s.nodes.size() + 1));
+  const uint32_t id = it->second;
+  if (s.node_written.size() <= id) s.node_written.resize(id + 1, 0);
+  if (!s.node_written[id]) {
+    w.Add(CpuStackNodeRecord{pid, id, parent, frame, uint8_t(kind)});
+    s.node_written[id] = 1;
+  }
+  (void)fresh;
+  return id;
+}
+
+}  // namespace
+
+bool PythonVersionSupported(int minor) {
+  for (const PyLayout& L : kLayouts)
+    if (L.minor == minor) return true;
+  return false;
+}
+
+int LineFromLocationTable(const uint8_t* table, size_t size, int first_line, int64_t index) {
+  if (index < 0) return first_line;
+  size_t i = 0;
+  int line = first_line;
+  int64_t addr = 0;
+  const auto varint = [&]() {
+    uint64_t v = 0;
+    int shift = 0;
+    while (i < size) {
+      const uint8_t b = table[i++];
+      v |= uint64_t(b & 63) << shift;
+      shift += 6;
+      if (!(b & 64) || shift > 60) break;
+    }
+    return v;
+  };
+  const auto svarint = [&]() {
+    const uint64_t v = varint();
+    return (v & 1) ? -int64_t(v >> 1) : int64_t(v >> 1);
+  };
+  while (i < size) {
+    const uint8_t head = table[i++];
+    if (!(head & 0x80)) return first_line;  // not an entry start: a table we do not understand
+    const int code = (head >> 3) & 15;
+    const int64_t length = (head & 7) + 1;
+    int entry_line = line;
+    bool has_line = true;
+    if (code == 15) {
+      has_line = false;
+    } else if (code == 14) {
+      entry_line = line + int(svarint());
+      varint(), varint(), varint();
+    } else if (code == 13) {
+      entry_line = line + int(svarint());
+    } else if (code >= 10) {
+      entry_line = line + (code - 10);
+      i += 2;
+    } else {
+      i += 1;
+    }
+    if (has_line) line = entry_line;
+    if (index >= addr && index < addr + length) return has_line ? entry_line : first_line;
+    addr += length;
+  }
+  return line;
+}
+
+bool Start(const Options& options, std::string* error) {
+  if (options.hz == 0 || options.hz > kMaxHz) {
+    *error = "sampling rate " + std::to_string(options.hz) + " Hz is outside 1.." + std::to_string(kMaxHz);
+    return false;
+  }
+  if (g && g->running.load()) {
+    *error = "CPU sampling already runs in this process";
+    return false;
+  }
+  struct sigaction old {};
+  sigaction(SIGPROF, nullptr, &old);
+  const bool ours = (old.sa_flags & SA_SIGINFO) && old.sa_sigaction == OnSigprof;
+  if (!ours && ((old.sa_flags & SA_SIGINFO) || (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN))) {
+    *error = "the application has its own SIGPROF handler (another profiler?)";
+    return false;
+  }
+  if (!g) g = new State();
+  g->options = options;
+  // Load libgcc_s's unwinder now, not inside the first signal.
+  {
+    uint64_t pcs[4];
+    UnwindState u{pcs, 0, 4, false};
+    _Unwind_Backtrace(UnwindOne, &u);
+  }
+  struct sigaction sa {};
+  sa.sa_sigaction = OnSigprof;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigfillset(&sa.sa_mask);
+  if (sigaction(SIGPROF, &sa, nullptr) != 0) {
+    *error = std::string("sigaction(SIGPROF): ") + std::strerror(errno);
+    return false;
+  }
+  g->stop.store(false);
+  g->running.store(true);
+  g->thread = std::thread(SamplerMain, g);
+  return true;
+}
+
+void Stop() {
+  if (!g || !g->running.load()) return;
+  g->stop.store(true);
+  if (g->thread.joinable()) g->thread.join();
+  g->running.store(false);
+}
+
+void ForgetAfterFork() {
+  if (!g) return;
+  new (&g->thread) std::thread();  // it names a thread of the parent: forgotten, never joined or detached
+  g->running.store(false);
+  for (Slot& x : g->slots) x.tid.store(0);
+}
+
+void ResetWrittenNodes() {
+  if (!g) return;
+  std::fill(g->node_written.begin(), g->node_written.end(), 0);
+  g->native_names.clear();
+  g->python_names.clear();
+}
+
+uint64_t Drain(TraceWriter& w, uint32_t pid) {
+  if (!g) return 0;
+  State& s = *g;
+  if (s.writer != &w) {  // string ids are the writer's
+    if (s.writer) ResetWrittenNodes();
+    s.writer = &w;
+  }
+  uint64_t written = 0;
+  std::vector<uint32_t> path;
+  for (Slot& x : s.slots) {
+    const uint32_t tid = x.tid.load(std::memory_order_acquire);
+    if (!tid || !x.ring) continue;
+    const uint64_t head = x.head.load(std::memory_order_acquire);
+    uint64_t at = x.tail.load(std::memory_order_relaxed);
+    while (at + 2 <= head) {
+      const uint64_t h = x.ring[at % kRingWords];
+      const int64_t ts = int64_t(x.ring[(at + 1) % kRingWords]);
+      if ((h >> 32) != kMagic) {  // cannot happen: entries are written whole; resynchronize by dropping all
+        at = head;
+        break;
+      }
+      const int nn = int(h & 0xff), np = int((h >> 8) & 0xff);
+      uint8_t flags = uint8_t(h >> 16);
+      CpuSampleRecord r;
+      r.timestamp = ts, r.pid = pid, r.tid = tid;
+      if (flags & kSampleIdleRepeat) {
+        r.stack = x.last_leaf;
+        r.flags = uint8_t(x.last_flags | kSampleIdleRepeat);
+        at += 2;
+      } else {
+        const uint64_t base = at + 2;
+        // Root first: Python frames (outermost first), then the native frames run by the innermost one (those
+        // above the interpreter's own); without Python, the whole native stack.
+        uint32_t node = 0;
+        for (int i = np - 1; i >= 0; --i) {
+          const uint64_t code = x.ring[(base + nn + 2 * i) % kRingWords];
+          const uint64_t lines = x.ring[(base + nn + 2 * i + 1) % kRingWords];
+          node = Child(s, w, pid, node, s.py ? PythonFrame(s, w, code, lines) : w.Intern("?"),
+                       FrameKind::kPython);
+        }
+        int keep = nn;
+        if (np > 0) {
+          for (int i = 0; i < nn; ++i) {
+            bool interp = false;
+            NativeFrame(s, w, x.ring[(base + i) % kRingWords], i == 0, &interp);
+            if (interp) {
+              keep = i;
+              break;
+            }
+          }
+        }
+        for (int i = keep - 1; i >= 0; --i) {
+          bool interp = false;
+          node = Child(s, w, pid, node, NativeFrame(s, w, x.ring[(base + i) % kRingWords], i == 0, &interp),
+                       FrameKind::kNative);
+        }
+        r.stack = node;
+        r.flags = flags;
+        x.last_leaf = node;
+        x.last_flags = uint8_t(flags & ~kSampleIdleRepeat);
+        at = base + nn + 2 * uint64_t(np);
+      }
+      const Options& o = s.options;
+      if ((o.window_start_ns && r.timestamp < o.window_start_ns) ||
+          (o.window_end_ns && r.timestamp >= o.window_end_ns))
+        continue;  // outside --delay/--duration: decoded (the stack state above must advance), not written
+      w.Add(r);
+      ++written;
+      ++s.stats.samples;
+      if (flags & kSampleIdleRepeat) ++s.stats.idle_repeats;
+    }
+    x.tail.store(at, std::memory_order_release);
+    if (x.exited && x.token.load() == 0 && at == x.head.load(std::memory_order_acquire)) {
+      x.head.store(0), x.tail.store(0);
+      x.last_leaf = 0, x.last_flags = 0;
+      x.tid.store(0, std::memory_order_release);  // the slot is free for a new thread
+    }
+  }
+  return written;
+}
+
+Stats GetStats() {
+  if (!g) return {};
+  Stats out = g->stats;
+  out.ring_full = g->ring_full.load();
+  out.unwind_failed = g->unwind_failed.load();
+  out.truncated = g->truncated.load();
+  out.python_unreadable = g->py_unreadable.load();
+  out.python_unsupported = g->py_unsupported.load();
+  return out;
+}
+
+}  // namespace gt::inject::cpu

@@ -1,0 +1,76 @@
+// Periodic CPU sampling of every thread of this process (gcollect --sample=cpu, the default at 1 kHz):
+// native stacks and, for CPython 3.11 and 3.12, the Python stack of each sampled thread.
+//
+// One sampler thread wakes `hz` times a second. For each thread of the process (/proc/self/task, re-read
+// every 100 ms, so threads created before the injection loaded are covered) it reads the thread's CPU clock:
+// a thread that has not run since its last sample is still where it was, so that stack is recorded again
+// without interrupting it (kSampleIdleRepeat); any other thread gets SIGPROF (tgkill). The handler, on the
+// sampled thread, unwinds its native stack (_Unwind_Backtrace: libgcc finds FDEs through glibc's lock-free
+// _dl_find_object) and walks its Python frames (raw reads of the interpreter's frame chain, at offsets per
+// CPython version), and appends the raw addresses to that thread's ring (one producer at a time: a token
+// taken by the sampler before the signal and given back by the handler). No allocation, lock or symbol lookup
+// on that path.
+//
+// Drain (the injection's flusher, under its lock) turns the raw entries into records: native addresses are
+// symbolized with dladdr (exported symbols; "lib.so+0x1f00" where none), Python code objects are read with
+// process_vm_readv (a freed object cannot fault us) into "file.py:qualname:line", and each stack becomes one
+// node of the process's frame tree (CpuStackNodeRecord), each sample one CpuSampleRecord.
+//
+// This file has no CUDA or CUPTI dependency: tests drive it in their own process.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gt/writer.h"
+
+namespace gt::inject::cpu {
+
+inline constexpr uint32_t kDefaultHz = 1000;
+inline constexpr uint32_t kMaxHz = 10000;
+
+struct Options {
+  uint32_t hz = kDefaultHz;
+  int64_t (*now)() = nullptr;                      // the trace clock; null: CLOCK_MONOTONIC
+  int64_t window_start_ns = 0, window_end_ns = 0;  // --delay/--duration on the trace clock; 0 = open
+  void (*on_sampler_thread)() = nullptr;  // called first on the sampler thread (the osrt shim ignores it)
+};
+
+// Installs the SIGPROF handler and starts the sampler thread. False with `error` set when it cannot (the app
+// has its own SIGPROF handler, already running, hz out of range).
+bool Start(const Options& options, std::string* error);
+// Stops the sampler thread (the handler stays installed and ignores late signals). Idempotent.
+void Stop();
+// After fork in the child: the sampler thread did not survive; forget it (nothing is sampled there).
+void ForgetAfterFork();
+// Writes the samples taken since the last drain as records with `pid`. The caller serializes calls.
+uint64_t Drain(TraceWriter& writer, uint32_t pid);
+// The writer changed (a new part): stack nodes are written again as they are next used.
+void ResetWrittenNodes();
+
+struct Stats {
+  uint64_t samples = 0;         // samples written (signalled + idle repeats)
+  uint64_t idle_repeats = 0;    // of which the thread had not run since its last sample
+  uint64_t ring_full = 0;       // samples dropped: the thread's ring was full (drains too rare)
+  uint64_t busy_skips = 0;      // ticks skipped for a thread whose previous signal was not yet handled
+  uint64_t lost_in_flight = 0;  // signals never handled (the thread exited or stayed stopped)
+  uint64_t threads_seen = 0;
+  uint64_t threads_exited = 0;          // threads that exited while sampled (their samples kept)
+  uint64_t too_many_threads = 0;        // threads not sampled: every slot in use
+  uint64_t unwind_failed = 0;           // samples with no native frame beyond the interrupted address
+  uint64_t truncated = 0;               // samples deeper than the frames kept
+  uint64_t python_unreadable = 0;       // Python threads whose frame chain could not be read (bad frame)
+  uint64_t python_unsupported = 0;      // samples of threads of an unsupported CPython (native stack only)
+  uint64_t python_code_unreadable = 0;  // Python frames whose code object could not be read at drain
+  int python_minor = -1;                // 3.x of the interpreter found in the process; -1 none
+  bool python_supported = false;
+};
+Stats GetStats();
+
+// Tests: the Python frame layouts this build reads (3.11, 3.12), and the line-table reader.
+bool PythonVersionSupported(int minor);
+// The line of code unit `index` from a CPython 3.11+ location table (co_linetable bytes); first_line when
+// `index` is before the code (a frame just pushed) or no entry covers it.
+int LineFromLocationTable(const uint8_t* table, size_t size, int first_line, int64_t index);
+
+}  // namespace gt::inject::cpu

@@ -1,0 +1,256 @@
+// CPU stack sampling (collector/inject/cpu_sampler.h) in this test process: a spinning thread, a sleeping
+// thread, threads that exit while sampled, and (where libpython3 is embedded) the Python frames of a running
+// script, read back through the trace format.
+#include "inject/cpu_sampler.h"
+
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gt/reader.h"
+#include "gt/trace_data.h"
+#include "gt/writer.h"
+
+#ifdef GT_TEST_PYTHON_EMBED
+#include <Python.h>
+#endif
+
+namespace {
+
+using namespace gt;
+
+int64_t MonoNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// A writer into a string, drained now and then like the injection's flusher does, read back at the end.
+struct Recorder {
+  std::string bytes;
+  std::unique_ptr<TraceWriter> w;
+  Recorder() { w = std::move(TraceWriter::Create(MakeStringSink(&bytes)).value()); }
+  void Drain() { inject::cpu::Drain(*w, 42); }
+  TraceData Finish() {
+    Drain();
+    REQUIRE(w->Finish().ok());
+    TraceData d;
+    auto r = ReadTrace({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, d);
+    REQUIRE(r.ok());
+    return d;
+  }
+};
+
+// The frames of a sample's stack, outermost first.
+std::vector<std::string> Frames(const TraceData& d, uint32_t leaf) {
+  std::map<uint32_t, const CpuStackNodeRecord*> by_id;
+  for (const auto& n : d.cpu_stack_nodes) by_id[n.node] = &n;
+  std::vector<std::string> out;
+  for (uint32_t n = leaf, guard = 0; n && guard < 1000; ++guard) {
+    auto it = by_id.find(n);
+    if (it == by_id.end()) {
+      out.insert(out.begin(), "<missing node>");
+      break;
+    }
+    out.insert(out.begin(), d.Str(it->second->frame));
+    n = it->second->parent;
+  }
+  return out;
+}
+
+bool HasFrame(const std::vector<std::string>& frames, const std::string& part) {
+  for (const auto& f : frames)
+    if (f.find(part) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+// Exported (the test links with -rdynamic) so that dladdr names it, as it names a library's symbols.
+extern "C" __attribute__((noinline, visibility("default"))) uint64_t GtSpinForTest(int64_t until_ns) {
+  volatile uint64_t x = 0;
+  while (MonoNs() < until_ns) x = x + 1;
+  return x;
+}
+extern "C" __attribute__((noinline, visibility("default"))) void GtSleepForTest(int64_t ns) {
+  timespec ts{time_t(ns / 1000000000), long(ns % 1000000000)};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
+}
+
+TEST_CASE("cpu sampler: a spinning thread and a sleeping thread are sampled where they are") {
+  inject::cpu::Options o;
+  o.hz = 1000;
+  std::string error;
+  // The sleeping thread exists before sampling starts: threads the injection finds already running count too.
+  std::atomic<uint32_t> sleeper_tid{0}, spinner_tid{0};
+  const int64_t t0 = MonoNs();
+  std::thread sleeper([&] {
+    sleeper_tid = uint32_t(gettid());
+    GtSleepForTest(700'000'000);
+  });
+  REQUIRE(inject::cpu::Start(o, &error));
+  Recorder rec;
+  std::thread spinner([&] {
+    spinner_tid = uint32_t(gettid());
+    GtSpinForTest(t0 + 600'000'000);
+  });
+  // Threads that start and exit while sampled: nothing may crash, their samples stay.
+  for (int i = 0; i < 20; ++i) {
+    std::thread([&] { GtSpinForTest(MonoNs() + 3'000'000); }).join();
+    rec.Drain();
+  }
+  while (MonoNs() < t0 + 650'000'000) {
+    GtSleepForTest(50'000'000);
+    rec.Drain();
+  }
+  spinner.join();
+  sleeper.join();
+  inject::cpu::Stop();
+  const TraceData d = rec.Finish();
+  const auto stats = inject::cpu::GetStats();
+  INFO("samples " << stats.samples << " idle " << stats.idle_repeats << " unwind_failed "
+                  << stats.unwind_failed);
+
+  uint64_t spin = 0, spin_named = 0, sleep = 0, sleep_named = 0, sleep_idle = 0;
+  for (const auto& s : d.cpu_samples) {
+    CHECK(s.pid == 42);
+    const auto frames = Frames(d, s.stack);
+    CHECK_FALSE(HasFrame(frames, "<missing node>"));
+    if (s.tid == spinner_tid && s.timestamp < t0 + 550'000'000) {
+      ++spin;
+      spin_named += HasFrame(frames, "GtSpinForTest");
+    }
+    if (s.tid == sleeper_tid && s.timestamp < t0 + 600'000'000) {
+      ++sleep;
+      const bool named = HasFrame(frames, "GtSleepForTest") && HasFrame(frames, "nanosleep");
+      sleep_named += named;
+      if (!named && std::getenv("GT_DEBUG_SAMPLES")) {
+        std::string all;
+        for (const auto& f : frames) all += f + " <- ";
+        std::fprintf(stderr, "sleeper sample flags %u: %s\n", s.flags, all.c_str());
+      }
+      sleep_idle += (s.flags & kSampleIdleRepeat) != 0;
+    }
+  }
+  // About 1 kHz for ~0.5 s on the spinner (a loaded 2-core machine may lose ticks; not less than a fifth).
+  CHECK(spin >= 100);
+  CHECK(spin_named >= spin * 9 / 10);
+  CHECK(sleep >= 100);
+  // Its first sample may catch it starting up; it is re-read within 100 ms.
+  CHECK(sleep_named >= sleep * 3 / 4);
+  // A sleeping thread is interrupted once, then recorded from its CPU clock without being woken.
+  CHECK(sleep_idle >= sleep / 2);
+  CHECK(stats.threads_exited >= 1);
+  // Node ids are unique within the process, and every parent was written.
+  std::map<uint32_t, int> ids;
+  for (const auto& n : d.cpu_stack_nodes) CHECK(++ids[n.node] == 1);
+  for (const auto& n : d.cpu_stack_nodes) CHECK((n.parent == 0 || ids.count(n.parent) == 1));
+}
+
+TEST_CASE("cpu sampler: refuses a bad rate and a foreign SIGPROF handler") {
+  std::string error;
+  inject::cpu::Options o;
+  o.hz = 0;
+  CHECK_FALSE(inject::cpu::Start(o, &error));
+  o.hz = 20000;
+  CHECK_FALSE(inject::cpu::Start(o, &error));
+  struct sigaction sa {
+  }, old{};
+  sa.sa_handler = [](int) {};
+  sigaction(SIGPROF, &sa, &old);
+  o.hz = 100;
+  CHECK_FALSE(inject::cpu::Start(o, &error));
+  CHECK(error.find("SIGPROF") != std::string::npos);
+  sigaction(SIGPROF, &old, nullptr);
+}
+
+TEST_CASE("cpu sampler: CPython 3.11+ location tables give a code unit's line") {
+  // Hand-built table, first line 10: 2 units on line 10 (short form), 3 units on line 12 (one-line form,
+  // delta 2), 1 unit with no location, 2 units on line 7 (no-column form, delta -5 zigzagged as 11).
+  const uint8_t table[] = {0x80 | (0 << 3) | 1,  0x00, 0x80 | (12 << 3) | 2, 1, 2, 0x80 | (15 << 3) | 0,
+                           0x80 | (13 << 3) | 1, 11};
+  using inject::cpu::LineFromLocationTable;
+  CHECK(LineFromLocationTable(table, sizeof table, 10, -1) == 10);  // a frame just pushed
+  CHECK(LineFromLocationTable(table, sizeof table, 10, 0) == 10);
+  CHECK(LineFromLocationTable(table, sizeof table, 10, 1) == 10);
+  CHECK(LineFromLocationTable(table, sizeof table, 10, 2) == 12);
+  CHECK(LineFromLocationTable(table, sizeof table, 10, 4) == 12);
+  CHECK(LineFromLocationTable(table, sizeof table, 10, 5) == 10);  // no location: the first line
+  CHECK(LineFromLocationTable(table, sizeof table, 10, 6) == 7);
+  CHECK(LineFromLocationTable(table, sizeof table, 10, 7) == 7);
+  const uint8_t garbage[] = {0x12, 0x34};
+  CHECK(LineFromLocationTable(garbage, sizeof garbage, 5, 3) == 5);
+  CHECK(inject::cpu::PythonVersionSupported(11));
+  CHECK(inject::cpu::PythonVersionSupported(12));
+  CHECK_FALSE(inject::cpu::PythonVersionSupported(9));
+}
+
+#ifdef GT_TEST_PYTHON_EMBED
+TEST_CASE("cpu sampler: the Python frames of an embedded interpreter, with file, function and line") {
+  Py_InitializeEx(0);
+  inject::cpu::Options o;
+  o.hz = 1000;
+  std::string error;
+  REQUIRE(inject::cpu::Start(o, &error));
+  Recorder rec;
+  // Line numbers matter: spin_here's loop is line 5 and sleepy's sleep line 9 of "<string>".
+  const char* script =
+      "import time\n"                              // 1
+      "def spin_here(sec):\n"                      // 2
+      "    t = time.time()\n"                      // 3
+      "    n = 0\n"                                // 4
+      "    while time.time() - t < sec: n += 1\n"  // 5
+      "    return n\n"                             // 6
+      "class Loader:\n"                            // 7
+      "    def sleepy(self, sec):\n"               // 8
+      "        time.sleep(sec)\n"                  // 9
+      "def outer():\n"                             // 10
+      "    spin_here(0.4)\n"                       // 11
+      "    Loader().sleepy(0.4)\n"                 // 12
+      "outer()\n";                                 // 13
+  std::atomic<bool> done{false};
+  std::thread drainer([&] {
+    while (!done) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      rec.Drain();
+    }
+  });
+  REQUIRE(PyRun_SimpleString(script) == 0);
+  done = true;
+  drainer.join();
+  inject::cpu::Stop();
+  const auto stats = inject::cpu::GetStats();
+  CHECK(stats.python_minor == PY_MINOR_VERSION);
+  const TraceData d = rec.Finish();
+  const uint32_t me = uint32_t(gettid());
+  uint64_t mine = 0, spin = 0, sleep = 0, python = 0;
+  for (const auto& s : d.cpu_samples) {
+    if (s.tid != me) continue;
+    ++mine;
+    python += (s.flags & kSamplePython) != 0;
+    const auto f = Frames(d, s.stack);
+    if (HasFrame(f, "<string>:outer:11") && HasFrame(f, "<string>:spin_here:5")) ++spin;
+    if (HasFrame(f, "<string>:outer:12") && HasFrame(f, "<string>:Loader.sleepy:9")) {
+      ++sleep;
+      // The native frames run by the innermost Python frame follow it: the sleep itself.
+      CHECK(HasFrame(f, "sleep"));
+    }
+  }
+  INFO("samples " << mine << " python " << python << " spin " << spin << " sleep " << sleep);
+  CHECK(mine >= 200);
+  CHECK(spin >= 100);
+  CHECK(sleep >= 100);
+  CHECK(stats.python_unreadable == 0);
+  Py_FinalizeEx();
+}
+#endif
