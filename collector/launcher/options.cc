@@ -91,8 +91,8 @@ Kernel counters (CUPTI Range Profiler, kernel replay; see docs/counters.md):
                                NCCL 2.27+, adds work to NCCL's proxy thread), off
       --sample=cpu|none        sample every thread's stack (native, and Python for CPython 3.11/3.12) of
                                the traced processes: idle gaps are attributed to the hottest frames (default
-                               cpu)
-      --sample-hz=N            samples a second per thread, 1..10000 (default 1000)
+                               none)
+      --sample-hz=N            samples a second per thread, 1..10000 (default 1000; implies --sample=cpu)
       --upload URL             after recording, upload the trace to a `gtrace serve` server and print its link
                                (runs `gtrace upload`; a token comes from $GTRACE_TOKEN_FILE)
       --inject-lib FILE        the injection library (default: $GTRACE_INJECT_LIB, else

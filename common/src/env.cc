@@ -30,7 +30,7 @@ constexpr VarInfo kVars[] = {
      "or "
      "`channels` (+ per-channel GPU times) (`--nccl-plugin`)",
      Kind::kInternal},
-    {Var::kSampleHz, "GTRACE_SAMPLE_HZ", "1000",
+    {Var::kSampleHz, "GTRACE_SAMPLE_HZ", "0",
      "CPU stack sampling rate of every thread, 1..10000 Hz; 0 = off (`--sample=cpu|none`, `--sample-hz=N`)",
      Kind::kInternal},
     {Var::kOsrtThresholdNs, "GTRACE_OSRT_THRESHOLD_NS", "1000",
