@@ -7,8 +7,8 @@ JOBS=${JOBS:-$(nproc)}
 bash scripts/setup.sh
 
 # Each step says how long the one before it took: CI's budget is a whole run well under 30 minutes.
-START=$SECONDS
-LAST=$SECONDS
+START=0  # bash's SECONDS count from the script's start: the first step's "previous" is the setup
+LAST=0
 step() {
   printf '\n=== %s === (previous step %d s, %d s in all)\n' "$*" $((SECONDS - LAST)) $((SECONDS - START))
   LAST=$SECONDS
