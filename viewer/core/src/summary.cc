@@ -189,17 +189,20 @@ struct Cover {
   int64_t ns = 0;
   uint32_t depth = 0;
 };
-void AddOverlaps(const TraceModel& model, const Lane& lane, uint32_t depth, int64_t a, int64_t b,
-                 std::map<StringId, Cover>* by_name) {
+uint32_t FirstEndingAfter(const Lane& lane, int64_t a) {
   uint32_t lo = 0, hi = lane.size();
-  while (lo < hi) {  // first event ending after a
+  while (lo < hi) {
     const uint32_t mid = (lo + hi) / 2;
     if (lane.End(mid) <= a)
       lo = mid + 1;
     else
       hi = mid;
   }
-  for (uint32_t i = lo; i < lane.size() && lane.start[i] < b; ++i) {
+  return lo;
+}
+void AddOverlaps(const TraceModel& model, const Lane& lane, uint32_t depth, int64_t a, int64_t b,
+                 std::map<StringId, Cover>* by_name) {
+  for (uint32_t i = FirstEndingAfter(lane, a); i < lane.size() && lane.start[i] < b; ++i) {
     const int64_t overlap = std::min(lane.End(i), b) - std::max(lane.start[i], a);
     if (overlap <= 0) continue;
     Cover& c = (*by_name)[lane.name[i]];
@@ -256,15 +259,7 @@ void AddRangeOverlaps(const TraceModel& model, const Lane& lane, uint32_t depth,
                       uint32_t tid, bool feeds_gpu, DomainClasses* domains, std::map<StringId, Cover>* ranges,
                       std::map<StringId, LibraryCover>* libraries,
                       std::map<std::pair<StringId, uint32_t>, Cover>* waits) {
-  uint32_t lo = 0, hi = lane.size();
-  while (lo < hi) {  // first event ending after a
-    const uint32_t mid = (lo + hi) / 2;
-    if (lane.End(mid) <= a)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  for (uint32_t i = lo; i < lane.size() && lane.start[i] < b; ++i) {
+  for (uint32_t i = FirstEndingAfter(lane, a); i < lane.size() && lane.start[i] < b; ++i) {
     const int64_t overlap = std::min(lane.End(i), b) - std::max(lane.start[i], a);
     if (overlap <= 0) continue;
     const uint32_t ref = lane.ref[i];
