@@ -318,6 +318,7 @@ void AddTop(const TraceModel& model, const std::map<Key, Value>& from, IdleGap& 
   }
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });
+  if (order.empty()) return;
   if constexpr (std::is_same_v<Value, LibraryCover>) {
     // As for the app's ranges: a call nested in another (cuBLASLt's heuristic query inside cublasSgemm) names
     // the cause better when it covers at least 90% of what the outer one covers.
