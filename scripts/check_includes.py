@@ -22,8 +22,10 @@ MODULES = {
     "collector/decode": ["common"],
     "collector/cupti": ["common"],
     "collector/counters": ["common", "collector/decode", "collector/cupti"],
-    "collector/inject": ["common", "collector/config", "collector/decode", "collector/cupti", "collector/counters"],
-    "collector/launcher": ["common", "collector/config", "collector/counters"],
+    "collector/inject": ["common", "collector/config", "collector/decode", "collector/cupti", "collector/counters",
+                         "collector/osrt"],
+    "collector/osrt": [],  # preloaded into every process gcollect starts: libc only
+    "collector/launcher": ["common", "collector/config", "collector/counters", "collector/osrt"],
     "collector/tools": ["common"],
     "viewer/core": ["common"],
     "viewer/nsys": ["common", "viewer/core"],
@@ -45,6 +47,7 @@ FORBIDDEN = {
     "collector/cupti": [UI, r"nlohmann", r"httplib", r"openssl"],
     "collector/counters": [UI, r"nlohmann", r"httplib", r"openssl"],
     "collector/inject": [UI, r"nlohmann", r"httplib", r"openssl"],
+    "collector/osrt": [GPU, UI, r"^gt/", r"nlohmann", r"httplib", r"openssl", r"^(string|vector|map|memory|atomic)$"],
     "collector/launcher": [UI, r"nlohmann", r"httplib", r"openssl"],
     "collector/tools": [GPU, UI, r"nlohmann", r"httplib"],
     "viewer/core": [GPU, UI, r"httplib", r"openssl", r"sqlite"],
@@ -57,7 +60,7 @@ FORBIDDEN = {
     "kernels": [r"^gt/"],
 }
 
-SOURCE_EXT = (".h", ".hpp", ".cc", ".cpp", ".cu", ".cuh", ".inc")
+SOURCE_EXT = (".h", ".hpp", ".c", ".cc", ".cpp", ".cu", ".cuh", ".inc")
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]', re.M)
 
 
