@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -14,6 +15,9 @@
 
 namespace gt::cli {
 namespace {
+
+// Free disk an index build leaves for uploads.
+constexpr uint64_t kIndexDiskReserve = 64ull << 20;
 
 // The same shape as the server's own errors.
 std::string ErrorBody(int status, const std::string& reason) {
@@ -136,6 +140,19 @@ void IndexService::Build(const std::string& id) {
   if (!files.ok()) return fail(files.status().message());
   auto trace = MappedTrace::Open(files->trace);
   if (!trace.ok()) return fail(trace.status().message());
+  // The index is a cache: it must not take the disk space uploads need (a store that filled up refused
+  // uploads while indexes of earlier ones were being written). A build that would leave less than the reserve
+  // is not started; an index already on disk is opened whatever the space.
+  struct stat have {};
+  if (stat(files->index.c_str(), &have) != 0) {
+    const std::string dir = files->index.substr(0, files->index.find_last_of('/') + 1);
+    struct statvfs fs {};
+    const uint64_t need = 4 * uint64_t((*trace)->bytes().size()) + kIndexDiskReserve;  // ~3.6x the .gtrace
+    if (statvfs(dir.empty() ? "." : dir.c_str(), &fs) == 0 && uint64_t(fs.f_bavail) * fs.f_frsize < need)
+      return fail("not enough free disk for its index (about " + std::to_string(need >> 20) +
+                  " MiB with the reserve kept for uploads, " +
+                  std::to_string((uint64_t(fs.f_bavail) * fs.f_frsize) >> 20) + " MiB free)");
+  }
   const viewer::IndexSource source{(*trace)->bytes().size(), id};
   viewer::LoadOptions load;
   load.threads = 1;
