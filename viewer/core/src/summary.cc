@@ -92,22 +92,27 @@ void SortByTotal(std::vector<NameSummary>* rows) {
 namespace {
 
 // One row per name text (distinct StringIds may carry the same text: imports intern per source).
+// One table row from a name's statistics; `all`: the table's total, for the share.
+NameSummary SummaryRow(const std::string& name, const NameStats& st, int64_t all) {
+  NameSummary r;
+  r.name = name;
+  r.count = st.count;
+  r.total_ns = st.total_ns;
+  r.min_ns = st.min_ns;
+  r.max_ns = st.max_ns;
+  r.avg_ns = st.avg_ns();
+  r.share = all > 0 ? double(st.total_ns) / double(all) : 0;
+  r.bytes = st.bytes;
+  return r;
+}
+
 std::vector<NameSummary> RowsByText(const TraceModel& model, const NameAggregator& agg) {
   std::map<std::string, NameStats> merged;
   for (const NameRow& r : agg.Rows()) merged[model.Str(r.name)].Merge(r.stats);
   std::vector<NameSummary> rows;
   const int64_t all = agg.total_ns();
   for (const auto& [name, st] : merged) {
-    NameSummary r;
-    r.name = name;
-    r.count = st.count;
-    r.total_ns = st.total_ns;
-    r.min_ns = st.min_ns;
-    r.max_ns = st.max_ns;
-    r.avg_ns = st.avg_ns();
-    r.share = all > 0 ? double(st.total_ns) / double(all) : 0;
-    r.bytes = st.bytes;
-    rows.push_back(std::move(r));
+    rows.push_back(SummaryRow(name, st, all));
   }
   SortByTotal(&rows);
   return rows;
@@ -475,15 +480,7 @@ std::vector<NameSummary> SummarizeLibraryCalls(const TraceModel& model) {
   }
   std::vector<NameSummary> rows;
   for (const auto& [name, st] : by_name) {
-    NameSummary r;
-    r.name = name;
-    r.count = st.count;
-    r.total_ns = st.total_ns;
-    r.min_ns = st.min_ns;
-    r.max_ns = st.max_ns;
-    r.avg_ns = st.avg_ns();
-    r.share = all > 0 ? double(st.total_ns) / double(all) : 0;
-    rows.push_back(std::move(r));
+    rows.push_back(SummaryRow(name, st, all));
   }
   SortByTotal(&rows);
   return rows;
