@@ -39,8 +39,7 @@ constexpr int kMaxPython = 64;
 constexpr size_t kMaxEntryWords = 2 + kMaxNative + 2 * kMaxPython;
 constexpr size_t kRingWords = 1u << 16;  // 512 KiB per sampled thread: 330 ms of the deepest stacks at 1 kHz
 constexpr int kMaxSlots = 512;
-constexpr int64_t kIdleCpuNs = 50000;            // CPU used since the last sample that still counts as idle
-constexpr int64_t kMaxIdleRepeatNs = 100000000;  // an idle thread is interrupted again after this long
+constexpr int64_t kIdleCpuNs = 50000;  // CPU used since the last sample that still counts as idle
 
 struct Slot {
   std::atomic<uint32_t> tid{0};    // 0: free
@@ -51,7 +50,7 @@ struct Slot {
   std::atomic<int64_t> cpu_after_sample{-1};
   // Sampler thread only.
   int64_t token_since_ns = 0;
-  int64_t last_signal_ns = 0;
+  bool confirmed = false;  // the signal that confirms where a thread stopped was sent (see Tick)
   bool sampled_once = false;
   std::atomic<bool> exited{false};  // the thread is gone: freed once drained
   // Drain only.
@@ -368,6 +367,7 @@ void Rescan(State& s) {
     }
     free_slot->cpu_after_sample.store(-1);
     free_slot->sampled_once = false;
+    free_slot->confirmed = false;
     free_slot->exited = false;
     free_slot->token.store(0);
     free_slot->tid.store(tid, std::memory_order_release);
@@ -392,14 +392,21 @@ void Tick(State& s, int64_t now) {
       continue;
     }
     // A thread that has used (almost) no CPU since its last sample is where that sample found it: recorded
-    // again without waking it. "Almost": returning from the handler and restarting the interrupted sleep cost
-    // the thread a few microseconds. A thread that ran less than that may still have moved (a thread starting
-    // up, then sleeping): every thread is interrupted again at least every 100 ms, which bounds such a stale
-    // stack.
+    // again without waking it. "Almost": returning from the handler and restarting the interrupted wait cost
+    // the thread a few microseconds. Such a thread is never interrupted again, however long it stays blocked:
+    // a wait interrupted by a signal returns EINTR, and code that retries it with its whole timeout (NCCL's
+    // proxy service thread polls 500 ms at a time and checks its stop flag only in between) never times out
+    // if the signals come faster than the timeout. Re-interrupting idle threads every 100 ms made a DDP job
+    // hang in ncclCommDestroy at exit. Each signal to a thread now needs kIdleCpuNs of its own CPU since the
+    // last one, which a blocked thread cannot use, with one exception: a thread that ran at all since its
+    // last sample (less than kIdleCpuNs: it may have gone from work into a wait) is interrupted once more to
+    // see where it stopped, then left alone. A blocked thread gets at most these two signals.
     const int64_t cpu = ThreadCpuNs(tid);
     const int64_t after = x.cpu_after_sample.load(std::memory_order_relaxed);
-    if (cpu >= 0 && after >= 0 && x.sampled_once && cpu - after < kIdleCpuNs &&
-        now - x.last_signal_ns < kMaxIdleRepeatNs) {
+    if (cpu < 0) ++s.stats.cpu_clock_unreadable;
+    const bool idle = cpu >= 0 && after >= 0 && x.sampled_once && cpu - after < kIdleCpuNs;
+    const bool confirm = idle && cpu > after && !x.confirmed;
+    if (idle && !confirm) {
       // Written here, as the ring's producer (the token is free).
       const uint64_t head = x.head.load(std::memory_order_relaxed);
       if (head + 2 - x.tail.load(std::memory_order_acquire) > kRingWords) {
@@ -411,6 +418,7 @@ void Tick(State& s, int64_t now) {
       }
       continue;
     }
+    x.confirmed = confirm;
     x.token.store(1, std::memory_order_release);
     x.token_since_ns = now;
     if (syscall(SYS_tgkill, pid, tid, SIGPROF) != 0) {
@@ -422,7 +430,6 @@ void Tick(State& s, int64_t now) {
       continue;
     }
     x.sampled_once = true;
-    x.last_signal_ns = now;
   }
 }
 

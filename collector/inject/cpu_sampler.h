@@ -4,7 +4,8 @@
 // One sampler thread wakes `hz` times a second. For each thread of the process (/proc/self/task, re-read
 // every 100 ms, so threads created before the injection loaded are covered) it reads the thread's CPU clock:
 // a thread that has not run since its last sample is still where it was, so that stack is recorded again
-// without interrupting it (kSampleIdleRepeat); any other thread gets SIGPROF (tgkill). The handler, on the
+// without interrupting it (kSampleIdleRepeat), for as long as it stays blocked (a signal would end its wait
+// with EINTR); any other thread gets SIGPROF (tgkill). The handler, on the
 // sampled thread, unwinds its native stack (_Unwind_Backtrace: libgcc finds FDEs through glibc's lock-free
 // _dl_find_object) and walks its Python frames (raw reads of the interpreter's frame chain, at offsets per
 // CPython version), and appends the raw addresses to that thread's ring (one producer at a time: a token
@@ -62,6 +63,7 @@ struct Stats {
   uint64_t python_unreadable = 0;       // Python threads whose frame chain could not be read (bad frame)
   uint64_t python_unsupported = 0;      // samples of threads of an unsupported CPython (native stack only)
   uint64_t python_code_unreadable = 0;  // Python frames whose code object could not be read at drain
+  uint64_t cpu_clock_unreadable = 0;    // ticks where a thread's CPU clock could not be read (signalled)
   int python_minor = -1;                // 3.x of the interpreter found in the process; -1 none
   bool python_supported = false;
 };

@@ -3,6 +3,8 @@
 // script, read back through the trace format.
 #include "inject/cpu_sampler.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -146,7 +148,7 @@ TEST_CASE("cpu sampler: a spinning thread and a sleeping thread are sampled wher
   CHECK(spin >= 100);
   CHECK(spin_named >= spin * 9 / 10);
   CHECK(sleep >= 100);
-  // Its first sample may catch it starting up; it is re-read within 100 ms.
+  // Its first sample may catch it starting up; the sample after it stopped shows where it sleeps.
   CHECK(sleep_named >= sleep * 3 / 4);
   // A sleeping thread is interrupted once, then recorded from its CPU clock without being woken.
   CHECK(sleep_idle >= sleep / 2);
@@ -155,6 +157,47 @@ TEST_CASE("cpu sampler: a spinning thread and a sleeping thread are sampled wher
   std::map<uint32_t, int> ids;
   for (const auto& n : d.cpu_stack_nodes) CHECK(++ids[n.node] == 1);
   for (const auto& n : d.cpu_stack_nodes) CHECK((n.parent == 0 || ids.count(n.parent) == 1));
+}
+
+// Code that retries an interrupted timed wait with its whole timeout again (NCCL's proxy service thread:
+// `do poll(fds, n, 500) while EINTR`, checked for its stop flag only when the poll returns) never times out
+// if a blocked thread is interrupted more often than its timeout. A 2-rank DDP job hung at exit that way
+// while the sampler re-interrupted idle threads every 100 ms. A blocked thread must not be interrupted again
+// and again.
+TEST_CASE("cpu sampler: a timed wait retried on EINTR with its whole timeout still times out") {
+  inject::cpu::Options o;
+  o.hz = 1000;
+  std::string error;
+  REQUIRE(inject::cpu::Start(o, &error));
+  Recorder rec;
+  std::atomic<int> timeouts{0}, interrupted{0};
+  std::atomic<bool> stop{false};
+  std::thread waiter([&] {
+    GtSpinForTest(MonoNs() + 20'000'000);  // busy first: it is sampled while it runs, then while it waits
+    while (!stop.load() && timeouts.load() < 3) {
+      int r;
+      do {
+        r = poll(nullptr, 0, 300);
+        if (r < 0 && errno == EINTR) ++interrupted;
+      } while (r < 0 && errno == EINTR);
+      ++timeouts;
+    }
+  });
+  // Three 300 ms timeouts take 0.9 s; allow 3 s on a loaded machine.
+  const int64_t t0 = MonoNs();
+  while (timeouts.load() < 3 && MonoNs() < t0 + 3'000'000'000) {
+    GtSleepForTest(50'000'000);
+    rec.Drain();
+  }
+  const int done = timeouts.load();
+  inject::cpu::Stop();  // a sampler that kept interrupting would keep the waiter from finishing
+  stop = true;
+  waiter.join();
+  const TraceData d = rec.Finish();
+  INFO("interrupted " << interrupted.load() << " samples " << d.cpu_samples.size());
+  CHECK(done == 3);
+  // The signal sent while it still ran and the one that confirms where it stopped, not one per tick.
+  CHECK(interrupted.load() <= 4);
 }
 
 TEST_CASE("cpu sampler: refuses a bad rate and a foreign SIGPROF handler") {
