@@ -4,8 +4,10 @@
 #include "inject/cpu_sampler.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -198,6 +200,44 @@ TEST_CASE("cpu sampler: a timed wait retried on EINTR with its whole timeout sti
   CHECK(done == 3);
   // The signal sent while it still ran and the one that confirms where it stopped, not one per tick.
   CHECK(interrupted.load() <= 4);
+}
+
+// The handler reads CPython's frames with plain loads; a torn frame's pointer is followed only into memory
+// that a snapshot of the mappings says is readable (a fault there would kill the app).
+TEST_CASE("cpu sampler: the Python walk's pointer check refuses unmapped, unreadable and device memory") {
+  using inject::cpu::AddressReadableForTest;
+  const long page = sysconf(_SC_PAGESIZE);
+  // Three pages with a hole after them (the next mapping could otherwise be adjacent: ranges are merged).
+  auto* p = static_cast<uint8_t*>(
+      mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(p != MAP_FAILED);
+  REQUIRE(munmap(p + 3 * page, page) == 0);
+  static uint64_t global = 0;
+  std::vector<uint64_t> heap(64);
+  CHECK(AddressReadableForTest(&global, 8));
+  CHECK(AddressReadableForTest(heap.data(), 64 * 8));
+  CHECK(AddressReadableForTest(p, 3 * page));
+  CHECK_FALSE(AddressReadableForTest(p + 8, 3 * page));  // runs past the end
+  CHECK_FALSE(AddressReadableForTest(p + 1, 8));         // misaligned
+  REQUIRE(mprotect(p + page, page, PROT_NONE) == 0);
+  CHECK(AddressReadableForTest(p, page));
+  CHECK_FALSE(AddressReadableForTest(p + page, 8));
+  CHECK_FALSE(AddressReadableForTest(p + page - 8, 16));  // straddles into the protected page
+  REQUIRE(munmap(p, 3 * page) == 0);
+  CHECK_FALSE(AddressReadableForTest(p, 8));
+  CHECK_FALSE(AddressReadableForTest(nullptr, 8));
+  CHECK_FALSE(AddressReadableForTest(reinterpret_cast<void*>(uintptr_t(1) << 50), 8));
+  // A device file's mapping (the GPU driver's) is never read; shared memory and anonymous memory are.
+  using inject::cpu::MapsLineReadable;
+  uintptr_t lo = 0, hi = 0;
+  CHECK(MapsLineReadable("7f0000000000-7f0000001000 rw-p 00000000 00:00 0 \n", &lo, &hi));
+  CHECK((lo == 0x7f0000000000 && hi == 0x7f0000001000));
+  CHECK(MapsLineReadable("55d0a000-55d0b000 rw-p 00000000 00:00 0   [heap]\n", &lo, &hi));
+  CHECK(MapsLineReadable("7f00a000-7f00b000 r--s 00000000 00:05 12 /dev/shm/nccl-abc\n", &lo, &hi));
+  CHECK_FALSE(MapsLineReadable("7f00a000-7f00b000 rw-s 00000000 00:05 12 /dev/nvidiactl\n", &lo, &hi));
+  CHECK_FALSE(MapsLineReadable("7f00a000-7f00b000 rw-s 00000000 00:05 12 /dev/nvidia0\n", &lo, &hi));
+  CHECK_FALSE(MapsLineReadable("7f00a000-7f00b000 ---p 00000000 00:00 0 \n", &lo, &hi));
+  CHECK_FALSE(MapsLineReadable("garbage\n", &lo, &hi));
 }
 
 TEST_CASE("cpu sampler: refuses a bad rate and a foreign SIGPROF handler") {
