@@ -66,6 +66,9 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
       "CPU samples deeper than the 64 native / 64 Python frames kept (outermost frames missing)");
   add("cpu_samples_python_unreadable", Severity::kWarning, s.python_unreadable,
       "CPU samples of Python threads whose frame chain could not be read (native stack only)");
+  add("cpu_samples_python_unmapped", Severity::kInfo, s.maps_misses,
+      "CPU samples of Python threads whose frames were not read: they lay outside the process's mappings as "
+      "last read (mapped since; the mappings are read again within 50 ms), native stack only");
   if (s.python_unsupported)
     add("cpu_samples_python_unsupported", Severity::kInfo, s.python_unsupported,
         "CPU samples of Python threads of CPython 3." + std::to_string(s.python_minor) +

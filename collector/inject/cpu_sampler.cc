@@ -286,22 +286,29 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
         uint64_t* out = e + 2 + nn;
         const uint32_t frame_size = std::max({L->frame_code, L->frame_previous, L->frame_prev_instr}) + 8;
         const uint32_t code_size = std::max<uint32_t>(16, L->code_firstlineno + 4);
-        bool bad = !mem.Has(ts, L->tstate_cframe + 8);
-        const uintptr_t cframe = bad ? 0 : Load<uintptr_t>(ts, L->tstate_cframe);
-        uintptr_t f = 0;
-        if (cframe && !mem.Has(cframe, L->cframe_current + 8))
-          bad = true;
-        else if (cframe)
-          f = Load<uintptr_t>(cframe, L->cframe_current);
-        for (int guard = 0; f && guard < 1024; ++guard) {
-          if (!mem.Has(f, frame_size)) {
+        // bad: a pointer no object can have (misaligned, wrong type: a torn frame); unmapped: outside the
+        // snapshot, perhaps mapped since it was taken (a new arena).
+        bool bad = false, unmapped = false;
+        const auto readable = [&](uintptr_t p, size_t n) {
+          if (!Plausible(p)) {
             bad = true;
-            break;
+            return false;
           }
+          if (mem.Has(p, n)) return true;
+          unmapped = true;
+          return false;
+        };
+        const uintptr_t cframe =
+            readable(ts, L->tstate_cframe + 8) ? Load<uintptr_t>(ts, L->tstate_cframe) : 0;
+        uintptr_t f = 0;
+        if (cframe && readable(cframe, L->cframe_current + 8)) f = Load<uintptr_t>(cframe, L->cframe_current);
+        for (int guard = 0; f && guard < 1024; ++guard) {
+          if (!readable(f, frame_size)) break;
           const uintptr_t code = Load<uintptr_t>(f, L->frame_code);
           const int owner = Load<char>(f, L->frame_owner);
           if (owner != L->owner_cstack) {
-            if (!mem.Has(code, code_size) || Load<uintptr_t>(code, 8) != s->py_code_type) {
+            if (!readable(code, code_size)) break;
+            if (Load<uintptr_t>(code, 8) != s->py_code_type) {
               bad = true;
               break;
             }
@@ -319,10 +326,11 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
           f = Load<uintptr_t>(f, L->frame_previous);
         }
         if (mem.m) s->maps_readers[mi].fetch_sub(1);
-        if (bad) {
-          // Outside the mappings: perhaps mapped since the snapshot (a new arena): read them again.
-          s->maps_miss.store(true, std::memory_order_relaxed);
+        if (unmapped) {
+          s->maps_miss.store(true, std::memory_order_relaxed);  // read them again soon
           s->maps_misses.fetch_add(1, std::memory_order_relaxed);
+          flags |= kSampleNoPython;
+        } else if (bad) {
           flags |= kSampleNoPython;
           s->py_unreadable.fetch_add(1, std::memory_order_relaxed);
         } else if (np > 0) {
