@@ -1,4 +1,4 @@
-// Periodic CPU sampling of every thread of this process (gcollect --sample=cpu, the default at 1 kHz):
+// Periodic CPU sampling of every thread of this process (gcollect --sample=cpu: 1 kHz unless --sample-hz; off by default):
 // native stacks and, for CPython 3.11 and 3.12, the Python stack of each sampled thread.
 //
 // One sampler thread wakes `hz` times a second. For each thread of the process (/proc/self/task, re-read
