@@ -1,5 +1,5 @@
-// Periodic CPU sampling of every thread of this process (gcollect --sample=cpu: 1 kHz unless --sample-hz; off by default):
-// native stacks and, for CPython 3.11 and 3.12, the Python stack of each sampled thread.
+// Periodic CPU sampling of every thread of this process (gcollect --sample=cpu, 1 kHz unless --sample-hz; off
+// by default): native stacks and, for CPython 3.11 and 3.12, the Python stack of each sampled thread.
 //
 // One sampler thread wakes `hz` times a second. For each thread of the process (/proc/self/task, re-read
 // every 100 ms, so threads created before the injection loaded are covered) it reads the thread's CPU clock:
