@@ -1,6 +1,9 @@
 // Queries: search, kernel summary, flows, details, hit-testing, loss, formatting, stats report.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <set>
+
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
@@ -204,6 +207,34 @@ TEST_CASE("search: exact highlight of folded blocks is exact at any fold size (r
       }
     }
   }
+}
+
+// One gcollect around torchrun: each rank's process segment interns its kernel names, so one name has an id
+// per process, and the kernel table's row (one per text) must highlight the kernels of every rank.
+TEST_CASE("search: a kernel row of a multi-process trace highlights every process's instances",
+          "[query][search][kernels][fixtures]") {
+  auto m = LoadTraceFile(std::string(GT_TESTS_DATA) + "/dist/h200x2_ddp_plugin_job.gtrace");
+  REQUIRE(m.ok());
+  const auto rows = KernelSummary(**m);
+  auto nccl = std::find_if(rows.begin(), rows.end(), [&](const auto& r) {
+    return (*m)->Str(r.name).starts_with("ncclDevKernel_AllReduce");
+  });
+  REQUIRE(nccl != rows.end());
+  StringId ids_of_text = 0;
+  for (StringId id = 1; id < (*m)->strings.size(); ++id)
+    ids_of_text += (*m)->strings[id] == (*m)->Str(nccl->name);
+  CHECK(ids_of_text == 2);  // one per rank: what made a row highlight half of its kernels
+  const Search s = Search::ExactName(**m, nccl->name);
+  CHECK(s.match_count() == nccl->count);
+  std::set<uint32_t> pids;
+  uint64_t highlighted = 0;
+  for (LaneId l = 0; l < (*m)->lanes.size(); ++l) {
+    const Lane& lane = (*m)->lanes[l];
+    for (uint32_t i = 0; i < lane.size(); ++i)
+      if (s.AnyMatchIn(**m, l, i, 1)) ++highlighted, pids.insert((*m)->tracks[lane.track].pid);
+  }
+  CHECK(highlighted == nccl->count);
+  CHECK(pids.size() == 2);
 }
 
 TEST_CASE("flows: launch <-> kernel by correlation id, runtime call preferred over driver",

@@ -389,6 +389,7 @@ void ModelBuilder::OnMetadata(const TraceMetadata& m) {
 }
 
 void ModelBuilder::OnStrings(StringId first_id, std::span<const std::string_view> strings) {
+  impl_->record_strings_ = true;
   auto& s = impl_->m->strings;
   if (first_id == 0 && !strings.empty()) {  // id 0 is always ""
     strings = strings.subspan(1);

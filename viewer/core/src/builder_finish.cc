@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "builder_internal.h"
 #include "gt/trace_data.h"
@@ -563,6 +564,21 @@ using detail::TrackOut;
 // Tracks' lanes in three parallel passes: pieces that arrived out of order are sorted; each track's pieces
 // are concatenated (a task per piece, into a lane sized once) or merged (a task per track); then every lane
 // gets its LOD pyramid and name counts (tasks over ranges of long lanes). Tasks run largest first.
+// Per string id, the first id with the same text; empty when every text has one id (nothing to rename).
+static std::vector<StringId> FirstIdOfEachText(const std::vector<std::string>& strings) {
+  std::unordered_map<std::string_view, StringId> first;
+  first.reserve(strings.size());
+  std::vector<StringId> out(strings.size());
+  bool renamed = false;
+  for (StringId id = 0; id < strings.size(); ++id) {
+    const StringId f = first.try_emplace(strings[id], id).first->second;
+    out[id] = f;
+    renamed |= f != id;
+  }
+  if (!renamed) out.clear();
+  return out;
+}
+
 void ModelBuilder::Impl::BuildLanes(ThreadPool& pool, const std::vector<uint32_t>& order) {
   TraceModel& M = *m;
   const StringId base = synthetic_final_base_;
@@ -718,10 +734,19 @@ void ModelBuilder::Impl::BuildLanes(ThreadPool& pool, const std::vector<uint32_t
     if (n > F) level0[li].resize((n + F - 1) / F);
   }
   const size_t nstrings = M.strings.size();
+  // A trace of several processes (one gcollect around torchrun) holds each process segment's string table, so
+  // one name has an id per process. Events are named by the first id of their text here, so that what is
+  // keyed by a lane's name (name counts, the kernel table, exact highlights, per-name summaries) sees one
+  // name.
+  const std::vector<StringId> first_of_text =
+      record_strings_ && M.processes.size() > 1 ? FirstIdOfEachText(M.strings) : std::vector<StringId>{};
   std::vector<std::vector<uint32_t>> hist(pool.size());
   pool.For(ranges.size(), [&](size_t r, unsigned slot) {
     const Range& g = ranges[r];
-    const Lane& lane = jobs[all[g.lane].job].out.lanes[all[g.lane].lane];
+    Lane& lane = jobs[all[g.lane].job].out.lanes[all[g.lane].lane];
+    if (!first_of_text.empty())
+      for (uint32_t i = g.first; i < g.last; ++i)
+        if (lane.name[i] < nstrings) lane.name[i] = first_of_text[lane.name[i]];
     if (!level0[g.lane].empty())
       detail::BuildLaneLodLevel0(lane, &level0[g.lane], g.first / F, (g.last + F - 1) / F);
     std::vector<uint32_t>& h = hist[slot];

@@ -530,6 +530,7 @@ class ModelBuilder::Impl {
   std::vector<bool> is_memory_counter;
   StringId synthetic_final_base_ = 0;  // final id of synthetic index 0 (after AppendSyntheticStrings)
   bool compact_ = false;
+  bool record_strings_ = false;  // the strings came as a trace's tables (OnStrings), not interned here
   friend class ModelBuilder;
 };
 
