@@ -148,6 +148,35 @@ std::string KernelSummaryJson(const TraceModel& model, const std::vector<KernelS
   return Dump(a);
 }
 
+std::string FlameGraphJson(const TraceModel& model, std::span<const FlameNode> graph, uint32_t focus,
+                           std::span<const FlameRect> layout) {
+  const uint64_t total = graph.empty() ? 0 : graph[0].samples;
+  json nodes = json::array();
+  for (const FlameRect& r : layout) {
+    if (r.node >= graph.size()) continue;
+    const FlameNode& f = graph[r.node];
+    const bool root = r.node == 0;
+    const std::string& frame = model.Str(f.frame);
+    const FrameParts parts = SplitFrame(frame, f.kind);
+    nodes.push_back({{"node", r.node},
+                     {"frame", root ? "all" : frame},
+                     {"function", root ? "all" : parts.function},
+                     {"location", parts.location},
+                     {"kind", root                                    ? "root"
+                              : f.kind == uint8_t(FrameKind::kPython) ? "python"
+                                                                      : "native"},
+                     {"depth", f.depth},
+                     {"parent", f.parent},
+                     {"samples", f.samples},
+                     {"self_samples", f.self_samples},
+                     {"share", total ? double(f.samples) / double(total) : 0.0},
+                     {"x0", r.x0},
+                     {"x1", r.x1},
+                     {"above_focus", r.above_focus}});
+  }
+  return Dump(json{{"samples", total}, {"focus", focus}, {"nodes", std::move(nodes)}});
+}
+
 std::string IdleGapsJson(const std::vector<IdleGap>& gaps) {
   return Dump(Gaps(gaps));
 }
