@@ -1,5 +1,6 @@
 #include "gt/viewer/json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -40,6 +41,21 @@ json Rows(const std::vector<NameSummary>& rows, size_t limit = SIZE_MAX) {
   return a;
 }
 
+json CpuProfile(const CpuRangeProfile& p) {
+  json hot = json::array();
+  for (const HotFrame& h : p.hot)
+    hot.push_back({{"frame", h.frame},
+                   {"path", h.path},
+                   {"kind", h.python ? "python" : "native"},
+                   {"samples", h.samples},
+                   {"share", h.share}});
+  return {{"samples", p.samples},
+          {"threads", p.threads},
+          {"python_samples", p.python_samples},
+          {"not_unwound", p.not_unwound},
+          {"hot", hot}};
+}
+
 json Gaps(const std::vector<IdleGap>& gaps) {
   json a = json::array();
   for (const IdleGap& g : gaps) {
@@ -51,21 +67,9 @@ json Gaps(const std::vector<IdleGap>& gaps) {
       if (!x.thread.empty()) item["thread"] = x.thread;
       activity.push_back(std::move(item));
     }
-    json hot = json::array();
-    for (const HotFrame& h : g.cpu.hot)
-      hot.push_back({{"frame", h.frame},
-                     {"path", h.path},
-                     {"kind", h.python ? "python" : "native"},
-                     {"samples", h.samples},
-                     {"share", h.share}});
     a.push_back({{"device_id", g.device_id},
                  {"start_ns", g.start_ns},
-                 {"cpu_samples",
-                  {{"samples", g.cpu.samples},
-                   {"threads", g.cpu.threads},
-                   {"python_samples", g.cpu.python_samples},
-                   {"not_unwound", g.cpu.not_unwound},
-                   {"hot", hot}}},
+                 {"cpu_samples", CpuProfile(g.cpu)},
                  {"duration_ns", g.end_ns - g.start_ns},
                  {"activity", names},
                  {"cpu_activity", activity},
@@ -175,6 +179,28 @@ std::string FlameGraphJson(const TraceModel& model, std::span<const FlameNode> g
                      {"above_focus", r.above_focus}});
   }
   return Dump(json{{"samples", total}, {"focus", focus}, {"nodes", std::move(nodes)}});
+}
+
+std::string CpuRangeProfileJson(const CpuRangeProfile& profile) {
+  return Dump(CpuProfile(profile));
+}
+
+std::string HotStacksJson(const TraceModel& model, std::span<const FlameNode> graph, size_t limit) {
+  std::vector<std::pair<uint64_t, uint32_t>> leaves;  // (self samples, node): each is one distinct stack
+  for (uint32_t n = 1; n < graph.size(); ++n)
+    if (graph[n].self_samples) leaves.push_back({graph[n].self_samples, n});
+  std::sort(leaves.begin(), leaves.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  json a = json::array();
+  const double total = graph.empty() ? 0 : double(graph[0].samples);
+  for (size_t i = 0; i < leaves.size() && i < limit; ++i) {
+    json frames = json::array();
+    for (uint32_t n : FlamePath(graph, leaves[i].second)) frames.push_back(model.Str(graph[n].frame));
+    a.push_back(
+        {{"samples", leaves[i].first}, {"share", double(leaves[i].first) / total}, {"frames", frames}});
+  }
+  return Dump(a);
 }
 
 std::string IdleGapsJson(const std::vector<IdleGap>& gaps) {

@@ -43,6 +43,12 @@ std::string NameSummaryJson(const std::vector<NameSummary>& rows, size_t limit =
 std::string KernelSummaryJson(const TraceModel& model, const std::vector<KernelSummaryRow>& rows);
 std::string IdleGapsJson(const std::vector<IdleGap>& gaps);   // [idle gap]
 std::string LossesJson(const std::vector<LossStat>& losses);  // [loss]
+// The idle gap's "cpu_samples" object: {"samples","threads","python_samples","not_unwound",
+// "hot":[{"frame","path","kind","samples","share"}]}.
+std::string CpuRangeProfileJson(const CpuRangeProfile& profile);
+// The `limit` stacks with the most samples (a flame graph's leaves, as a folded-stacks line each):
+// [{"samples","share" (of the graph's),"frames":[outermost .. innermost]}].
+std::string HotStacksJson(const TraceModel& model, std::span<const FlameNode> graph, size_t limit);
 // flame graph: `layout` (LayoutFlameGraph of `graph`, zoomed into `focus`) with each node's frame.
 std::string FlameGraphJson(const TraceModel& model, std::span<const FlameNode> graph, uint32_t focus,
                            std::span<const FlameRect> layout);
