@@ -2,8 +2,6 @@
 // range is SlowDataset.__getitem__ sleeping, the gap button and the C API agree with the panel, hovering
 // draws a tooltip and a click zooms into the frame under the mouse.
 #include <catch2/catch.hpp>
-#include <cstdio>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -79,7 +77,6 @@ TEST_CASE("the flame graph of a measured range names the slow DataLoader, zooms 
   gt_flame_filter(double(main_thread["pid"]), double(main_thread["tid"]));
   test::UiFrames(app, 2);
   g = Flame();
-  if (std::getenv("GT_DUMP_FLAME")) std::fprintf(stderr, "%s\n", g.dump().c_str());
   CHECK(g["threads"] == "thread");
   const json* hot = Find(g, "SlowDataset.__getitem__");
   REQUIRE(hot);
