@@ -491,8 +491,9 @@ GT_EXPORT const char* gt_summary(const char* what) {
 // ---------------------------------------------------------------------------------------------------------------
 
 // What the Flame graph tab shows: {"start","end","source","threads" ("cuda"|"all"|"process"|"thread"),"pid",
-// "tid","sampled_threads" ([{"pid","tid","cuda"}]: what the filter offers),"drawn" (its tab was drawn in the last frame),"hovered" (the node under the mouse, its tooltip up, or
-// null),"samples","focus","nodes":[...]} (nodes as gt/viewer/json.h's flame graph), null with no trace.
+// "tid","sampled_threads" ([{"pid","tid","cuda"}]: what the filter offers),"drawn" (its tab was drawn in the
+// last frame),"hovered" (the node under the mouse, its tooltip up, or null),"samples","focus","nodes":[...]}
+// (nodes as gt/viewer/json.h's flame graph), null with no trace.
 GT_EXPORT const char* gt_flame_graph() {
   static std::string s;
   if (!Model()) return "null";
