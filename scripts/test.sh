@@ -6,12 +6,26 @@ cd "$(dirname "$0")/.."
 JOBS=${JOBS:-$(nproc)}
 bash scripts/setup.sh
 
-# Each step says how long the one before it took: CI's budget is a whole run well under 30 minutes.
+# Each step says how long the one before it took, in wall time and in CPU time of its processes (what a busy
+# or differently sized machine does not change much): CI's budget is a whole run well under 30 minutes.
 START=0  # bash's SECONDS count from the script's start: the first step's "previous" is the setup
 LAST=0
+LAST_CPU=0
+CPU=0
+children_cpu() {  # CPU=user + system seconds of every finished child so far (the 2nd line of bash's `times`)
+  local times_out
+  times_out=$(mktemp)
+  times >"$times_out"  # not in $(...): a subshell would report its own children
+  CPU=$(tail -1 "$times_out" | awk '{ n = 0; for (i = 1; i <= 2; ++i) { split($i, p, /[ms]/); n += p[1] * 60 + p[2] }
+                                     printf "%d", n }')
+  rm -f "$times_out"
+}
 step() {
-  printf '\n=== %s === (previous step %d s, %d s in all)\n' "$*" $((SECONDS - LAST)) $((SECONDS - START))
+  children_cpu
+  printf '\n=== %s === (previous step %d s, %d CPU s; %d s in all)\n' "$*" $((SECONDS - LAST)) \
+    $((CPU - LAST_CPU)) $((SECONDS - START))
   LAST=$SECONDS
+  LAST_CPU=$CPU
 }
 
 step "native build + tests"

@@ -6,6 +6,7 @@
 // per-request and per-step latencies and the server's memory (/proc/<pid>/status) at each stage as JSON.
 //   node bench/server/bench_remote_tiles.mjs GTRACE GT_SYNTH_TRACE EVENTS [WORKDIR] [--keep]
 import { spawn, execFileSync } from 'node:child_process';
+import { startServe as startServeWith, stopServe } from '../../web/tests/harness.mjs';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,27 +32,7 @@ function memOf(pid) {
            file_mb: kb('RssFile') / 1024 };
 }
 
-async function startServe() {
-  const p = spawn(gtrace, ['serve', '--store', store, '--port', '0', '--max-upload', '16G'],
-                  { stdio: ['ignore', 'pipe', 'pipe'] });
-  p.stderr.on('data', () => {});  // drained, so a chatty server never blocks on a full pipe
-  p.base = await new Promise((resolve, reject) => {
-    let text = '';
-    const timer = setTimeout(() => reject(new Error('gtrace serve did not print its URL')), 15000);
-    p.stdout.on('data', (d) => {
-      text += d;
-      const m = text.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
-      if (m) { clearTimeout(timer); resolve(m[1]); }
-    });
-    p.on('exit', (code) => reject(new Error('gtrace serve exited with ' + code)));
-  });
-  return p;
-}
-async function stopServe(p) {
-  const done = new Promise((r) => p.on('exit', r));
-  p.kill('SIGTERM');
-  await done;
-}
+const startServe = () => startServeWith(gtrace, ['--store', store, '--max-upload', '16G'], { drainStderr: true });
 
 async function waitIndex(p, id) {
   const t0 = now();

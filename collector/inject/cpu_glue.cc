@@ -1,7 +1,9 @@
 // The injection's side of CPU stack sampling (inject/cpu_sampler.h): started with the trace, drained by the
 // flusher into the writer (under inj.mu), its counts reported as losses when the trace finishes.
+#include <cstdio>
 #include <string>
 
+#include "gt/env.h"
 #include "inject/cpu_sampler.h"
 #include "inject/injection.h"
 
@@ -36,6 +38,20 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
   const auto add = [&](const char* name, Severity sev, uint64_t n, const std::string& what) {
     if (n) AddLoss(inj, name, static_cast<uint8_t>(sev), n, what);
   };
+  if (env::Get(env::Var::kSampleVerbose)) {
+    const auto per = [&](uint64_t ns) { return s.handled ? double(ns) / double(s.handled) / 1e3 : 0.0; };
+    std::fprintf(
+        stderr,
+        "gtrace: CPU sampling, pid %u: %llu samples (%llu signalled, %llu idle repeats); handler %.1f "
+        "us a sample (unwind %.1f, Python %.1f, own CPU clock %.1f), signal delivery %.1f us; "
+        "drain %.1f ms for %llu records; sampler thread %.1f ms CPU; %llu reads of the mappings, %llu "
+        "walks ended outside them\n",
+        inj.pid, static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.handled),
+        static_cast<unsigned long long>(s.idle_repeats), per(s.handler_ns), per(s.unwind_ns),
+        per(s.python_ns), per(s.cpu_clock_ns), per(s.delivery_ns), double(s.drain_ns) / 1e6,
+        static_cast<unsigned long long>(s.drained), double(s.sampler_cpu_ns) / 1e6,
+        static_cast<unsigned long long>(s.maps_reads), static_cast<unsigned long long>(s.maps_misses));
+  }
   add("cpu_samples_ring_full", Severity::kDataLoss, s.ring_full,
       "CPU samples dropped: a thread's sample ring was full before the flusher drained it");
   add("cpu_samples_busy", Severity::kInfo, s.busy_skips,
@@ -50,6 +66,9 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
       "CPU samples deeper than the 64 native / 64 Python frames kept (outermost frames missing)");
   add("cpu_samples_python_unreadable", Severity::kWarning, s.python_unreadable,
       "CPU samples of Python threads whose frame chain could not be read (native stack only)");
+  add("cpu_samples_python_unmapped", Severity::kInfo, s.maps_misses,
+      "CPU samples of Python threads whose frames were not read: they lay outside the process's mappings as "
+      "last read (mapped since; the mappings are read again within 50 ms), native stack only");
   if (s.python_unsupported)
     add("cpu_samples_python_unsupported", Severity::kInfo, s.python_unsupported,
         "CPU samples of Python threads of CPython 3." + std::to_string(s.python_minor) +

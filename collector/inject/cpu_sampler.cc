@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -39,8 +40,7 @@ constexpr int kMaxPython = 64;
 constexpr size_t kMaxEntryWords = 2 + kMaxNative + 2 * kMaxPython;
 constexpr size_t kRingWords = 1u << 16;  // 512 KiB per sampled thread: 330 ms of the deepest stacks at 1 kHz
 constexpr int kMaxSlots = 512;
-constexpr int64_t kIdleCpuNs = 50000;            // CPU used since the last sample that still counts as idle
-constexpr int64_t kMaxIdleRepeatNs = 100000000;  // an idle thread is interrupted again after this long
+constexpr int64_t kIdleCpuNs = 50000;  // CPU used since the last sample that still counts as idle
 
 struct Slot {
   std::atomic<uint32_t> tid{0};    // 0: free
@@ -49,9 +49,10 @@ struct Slot {
   uint64_t* ring = nullptr;  // kRingWords, allocated once by the sampler thread
   // The thread's CPU clock when the handler finished its last sample.
   std::atomic<int64_t> cpu_after_sample{-1};
+  std::atomic<int64_t> signal_sent_ns{0};  // when the sampler sent the signal in flight (costs only)
   // Sampler thread only.
   int64_t token_since_ns = 0;
-  int64_t last_signal_ns = 0;
+  bool confirmed = false;  // the signal that confirms where a thread stopped was sent (see Tick)
   bool sampled_once = false;
   std::atomic<bool> exited{false};  // the thread is gone: freed once drained
   // Drain only.
@@ -74,6 +75,15 @@ constexpr PyLayout kLayouts[] = {
     {12, 56, 0, 0, 8, 56, 70, 3, 68, 112, 128, 136, 192, 40, 56, 48},
 };
 
+// The process's readable mappings (/proc/self/maps, adjacent ones merged), for the handler to check a pointer
+// before it reads there. Two buffers: the sampler fills the one not in use and flips `maps_current`; a
+// handler counts itself in `maps_readers` of the buffer it reads, so the sampler never refills one in use.
+constexpr uint32_t kMaxRanges = 16384;
+struct MapSnapshot {
+  uint32_t n = 0;
+  uintptr_t lo[kMaxRanges], hi[kMaxRanges];
+};
+
 struct State {
   Slot slots[kMaxSlots];
   std::atomic<bool> running{false};
@@ -92,8 +102,20 @@ struct State {
                                              // module (python3 or libpython): where native frames stop
   Stats stats;
   std::atomic<uint64_t> ring_full{0}, unwind_failed{0}, truncated{0}, py_unreadable{0}, py_unsupported{0};
+  MapSnapshot* maps[2] = {nullptr, nullptr};  // mmap'd by the sampler thread
+  std::atomic<int> maps_current{-1};
+  std::atomic<uint32_t> maps_readers[2];
+  std::atomic<bool> maps_miss{false};  // a handler found a pointer outside them: read them again soon
+  int64_t maps_read_ns = 0;            // sampler thread only
+  std::atomic<uint64_t> maps_misses{0};
+  std::atomic<uint64_t> handled{0}, handler_ns{0}, unwind_ns{0}, python_ns{0}, cpu_clock_ns{0},
+      delivery_ns{0};
   // Drain.
-  std::unordered_map<uint64_t, StringId> native_names;  // address -> frame text (this writer)
+  struct NativeName {
+    StringId id;
+    bool interpreter;  // in the interpreter's module (where a Python thread's kept native frames end)
+  };
+  std::unordered_map<uint64_t, NativeName> native_names;  // address -> frame text (this writer)
   struct CodeKey {
     uint64_t code, lines;
     bool operator==(const CodeKey& o) const { return code == o.code && lines == o.lines; }
@@ -154,7 +176,11 @@ _Unwind_Reason_Code UnwindOne(struct _Unwind_Context* ctx, void* arg) {
 
 // Reads that the handler makes of the interpreter's memory are plain loads: the frames belong to the
 // interrupted thread itself (its own data stack, consistent between bytecodes) and stay alive while it is
-// stopped here. Pointers are checked for alignment and the walk for length, so a torn frame ends the walk.
+// stopped here, and each frame holds a reference to its code object. A thread interrupted while it pushes or
+// pops a frame may show a half-written one, whose pointers can be anything. So each pointer is checked for
+// alignment, then the whole object read through it must lie in a readable mapping of the last snapshot of
+// /proc/self/maps (device files excluded), else the walk ends. What remains: an object in memory unmapped
+// since the snapshot (at most a second old) and reached only through such a torn frame.
 template <class T>
 T Load(uintptr_t base, uint32_t offset) {
   T v;
@@ -164,6 +190,28 @@ T Load(uintptr_t base, uint32_t offset) {
 bool Plausible(uintptr_t p) {
   return p >= 4096 && (p & 7) == 0 && p < (uintptr_t(1) << 47);
 }
+
+// The handler's view of the snapshot it pinned.
+struct Mapped {
+  const MapSnapshot* m = nullptr;
+  uint32_t hint = 0;  // the range of the last hit: a frame's neighbours and its code object repeat ranges
+  bool Has(uintptr_t p, size_t n) {
+    if (!m || !Plausible(p)) return false;
+    if (hint < m->n && m->lo[hint] <= p && p + n <= m->hi[hint]) return true;
+    // The last range starting at or below p.
+    uint32_t a = 0, b = m->n;
+    while (a < b) {
+      const uint32_t mid = (a + b) / 2;
+      if (m->lo[mid] <= p)
+        a = mid + 1;
+      else
+        b = mid;
+    }
+    if (a == 0 || p + n > m->hi[a - 1]) return false;
+    hint = a - 1;
+    return true;
+  }
+};
 
 __thread uint32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
 
@@ -182,6 +230,7 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
     errno = saved_errno;
     return;  // not ours to record (a stray SIGPROF, or after Stop)
   }
+  const int64_t t_start = Now();
   uint64_t e[kMaxEntryWords];
   uint8_t flags = 0;
   // Native: unwind from here; the frames up to the interrupted address are the handler and the kernel's
@@ -192,6 +241,7 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
   UnwindState u{pcs, 0, kMaxNative + 8, false};
   if (ts && s->py) u.stop_lo = s->py_text_lo, u.stop_hi = s->py_text_hi;
   _Unwind_Backtrace(UnwindOne, &u);
+  const int64_t t_unwound = Now();
   const auto* uc = static_cast<const ucontext_t*>(uc_void);
   const uint64_t rip = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
   int first = -1;
@@ -223,19 +273,42 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
         flags |= kSampleNoPython;
         s->py_unsupported.fetch_add(1, std::memory_order_relaxed);
       } else {
+        // Pin a snapshot of the mappings (see Mapped): counted in, then still the current one.
+        Mapped mem;
+        const int mi = s->maps_current.load();
+        if (mi >= 0) {
+          s->maps_readers[mi].fetch_add(1);
+          if (s->maps_current.load() == mi)
+            mem.m = s->maps[mi];
+          else
+            s->maps_readers[mi].fetch_sub(1);
+        }
         uint64_t* out = e + 2 + nn;
-        const uintptr_t cframe = Load<uintptr_t>(ts, L->tstate_cframe);
-        uintptr_t f = Plausible(cframe) ? Load<uintptr_t>(cframe, L->cframe_current) : 0;
-        bool bad = cframe != 0 && !Plausible(cframe);
-        for (int guard = 0; f && guard < 1024; ++guard) {
-          if (!Plausible(f)) {
+        const uint32_t frame_size = std::max({L->frame_code, L->frame_previous, L->frame_prev_instr}) + 8;
+        const uint32_t code_size = std::max<uint32_t>(16, L->code_firstlineno + 4);
+        // bad: a pointer no object can have (misaligned, wrong type: a torn frame); unmapped: outside the
+        // snapshot, perhaps mapped since it was taken (a new arena).
+        bool bad = false, unmapped = false;
+        const auto readable = [&](uintptr_t p, size_t n) {
+          if (!Plausible(p)) {
             bad = true;
-            break;
+            return false;
           }
+          if (mem.Has(p, n)) return true;
+          unmapped = true;
+          return false;
+        };
+        const uintptr_t cframe =
+            readable(ts, L->tstate_cframe + 8) ? Load<uintptr_t>(ts, L->tstate_cframe) : 0;
+        uintptr_t f = 0;
+        if (cframe && readable(cframe, L->cframe_current + 8)) f = Load<uintptr_t>(cframe, L->cframe_current);
+        for (int guard = 0; f && guard < 1024; ++guard) {
+          if (!readable(f, frame_size)) break;
           const uintptr_t code = Load<uintptr_t>(f, L->frame_code);
           const int owner = Load<char>(f, L->frame_owner);
           if (owner != L->owner_cstack) {
-            if (!Plausible(code) || Load<uintptr_t>(code, 8) != s->py_code_type) {
+            if (!readable(code, code_size)) break;
+            if (Load<uintptr_t>(code, 8) != s->py_code_type) {
               bad = true;
               break;
             }
@@ -252,7 +325,12 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
           }
           f = Load<uintptr_t>(f, L->frame_previous);
         }
-        if (bad) {
+        if (mem.m) s->maps_readers[mi].fetch_sub(1);
+        if (unmapped) {
+          s->maps_miss.store(true, std::memory_order_relaxed);  // read them again soon
+          s->maps_misses.fetch_add(1, std::memory_order_relaxed);
+          flags |= kSampleNoPython;
+        } else if (bad) {
           flags |= kSampleNoPython;
           s->py_unreadable.fetch_add(1, std::memory_order_relaxed);
         } else if (np > 0) {
@@ -261,8 +339,9 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
       }
     }
   }
+  const int64_t t_walked = Now();
   e[0] = (kMagic << 32) | (uint64_t(flags) << 16) | (uint64_t(np) << 8) | uint64_t(nn);
-  e[1] = uint64_t(Now());
+  e[1] = uint64_t(t_start);
   const size_t words = 2 + size_t(nn) + 2 * size_t(np);
   const uint64_t head = slot->head.load(std::memory_order_relaxed);
   if (head + words - slot->tail.load(std::memory_order_acquire) > kRingWords) {
@@ -271,9 +350,19 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
     for (size_t i = 0; i < words; ++i) slot->ring[(head + i) % kRingWords] = e[i];
     slot->head.store(head + words, std::memory_order_release);
   }
+  const int64_t t_written = Now();
   timespec cpu;
   if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
     slot->cpu_after_sample.store(int64_t(cpu.tv_sec) * 1000000000 + cpu.tv_nsec, std::memory_order_relaxed);
+  const int64_t t_end = Now();
+  const int64_t sent = slot->signal_sent_ns.load(std::memory_order_relaxed);
+  s->handled.fetch_add(1, std::memory_order_relaxed);
+  s->handler_ns.fetch_add(uint64_t(t_end - t_start), std::memory_order_relaxed);
+  s->unwind_ns.fetch_add(uint64_t(t_unwound - t_start), std::memory_order_relaxed);
+  s->python_ns.fetch_add(uint64_t(t_walked - t_unwound), std::memory_order_relaxed);
+  s->cpu_clock_ns.fetch_add(uint64_t(t_end - t_written), std::memory_order_relaxed);
+  if (sent > 0 && t_start > sent)
+    s->delivery_ns.fetch_add(uint64_t(t_start - sent), std::memory_order_relaxed);
   slot->token.store(0, std::memory_order_release);
   errno = saved_errno;
 }
@@ -368,6 +457,7 @@ void Rescan(State& s) {
     }
     free_slot->cpu_after_sample.store(-1);
     free_slot->sampled_once = false;
+    free_slot->confirmed = false;
     free_slot->exited = false;
     free_slot->token.store(0);
     free_slot->tid.store(tid, std::memory_order_release);
@@ -392,14 +482,21 @@ void Tick(State& s, int64_t now) {
       continue;
     }
     // A thread that has used (almost) no CPU since its last sample is where that sample found it: recorded
-    // again without waking it. "Almost": returning from the handler and restarting the interrupted sleep cost
-    // the thread a few microseconds. A thread that ran less than that may still have moved (a thread starting
-    // up, then sleeping): every thread is interrupted again at least every 100 ms, which bounds such a stale
-    // stack.
+    // again without waking it. "Almost": returning from the handler and restarting the interrupted wait cost
+    // the thread a few microseconds. Such a thread is never interrupted again, however long it stays blocked:
+    // a wait interrupted by a signal returns EINTR, and code that retries it with its whole timeout (NCCL's
+    // proxy service thread polls 500 ms at a time and checks its stop flag only in between) never times out
+    // if the signals come faster than the timeout. Re-interrupting idle threads every 100 ms made a DDP job
+    // hang in ncclCommDestroy at exit. Each signal to a thread now needs kIdleCpuNs of its own CPU since the
+    // last one, which a blocked thread cannot use, with one exception: a thread that ran at all since its
+    // last sample (less than kIdleCpuNs: it may have gone from work into a wait) is interrupted once more to
+    // see where it stopped, then left alone. A blocked thread gets at most these two signals.
     const int64_t cpu = ThreadCpuNs(tid);
     const int64_t after = x.cpu_after_sample.load(std::memory_order_relaxed);
-    if (cpu >= 0 && after >= 0 && x.sampled_once && cpu - after < kIdleCpuNs &&
-        now - x.last_signal_ns < kMaxIdleRepeatNs) {
+    if (cpu < 0) ++s.stats.cpu_clock_unreadable;
+    const bool idle = cpu >= 0 && after >= 0 && x.sampled_once && cpu - after < kIdleCpuNs;
+    const bool confirm = idle && cpu > after && !x.confirmed;
+    if (idle && !confirm) {
       // Written here, as the ring's producer (the token is free).
       const uint64_t head = x.head.load(std::memory_order_relaxed);
       if (head + 2 - x.tail.load(std::memory_order_acquire) > kRingWords) {
@@ -411,6 +508,8 @@ void Tick(State& s, int64_t now) {
       }
       continue;
     }
+    x.confirmed = confirm;
+    x.signal_sent_ns.store(Now(), std::memory_order_relaxed);
     x.token.store(1, std::memory_order_release);
     x.token_since_ns = now;
     if (syscall(SYS_tgkill, pid, tid, SIGPROF) != 0) {
@@ -422,8 +521,56 @@ void Tick(State& s, int64_t now) {
       continue;
     }
     x.sampled_once = true;
-    x.last_signal_ns = now;
   }
+}
+
+}  // namespace
+
+bool MapsLineReadable(const char* line, uintptr_t* lo, uintptr_t* hi) {
+  unsigned long a = 0, b = 0;
+  char perms[8] = {0};
+  int path_at = 0;
+  if (std::sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &a, &b, perms, &path_at) < 3 || perms[0] != 'r')
+    return false;
+  // Device memory (the GPU driver's mappings) may fault or have side effects when read.
+  const char* path = path_at > 0 ? line + path_at : "";
+  if (std::strncmp(path, "/dev/", 5) == 0 && std::strncmp(path, "/dev/shm/", 9) != 0 &&
+      std::strncmp(path, "/dev/zero", 9) != 0)
+    return false;
+  *lo = a, *hi = b;
+  return a < b;
+}
+
+namespace {
+
+void RefreshMaps(State& s) {
+  const int cur = s.maps_current.load();
+  const int next = cur == 0 ? 1 : 0;
+  if (!s.maps[next]) {
+    void* p = mmap(nullptr, sizeof(MapSnapshot), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return;
+    s.maps[next] = new (p) MapSnapshot();
+  }
+  // A handler still reading the buffer: try again on the next tick (handlers take microseconds).
+  if (s.maps_readers[next].load() != 0) return;
+  FILE* f = std::fopen("/proc/self/maps", "re");
+  if (!f) return;
+  MapSnapshot& m = *s.maps[next];
+  m.n = 0;
+  char line[512];
+  while (std::fgets(line, sizeof line, f)) {
+    uintptr_t lo = 0, hi = 0;
+    if (!MapsLineReadable(line, &lo, &hi)) continue;
+    if (m.n > 0 && m.hi[m.n - 1] == lo) {
+      m.hi[m.n - 1] = hi;
+    } else if (m.n < kMaxRanges) {
+      m.lo[m.n] = lo, m.hi[m.n] = hi;
+      ++m.n;
+    }
+  }
+  std::fclose(f);
+  s.maps_current.store(next);
+  ++s.stats.maps_reads;
 }
 
 void SamplerMain(State* s) {
@@ -443,6 +590,12 @@ void SamplerMain(State* s) {
       Rescan(*s);
       next_scan = now + 100000000;
     }
+    // The mappings, for the Python walk: every second, and 50 ms after a handler missed them.
+    if (s->py && (s->maps_current.load() < 0 || now - s->maps_read_ns >= 1000000000 ||
+                  (now - s->maps_read_ns >= 50000000 && s->maps_miss.exchange(false)))) {
+      RefreshMaps(*s);
+      s->maps_read_ns = now;
+    }
     Tick(*s, now);
     next.tv_nsec += period;
     while (next.tv_nsec >= 1000000000) next.tv_nsec -= 1000000000, ++next.tv_sec;
@@ -452,6 +605,9 @@ void SamplerMain(State* s) {
     clock_gettime(CLOCK_MONOTONIC, &real);
     if (real.tv_sec > next.tv_sec + 1) next = real;
   }
+  timespec cpu;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
+    s->stats.sampler_cpu_ns = uint64_t(cpu.tv_sec) * 1000000000 + uint64_t(cpu.tv_nsec);
 }
 
 // ---- drain: symbols, frames, records
@@ -527,11 +683,16 @@ StringId PythonFrame(State& s, TraceWriter& w, uint64_t code, uint64_t lines) {
 StringId NativeFrame(State& s, TraceWriter& w, uint64_t pc, bool leaf, bool* interpreter) {
   // Return addresses point after the call: look up the call itself.
   const uint64_t at = leaf ? pc : pc - 1;
+  // Looked up before dladdr: dladdr scans the module's whole symbol table (libtorch has ~10^5 symbols)
+  // under the loader's lock, and it ran for every frame of every sample.
+  auto it = s.native_names.find(at);
+  if (it != s.native_names.end()) {
+    *interpreter = it->second.interpreter;
+    return it->second.id;
+  }
   Dl_info info{};
   const bool found = dladdr(reinterpret_cast<void*>(at), &info) != 0 && info.dli_fname;
   *interpreter = found && s.py_module_base && uintptr_t(info.dli_fbase) == s.py_module_base;
-  auto it = s.native_names.find(at);
-  if (it != s.native_names.end()) return it->second;
   std::string text;
   if (!found) {
     char buf[32];
@@ -555,7 +716,7 @@ StringId NativeFrame(State& s, TraceWriter& w, uint64_t pc, bool leaf, bool* int
     }
   }
   const StringId id = w.Intern(text);
-  s.native_names.emplace(at, id);
+  s.native_names.emplace(at, State::NativeName{id, *interpreter});
   return id;
 }
 
@@ -572,6 +733,15 @@ uint32_t Child(State& s, TraceWriter& w, uint32_t pid, uint32_t parent, StringId
 }
 
 }  // namespace
+
+bool AddressReadableForTest(const void* p, size_t n) {
+  if (!g) g = new State();
+  RefreshMaps(*g);
+  const int mi = g->maps_current.load();
+  Mapped mem;
+  mem.m = mi >= 0 ? g->maps[mi] : nullptr;
+  return mem.Has(reinterpret_cast<uintptr_t>(p), n);
+}
 
 bool PythonVersionSupported(int minor) {
   for (const PyLayout& L : kLayouts)
@@ -692,8 +862,8 @@ uint64_t Drain(TraceWriter& w, uint32_t pid) {
     if (s.writer) ResetWrittenNodes();
     s.writer = &w;
   }
+  const int64_t t_start = Now();
   uint64_t written = 0;
-  std::vector<uint32_t> path;
   for (Slot& x : s.slots) {
     const uint32_t tid = x.tid.load(std::memory_order_acquire);
     if (!tid || !x.ring) continue;
@@ -763,6 +933,8 @@ uint64_t Drain(TraceWriter& w, uint32_t pid) {
       x.tid.store(0, std::memory_order_release);  // the slot is free for a new thread
     }
   }
+  s.stats.drain_ns += uint64_t(Now() - t_start);
+  s.stats.drained += written;
   return written;
 }
 
@@ -774,6 +946,13 @@ Stats GetStats() {
   out.truncated = g->truncated.load();
   out.python_unreadable = g->py_unreadable.load();
   out.python_unsupported = g->py_unsupported.load();
+  out.maps_misses = g->maps_misses.load();
+  out.handled = g->handled.load();
+  out.handler_ns = g->handler_ns.load();
+  out.unwind_ns = g->unwind_ns.load();
+  out.python_ns = g->python_ns.load();
+  out.cpu_clock_ns = g->cpu_clock_ns.load();
+  out.delivery_ns = g->delivery_ns.load();
   return out;
 }
 

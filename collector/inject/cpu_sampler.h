@@ -1,10 +1,11 @@
-// Periodic CPU sampling of every thread of this process (gcollect --sample=cpu, the default at 1 kHz):
-// native stacks and, for CPython 3.11 and 3.12, the Python stack of each sampled thread.
+// Periodic CPU sampling of every thread of this process (gcollect --sample=cpu, 1 kHz unless --sample-hz; off
+// by default): native stacks and, for CPython 3.11 and 3.12, the Python stack of each sampled thread.
 //
 // One sampler thread wakes `hz` times a second. For each thread of the process (/proc/self/task, re-read
 // every 100 ms, so threads created before the injection loaded are covered) it reads the thread's CPU clock:
 // a thread that has not run since its last sample is still where it was, so that stack is recorded again
-// without interrupting it (kSampleIdleRepeat); any other thread gets SIGPROF (tgkill). The handler, on the
+// without interrupting it (kSampleIdleRepeat), for as long as it stays blocked (a signal would end its wait
+// with EINTR); any other thread gets SIGPROF (tgkill). The handler, on the
 // sampled thread, unwinds its native stack (_Unwind_Backtrace: libgcc finds FDEs through glibc's lock-free
 // _dl_find_object) and walks its Python frames (raw reads of the interpreter's frame chain, at offsets per
 // CPython version), and appends the raw addresses to that thread's ring (one producer at a time: a token
@@ -62,11 +63,26 @@ struct Stats {
   uint64_t python_unreadable = 0;       // Python threads whose frame chain could not be read (bad frame)
   uint64_t python_unsupported = 0;      // samples of threads of an unsupported CPython (native stack only)
   uint64_t python_code_unreadable = 0;  // Python frames whose code object could not be read at drain
-  int python_minor = -1;                // 3.x of the interpreter found in the process; -1 none
+  uint64_t cpu_clock_unreadable = 0;    // ticks where a thread's CPU clock could not be read (signalled)
+  // Costs (GTRACE_SAMPLE_VERBOSE prints them): wall time on the trace clock.
+  uint64_t handled = 0;                                     // signals handled
+  uint64_t handler_ns = 0;                                  // in the handler, of which:
+  uint64_t unwind_ns = 0, python_ns = 0, cpu_clock_ns = 0;  // native unwinding, Python walk, own CPU clock
+  uint64_t delivery_ns = 0;                                 // from tgkill to the handler's start
+  uint64_t drain_ns = 0, drained = 0;  // turning raw entries into records (the flusher, under its lock)
+  uint64_t sampler_cpu_ns = 0;         // the sampler thread's CPU (ticks, rescans)
+  uint64_t maps_reads = 0;             // snapshots of /proc/self/maps taken for the Python walk
+  uint64_t maps_misses = 0;            // Python walks ended by a pointer outside them
+  int python_minor = -1;               // 3.x of the interpreter found in the process; -1 none
   bool python_supported = false;
 };
 Stats GetStats();
 
+// Tests: whether the handler's check of a pointer (against a snapshot of /proc/self/maps taken now) lets it
+// read [p, p + n).
+bool AddressReadableForTest(const void* p, size_t n);
+// One line of /proc/self/maps: a readable mapping that is not a device's ([lo, hi) set), or false.
+bool MapsLineReadable(const char* line, uintptr_t* lo, uintptr_t* hi);
 // Tests: the Python frame layouts this build reads (3.11, 3.12), and the line-table reader.
 bool PythonVersionSupported(int minor);
 // The line of code unit `index` from a CPython 3.11+ location table (co_linetable bytes); first_line when

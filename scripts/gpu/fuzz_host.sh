@@ -42,9 +42,14 @@ for spec in "$@"; do
   grep -h -m3 "ERROR\|SUMMARY" $W/$t/logs/fuzz-*.log 2>/dev/null | head -6
 done
 if [ "${KEEP_CORPORA:-0}" = 1 ]; then
+  # Minimized side by side: one after the other, the merges of slow targets took minutes of device time.
   for spec in "$@"; do
     t=${spec%%:*}; m=$W/keep/tests/fuzz/corpus/fuzz_$t; mkdir -p $m
-    timeout 120 $C/fuzz_$t -merge=1 -rss_limit_mb=2048 -max_len=65536 -timeout=10 $m $W/$t/corpus >/dev/null 2>&1
+    timeout 120 $C/fuzz_$t -merge=1 -rss_limit_mb=2048 -max_len=65536 -timeout=10 $m $W/$t/corpus >/dev/null 2>&1 &
+  done
+  wait
+  for spec in "$@"; do
+    t=${spec%%:*}; m=$W/keep/tests/fuzz/corpus/fuzz_$t
     echo "fuzz_$t corpus: $(ls $W/$t/corpus | wc -l) inputs, minimized to $(ls $m | wc -l) ($(du -sh $m | cut -f1))"
   done
   tar czf $OUT/fuzz_corpora.tar.gz -C $W/keep tests

@@ -3,7 +3,11 @@
 // script, read back through the trace format.
 #include "inject/cpu_sampler.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -146,7 +150,7 @@ TEST_CASE("cpu sampler: a spinning thread and a sleeping thread are sampled wher
   CHECK(spin >= 100);
   CHECK(spin_named >= spin * 9 / 10);
   CHECK(sleep >= 100);
-  // Its first sample may catch it starting up; it is re-read within 100 ms.
+  // Its first sample may catch it starting up; the sample after it stopped shows where it sleeps.
   CHECK(sleep_named >= sleep * 3 / 4);
   // A sleeping thread is interrupted once, then recorded from its CPU clock without being woken.
   CHECK(sleep_idle >= sleep / 2);
@@ -155,6 +159,85 @@ TEST_CASE("cpu sampler: a spinning thread and a sleeping thread are sampled wher
   std::map<uint32_t, int> ids;
   for (const auto& n : d.cpu_stack_nodes) CHECK(++ids[n.node] == 1);
   for (const auto& n : d.cpu_stack_nodes) CHECK((n.parent == 0 || ids.count(n.parent) == 1));
+}
+
+// Code that retries an interrupted timed wait with its whole timeout again (NCCL's proxy service thread:
+// `do poll(fds, n, 500) while EINTR`, checked for its stop flag only when the poll returns) never times out
+// if a blocked thread is interrupted more often than its timeout. A 2-rank DDP job hung at exit that way
+// while the sampler re-interrupted idle threads every 100 ms. A blocked thread must not be interrupted again
+// and again.
+TEST_CASE("cpu sampler: a timed wait retried on EINTR with its whole timeout still times out") {
+  inject::cpu::Options o;
+  o.hz = 1000;
+  std::string error;
+  REQUIRE(inject::cpu::Start(o, &error));
+  Recorder rec;
+  std::atomic<int> timeouts{0}, interrupted{0};
+  std::atomic<bool> stop{false};
+  std::thread waiter([&] {
+    GtSpinForTest(MonoNs() + 20'000'000);  // busy first: it is sampled while it runs, then while it waits
+    while (!stop.load() && timeouts.load() < 3) {
+      int r;
+      do {
+        r = poll(nullptr, 0, 300);
+        if (r < 0 && errno == EINTR) ++interrupted;
+      } while (r < 0 && errno == EINTR);
+      ++timeouts;
+    }
+  });
+  // Three 300 ms timeouts take 0.9 s; allow 3 s on a loaded machine.
+  const int64_t t0 = MonoNs();
+  while (timeouts.load() < 3 && MonoNs() < t0 + 3'000'000'000) {
+    GtSleepForTest(50'000'000);
+    rec.Drain();
+  }
+  const int done = timeouts.load();
+  inject::cpu::Stop();  // a sampler that kept interrupting would keep the waiter from finishing
+  stop = true;
+  waiter.join();
+  const TraceData d = rec.Finish();
+  INFO("interrupted " << interrupted.load() << " samples " << d.cpu_samples.size());
+  CHECK(done == 3);
+  // The signal sent while it still ran and the one that confirms where it stopped, not one per tick.
+  CHECK(interrupted.load() <= 4);
+}
+
+// The handler reads CPython's frames with plain loads; a torn frame's pointer is followed only into memory
+// that a snapshot of the mappings says is readable (a fault there would kill the app).
+TEST_CASE("cpu sampler: the Python walk's pointer check refuses unmapped, unreadable and device memory") {
+  using inject::cpu::AddressReadableForTest;
+  const long page = sysconf(_SC_PAGESIZE);
+  // Three pages with a hole after them (the next mapping could otherwise be adjacent: ranges are merged).
+  auto* p = static_cast<uint8_t*>(
+      mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(p != MAP_FAILED);
+  REQUIRE(munmap(p + 3 * page, page) == 0);
+  static uint64_t global = 0;
+  std::vector<uint64_t> heap(64);
+  CHECK(AddressReadableForTest(&global, 8));
+  CHECK(AddressReadableForTest(heap.data(), 64 * 8));
+  CHECK(AddressReadableForTest(p, 3 * page));
+  CHECK_FALSE(AddressReadableForTest(p + 8, 3 * page));  // runs past the end
+  CHECK_FALSE(AddressReadableForTest(p + 1, 8));         // misaligned
+  REQUIRE(mprotect(p + page, page, PROT_NONE) == 0);
+  CHECK(AddressReadableForTest(p, page));
+  CHECK_FALSE(AddressReadableForTest(p + page, 8));
+  CHECK_FALSE(AddressReadableForTest(p + page - 8, 16));  // straddles into the protected page
+  REQUIRE(munmap(p, 3 * page) == 0);
+  CHECK_FALSE(AddressReadableForTest(p, 8));
+  CHECK_FALSE(AddressReadableForTest(nullptr, 8));
+  CHECK_FALSE(AddressReadableForTest(reinterpret_cast<void*>(uintptr_t(1) << 50), 8));
+  // A device file's mapping (the GPU driver's) is never read; shared memory and anonymous memory are.
+  using inject::cpu::MapsLineReadable;
+  uintptr_t lo = 0, hi = 0;
+  CHECK(MapsLineReadable("7f0000000000-7f0000001000 rw-p 00000000 00:00 0 \n", &lo, &hi));
+  CHECK((lo == 0x7f0000000000 && hi == 0x7f0000001000));
+  CHECK(MapsLineReadable("55d0a000-55d0b000 rw-p 00000000 00:00 0   [heap]\n", &lo, &hi));
+  CHECK(MapsLineReadable("7f00a000-7f00b000 r--s 00000000 00:05 12 /dev/shm/nccl-abc\n", &lo, &hi));
+  CHECK_FALSE(MapsLineReadable("7f00a000-7f00b000 rw-s 00000000 00:05 12 /dev/nvidiactl\n", &lo, &hi));
+  CHECK_FALSE(MapsLineReadable("7f00a000-7f00b000 rw-s 00000000 00:05 12 /dev/nvidia0\n", &lo, &hi));
+  CHECK_FALSE(MapsLineReadable("7f00a000-7f00b000 ---p 00000000 00:00 0 \n", &lo, &hi));
+  CHECK_FALSE(MapsLineReadable("garbage\n", &lo, &hi));
 }
 
 TEST_CASE("cpu sampler: refuses a bad rate and a foreign SIGPROF handler") {
@@ -251,6 +334,8 @@ TEST_CASE("cpu sampler: the Python frames of an embedded interpreter, with file,
   CHECK(spin >= 100);
   CHECK(sleep >= 100);
   CHECK(stats.python_unreadable == 0);
+  // Objects created after the last read of the mappings cost a few Python stacks, not many.
+  CHECK(stats.maps_misses * 10 <= mine);
   Py_FinalizeEx();
 }
 #endif

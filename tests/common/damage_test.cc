@@ -7,6 +7,7 @@
 
 #include "format.h"
 #include "random_records.h"
+#include "sweep.h"
 
 using namespace gt;
 using namespace gt::test;
@@ -114,8 +115,9 @@ TEST_CASE("a flipped byte anywhere loses exactly the chunk it hit", "[format][da
   auto chunks = ListChunks(bytes);
   uint64_t total = 0;
   for (const auto& c : chunks) total += c.count;
+  size_t first = 0;
   for (uint8_t mask : {uint8_t(0xff), uint8_t(0x01), uint8_t(0x80)}) {
-    for (size_t i = 0; i < bytes.size(); ++i) {
+    for (size_t i = first++ % test::kSweepStride; i < bytes.size(); i += test::kSweepStride) {
       std::string damaged = bytes;
       damaged[i] = char(uint8_t(damaged[i]) ^ mask);
       Loaded out = Decode(damaged);
@@ -346,13 +348,13 @@ TEST_CASE("parallel decoding reads what one thread reads - intact damaged and tr
     CheckSameLoad(serial, parallel);
   }
   // Damage: every 29th byte flipped, and cuts at every 23rd byte, of the first segment.
-  for (size_t i = format::kSegmentHeaderSize; i < one.size(); i += 29) {
+  for (size_t i = format::kSegmentHeaderSize; i < one.size(); i += 29 * test::kSweepStride) {
     std::string damaged = one;
     damaged[i] = char(uint8_t(damaged[i]) ^ 0xff);
     INFO("flipped byte " << i);
     CheckSameLoad(read(damaged, 1), read(damaged, 4));
   }
-  for (size_t cut = format::kSegmentHeaderSize; cut < one.size(); cut += 23) {
+  for (size_t cut = format::kSegmentHeaderSize; cut < one.size(); cut += 23 * test::kSweepStride) {
     std::string part = one.substr(0, cut);
     INFO("cut at " << cut);
     CheckSameLoad(read(part, 1), read(part, 3));
@@ -399,13 +401,13 @@ TEST_CASE("split reading (Walk, Decode, Settle) reads what Step reads - intact d
     CHECK(serial.report.clean());
     CheckSameLoad(serial, s);
   }
-  for (size_t i = format::kSegmentHeaderSize; i < one.size(); i += 31) {
+  for (size_t i = format::kSegmentHeaderSize; i < one.size(); i += 31 * test::kSweepStride) {
     std::string damaged = one;
     damaged[i] = char(uint8_t(damaged[i]) ^ 0xff);
     INFO("flipped byte " << i);
     CheckSameLoad(Decode(damaged), split(damaged, 7));
   }
-  for (size_t cut = format::kSegmentHeaderSize; cut < one.size(); cut += 37) {
+  for (size_t cut = format::kSegmentHeaderSize; cut < one.size(); cut += 37 * test::kSweepStride) {
     std::string part = one.substr(0, cut);
     INFO("cut at " << cut);
     CheckSameLoad(Decode(part), split(part, 5));

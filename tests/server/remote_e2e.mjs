@@ -8,15 +8,11 @@
 //   node tests/server/remote_e2e.mjs GTRACE_BINARY WEB_ROOT GT_SYNTH_TRACE [EVENTS]
 // (GT_REMOTE_E2E_NO_LOCAL=1: the remote pages only, for sizes a page could not download.)
 // Needs the wasm page (cmake --preset wasm), the native gtrace and gt_synth_trace, web/tests/node_modules.
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const require = createRequire(path.join(root, 'web/tests/package.json'));
-const { chromium } = require('playwright-core');
+import { launchBrowser, repoRoot as root, startServe, stopServe } from '../../web/tests/harness.mjs';
 
 const [gtrace, webRoot, synth, eventsArg] = process.argv.slice(2);
 if (!gtrace || !webRoot || !synth) {
@@ -38,26 +34,9 @@ numbers.trace_bytes = fs.statSync(traceFile).size;
 numbers.generate_s = (t() - t0) / 1000;
 
 // ---- the server ------------------------------------------------------------------------------------------------
-const serve = spawn(gtrace, ['serve', '--store', store, '--port', '0', '--web-root', webRoot],
-                    { stdio: ['ignore', 'pipe', 'inherit'] });
-const base = await new Promise((resolve, reject) => {
-  let text = '';
-  const timer = setTimeout(() => reject(new Error('gtrace serve did not print its URL')), 15000);
-  serve.stdout.on('data', (d) => {
-    text += d;
-    const m = text.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
-    if (m) { clearTimeout(timer); resolve(m[1]); }
-  });
-  serve.on('exit', (code) => reject(new Error('gtrace serve exited with ' + code)));
-});
-
-const browser = await chromium.launch({
-  executablePath: process.env.GT_CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
-         '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
-         '--disable-dev-shm-usage', '--enable-precise-memory-info'],
-});
+const serve = await startServe(gtrace, ['--store', store, '--web-root', webRoot]);
+const base = serve.base;
+const browser = await launchBrowser(['--enable-precise-memory-info']);
 
 let failed = false;
 function check(cond, message) {
@@ -253,8 +232,7 @@ try {
   failed = true;
 } finally {
   await browser.close();
-  serve.kill('SIGTERM');
-  await new Promise((r) => serve.on('exit', r));
+  await stopServe(serve);
   fs.rmSync(tmp, { recursive: true, force: true });
 }
 fs.writeFileSync(path.join(outDir, 'numbers.json'), JSON.stringify(numbers, null, 2));

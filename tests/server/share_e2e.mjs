@@ -5,15 +5,10 @@
 //
 //   node tests/server/share_e2e.mjs GTRACE_BINARY WEB_ROOT TRACE_FILE
 // Needs the wasm page (cmake --preset wasm) and web/tests/node_modules (scripts/setup.sh).
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const require = createRequire(path.join(root, 'web/tests/package.json'));
-const { chromium } = require('playwright-core');
+import { launchBrowser, repoRoot as root, startServe, stopServe } from '../../web/tests/harness.mjs';
 
 const [gtrace, webRoot, traceFile] = process.argv.slice(2);
 if (!gtrace || !webRoot || !traceFile) {
@@ -25,26 +20,9 @@ fs.mkdirSync(outDir, { recursive: true });
 const store = fs.mkdtempSync(path.join(os.tmpdir(), 'gtrace-share-e2e-'));
 
 // ---- the server ------------------------------------------------------------------------------------------------
-const serve = spawn(gtrace, ['serve', '--store', store, '--port', '0', '--web-root', webRoot],
-                    { stdio: ['ignore', 'pipe', 'inherit'] });
-const base = await new Promise((resolve, reject) => {
-  let text = '';
-  const timer = setTimeout(() => reject(new Error('gtrace serve did not print its URL')), 15000);
-  serve.stdout.on('data', (d) => {
-    text += d;
-    const m = text.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
-    if (m) { clearTimeout(timer); resolve(m[1]); }
-  });
-  serve.on('exit', (code) => reject(new Error('gtrace serve exited with ' + code)));
-});
-
-const browser = await chromium.launch({
-  executablePath: process.env.GT_CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
-         '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync',
-         '--disable-dev-shm-usage'],
-});
+const serve = await startServe(gtrace, ['--store', store, '--web-root', webRoot]);
+const base = serve.base;
+const browser = await launchBrowser();
 
 let failed = false;
 function check(cond, message) {
@@ -157,8 +135,7 @@ try {
   failed = true;
 } finally {
   await browser.close();
-  serve.kill('SIGTERM');
-  await new Promise((r) => serve.on('exit', r));
+  await stopServe(serve);
   fs.rmSync(store, { recursive: true, force: true });
 }
 console.log(failed ? 'share e2e: FAILED' : 'share e2e: passed');

@@ -47,6 +47,7 @@ enum class Var : uint8_t {
   kPcsVerbose,
   kPcsNoLines,
   kPcsGetData,
+  kSampleVerbose,
   // The gtrace CLI and server.
   kStore,
   kWebRoot,

@@ -1,0 +1,94 @@
+#!/bin/bash
+# CPU sampling on the GPU machine (issue 22): does a 2-rank DDP job exit under `gcollect --sample=cpu`, and what
+# does sampling cost next to the default trace (device tool, kind nvidia-h200-x2, .device-carry/sample22b):
+#   prepare here: bash scripts/gpu/sampling_exit.sh --carry [BUILD] [OLD_DIR]   (OLD_DIR: an earlier build's
+#                 gcollect + libraries, run as "old" for comparison; optional)
+#   run there:    bash .device-carry/sample22b/sampling_exit.sh [hang|exit|overhead|all] [N]
+# hang: the old build with --sample=cpu and --sample-hz=1 (a control), a watchdog that dumps every thread of a job
+# still running 50 s after start (/proc state, wchan, Python stacks through faulthandler) then ends it;
+# exit: the new build's job N times in a row (each must exit by itself within 90 s); overhead: N rounds,
+# interleaved, of plain / `gcollect --sample=none` / `gcollect --sample=cpu` / `--sample-hz=250` on torch_loop.py and cpu_gaps.py
+# --mode train (median ms per iteration), with GTRACE_SAMPLE_VERBOSE's cost lines.
+set -u
+if [ "${1:-}" = --carry ]; then
+  B=${2:-build/native}; OLD=${3:-}; C=/work/main/.device-carry/sample22b; rm -rf $C; mkdir -p $C/lib
+  cp $B/collector/gcollect $B/collector/libgtrace_inject.so $B/collector/libgtrace_osrt.so $C/
+  strip --strip-debug $C/gcollect $C/lib*.so
+  if [ -n "$OLD" ]; then mkdir -p $C/old; cp $OLD/gcollect $OLD/libgtrace_inject.so $OLD/libgtrace_osrt.so $C/old/; fi
+  cp -L /lib/x86_64-linux-gnu/libzstd.so.1 $C/lib/
+  cp scripts/gpu/sampling_exit.sh scripts/gpu/ddp_faulthandler.py $C/
+  du -sh $C; exit 0
+fi
+C=$PWD/.device-carry/sample22b
+export LD_LIBRARY_PATH=$C/lib:${LD_LIBRARY_PATH:-}
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/gtrace-out}; mkdir -p $OUT
+R=$OUT/sampling_exit.txt; touch "$R"
+D=/tmp/s22; mkdir -p $D
+WHAT=${1:-all}; N=${2:-3}
+log() { echo "$*" | tee -a "$R"; }
+procs() { for d in /proc/[0-9]*; do grep -qa ddp_faulthandler $d/cmdline 2>/dev/null && echo ${d#/proc/}; done; }
+workers() { for p in $(procs); do tr '\0' '\n' </proc/$p/environ 2>/dev/null | grep -q '^LOCAL_RANK=' && echo $p; done; }
+
+# run_ddp LABEL LIMIT GCOLLECT ARGS...: the job under gcollect; still running after LIMIT s: dump and end it.
+run_ddp() {
+  local label=$1 limit=$2 g=$3; shift 3
+  local t0=$(date +%s.%N) rc
+  setsid $g -q -f "$@" -o $D/$label -- torchrun --standalone --nproc_per_node=2 $C/ddp_faulthandler.py \
+    --steps 12 --warmup 2 >$D/$label.log 2>&1 &
+  local pid=$!
+  for i in $(seq 1 $limit); do sleep 1; kill -0 $pid 2>/dev/null || break; done
+  if kill -0 $pid 2>/dev/null; then
+    log "$label: STILL RUNNING after ${limit}s; $(grep -c 'steps, loss' $D/$label.log) ranks printed their steps"
+    for p in $(procs); do
+      log "-- pid $p: $(tr '\0' ' ' </proc/$p/cmdline | cut -c1-100)"
+      for t in /proc/$p/task/*; do
+        log "   tid ${t##*/} $(cat $t/comm 2>/dev/null) state=$(sed 's/.*) //' $t/stat 2>/dev/null | cut -d' ' -f1) wchan=$(cat $t/wchan 2>/dev/null) syscall=$(cut -d' ' -f1-3 $t/syscall 2>/dev/null)"
+      done
+    done
+    for p in $(workers); do kill -USR1 $p; done  # faulthandler: every thread's Python stack to the log
+    sleep 2
+    for p in $(workers); do kill -TERM $p; done  # the injection finalizes the trace from its handler
+    sleep 8; kill -TERM -- -$pid 2>/dev/null; sleep 3; kill -KILL -- -$pid 2>/dev/null
+    wait $pid; rc="hung (ended by the watchdog)"
+  else
+    wait $pid; rc=$?
+  fi
+  log "$label: rc=$rc wall=$(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}")s $(grep -o 'step_ms=[0-9.]*' $D/$label.log | tr '\n' ' ')"
+  grep -E "^gtrace: CPU sampling|Thread 0x|File \"|^Current thread" $D/$label.log | head -60 >>"$R"
+}
+
+log "== $(date +%T) $WHAT N=$N; $(nvidia-smi -L | tr '\n' ' '); $(python3 --version)"
+if [ "$WHAT" = hang ] || [ "$WHAT" = all ]; then
+  if [ -x $C/old/gcollect ]; then
+    run_ddp old_sample 50 $C/old/gcollect --sample=cpu
+    cp $D/old_sample.gtrace $OUT/hang_old.gtrace 2>/dev/null
+    run_ddp old_hz1 70 $C/old/gcollect --sample-hz=1
+  fi
+fi
+if [ "$WHAT" = exit ] || [ "$WHAT" = all ]; then
+  for i in $(seq 1 $N); do GTRACE_SAMPLE_VERBOSE=1 run_ddp new_sample_$i 90 $C/gcollect --sample=cpu; done
+  cp $D/new_sample_1.gtrace $OUT/exit_new.gtrace 2>/dev/null
+fi
+if [ "$WHAT" = overhead ] || [ "$WHAT" = all ]; then
+  export CUDA_VISIBLE_DEVICES=0
+  for wl in "loop:bench/collector/torch_loop.py --iters 1000" "train:bench/collector/cpu_gaps.py --mode train --steps 1000"; do
+    name=${wl%%:*}; cmd=${wl#*:}
+    for round in $(seq 1 $N); do
+      line="$name round=$round"
+      for cfg in plain default sample sample250; do
+        case $cfg in
+          plain) P="" ;;
+          default) P="$C/gcollect -q -f --sample=none -o $D/o_${name}_$cfg --" ;;
+          sample) P="$C/gcollect -q -f --sample=cpu -o $D/o_${name}_$cfg --" ;;
+          sample250) P="$C/gcollect -q -f --sample-hz=250 -o $D/o_${name}_$cfg --" ;;
+        esac
+        GTRACE_SAMPLE_VERBOSE=1 timeout 120 $P python3 $cmd >$D/o.log 2>&1
+        line="$line $cfg=$(grep -o 'median_ms=[0-9.]*' $D/o.log | cut -d= -f2)"
+        [ $cfg = sample ] && grep "^gtrace: CPU sampling" $D/o.log | head -2 >>"$R"
+      done
+      log "$line"
+    done
+  done
+fi
+log "== $(date +%T) done"
