@@ -200,6 +200,10 @@ TEST_CASE("sqlite export: cpu samples with their stacks") {
   CHECK(Rows(db, "SELECT id, start, globalTid, stackId, flags, pid, tid FROM CPU_SAMPLES ORDER BY id") ==
         std::vector<std::string>{"1|1000|16777227|3|2|1|11", "2|2000|16777227|1|2|1|11",
                                  "3|3000|16777228|0|16|1|12"});
+  CHECK(
+      Rows(db,
+           "SELECT stackId, stackDepth, frame FROM CPU_STACK_PATHS WHERE stackId = 2 ORDER BY stackDepth") ==
+      std::vector<std::string>{"2|0|data.py:Loader.__getitem__:5", "2|1|train.py:main:10"});
   // Innermost first (stackDepth 0), as nsys's SAMPLING_CALLCHAINS; nothing for the sample not unwound.
   CHECK(
       Rows(db,

@@ -163,8 +163,8 @@ json ToolList() {
       "Run one read-only SQL SELECT on the trace exported to SQLite (tables like nsys's: "
       "CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_RUNTIME, NVTX_EVENTS, "
       "StringIds; views KERNELS, COPIES, API_CALLS, NVTX with names; KERNEL_COUNTERS, IDLE_GAPS, "
-      "IDLE_GAP_ACTIVITY, DEVICE_ACTIVITY, PROCESSES, LOSSES, META; CPU_SAMPLES, CPU_STACK_FRAMES and "
-      "view CPU_SAMPLE_FRAMES for sampled CPU stacks). Times in ns. Schema: docs/sqlite.md.",
+      "IDLE_GAP_ACTIVITY, DEVICE_ACTIVITY, PROCESSES, LOSSES, META; CPU_SAMPLES, CPU_STACK_FRAMES, views "
+      "CPU_STACK_PATHS, CPU_SAMPLE_FRAMES for sampled CPU stacks). Times in ns. Schema: docs/sqlite.md.",
       Schema({{"trace", trace},
               {"query", {{"type", "string"}}},
               {"limit", {{"type", "integer"}, {"minimum", 1}, {"description", "max rows (default 200)"}}}},

@@ -175,14 +175,17 @@ CREATE VIEW API_CALLS AS
          s.value FROM CUPTI_ACTIVITY_KIND_DRIVER a JOIN StringIds s ON s.id = a.nameId;
 CREATE VIEW NVTX AS SELECT n.*, n.end - n.start AS duration, d.value AS domain
   FROM NVTX_EVENTS n LEFT JOIN StringIds d ON d.id = n.domainId AND n.domainId != 0;
-CREATE VIEW CPU_SAMPLE_FRAMES AS
-  WITH RECURSIVE walk(sampleId, nodeId, stackDepth) AS (
-    SELECT id, stackId, 0 FROM CPU_SAMPLES WHERE stackId != 0
+CREATE VIEW CPU_STACK_PATHS AS
+  WITH RECURSIVE walk(stackId, nodeId, stackDepth) AS (
+    SELECT id, id, 0 FROM CPU_STACK_FRAMES
     UNION ALL
-    SELECT w.sampleId, f.parentId, w.stackDepth + 1 FROM walk w JOIN CPU_STACK_FRAMES f ON f.id = w.nodeId
+    SELECT w.stackId, f.parentId, w.stackDepth + 1 FROM walk w JOIN CPU_STACK_FRAMES f ON f.id = w.nodeId
     WHERE f.parentId != 0)
-  SELECT w.sampleId, w.stackDepth, s.value AS frame, f.kind, f.id AS frameNodeId
+  SELECT w.stackId, w.stackDepth, s.value AS frame, f.kind, f.id AS frameNodeId
   FROM walk w JOIN CPU_STACK_FRAMES f ON f.id = w.nodeId JOIN StringIds s ON s.id = f.frameId;
+CREATE VIEW CPU_SAMPLE_FRAMES AS
+  SELECT c.id AS sampleId, p.stackDepth, p.frame, p.kind, p.frameNodeId
+  FROM CPU_SAMPLES c JOIN CPU_STACK_PATHS p ON p.stackId = c.stackId;
 )sql";
 
 // ---------------------------------------------------------------------------------------------------------------
