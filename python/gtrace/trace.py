@@ -76,6 +76,11 @@ class Trace:
              (depth 0: calls the thread made; 1+: driver calls made inside them)
     nvtx     start_ns end_ns dur_ns name pid tid rank host depth kind (nvtx|host_op) domain
     samples  time_ns value counter unit pid device (counter time series: GPU utilization, ...)
+    cpu_samples  time_ns pid tid rank host stack_id frame frame_kind (python|native|none) flags python
+             idle_repeat (sampled CPU stacks, gcollect --sample=cpu: one row per sample, its innermost frame;
+             stack_id 0: nothing unwound)
+    cpu_stacks   stack_id parent_id frame frame_kind depth (the frame tree stack_id points into; parent 0:
+             outermost); cpu_stack(stack_id) lists one stack's frames
     metrics  pid correlation_id kernel launch_ordinal metric value flags (raw hardware counters per launch)
 
     Results: counters (per-kernel counter verdicts), gaps (idle gaps with causes), devices, processes,
@@ -86,6 +91,7 @@ class Trace:
     def __init__(self, core, path):
         self._core = core
         self.path = path
+        self._stack_index = {}  # stack_id -> (parent_id, frame), built by the first cpu_stack()
 
     def __repr__(self):
         return (f"<gtrace.Trace {self.path!r}: {self.format}, {self.event_count} events, "
@@ -137,6 +143,32 @@ class Trace:
     @functools.cached_property
     def samples(self):
         return _frame(self._core.samples())
+
+    @functools.cached_property
+    def cpu_samples(self):
+        return _frame(self._core.cpu_samples())
+
+    @functools.cached_property
+    def cpu_stacks(self):
+        return _frame(self._core.cpu_stacks())
+
+    def cpu_stack(self, stack_id):
+        """The frames of one sampled stack (a cpu_samples row's stack_id), outermost first, as strings
+        ("file.py:function:line" for Python frames, "module!symbol" for native ones)."""
+        if isinstance(stack_id, bool) or not isinstance(stack_id, (int, np.integer)):
+            raise TypeError(f"stack_id must be an int, not {type(stack_id).__name__}")
+        if not self._stack_index:
+            st = self.cpu_stacks
+            self._stack_index.update(zip(st["stack_id"].tolist(),
+                                         zip(st["parent_id"].tolist(), st["frame"].astype(str).tolist())))
+        frames, node = [], int(stack_id)
+        if node != 0 and node not in self._stack_index:
+            raise KeyError(f"no stack {stack_id}")
+        while node != 0:
+            parent, frame = self._stack_index[node]
+            frames.append(frame)
+            node = parent if parent < node else 0  # parents precede children: a chain always ends
+        return frames[::-1]
 
     @functools.cached_property
     def metrics(self):

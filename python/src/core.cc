@@ -388,6 +388,60 @@ void NvtxTable(const TraceModel& m, Table& t) {
   });
 }
 
+// Sampled CPU stacks (gcollect --sample=cpu): one row per sample, its innermost frame and the id of its stack
+// (a node of CpuStackTable's tree; 0: nothing could be unwound).
+void CpuSampleTable(const TraceModel& m, Table& t) {
+  const auto procs = ProcessesOf(m);
+  const auto& c = m.cpu;
+  auto& time = t.Num<int64_t>("time_ns");
+  auto& pid = t.Num<uint32_t>("pid");
+  auto& tid = t.Num<uint32_t>("tid");
+  auto& rank = t.Num<int32_t>("rank");
+  Codes& host = t.Str("host", &m);
+  auto& stack = t.Num<uint32_t>("stack_id");
+  Codes& frame = t.Str("frame", &m);
+  Codes& kind = t.Str("frame_kind", nullptr);
+  auto& flags = t.Num<uint8_t>("flags");
+  auto& python = t.Bool("python");
+  auto& idle = t.Bool("idle_repeat");
+  t.Reserve(c.size());
+  time.insert(time.end(), c.ts.begin(), c.ts.end());
+  pid.insert(pid.end(), c.pid.begin(), c.pid.end());
+  tid.insert(tid.end(), c.tid.begin(), c.tid.end());
+  flags.insert(flags.end(), c.flags.begin(), c.flags.end());
+  for (size_t i = 0; i < c.size(); ++i) {
+    auto it = procs.find(c.pid[i]);
+    rank.push_back(it == procs.end() ? -1 : it->second.rank);
+    host.Push(it == procs.end() ? StringId(0) : it->second.host);
+    const uint32_t n = c.stack[i] < c.node_parent.size() ? c.stack[i] : 0;
+    stack.push_back(n);
+    frame.Push(c.node_frame[n]);
+    kind.Push(n == 0 ? "none" : c.node_kind[n] == uint8_t(FrameKind::kPython) ? "python" : "native");
+    python.push_back((c.flags[i] & kSamplePython) != 0);
+    idle.push_back((c.flags[i] & kSampleIdleRepeat) != 0);
+  }
+}
+
+// The frame tree the samples point into: node ids are global (every process's nodes renumbered), parents
+// before children; a stack is the walk from its node to parent 0.
+void CpuStackTable(const TraceModel& m, Table& t) {
+  const auto& c = m.cpu;
+  auto& id = t.Num<uint32_t>("stack_id");
+  auto& parent = t.Num<uint32_t>("parent_id");
+  Codes& frame = t.Str("frame", &m);
+  Codes& kind = t.Str("frame_kind", nullptr);
+  auto& depth = t.Num<uint32_t>("depth");
+  t.Reserve(c.node_parent.size());
+  for (uint32_t n = 1; n < c.node_parent.size(); ++n) {
+    id.push_back(n);
+    parent.push_back(c.node_parent[n]);
+    frame.Push(c.node_frame[n]);
+    kind.Push(c.node_kind[n] == uint8_t(FrameKind::kPython) ? "python" : "native");
+    const uint32_t p = c.node_parent[n];
+    depth.push_back(p == 0 || p >= n ? 0 : depth[p - 1] + 1);  // parents precede: their depth is known
+  }
+}
+
 void SampleTable(const TraceModel& m, Table& t) {
   auto& time = t.Num<int64_t>("time_ns");
   auto& value = t.Num<double>("value");
@@ -667,6 +721,8 @@ PYBIND11_MODULE(_core, m) {
       .def("api", [](const Trace& t) { return Gather(t.m(), ApiTable); })
       .def("nvtx", [](const Trace& t) { return Gather(t.m(), NvtxTable); })
       .def("samples", [](const Trace& t) { return Gather(t.m(), SampleTable); })
+      .def("cpu_samples", [](const Trace& t) { return Gather(t.m(), CpuSampleTable); })
+      .def("cpu_stacks", [](const Trace& t) { return Gather(t.m(), CpuStackTable); })
       .def("metrics", [](const Trace& t) { return Gather(t.m(), MetricTable); })
       .def("summary", [](const Trace& t, const std::string& what) { return Summary(t.m(), what); })
       .def("gaps",

@@ -62,7 +62,7 @@ def main():
     check(c.request("ping")["result"] == {}, "ping")
     tools = {t["name"]: t for t in c.request("tools/list")["result"]["tools"]}
     want = {"open_trace", "top_kernels", "idle_gaps", "kernel_counters", "nvtx_ranges", "compare", "sql",
-            "collectives"}
+            "collectives", "cpu_samples"}
     check(set(tools) == want, f"tools/list: {sorted(tools)}")
     check(all(t["inputSchema"]["type"] == "object" and t["description"] for t in tools.values()), "tool schemas")
 

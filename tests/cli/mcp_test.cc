@@ -135,3 +135,55 @@ TEST_CASE("mcp: collectives, bounded answers and read-only SQL on a two-rank job
   r = Call(s, "sql", {{"trace", "t1"}, {"query", "SELECT count(*) FROM META"}});
   CHECK(r["result"]["isError"] == false);
 }
+
+// The slow-DataLoader fixture (H200, tests/data/README.md): in the steady state (0.3-0.8 s after the start-up
+// gap) the main thread sleeps in SlowDataset.__getitem__; the same samples are in the SQL export's tables.
+TEST_CASE("mcp: cpu samples of a range, per thread, and their SQL tables") {
+  McpServer s;
+  json r = Call(s, "open_trace", {{"path", std::string(GT_TESTS_DATA) + "/cpu_h200_loader.gtrace"}});
+  REQUIRE(r["result"]["isError"] == false);
+  const json gap = json::parse(Text(Call(s, "idle_gaps", {{"trace", "t1"}, {"n", 1}})))["gaps"][0];
+  const int64_t start = gap["start_ns"].get<int64_t>() + gap["duration_ns"].get<int64_t>() + 300'000'000;
+  const json sql =
+      json::parse(Text(Call(s, "sql",
+                            {{"trace", "t1"},
+                             {"query",
+                              "SELECT pid, tid FROM CPU_SAMPLES WHERE globalTid IN (SELECT globalTid FROM "
+                              "CUPTI_ACTIVITY_KIND_RUNTIME) AND pid = tid LIMIT 1"}})));
+  REQUIRE(sql["rows"].size() == 1);
+  const int64_t pid = sql["rows"][0][0], tid = sql["rows"][0][1];
+  r = Call(s, "cpu_samples",
+           {{"trace", "t1"},
+            {"start_ns", start},
+            {"end_ns", start + 500'000'000},
+            {"pid", pid},
+            {"tid", tid},
+            {"n", 3}});
+  REQUIRE(r["result"]["isError"] == false);
+  const json c = json::parse(Text(r));
+  CHECK(c["threads"] == 1);
+  CHECK(c["samples"] == 500);  // 1 kHz for 0.5 s
+  REQUIRE(!c["hot"].empty());
+  CHECK(c["hot"][0]["frame"].get<std::string>().find("SlowDataset.__getitem__") != std::string::npos);
+  CHECK(c["hot"][0]["share"].get<double>() > 0.5);
+  REQUIRE(c["stacks"].size() == 3);
+  const json& top = c["stacks"][0]["frames"];
+  CHECK(top.back() == "libc.so.6!clock_nanosleep");  // time.sleep's wait, under the Python frame
+  CHECK(top[top.size() - 2].get<std::string>().find("SlowDataset.__getitem__") != std::string::npos);
+  // Every thread of the whole trace: as many samples as the export's table has rows.
+  const json all = json::parse(Text(Call(s, "cpu_samples", {{"trace", "t1"}})));
+  const json rows =
+      json::parse(Text(Call(s, "sql", {{"trace", "t1"}, {"query", "SELECT count(*) FROM CPU_SAMPLES"}})));
+  CHECK(all["samples"] == rows["rows"][0][0]);
+  // The view lists a sample's frames innermost first: the deepest of the top stack is its first row.
+  const json frames = json::parse(Text(Call(
+      s, "sql",
+      {{"trace", "t1"},
+       {"query",
+        "SELECT frame FROM CPU_SAMPLE_FRAMES WHERE sampleId = (SELECT id FROM CPU_SAMPLES WHERE start >= " +
+            std::to_string(start) + " AND pid = tid AND stackId != 0 LIMIT 1) ORDER BY stackDepth"}})));
+  CHECK(frames["rows"].size() > 3);
+  // Bad arguments are tool errors.
+  CHECK(Call(s, "cpu_samples", {{"trace", "t1"}, {"tid", 5}})["result"]["isError"] == true);
+  CHECK(Call(s, "cpu_samples", {{"trace", "t1"}, {"start_ns", "soon"}})["result"]["isError"] == true);
+}

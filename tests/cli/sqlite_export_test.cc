@@ -150,7 +150,7 @@ TEST_CASE("sqlite export: devices, idle gaps, meta") {
   auto meta = Rows(db,
                    "SELECT value FROM META WHERE name IN ('gtrace_sqlite_schema_version', 'events', "
                    "'source_format') ORDER BY name");
-  CHECK(meta == std::vector<std::string>{"9", "1", "gtrace"});
+  CHECK(meta == std::vector<std::string>{"9", "2", "gtrace"});
   CHECK(Rows(db, "SELECT count(*) FROM LOSSES") == std::vector<std::string>{"0"});
   sqlite3_close(db);
 }
@@ -174,6 +174,43 @@ TEST_CASE("sqlite export: idle gaps keep their causes") {
   CHECK(Rows(db, "SELECT gapId, name, kind, overlapNs FROM IDLE_GAP_ACTIVITY") ==
         std::vector<std::string>{"1|cudaMalloc|api|800000"});
   CHECK(Rows(db, "SELECT diagnosis LIKE '%cudaMalloc%' FROM IDLE_GAPS") == std::vector<std::string>{"1"});
+  sqlite3_close(db);
+}
+
+// Sampled CPU stacks: the frame tree, one row per sample, and the view that lists each sample's frames.
+TEST_CASE("sqlite export: cpu samples with their stacks") {
+  ModelBuilder b;
+  test::FeedStrings(b, {"", "app", "NVIDIA H200", "train.py:main:10", "data.py:Loader.__getitem__:5",
+                        "libc.so.6!clock_nanosleep"});
+  test::FeedProcessAndGpu(b);
+  const auto py = uint8_t(FrameKind::kPython), native = uint8_t(FrameKind::kNative);
+  const CpuStackNodeRecord nodes[] = {{1, 1, 0, 3, py}, {1, 2, 1, 4, py}, {1, 3, 2, 5, native}};
+  b.OnCpuStackNodes(nodes);
+  const CpuSampleRecord samples[] = {{1000, 1, 11, 3, uint8_t(kSamplePython)},
+                                     {2000, 1, 11, 1, uint8_t(kSamplePython)},
+                                     {3000, 1, 12, 0, uint8_t(kSampleUnwindFailed)}};
+  b.OnCpuSamples(samples);
+  auto m = b.Finish();
+  sqlite3* db = Export(*m);
+  CHECK(Rows(db,
+             "SELECT f.id, f.parentId, s.value, f.kind FROM CPU_STACK_FRAMES f JOIN StringIds s ON "
+             "s.id = f.frameId ORDER BY f.id") ==
+        std::vector<std::string>{"1|0|train.py:main:10|python", "2|1|data.py:Loader.__getitem__:5|python",
+                                 "3|2|libc.so.6!clock_nanosleep|native"});
+  CHECK(Rows(db, "SELECT id, start, globalTid, stackId, flags, pid, tid FROM CPU_SAMPLES ORDER BY id") ==
+        std::vector<std::string>{"1|1000|16777227|3|2|1|11", "2|2000|16777227|1|2|1|11",
+                                 "3|3000|16777228|0|16|1|12"});
+  CHECK(
+      Rows(db,
+           "SELECT stackId, stackDepth, frame FROM CPU_STACK_PATHS WHERE stackId = 2 ORDER BY stackDepth") ==
+      std::vector<std::string>{"2|0|data.py:Loader.__getitem__:5", "2|1|train.py:main:10"});
+  // Innermost first (stackDepth 0), as nsys's SAMPLING_CALLCHAINS; nothing for the sample not unwound.
+  CHECK(
+      Rows(db,
+           "SELECT sampleId, stackDepth, frame, kind FROM CPU_SAMPLE_FRAMES ORDER BY sampleId, stackDepth") ==
+      std::vector<std::string>{"1|0|libc.so.6!clock_nanosleep|native",
+                               "1|1|data.py:Loader.__getitem__:5|python", "1|2|train.py:main:10|python",
+                               "2|0|train.py:main:10|python"});
   sqlite3_close(db);
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gt/viewer/cpu_samples.h"
+#include "gt/viewer/json.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/summary.h"
 #include "gt/writer.h"
@@ -122,6 +123,89 @@ TEST_CASE("cpu samples: the flame graph of a range merges call paths, heaviest f
   CHECK(f[5].samples == 20);
   // All processes: process 9's sleep is a root frame of its own.
   CHECK(BuildFlameGraph(m, 0, 100000000, {}).size() == 7);
+}
+
+TEST_CASE("cpu samples: a flame graph of one thread") {
+  auto b = BuildSampleTrace(false);
+  const uint32_t pids[] = {7};
+  const ThreadKey other[] = {{7, 71}}, main_thread[] = {{7, 70}};
+  const auto f = BuildFlameGraph(*b.model, 0, 100000000, pids, other);
+  REQUIRE(f.size() == 1);  // thread 71 has nothing unwound: the root alone, with its samples
+  CHECK(f[0].samples == 10);
+  CHECK(f[0].self_samples == 10);
+  CHECK(BuildFlameGraph(*b.model, 0, 100000000, pids, main_thread)[0].samples == 100);
+}
+
+// The layout is the panel's drawing and the C API's answer: golden rectangles on the tiny graph.
+TEST_CASE("cpu samples: flame layout by sample count, zoomed into a subtree") {
+  auto b = BuildSampleTrace(false);
+  const TraceModel& m = *b.model;
+  const uint32_t pids[] = {7};
+  const auto f = BuildFlameGraph(m, 0, 100000000, pids);  // 110 samples: root, main, step, load, sleep, fwd
+  struct Want {
+    uint32_t node, row;
+    double x0, x1;
+    bool above;
+  };
+  auto check = [&](const std::vector<FlameRect>& got, std::vector<Want> want) {
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      INFO("rect " << i);
+      CHECK(got[i].node == want[i].node);
+      CHECK(got[i].row == want[i].row);
+      CHECK(got[i].x0 == Approx(want[i].x0));
+      CHECK(got[i].x1 == Approx(want[i].x1));
+      CHECK(got[i].above_focus == want[i].above);
+    }
+  };
+  // Whole graph: main is 100/110 wide (10 samples not unwound leave the rest of the root bare).
+  check(LayoutFlameGraph(f, 0), {{0, 0, 0, 1, false},
+                                 {1, 1, 0, 100.0 / 110, false},
+                                 {2, 2, 0, 100.0 / 110, false},
+                                 {3, 3, 0, 80.0 / 110, false},
+                                 {4, 4, 0, 80.0 / 110, false},
+                                 {5, 3, 80.0 / 110, 100.0 / 110, false}});
+  // Zoomed into step: root and main above it at full width, step's children by its 100 samples.
+  check(LayoutFlameGraph(f, 2), {{0, 0, 0, 1, true},
+                                 {1, 1, 0, 1, true},
+                                 {2, 2, 0, 1, false},
+                                 {3, 3, 0, 0.8, false},
+                                 {4, 4, 0, 0.8, false},
+                                 {5, 3, 0.8, 1, false}});
+  // Zoomed into forward: load's subtree, a sibling, is gone.
+  check(LayoutFlameGraph(f, 5),
+        {{0, 0, 0, 1, true}, {1, 1, 0, 1, true}, {2, 2, 0, 1, true}, {5, 3, 0, 1, false}});
+  // Narrower than 25% of the width: forward (20/110) left out.
+  CHECK(LayoutFlameGraph(f, 0, 0.25).size() == 5);
+  // A focus out of range is the root; an empty graph lays out nothing.
+  CHECK(LayoutFlameGraph(f, 99).size() == 6);
+  CHECK(LayoutFlameGraph({}, 0).empty());
+  // The frames a folded line lists, and the JSON the C API returns.
+  const auto path = FlamePath(f, 4);
+  REQUIRE(path.size() == 4);
+  CHECK(m.Str(f[path.front()].frame) == "train.py:main:10");
+  CHECK(m.Str(f[path.back()].frame) == "libc.so.6!clock_nanosleep");
+  const std::string j = FlameGraphJson(m, f, 5, LayoutFlameGraph(f, 5));
+  CHECK(j.find("\"samples\":110") != std::string::npos);
+  CHECK(j.find("\"function\":\"forward\"") != std::string::npos);
+  CHECK(j.find("\"location\":\"model.py:30\"") != std::string::npos);
+  CHECK(j.find("\"above_focus\":true") != std::string::npos);
+}
+
+TEST_CASE("cpu samples: frames split into function and location") {
+  const auto py = uint8_t(FrameKind::kPython), native = uint8_t(FrameKind::kNative);
+  auto p = SplitFrame("torch/utils/data/dataloader.py:_BaseDataLoaderIter.__next__:631", py);
+  CHECK(p.function == "_BaseDataLoaderIter.__next__");
+  CHECK(p.location == "torch/utils/data/dataloader.py:631");
+  p = SplitFrame("libc.so.6!clock_nanosleep", native);
+  CHECK(p.function == "clock_nanosleep");
+  CHECK(p.location == "libc.so.6");
+  p = SplitFrame("0x7f00deadbeef", native);  // unsymbolized: the address is all there is
+  CHECK(p.function == "0x7f00deadbeef");
+  CHECK(p.location.empty());
+  p = SplitFrame("odd", py);  // not in the Python shape: kept whole
+  CHECK(p.function == "odd");
+  CHECK(SplitFrame(":x", py).function == ":x");
 }
 
 TEST_CASE("cpu samples: hostile nodes and samples are counted, never followed") {

@@ -121,6 +121,7 @@ int main(int argc, char** argv) {
       if (f == 50) app.ShowPanel(gt::ui::Panel::kSummary);
       if (f == 60) app.ShowPanel(gt::ui::Panel::kKernels);
       if (f == 70) app.ShowPanel(gt::ui::Panel::kSearch);
+      if (f == 75) app.ShowPanel(gt::ui::Panel::kFlame);  // the mouse events below then land on the graph
       if (f == 80) app.ShowPanel(gt::ui::Panel::kLoss);
       if (f == 85 && app.compare().computed) app.ShowPanel(gt::ui::Panel::kCompare);
       if (f == 95 && app.compare().computed) gt::ui::CompareSetAlign(app, "start", nullptr);

@@ -16,6 +16,7 @@
 #include <regex>
 
 #include "gt/viewer/collectives.h"
+#include "gt/viewer/cpu_samples.h"
 #include "gt/viewer/json.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/profiled.h"
@@ -142,6 +143,18 @@ json ToolList() {
       Schema(
           {{"trace", trace}, {"n", n}, {"filter", {{"type", "string"}, {"description", "name substring"}}}},
           {"trace"}));
+  add("cpu_samples",
+      "Sampled CPU stacks (gcollect --sample=cpu) in a time range: the hottest frames (innermost Python "
+      "frame, else native) and the stacks with the most samples, outermost frame first. Answers 'what was "
+      "the CPU doing' for an idle gap (pass its start_ns/end_ns from idle_gaps).",
+      Schema(
+          {{"trace", trace},
+           {"start_ns", {{"type", "integer"}, {"description", "range start (default: the trace's start)"}}},
+           {"end_ns", {{"type", "integer"}, {"description", "range end (default: the trace's end)"}}},
+           {"pid", {{"type", "integer"}, {"description", "only this process"}}},
+           {"tid", {{"type", "integer"}, {"description", "only this thread (with pid)"}}},
+           {"n", n}},
+          {"trace"}));
   add("compare",
       "Compare two opened traces (as `gtrace diff`): total kernel time change, and the kernels, copies "
       "and API calls whose total time changed most.",
@@ -150,7 +163,8 @@ json ToolList() {
       "Run one read-only SQL SELECT on the trace exported to SQLite (tables like nsys's: "
       "CUPTI_ACTIVITY_KIND_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_RUNTIME, NVTX_EVENTS, "
       "StringIds; views KERNELS, COPIES, API_CALLS, NVTX with names; KERNEL_COUNTERS, IDLE_GAPS, "
-      "IDLE_GAP_ACTIVITY, DEVICE_ACTIVITY, PROCESSES, LOSSES, META). Times in ns. Schema: docs/sqlite.md.",
+      "IDLE_GAP_ACTIVITY, DEVICE_ACTIVITY, PROCESSES, LOSSES, META; CPU_SAMPLES, CPU_STACK_FRAMES, views "
+      "CPU_STACK_PATHS, CPU_SAMPLE_FRAMES for sampled CPU stacks). Times in ns. Schema: docs/sqlite.md.",
       Schema({{"trace", trace},
               {"query", {{"type", "string"}}},
               {"limit", {{"type", "integer"}, {"minimum", 1}, {"description", "max rows (default 200)"}}}},
@@ -359,6 +373,33 @@ struct McpTools {
     return r;
   }
 
+  json CpuSamples(const json& args) {
+    const auto& t = Trace(args);
+    const viewer::TraceModel& m = *t.model;
+    const size_t n = OptCount(args, "n", 20, 200);
+    auto integer = [&](const char* name, int64_t def) {
+      if (!args.contains(name)) return def;
+      if (!args[name].is_number_integer())
+        throw ToolError{std::string("argument '") + name + "' must be an integer"};
+      return args[name].get<int64_t>();
+    };
+    int64_t first = m.first_ns, last = m.last_ns;
+    if (m.cpu.size()) first = std::min(first, m.cpu.ts.front()), last = std::max(last, m.cpu.ts.back());
+    const int64_t start = integer("start_ns", first),
+                  end = integer("end_ns", last == INT64_MAX ? last : last + 1);
+    const int64_t pid = integer("pid", -1), tid = integer("tid", -1);
+    if (tid >= 0 && pid < 0) throw ToolError{"argument 'tid' needs 'pid'"};
+    const uint32_t pids[] = {uint32_t(pid)};
+    const viewer::ThreadKey threads[] = {{uint32_t(pid), uint32_t(tid)}};
+    std::span<const uint32_t> p = pid >= 0 ? std::span<const uint32_t>(pids) : std::span<const uint32_t>();
+    std::span<const viewer::ThreadKey> th =
+        tid >= 0 ? std::span<const viewer::ThreadKey>(threads) : std::span<const viewer::ThreadKey>();
+    json out = json::parse(viewer::CpuRangeProfileJson(viewer::ProfileCpuRange(m, start, end, p, th, n)));
+    out["start_ns"] = start, out["end_ns"] = end;
+    out["stacks"] = json::parse(viewer::HotStacksJson(m, viewer::BuildFlameGraph(m, start, end, p, th), n));
+    if (m.cpu.size() == 0) out["note"] = "this trace has no CPU samples (record with gcollect --sample=cpu)";
+    return out;
+  }
   json NvtxRanges(const json& args) {
     const auto& t = Trace(args);
     const size_t n = OptCount(args, "n", 20, 200);
@@ -511,7 +552,8 @@ std::string McpServer::Handle(std::string_view message) {
                  {"serverInfo", {{"name", "gtrace"}, {"version", "0.1.0"}}},
                  {"instructions",
                   "Open a GPU trace with open_trace, then ask top_kernels, idle_gaps, kernel_counters, "
-                  "nvtx_ranges, compare, collectives or sql with the returned trace id. Times are in ns."}});
+                  "nvtx_ranges, cpu_samples, compare, collectives or sql with the returned trace id. Times "
+                  "are in ns."}});
     }
     if (method == "ping") return ok(json::object());
     if (method == "tools/list") return ok({{"tools", ToolList()}});
@@ -535,6 +577,8 @@ std::string McpServer::Handle(std::string_view message) {
         result = tools.KernelCounters(args);
       else if (tool == "nvtx_ranges")
         result = tools.NvtxRanges(args);
+      else if (tool == "cpu_samples")
+        result = tools.CpuSamples(args);
       else if (tool == "compare")
         result = tools.Compare(args, &notes);
       else if (tool == "sql")

@@ -151,6 +151,9 @@ CREATE TABLE LOSSES(name TEXT, severity INTEGER, pid INTEGER, count INTEGER, det
 CREATE TABLE COUNTER_TRACKS(id INTEGER PRIMARY KEY, name TEXT, unit TEXT, pid INTEGER, deviceId INTEGER,
   sourceId INTEGER);
 CREATE TABLE COUNTER_SAMPLES(counterId INTEGER, timestamp INTEGER, value REAL);
+CREATE TABLE CPU_STACK_FRAMES(id INTEGER PRIMARY KEY, parentId INTEGER, frameId INTEGER, kind TEXT);
+CREATE TABLE CPU_SAMPLES(id INTEGER PRIMARY KEY, start INTEGER NOT NULL, globalTid INTEGER, stackId INTEGER,
+  flags INTEGER, pid INTEGER, tid INTEGER);
 )sql";
 
 // Views with names resolved, for people (and agents) who would rather not join StringIds by hand.
@@ -172,6 +175,17 @@ CREATE VIEW API_CALLS AS
          s.value FROM CUPTI_ACTIVITY_KIND_DRIVER a JOIN StringIds s ON s.id = a.nameId;
 CREATE VIEW NVTX AS SELECT n.*, n.end - n.start AS duration, d.value AS domain
   FROM NVTX_EVENTS n LEFT JOIN StringIds d ON d.id = n.domainId AND n.domainId != 0;
+CREATE VIEW CPU_STACK_PATHS AS
+  WITH RECURSIVE walk(stackId, nodeId, stackDepth) AS (
+    SELECT id, id, 0 FROM CPU_STACK_FRAMES
+    UNION ALL
+    SELECT w.stackId, f.parentId, w.stackDepth + 1 FROM walk w JOIN CPU_STACK_FRAMES f ON f.id = w.nodeId
+    WHERE f.parentId != 0)
+  SELECT w.stackId, w.stackDepth, s.value AS frame, f.kind, f.id AS frameNodeId
+  FROM walk w JOIN CPU_STACK_FRAMES f ON f.id = w.nodeId JOIN StringIds s ON s.id = f.frameId;
+CREATE VIEW CPU_SAMPLE_FRAMES AS
+  SELECT c.id AS sampleId, p.stackDepth, p.frame, p.kind, p.frameNodeId
+  FROM CPU_SAMPLES c JOIN CPU_STACK_PATHS p ON p.stackId = c.stackId;
 )sql";
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -266,6 +280,7 @@ struct Exporter {
   Status Events();
   Status Analyses();
   Status Counters();
+  Status CpuSamples();
 
   StringId ShortNameId(StringId name) {
     auto [it, fresh] = short_name_of.try_emplace(name, 0);
@@ -516,6 +531,21 @@ Status Exporter::Counters() {
   return s.status();
 }
 
+// The model's global frame tree (parents before children, so CPU_SAMPLE_FRAMES' walk ends) and one row per
+// sample pointing at its innermost frame; stackId 0: nothing could be unwound.
+Status Exporter::CpuSamples() {
+  const auto& c = m.cpu;
+  Insert f(db, "INSERT INTO CPU_STACK_FRAMES VALUES(?,?,?,?)", &rows);
+  for (size_t n = 1; n < c.node_parent.size(); ++n)
+    f.Row(n, c.node_parent[n], c.node_frame[n],
+          c.node_kind[n] == uint8_t(FrameKind::kPython) ? "python" : "native");
+  Insert s(db, "INSERT INTO CPU_SAMPLES VALUES(?,?,?,?,?,?,?)", &rows);
+  for (size_t i = 0; i < c.size(); ++i)
+    s.Row(i + 1, c.ts[i], GlobalTid(c.pid[i], c.tid[i]), c.stack[i], c.flags[i], c.pid[i], c.tid[i]);
+  GT_RETURN_IF_ERROR(f.status());
+  return s.status();
+}
+
 Status Exporter::Run() {
   GT_RETURN_IF_ERROR(Exec(db, kSchema));
   GT_RETURN_IF_ERROR(Exec(db, kViews));
@@ -526,6 +556,7 @@ Status Exporter::Run() {
   if (st.ok()) st = Strings();
   if (st.ok()) st = Analyses();
   if (st.ok()) st = Counters();
+  if (st.ok()) st = CpuSamples();
   if (!st.ok()) {
     (void)Exec(db, "ROLLBACK");
     return st;

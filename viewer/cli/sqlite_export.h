@@ -15,7 +15,7 @@ struct sqlite3;
 
 namespace gt::cli {
 
-inline constexpr int kSqliteSchemaVersion = 1;
+inline constexpr int kSqliteSchemaVersion = 2;  // 2: sampled CPU stacks (CPU_SAMPLES, CPU_STACK_FRAMES)
 
 struct SqliteExportStats {
   uint64_t rows = 0;   // rows inserted, all tables

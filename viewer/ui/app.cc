@@ -57,6 +57,8 @@ const char* PanelName(Panel p) {
       return "compare";
     case Panel::kNotes:
       return "notes";
+    case Panel::kFlame:
+      return "flame";
     default:
       return "";
   }
@@ -64,7 +66,7 @@ const char* PanelName(Panel p) {
 
 Panel PanelFromName(std::string_view name) {
   for (Panel p : {Panel::kDetails, Panel::kKernels, Panel::kSearch, Panel::kLoss, Panel::kRoofline,
-                  Panel::kSummary, Panel::kCompare, Panel::kNotes})
+                  Panel::kSummary, Panel::kCompare, Panel::kNotes, Panel::kFlame})
     if (name == PanelName(p)) return p;
   return Panel::kNone;
 }
@@ -715,6 +717,7 @@ void App::DrawMenuBar(float* height) {
     if (ImGui::MenuItem("Details", nullptr, panel_ == Panel::kDetails)) ShowPanel(Panel::kDetails);
     if (ImGui::MenuItem("Kernels", nullptr, panel_ == Panel::kKernels)) ShowPanel(Panel::kKernels);
     if (ImGui::MenuItem("Summary", nullptr, panel_ == Panel::kSummary)) ShowPanel(Panel::kSummary);
+    if (ImGui::MenuItem("Flame graph", nullptr, panel_ == Panel::kFlame)) ShowPanel(Panel::kFlame);
     if (ImGui::MenuItem("Search results", nullptr, panel_ == Panel::kSearch)) ShowPanel(Panel::kSearch);
     if (ImGui::MenuItem("Data loss", nullptr, panel_ == Panel::kLoss)) ShowPanel(Panel::kLoss);
     if (ImGui::MenuItem("Roofline", nullptr, panel_ == Panel::kRoofline)) ShowPanel(Panel::kRoofline);
@@ -917,6 +920,7 @@ void App::Frame() {
     ImGui::InvisibleButton("##split", ImVec2(avail.x, 5));
     if (ImGui::IsItemHovered() || ImGui::IsItemActive()) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeNS);
     if (ImGui::IsItemActive()) bottom_height_ -= ImGui::GetIO().MouseDelta.y;
+    flame_.drawn = false;  // set again if its tab draws this frame
     if (ImGui::BeginTabBar("##panels")) {
       struct Tab {
         Panel panel;
@@ -926,6 +930,7 @@ void App::Frame() {
       static constexpr Tab kTabs[] = {{Panel::kDetails, "Details", DrawDetailsPanel},
                                       {Panel::kKernels, "Kernels", DrawKernelTable},
                                       {Panel::kSummary, "Summary", DrawSummaryPanel},
+                                      {Panel::kFlame, "Flame graph", DrawFlamePanel},
                                       {Panel::kSearch, "Search results", DrawSearchResults},
                                       {Panel::kLoss, "Data loss", DrawLossPanel},
                                       {Panel::kRoofline, "Roofline", DrawRooflineTab},

@@ -28,6 +28,7 @@
 #include "imgui.h"
 #include "ui/compare_view.h"
 #include "ui/counters/counters_view.h"
+#include "ui/flame_panel.h"
 #include "ui/teamui.h"
 
 namespace gt::ui {
@@ -77,9 +78,11 @@ enum class Panel : uint8_t {
   kRoofline,
   kSummary,
   kCompare,
-  kNotes
+  kNotes,
+  kFlame
 };
-// View-state names: "details", "kernels", "search", "loss", "roofline", "summary", "compare", "notes".
+// View-state names: "details", "kernels", "search", "loss", "roofline", "summary", "compare", "notes",
+// "flame".
 const char* PanelName(Panel p);
 Panel PanelFromName(std::string_view name);
 
@@ -185,6 +188,8 @@ class App {
   PcSamplingState& pc_sampling() { return pc_sampling_; }
   CompareState& compare() { return compare_; }  // the second trace of a comparison (ui/compare_view.h)
   TeamUiState& teamui() { return teamui_; }
+  FlameState& flame() { return flame_; }
+  const FlameState& flame() const { return flame_; }
   Panel panel() const { return panel_; }
   void ShowPanel(Panel p) { panel_ = p, panel_requested_ = true; }
 
@@ -267,6 +272,7 @@ class App {
   PcSamplingState pc_sampling_;  // the PC-sampling section (ui/counters)
   CompareState compare_;         // a second trace compared with this one (ui/compare_view)
   TeamUiState teamui_;           // notes, histogram, CSV (ui/teamui.h)
+  FlameState flame_;             // the flame graph of sampled CPU stacks (ui/flame_panel.h)
   Panel panel_ = Panel::kDetails;
   bool panel_requested_ = false;  // select panel_'s tab on the next frame
   float bottom_height_ = 0;       // bottom panel height; 0 = default share of the window

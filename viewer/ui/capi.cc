@@ -5,6 +5,7 @@
 // [SECTION] Loading
 // [SECTION] What is shown: tracks, range, counts
 // [SECTION] Selection, search, summary, loss
+// [SECTION] Flame graph of sampled CPU stacks (ui/flame_panel.h)
 // [SECTION] View state (share links)
 // [SECTION] Two traces compared (ui/compare_view.h)
 #include <cmath>
@@ -483,6 +484,56 @@ GT_EXPORT const char* gt_summary(const char* what) {
       if (const auto* rows = GlobalApp()->source()->Summary(kind))  // a remote trace's: once here
         return Keep(&s, viewer::NameSummaryJson(*rows, 100));
   return "[]";
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// [SECTION] Flame graph of sampled CPU stacks (ui/flame_panel.h)
+// ---------------------------------------------------------------------------------------------------------------
+
+// What the Flame graph tab shows: {"start","end","source","threads" ("cuda"|"all"|"process"|"thread"),"pid",
+// "tid","sampled_threads" ([{"pid","tid","cuda"}]: what the filter offers),"drawn" (its tab was drawn in the
+// last frame),"hovered" (the node under the mouse, its tooltip up, or null),"samples","focus","nodes":[...]}
+// (nodes as gt/viewer/json.h's flame graph), null with no trace.
+GT_EXPORT const char* gt_flame_graph() {
+  static std::string s;
+  if (!Model()) return "null";
+  return Keep(&s, gt::ui::FlameJson(*GlobalApp()));
+}
+// Measures [t0, t1] (as a shift-drag does; the flame graph follows the measurement).
+GT_EXPORT void gt_flame_select_range(double t0, double t1) {
+  if (!Model()) return;
+  GlobalApp()->view().measure = gt::ui::Measurement{true, false, t0, t1};
+  gt::ui::UpdateFlame(*GlobalApp());
+}
+// The flame graph of idle gap `i` of gt_summary("gaps") (what its "Flame graph" button does); 0: no such gap.
+GT_EXPORT int gt_flame_select_gap(int i) {
+  const viewer::TraceModel* m = Model();
+  if (!m || i < 0 || !GlobalApp()->events_local()) return 0;
+  const auto gaps = viewer::ExplainIdleGaps(*m, 5);
+  if (size_t(i) >= gaps.size()) return 0;
+  gt::ui::SetFlameRange(*GlobalApp(), double(gaps[i].start_ns), double(gaps[i].end_ns),
+                        "idle gap " + std::to_string(i + 1));
+  GlobalApp()->ShowPanel(gt::ui::Panel::kFlame);
+  return 1;
+}
+// Whose samples: process `pid` (0: all) and thread `tid` of it (0: all its threads); pid -1: the threads that
+// call CUDA (the default).
+GT_EXPORT void gt_flame_filter(double pid, double tid) {
+  if (!Model()) return;
+  if (pid < 0)
+    gt::ui::SetFlameCudaThreads(*GlobalApp());
+  else
+    gt::ui::SetFlameThread(*GlobalApp(), uint32_t(pid), uint32_t(tid));
+}
+// Zooms into node `node` of gt_flame_graph (0: the whole graph); 0 when there is no such node.
+GT_EXPORT int gt_flame_zoom(int node) {
+  return Model() && node >= 0 && gt::ui::SetFlameFocus(*GlobalApp(), uint32_t(node)) ? 1 : 0;
+}
+// Where node `node` was drawn in the last frame {"x","y","w","h"} (CSS px), null when it was not.
+GT_EXPORT const char* gt_flame_node_rect(int node) {
+  static std::string s;
+  if (!Model() || node < 0) return "null";
+  return Keep(&s, gt::ui::FlameNodeScreenJson(*GlobalApp(), uint32_t(node)));
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -124,6 +124,14 @@ void DrawGaps(App& app, const std::vector<viewer::IdleGap>& gaps) {
                           static_cast<unsigned long long>(f.python ? g.cpu.python_samples : g.cpu.samples),
                           static_cast<unsigned long long>(g.cpu.threads));
     }
+    if (g.cpu.samples > 0) {
+      ImGui::PushID(static_cast<int>(i));
+      if (ImGui::SmallButton("Flame graph")) {
+        SetFlameRange(app, double(g.start_ns), double(g.end_ns), "idle gap " + std::to_string(i + 1));
+        app.ShowPanel(Panel::kFlame);
+      }
+      ImGui::PopID();
+    }
     ImGui::TableNextColumn();
     ImGui::TextWrapped("%s", g.diagnosis.c_str());
   }

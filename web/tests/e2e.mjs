@@ -580,6 +580,67 @@ test('hi-DPI screen (devicePixelRatio 2): sharp backing store, fonts and right m
   return page;
 });
 
+// The slow-DataLoader trace (sampled CPU stacks, tests/data/README.md), on the page its per-trace test already
+// opened: shift-drag the steady state (0.3-0.8 s after the start-up gap), the Flame graph tab names the
+// sleeping SlowDataset.__getitem__ at its time.sleep line; hover shows the tooltip, a click zooms, a gap's
+// graph follows its button.
+async function checkFlameGraph(page) {
+  const gaps = await apiJson(page, 'gt_summary', 'gaps');
+  check(gaps.length > 0, 'idle gaps');
+  const t0 = gaps[0].start_ns + gaps[0].duration_ns + 3e8, t1 = t0 + 5e8;
+  await api(page, 'gt_set_visible_range', t0 - 5e7, t1 + 5e7);
+  await frames(page, 2);
+  const rect = await timelineRect(page);
+  const r = await range(page);
+  const xOf = (t) => rect.x + (t - r.start) / (r.end - r.start) * rect.w, y = rect.y + 30;
+  await page.keyboard.down('Shift');
+  await page.mouse.move(xOf(t0), y);
+  await page.mouse.down();
+  for (let i = 1; i <= 4; ++i) { await page.mouse.move(xOf(t0 + (t1 - t0) * i / 4), y); await frames(page, 1); }
+  await page.mouse.up();
+  await page.keyboard.up('Shift');
+  // The fixture's loss warning (samples dropped by a full ring) would cover the graph's corner.
+  if (await page.locator('#error-banner').isVisible()) await page.locator('#error-close').click();
+  check(await api(page, 'gt_show_panel', 'flame') === 1, 'the Flame graph tab opens');
+  await frames(page, 3);
+  let fg = await apiJson(page, 'gt_flame_graph');
+  check(fg.source === 'measured range' && fg.drawn, 'the tab draws the measured range: ' + fg.source);
+  near(fg.start, t0, (t1 - t0) * 0.01, 'the graph starts where the drag did');
+  near(fg.end, t1, (t1 - t0) * 0.01, 'and ends where it did');
+  const main = fg.sampled_threads.find((t) => t.cuda && t.pid === t.tid);
+  check(main, 'the main thread is among the sampled threads: ' + JSON.stringify(fg.sampled_threads.slice(0, 3)));
+  await api(page, 'gt_flame_filter', main.pid, main.tid);
+  await frames(page, 3);
+  fg = await apiJson(page, 'gt_flame_graph');
+  const hot = fg.nodes.filter((n) => n.function === 'SlowDataset.__getitem__').sort((a, b) => b.samples - a.samples)[0];
+  check(hot && hot.share > 0.5 && hot.kind === 'python',
+        'most of the main thread\'s samples are in SlowDataset.__getitem__: ' + JSON.stringify(hot));
+  const line = Number(hot.location.split(':').pop());
+  const source = fs.readFileSync(path.join(repo, 'bench/collector/cpu_gaps.py'), 'utf8').split('\n')[line - 1];
+  check(/cpu_gaps\.py:\d+$/.test(hot.location) && /time\.sleep/.test(source),
+        `at the time.sleep line: ${hot.location}: ${source}`);
+  check(fg.nodes.some((n) => n.parent === hot.node && n.function === 'clock_nanosleep'), 'sleeping in libc under it');
+  const box = await apiJson(page, 'gt_flame_node_rect', hot.node);
+  check(box && box.w > 100, 'drawn wide: ' + JSON.stringify(box));
+  await page.mouse.move(box.x + box.w / 2, box.y + box.h / 2);
+  await frames(page, 3);
+  check((await apiJson(page, 'gt_flame_graph')).hovered === hot.node, 'hover finds the frame under the mouse');
+  await shot(page, '10d-flame-hover.png');
+  await page.mouse.click(box.x + box.w / 2, box.y + box.h / 2);
+  await frames(page, 3);
+  fg = await apiJson(page, 'gt_flame_graph');
+  const zoomed = fg.nodes.find((n) => n.node === hot.node);
+  check(fg.focus === hot.node && zoomed.x0 === 0 && zoomed.x1 === 1, 'a click zooms into it: ' + JSON.stringify(zoomed));
+  await page.mouse.move(box.x + box.w / 2, box.y - 200);  // tooltip off the screenshot
+  await frames(page, 2);
+  await shot(page, '10e-flame-zoomed.png');
+  check(await api(page, 'gt_flame_zoom', 0) === 1, 'reset');
+  await api(page, 'gt_flame_filter', -1, 0);
+  check(await api(page, 'gt_flame_select_gap', 0) === 1, 'a gap\'s graph');
+  fg = await apiJson(page, 'gt_flame_graph');
+  check(fg.source === 'idle gap 1' && fg.samples > 1000 && fg.focus === 0, 'the start-up gap: ' + fg.samples);
+}
+
 for (const trace of gtraces) {
   test(`.gtrace ${trace.name}: tracks, counts, and a truncated copy`, async () => {
     const page = await openPage('gtrace-' + trace.name);
@@ -631,6 +692,7 @@ for (const trace of gtraces) {
     for (let i = 0; i < 5; ++i) { await frames(page, 1); worst = Math.max(worst, await api(page, 'gt_last_frame_ms')); }
     console.log(`     ${trace.name}: UI frame CPU time (fit-all view) max ${worst.toFixed(2)} ms over 5 frames`);
     await shot(page, `10b-${trace.name}-all.png`);
+    if (trace.name === 'cpu_h200_loader.gtrace') await checkFlameGraph(page);
 
     await drop(page, 'truncated-' + trace.name);
     check(await settled(page) === 2, 'a truncated trace still opens: ' + await apiStr(page, 'gt_last_error'));

@@ -1,5 +1,6 @@
 #include "gt/viewer/json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -40,6 +41,21 @@ json Rows(const std::vector<NameSummary>& rows, size_t limit = SIZE_MAX) {
   return a;
 }
 
+json CpuProfile(const CpuRangeProfile& p) {
+  json hot = json::array();
+  for (const HotFrame& h : p.hot)
+    hot.push_back({{"frame", h.frame},
+                   {"path", h.path},
+                   {"kind", h.python ? "python" : "native"},
+                   {"samples", h.samples},
+                   {"share", h.share}});
+  return {{"samples", p.samples},
+          {"threads", p.threads},
+          {"python_samples", p.python_samples},
+          {"not_unwound", p.not_unwound},
+          {"hot", hot}};
+}
+
 json Gaps(const std::vector<IdleGap>& gaps) {
   json a = json::array();
   for (const IdleGap& g : gaps) {
@@ -51,21 +67,9 @@ json Gaps(const std::vector<IdleGap>& gaps) {
       if (!x.thread.empty()) item["thread"] = x.thread;
       activity.push_back(std::move(item));
     }
-    json hot = json::array();
-    for (const HotFrame& h : g.cpu.hot)
-      hot.push_back({{"frame", h.frame},
-                     {"path", h.path},
-                     {"kind", h.python ? "python" : "native"},
-                     {"samples", h.samples},
-                     {"share", h.share}});
     a.push_back({{"device_id", g.device_id},
                  {"start_ns", g.start_ns},
-                 {"cpu_samples",
-                  {{"samples", g.cpu.samples},
-                   {"threads", g.cpu.threads},
-                   {"python_samples", g.cpu.python_samples},
-                   {"not_unwound", g.cpu.not_unwound},
-                   {"hot", hot}}},
+                 {"cpu_samples", CpuProfile(g.cpu)},
                  {"duration_ns", g.end_ns - g.start_ns},
                  {"activity", names},
                  {"cpu_activity", activity},
@@ -145,6 +149,57 @@ std::string KernelSummaryJson(const TraceModel& model, const std::vector<KernelS
   for (const KernelSummaryRow& r : rows)
     a.push_back(
         NameRowJson(model.Str(r.name), r.count, r.total_ns, r.avg_ns, r.min_ns, r.max_ns, r.share, 0));
+  return Dump(a);
+}
+
+std::string FlameGraphJson(const TraceModel& model, std::span<const FlameNode> graph, uint32_t focus,
+                           std::span<const FlameRect> layout) {
+  const uint64_t total = graph.empty() ? 0 : graph[0].samples;
+  json nodes = json::array();
+  for (const FlameRect& r : layout) {
+    if (r.node >= graph.size()) continue;
+    const FlameNode& f = graph[r.node];
+    const bool root = r.node == 0;
+    const std::string& frame = model.Str(f.frame);
+    const FrameParts parts = SplitFrame(frame, f.kind);
+    nodes.push_back({{"node", r.node},
+                     {"frame", root ? "all" : frame},
+                     {"function", root ? "all" : parts.function},
+                     {"location", parts.location},
+                     {"kind", root                                    ? "root"
+                              : f.kind == uint8_t(FrameKind::kPython) ? "python"
+                                                                      : "native"},
+                     {"depth", f.depth},
+                     {"parent", f.parent},
+                     {"samples", f.samples},
+                     {"self_samples", f.self_samples},
+                     {"share", total ? double(f.samples) / double(total) : 0.0},
+                     {"x0", r.x0},
+                     {"x1", r.x1},
+                     {"above_focus", r.above_focus}});
+  }
+  return Dump(json{{"samples", total}, {"focus", focus}, {"nodes", std::move(nodes)}});
+}
+
+std::string CpuRangeProfileJson(const CpuRangeProfile& profile) {
+  return Dump(CpuProfile(profile));
+}
+
+std::string HotStacksJson(const TraceModel& model, std::span<const FlameNode> graph, size_t limit) {
+  std::vector<std::pair<uint64_t, uint32_t>> leaves;  // (self samples, node): each is one distinct stack
+  for (uint32_t n = 1; n < graph.size(); ++n)
+    if (graph[n].self_samples) leaves.push_back({graph[n].self_samples, n});
+  std::sort(leaves.begin(), leaves.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  json a = json::array();
+  const double total = graph.empty() ? 0 : double(graph[0].samples);
+  for (size_t i = 0; i < leaves.size() && i < limit; ++i) {
+    json frames = json::array();
+    for (uint32_t n : FlamePath(graph, leaves[i].second)) frames.push_back(model.Str(graph[n].frame));
+    a.push_back(
+        {{"samples", leaves[i].first}, {"share", double(leaves[i].first) / total}, {"frames", frames}});
+  }
   return Dump(a);
 }
 

@@ -48,8 +48,35 @@ struct FlameNode {
   uint64_t samples = 0;       // inclusive: samples whose stack passes through this path
   uint64_t self_samples = 0;  // samples whose innermost frame is this one
 };
+// `threads` narrows it as ProfileCpuRange's does (the viewer's flame panel: one process or one thread).
 std::vector<FlameNode> BuildFlameGraph(const TraceModel& model, int64_t start_ns, int64_t end_ns,
-                                       std::span<const uint32_t> pids);
+                                       std::span<const uint32_t> pids,
+                                       std::span<const ThreadKey> threads = {});
+
+// Where a flame graph's nodes are drawn, zoomed into `focus` (0: the root, the whole graph). x0..x1 is a
+// share of the width, by inclusive samples: `focus` and its ancestors span all of it (the ancestors say where
+// the zoomed subtree sits), its descendants are laid side by side under their parent, heaviest first (the
+// graph's order). row = depth: the drawing puts row 0 at the top (icicle). Nodes outside the focus's subtree
+// and not above it are left out, and so are those narrower than `min_width` (and so their children).
+struct FlameRect {
+  uint32_t node = 0;  // index into the graph
+  uint32_t row = 0;
+  double x0 = 0, x1 = 0;
+  bool above_focus = false;  // an ancestor of the focus, stretched to the full width
+};
+std::vector<FlameRect> LayoutFlameGraph(std::span<const FlameNode> graph, uint32_t focus,
+                                        double min_width = 0);
+
+// A frame string cut into what a tooltip shows: Python frames are "file:function:line" (qualified names use
+// '.', so the last two ':' delimit the function), native ones "module!symbol" (or a bare address).
+struct FrameParts {
+  std::string function;  // "__getitem__", "clock_nanosleep"
+  std::string location;  // "train.py:41", "libc.so.6"; empty when the frame says nothing more
+};
+FrameParts SplitFrame(std::string_view frame, uint8_t kind);
+
+// The frames from the root's child down to `node`, outermost first (what a folded stack line lists).
+std::vector<uint32_t> FlamePath(std::span<const FlameNode> graph, uint32_t node);
 
 // The frames of one global stack node, outermost first.
 std::vector<uint32_t> StackNodes(const TraceModel& model, uint32_t node);

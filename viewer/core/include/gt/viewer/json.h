@@ -10,6 +10,9 @@
 //                                  "source" (library or OS wait),"thread" (OS wait)}],"diagnosis"}
 //   loss         {"name","severity","count","pid","detail"}
 //   event        {"name","kind","track","key","start","end","fields":{name: value}}
+//   flame graph  {"samples","focus","nodes":[{"node","frame","function","location","kind":"python"|"native"|
+//                 "root","depth","parent","samples","self_samples","share","x0","x1","above_focus"}]}
+//                (nodes: those laid out, in the graph's depth-first order; share: of all the graph's samples)
 #pragma once
 
 #include <cstddef>
@@ -21,6 +24,7 @@
 #include "gt/viewer/analysis.h"
 #include "gt/viewer/collectives.h"
 #include "gt/viewer/compare.h"
+#include "gt/viewer/cpu_samples.h"
 #include "gt/viewer/model.h"
 #include "gt/viewer/profiled.h"
 #include "gt/viewer/query.h"
@@ -39,8 +43,17 @@ std::string NameSummaryJson(const std::vector<NameSummary>& rows, size_t limit =
 std::string KernelSummaryJson(const TraceModel& model, const std::vector<KernelSummaryRow>& rows);
 std::string IdleGapsJson(const std::vector<IdleGap>& gaps);   // [idle gap]
 std::string LossesJson(const std::vector<LossStat>& losses);  // [loss]
-std::string DevicesJson(const TraceModel& model);             // [device: span, busy, idle share, counts]
-std::string EventJson(const TraceModel& model, EventId e);    // event; "null" when e is invalid
+// The idle gap's "cpu_samples" object: {"samples","threads","python_samples","not_unwound",
+// "hot":[{"frame","path","kind","samples","share"}]}.
+std::string CpuRangeProfileJson(const CpuRangeProfile& profile);
+// The `limit` stacks with the most samples (a flame graph's leaves, as a folded-stacks line each):
+// [{"samples","share" (of the graph's),"frames":[outermost .. innermost]}].
+std::string HotStacksJson(const TraceModel& model, std::span<const FlameNode> graph, size_t limit);
+// flame graph: `layout` (LayoutFlameGraph of `graph`, zoomed into `focus`) with each node's frame.
+std::string FlameGraphJson(const TraceModel& model, std::span<const FlameNode> graph, uint32_t focus,
+                           std::span<const FlameRect> layout);
+std::string DevicesJson(const TraceModel& model);           // [device: span, busy, idle share, counts]
+std::string EventJson(const TraceModel& model, EventId e);  // event; "null" when e is invalid
 
 // The counters panel's results (the C API's gt_counters):
 // {"profiled_launches","kernels":[{"name","bottleneck",
