@@ -3,6 +3,7 @@
 // truncated index is refused and rebuilt; hostile bytes are refused without a crash; tiles from the mapped
 // index equal the local model's LOD for the same window, and the other answers equal the local queries.
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -398,4 +399,17 @@ TEST_CASE("index blocks: read when first queried, a damaged one fails its reques
     CHECK(AnswerIndexQuery(**index, "kernels", {}).status == 200);
     CHECK(!(*index)->Materialize().ok());
   }
+}
+
+// Not a test: writes the fuzz_index seed corpus (valid indexes of this build's version) into
+// $GT_INDEX_SEEDS. Hidden; run by hand after an index version bump.
+TEST_CASE("index fuzz seeds", "[.index-seeds]") {
+  const char* dir = std::getenv("GT_INDEX_SEEDS");
+  REQUIRE(dir);
+  std::vector<std::unique_ptr<TraceModel>> models;
+  models.push_back(test::SmallTrace());
+  for (uint64_t n : {200, 1500, 6000}) models.push_back(Synth(n, n));
+  int k = 0;
+  for (const auto& m : models)
+    WriteAll(std::string(dir) + "/seed" + std::to_string(k++), EncodeIndex(*m, kSource));
 }

@@ -1,6 +1,6 @@
 // The viewer index (.gtindex, docs/format.md "The viewer index"): a built TraceModel kept on disk so that a
 // server maps it instead of loading the trace. Lane columns, LOD pyramids and counter samples are cut into
-// blocks of 16 K values, each compressed on its own (zstd, int64 columns as deltas) with its own checksum.
+// blocks of 4,096 values, each compressed on its own (zstd, int64 columns as deltas) with its own checksum.
 // The small tables (tracks, groups, interned names, detail tables), the counters and the precomputed
 // aggregates (kernel table, per-name summaries) are decoded at open; a lane's blocks are decoded when a
 // query first reads them, verified then, and kept in a cache of bounded size (IndexOpenOptions::cache_bytes),
@@ -68,9 +68,10 @@ struct IndexOpenOptions {
   // any changed byte is refused before those run). Open checks the header, the section table, the small
   // tables and the block directory; each block's CRC32C is checked when the block is first decoded.
   bool verify_checksums = true;
-  // Decoded blocks kept for later queries (least recently used dropped first). A request pins the blocks it
+  // Decoded blocks kept for later queries (least recently used dropped first; 256 MiB: a zoomed-out tile of
+  // a 100 M-event trace reads blocks all along its lanes, docs/benchmarks.md). A request pins the blocks it
   // is reading, so the cache may briefly exceed this by a few blocks per request in flight.
-  size_t cache_bytes = size_t{64} << 20;
+  size_t cache_bytes = size_t{256} << 20;
 };
 
 class MappedIndex {
