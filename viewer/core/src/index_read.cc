@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #if !defined(__EMSCRIPTEN__) && !defined(_WIN32)
 #include <fcntl.h>
@@ -441,7 +442,8 @@ StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t>
     auto model = LoadTrace(trace_bytes, load);
     if (!model.ok()) return model.status();
     r.load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    GT_RETURN_IF_ERROR(WriteIndex(**model, source, index_path, &r.write));
+    const unsigned threads = load.threads ? load.threads : std::max(1u, std::thread::hardware_concurrency());
+    GT_RETURN_IF_ERROR(WriteIndex(**model, source, index_path, &r.write, threads));
   }
   return MappedIndex::Open(index_path, source);
 }

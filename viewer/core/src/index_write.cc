@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #if !defined(_WIN32)
 #include <fcntl.h>
@@ -185,7 +186,7 @@ class BlockCompressor {
 // model and summaries sections, the blocks, then the directory. The writer holds no copy of the events:
 // one block at a time is compressed from the model's own arrays.
 bool Emit(const TraceModel& model, const IndexSummaries& summaries, const IndexSource& source, Sink& sink,
-          uint64_t* file_bytes) {
+          uint64_t* file_bytes, unsigned threads) {
   GT_ASSERT(source.tag.size() <= kIndexTagMax);
   Encoder meta;
   VisitModel(meta, model);
@@ -202,17 +203,52 @@ bool Emit(const TraceModel& model, const IndexSummaries& summaries, const IndexS
   if (!sink.Write(h.data(), h.size())) return false;
 
   std::vector<uint8_t> dir(meta.blocks * kDirEntryBytes);
-  BlockCompressor z;
   uint64_t at = 0, block = 0;
-  for (const ColumnSrc& c : meta.columns)
-    for (uint64_t b = 0; b < BlocksOf(c.count); ++b, ++block) {
-      const auto [bytes, compressed] = z.Compress(c, b);
-      if (!sink.Write(bytes.data(), bytes.size())) return false;
-      uint8_t* e = dir.data() + block * kDirEntryBytes;
-      Store(e, at), Store(e + 8, uint32_t(bytes.size()) | (compressed ? 0 : kStoredFlag));
-      Store(e + 12, Crc32c(0, bytes.data(), bytes.size()));
-      at += bytes.size();
+  auto put = [&](std::span<const uint8_t> bytes, bool compressed) {
+    if (!sink.Write(bytes.data(), bytes.size())) return false;
+    uint8_t* e = dir.data() + block * kDirEntryBytes;
+    Store(e, at), Store(e + 8, uint32_t(bytes.size()) | (compressed ? 0 : kStoredFlag));
+    Store(e + 12, Crc32c(0, bytes.data(), bytes.size()));
+    at += bytes.size(), ++block;
+    return true;
+  };
+  if (threads <= 1) {
+    BlockCompressor z;
+    for (const ColumnSrc& c : meta.columns)
+      for (uint64_t b = 0; b < BlocksOf(c.count); ++b) {
+        const auto [bytes, compressed] = z.Compress(c, b);
+        if (!put(bytes, compressed)) return false;
+      }
+  } else {
+#if defined(__EMSCRIPTEN__)
+    GT_ASSERT(false && "threaded index writes need threads");
+#else
+    // Windows of blocks compressed in parallel (thread t takes every t-th), written in order: the same file
+    // as one thread writes, memory bounded by the window.
+    std::vector<std::pair<const ColumnSrc*, uint64_t>> jobs;
+    for (const ColumnSrc& c : meta.columns)
+      for (uint64_t b = 0; b < BlocksOf(c.count); ++b) jobs.emplace_back(&c, b);
+    const size_t window = 64 * size_t(threads);
+    std::vector<std::vector<uint8_t>> out(window);
+    std::vector<char> compressed(window);
+    std::vector<BlockCompressor> z(threads);
+    for (size_t w0 = 0; w0 < jobs.size(); w0 += window) {
+      const size_t n = std::min(window, jobs.size() - w0);
+      std::vector<std::thread> pool;
+      for (unsigned t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+          for (size_t k = t; k < n; k += threads) {
+            const auto [bytes, c] = z[t].Compress(*jobs[w0 + k].first, jobs[w0 + k].second);
+            out[k].assign(bytes.begin(), bytes.end());
+            compressed[k] = c;
+          }
+        });
+      for (auto& th : pool) th.join();
+      for (size_t k = 0; k < n; ++k)
+        if (!put(out[k], compressed[k])) return false;
     }
+#endif
+  }
   GT_ASSERT(block == meta.blocks);
   static const uint8_t kZeros[kAlign] = {};
   const uint64_t dir_offset = AlignUp(blocks_offset + at);
@@ -276,13 +312,13 @@ std::vector<uint8_t> EncodeIndex(const TraceModel& model, const IndexSource& sou
     }
   } sink;
   uint64_t file_bytes = 0;
-  Emit(model, ComputeSummaries(model), source, sink, &file_bytes);
+  Emit(model, ComputeSummaries(model), source, sink, &file_bytes, 1);
   GT_ASSERT(sink.out.size() == file_bytes);
   return std::move(sink.out);
 }
 
 Status WriteIndex(const TraceModel& model, const IndexSource& source, const std::string& path,
-                  IndexWriteStats* stats) {
+                  IndexWriteStats* stats, unsigned threads) {
   using namespace index_detail;
   if (source.tag.size() > kIndexTagMax) return InvalidArgument("index source tag longer than 64 bytes");
   auto t0 = Clock::now();
@@ -301,7 +337,7 @@ Status WriteIndex(const TraceModel& model, const IndexSource& source, const std:
     }
   } sink(f);
   uint64_t file_bytes = 0;
-  bool ok = Emit(model, summaries, source, sink, &file_bytes);
+  bool ok = Emit(model, summaries, source, sink, &file_bytes, threads);
   ok = std::fflush(f) == 0 && ok;
 #if !defined(__EMSCRIPTEN__) && !defined(_WIN32)
   ok = ok && ::fsync(fileno(f)) == 0;  // the rename below must never publish a file whose bytes are not there

@@ -54,8 +54,9 @@ struct IndexWriteStats {
 
 // Writes `model` as an index to `path` (PATH.tmp, fsync, rename: a reader sees the old file or the whole new
 // one). The summaries are computed here.
+// `threads` > 1 compresses blocks on that many threads (the file's bytes are the same).
 Status WriteIndex(const TraceModel& model, const IndexSource& source, const std::string& path,
-                  IndexWriteStats* stats = nullptr);
+                  IndexWriteStats* stats = nullptr, unsigned threads = 1);
 // The same bytes in memory (tests, the fuzz corpus).
 std::vector<uint8_t> EncodeIndex(const TraceModel& model, const IndexSource& source);
 
