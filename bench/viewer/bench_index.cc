@@ -104,7 +104,8 @@ int main(int argc, char** argv) {
     } else if (a == "--px" && i + 1 < argc) {
       px = uint32_t(std::clamp(std::atoi(argv[++i]), 1, int(kTileMaxPx)));
     } else {
-      std::fprintf(stderr, "usage: bench_index [--sizes 1,10] [--dir DIR] [--tiles N] [--px PX] [--index PATH]\n");
+      std::fprintf(stderr,
+                   "usage: bench_index [--sizes 1,10] [--dir DIR] [--tiles N] [--px PX] [--index PATH]\n");
       return 64;
     }
   }
@@ -123,12 +124,13 @@ int main(int argc, char** argv) {
     std::sort(ms.begin(), ms.end());
     const auto [rss, hwm] = Memory();
     const uint64_t events = (*index)->model().event_count + (*index)->model().sample_count;
-    std::printf("%s: %llu events, %.2f bytes/event, open %.3f s (RSS %.0f MB); %d tiles: p50 %.3f ms, p95 %.3f ms,"
-                " max %.3f ms; RSS %.0f MB, VmHWM %.0f MB, decoded blocks cached %.1f MB\n",
-                open_only.c_str(), static_cast<unsigned long long>(events),
-                double((*index)->file_bytes()) / double(std::max<uint64_t>(events, 1)), open_wall, rss0, tiles,
-                ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 95 / 100)], ms.back(), rss, hwm,
-                double((*index)->cached_bytes()) / 1e6);
+    std::printf(
+        "%s: %llu events, %.2f bytes/event, open %.3f s (RSS %.0f MB); %d tiles: p50 %.3f ms, p95 %.3f ms,"
+        " max %.3f ms; RSS %.0f MB, VmHWM %.0f MB, decoded blocks cached %.1f MB\n",
+        open_only.c_str(), static_cast<unsigned long long>(events),
+        double((*index)->file_bytes()) / double(std::max<uint64_t>(events, 1)), open_wall, rss0, tiles,
+        ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 95 / 100)], ms.back(), rss, hwm,
+        double((*index)->cached_bytes()) / 1e6);
     (void)hwm0;
     return 0;
   }
