@@ -1,7 +1,9 @@
 // libFuzzer: a viewer index (.gtindex) on the server's disk is a cache that may be damaged or written by
 // something else. Opening it must refuse what it cannot trust with a reason, never crash or read out of
-// bounds; whatever it accepts must answer every query. Checksums are off here, so the fuzzer reaches the
-// structural checks behind them (with them on, any damaged byte is refused before those checks run).
+// bounds; whatever it accepts must answer every query (a block that fails its checks when a query reads it
+// makes that answer an error). Checksums are off here, so the fuzzer reaches the structural checks behind
+// them and the block decoder (with them on, any damaged byte is refused before those checks run). Seeds:
+// `GT_INDEX_SEEDS=DIR test_viewer "[.index-seeds]"` (valid indexes of the current version).
 #include <cstdint>
 #include <string>
 
@@ -19,10 +21,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t t = 0; t < m.tracks.size() && t < 16; ++t)
     AnswerIndexQuery(**index, "tiles", {{"track", std::to_string(t)}, {"t0", t0}, {"t1", t1}, {"px", "512"}});
   for (size_t l = 0; l < m.lanes.size() && l < 16; ++l)
-    for (uint32_t i = 0; i < m.lanes[l].size() && i < 4; ++i)
+    for (uint32_t i = 0; i < (*index)->lane_size(gt::viewer::LaneId(l)) && i < 4; ++i)
       AnswerIndexQuery(**index, "event", {{"lane", std::to_string(l)}, {"index", std::to_string(i)}});
   AnswerIndexQuery(**index, "meta", {});
   AnswerIndexQuery(**index, "kernels", {});
   AnswerIndexQuery(**index, "summary", {});
+  (void)(*index)->Materialize();
   return 0;
 }

@@ -104,6 +104,25 @@ server::TraceQueryAnswer IndexService::Answer(const server::TraceQuery& q) {
   }
   // Outside the lock: queries run in parallel on the mapping they hold.
   const viewer::IndexAnswer a = viewer::AnswerIndexQuery(*index, q.what, q.params);
+  if (const std::string why = index->damage(); !why.empty()) {
+    // A block failed its checks (open reads only the tables): this answer was an error, other queries on
+    // the index may read the same block, so the index is dropped and rebuilt from the trace. Those in
+    // flight keep their mapping until they finish.
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = open_.begin(); it != open_.end(); ++it)
+      if (it->second == index) {
+        open_.erase(it);
+        if (auto files = store_->Local(q.id); files.ok()) std::remove(files->index.c_str());
+        if (options_.log)
+          std::fprintf(stderr, "gtrace serve: index of %s: %s; rebuilding\n", q.id.c_str(), why.c_str());
+        if (!pending_.count(q.id) && queue_.size() < options_.max_queued) {
+          pending_.insert(q.id);
+          queue_.push_back(q.id);
+          cv_.notify_one();
+        }
+        break;
+      }
+  }
   return {a.status, a.body, 0};
 }
 
@@ -147,7 +166,7 @@ void IndexService::Build(const std::string& id) {
   if (stat(files->index.c_str(), &have) != 0) {
     const std::string dir = files->index.substr(0, files->index.find_last_of('/') + 1);
     struct statvfs fs {};
-    const uint64_t need = 4 * uint64_t((*trace)->bytes().size()) + kIndexDiskReserve;  // ~3.6x the .gtrace
+    const uint64_t need = 2 * uint64_t((*trace)->bytes().size()) + kIndexDiskReserve;  // ~1.2x the .gtrace
     if (statvfs(dir.empty() ? "." : dir.c_str(), &fs) == 0 && uint64_t(fs.f_bavail) * fs.f_frsize < need)
       return fail("not enough free disk for its index (about " + std::to_string(need >> 20) +
                   " MiB with the reserve kept for uploads, " +

@@ -157,11 +157,15 @@ void App::InstallIndex(StatusOr<std::unique_ptr<viewer::MappedIndex>> index, con
     Fail("Cannot open " + loading_name_ + ": " + index.status().ToString());
     return;
   }
-  std::shared_ptr<const viewer::MappedIndex> shared(std::move(*index));
-  // The model's columns point into the mapping: the model pointer keeps the whole index alive.
-  std::shared_ptr<const viewer::TraceModel> model(shared, &shared->model());
-  index_ = std::move(shared);
-  InstallModel(std::move(model), {});
+  // The index's lanes are compressed blocks the local views cannot read in place: the native viewer decodes
+  // them all (as much memory as loading the trace, without its parsing and building).
+  auto whole = (*index)->Materialize();
+  if (!whole.ok()) {
+    Fail("Cannot open " + loading_name_ + ": " + whole.status().ToString());
+    return;
+  }
+  index_ = std::shared_ptr<const viewer::MappedIndex>(std::move(*index));
+  InstallModel(std::shared_ptr<const viewer::TraceModel>(std::move(*whole)), {});
 }
 
 void App::OpenRemote(std::string name, viewer::RemoteTrace::Send send) {

@@ -31,7 +31,8 @@ inline constexpr size_t kOffMajor = 8, kOffMinor = 10, kOffLayout = 12, kOffFile
 enum SectionKind : uint32_t {
   kSectionModel = 1,      // VisitModel's small tables and the column references into kSectionColumns
   kSectionSummaries = 2,  // VisitSummaries: the precomputed kernel table and per-name summaries
-  kSectionColumns = 3,    // lane columns, LOD levels, counter samples: aligned arrays, nothing else
+  kSectionBlocks = 3,     // lane columns, LOD levels, counter samples: compressed blocks (index_blocks.h)
+  kSectionDirectory = 4,  // per block: its offset in kSectionBlocks, compressed size, CRC32C
 };
 
 // The model structs the index stores as raw bytes (plain records of common/include/gt/model.h). Their sizes
@@ -55,8 +56,9 @@ inline constexpr uint64_t AlignUp(uint64_t v) {
 
 // Everything of a TraceModel but the collectives report. `v` provides: Pod(x) for one fixed-width scalar or
 // enum, Str(s), Count(container, min_bytes_per_element) (sizes a container on decode, returns the count),
-// Col(column) for a lane column in the columns section, Array(vector) for a vector of scalars there (copied
-// out at open), Raw(vector) for a vector of plain records stored as their bytes.
+// Col(column) for a lane column in the blocks section (read block by block through the cache),
+// Array(vector) for a vector of scalars there (decoded whole at open), Raw(vector) for a vector of plain
+// records stored as their bytes.
 template <class V, class M>
 void VisitModel(V& v, M& m) {
   v.Pod(m.format);

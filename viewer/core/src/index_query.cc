@@ -6,9 +6,12 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "flow_partner.h"
 #include "gt/viewer/json.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/source.h"
+#include "index_blocks.h"
+#include "lod_query.h"
 
 namespace gt::viewer {
 namespace {
@@ -91,19 +94,10 @@ std::string SummaryJson(const MappedIndex& index) {
   return out + "}";
 }
 
-IndexAnswer EventAnswer(const TraceModel& m, const QueryParams& params) {
-  EventId e;
-  if (const std::string* key = Param(params, "key")) {
-    if (key->size() > 1024) return Error(400, "event key too long");
-    e = m.FindEventByKey(*key);
-  } else {
-    uint32_t lane = 0, index = 0;
-    if (Status s = Number(params, "lane", &lane); !s.ok()) return ErrorOf(s);
-    if (Status s = Number(params, "index", &index); !s.ok()) return ErrorOf(s);
-    if (lane < m.lanes.size() && index < m.lanes[lane].size()) e = {lane, index};
-  }
-  if (!e.valid()) return Error(404, "no such event");
-  return {200, EventJson(m, e)};
+// A block that failed its checks: this request fails, the index's damage() is set, and the server drops
+// and rebuilds it (serve_index.cc).
+IndexAnswer DamagedAnswer(const Status& s) {
+  return Error(500, s.message() + "; the index will be rebuilt");
 }
 
 }  // namespace
@@ -152,7 +146,11 @@ StatusOr<TileRequest> ParseTileRequest(const TraceModel& m, const QueryParams& p
   return r;
 }
 
-Tile BuildTile(const TraceModel& m, const TileRequest& r) {
+namespace {
+
+// query(lane, t0, t1, ns_per_px, &items): QueryLane over a loaded lane or a mapped index's.
+template <class Query>
+Tile BuildTileOf(const TraceModel& m, const TileRequest& r, Query&& query) {
   GT_ASSERT(r.track < m.tracks.size() && r.px > 0 && r.px <= kTileMaxPx);
   Tile tile;
   tile.track = r.track;
@@ -174,7 +172,7 @@ Tile BuildTile(const TraceModel& m, const TileRequest& r) {
     }
     // A lane gives at most about two items per pixel (an item is wider than min_px or followed by a gap
     // of gap_px), so one lane's work is bounded by px whatever its length.
-    QueryLane(m.lanes[t.first_lane + d], tile.t0, tile.t1, tile.ns_per_px, &out);
+    query(LaneId(t.first_lane + d), tile.t0, tile.t1, tile.ns_per_px, &out);
     if (out.empty()) continue;
     if (items + out.size() > kTileMaxItems) {
       out.resize(kTileMaxItems - items);
@@ -186,18 +184,26 @@ Tile BuildTile(const TraceModel& m, const TileRequest& r) {
   return tile;
 }
 
-std::string TileJson(const TraceModel& m, const Tile& tile) {
+// What a tile item says of its first event: name id, kind, style.
+struct ItemAttrs {
+  StringId name;
+  EventKind kind;
+  uint32_t style;
+};
+
+// attrs(lane, index) -> ItemAttrs.
+template <class Attrs>
+std::string TileJsonOf(const TraceModel& m, const Tile& tile, Attrs&& attrs) {
   const Track& t = m.tracks[tile.track];
   json lanes = json::array();
   std::set<StringId> names;
   for (const TileLane& tl : tile.lanes) {
-    const Lane& lane = m.lanes[t.first_lane + tl.depth];
+    const LaneId lane = t.first_lane + tl.depth;
     json items = json::array();
     for (const DrawItem& it : tl.items) {
-      const StringId name = lane.name[it.first];
-      names.insert(name);
-      const EventId first{t.first_lane + tl.depth, it.first};
-      items.push_back({it.start, it.end, it.first, it.count, name, int(m.Kind(first)), EventStyle(m, first)});
+      const ItemAttrs a = attrs(lane, it.first);
+      names.insert(a.name);
+      items.push_back({it.start, it.end, it.first, it.count, a.name, int(a.kind), a.style});
     }
     lanes.push_back({{"depth", tl.depth}, {"items", std::move(items)}});
   }
@@ -218,15 +224,128 @@ std::string TileJson(const TraceModel& m, const Tile& tile) {
                    {"names", std::move(text)}});
 }
 
+}  // namespace
+
+Tile BuildTile(const TraceModel& m, const TileRequest& r) {
+  return BuildTileOf(m, r,
+                     [&m](LaneId l, int64_t t0, int64_t t1, double ns_per_px, std::vector<DrawItem>* out) {
+                       QueryLane(m.lanes[l], t0, t1, ns_per_px, out);
+                     });
+}
+
+std::string TileJson(const TraceModel& m, const Tile& tile) {
+  return TileJsonOf(m, tile, [&m](LaneId l, uint32_t i) {
+    const EventId e{l, i};
+    return ItemAttrs{m.lanes[l].name[i], m.Kind(e), EventStyle(m, e)};
+  });
+}
+
+namespace {
+
+// A tile of a mapped index: the same folding and JSON, the lanes read through the block cache. A damaged
+// block fails the whole tile (what was read cannot be trusted).
+IndexAnswer IndexTile(const MappedIndex& index, const TileRequest& r) {
+  using index_detail::LaneReader;
+  const TraceModel& m = index.model();
+  Status status;
+  const Tile tile =
+      BuildTileOf(m, r, [&](LaneId l, int64_t t0, int64_t t1, double ns_per_px, std::vector<DrawItem>* out) {
+        const LaneReader lane(index.blocks(), m.lanes[l], l);
+        lod_detail::QueryLaneOf(lane, t0, t1, ns_per_px, out, LodOptions{});
+        if (!lane.status().ok() && status.ok()) status = lane.status();
+      });
+  if (!status.ok()) return DamagedAnswer(status);
+  // One reader per lane of the tile: consecutive items read neighbouring events.
+  std::vector<std::unique_ptr<LaneReader>> readers(m.tracks[r.track].lane_count);
+  std::string body = TileJsonOf(m, tile, [&](LaneId l, uint32_t i) {
+    auto& rd = readers[l - m.tracks[r.track].first_lane];
+    if (!rd) rd = std::make_unique<LaneReader>(index.blocks(), m.lanes[l], l);
+    const uint32_t ref = rd->Ref(i);
+    const EventKind kind = KindOfRef(m.tracks[r.track].kind, ref);
+    return ItemAttrs{rd->Name(i), kind, EventStyleOf(m, kind, ref & kRefPayloadMask)};
+  });
+  for (const auto& rd : readers)
+    if (rd && !rd->status().ok()) return DamagedAnswer(rd->status());
+  return {200, std::move(body)};
+}
+
+// "lane/depth/index" of TraceModel::EventKey, bounded by the index's lane sizes.
+EventId IndexEventByKey(const MappedIndex& index, std::string_view key) {
+  const TraceModel& m = index.model();
+  const size_t slash2 = key.rfind('/');
+  if (slash2 == std::string_view::npos || slash2 == 0) return {};
+  const size_t slash1 = key.rfind('/', slash2 - 1);
+  if (slash1 == std::string_view::npos) return {};
+  uint32_t depth = 0, i = 0;
+  if (!ParseNumber(std::string(key.substr(slash1 + 1, slash2 - slash1 - 1)), &depth) ||
+      !ParseNumber(std::string(key.substr(slash2 + 1)), &i))
+    return {};
+  const TrackId t = m.FindTrackByKey(key.substr(0, slash1));
+  if (t == kNone || depth >= m.tracks[t].lane_count) return {};
+  const LaneId lane = m.tracks[t].first_lane + depth;
+  return i < index.lane_size(lane) ? EventId{lane, i} : EventId{};
+}
+
+// One event's details: the model's own EventJson over a scratch copy of the tables whose lanes hold just
+// what it reads, the event's blocks and those its launch partner's search probes (the same search, run
+// first through the cache with every block it reads copied in): bounded by a few blocks per lane searched,
+// not by the trace.
+IndexAnswer IndexEvent(const MappedIndex& index, const QueryParams& params) {
+  using index_detail::LaneReader;
+  const TraceModel& m = index.model();
+  EventId e;
+  if (const std::string* key = Param(params, "key")) {
+    if (key->size() > 1024) return Error(400, "event key too long");
+    e = IndexEventByKey(index, *key);
+  } else {
+    uint32_t lane = 0, i = 0;
+    if (Status s = Number(params, "lane", &lane); !s.ok()) return ErrorOf(s);
+    if (Status s = Number(params, "index", &i); !s.ok()) return ErrorOf(s);
+    if (lane < m.lanes.size() && i < index.lane_size(lane)) e = {lane, i};
+  }
+  if (!e.valid()) return Error(404, "no such event");
+  auto view = index.Shell();
+  if (!view.ok()) return DamagedAnswer(view.status());
+  TraceModel& v = **view;
+  std::vector<std::unique_ptr<LaneReader>> readers(m.lanes.size());
+  auto reader = [&](LaneId l) -> LaneReader& {
+    if (!readers[l]) {
+      readers[l] = std::make_unique<LaneReader>(index.blocks(), m.lanes[l], l);
+      readers[l]->FillInto(&v.lanes[l]);
+    }
+    return *readers[l];
+  };
+  LaneReader& own = reader(e.lane);
+  own.Start(e.index), own.Dur(e.index), own.Name(e.index), own.Aux(e.index);
+  const uint32_t ref = own.Ref(e.index);
+  const Track& track = m.tracks[m.lanes[e.lane].track];
+  const uint32_t corr = track.kind == TrackKind::kThreadApi ? ref : own.Aux(e.index);
+  const EventId partner =
+      query_detail::FlowPartnerOf(m, track, KindOfRef(track.kind, ref), corr, [&](LaneId l, bool by_aux) {
+        LaneReader& rd = reader(l);
+        const bool sorted = m.lanes[l].aux_sorted;
+        return by_aux ? query_detail::FindCorrelationOf(sorted, rd.aux_size(), corr,
+                                                        [&rd](uint32_t i) { return rd.Aux(i); })
+                      : query_detail::FindCorrelationOf(sorted, rd.size(), corr,
+                                                        [&rd](uint32_t i) { return rd.Ref(i); });
+      });
+  if (partner.valid()) reader(partner.lane).Start(partner.index), reader(partner.lane).Name(partner.index);
+  for (const auto& rd : readers)
+    if (rd && !rd->status().ok()) return DamagedAnswer(rd->status());
+  return {200, EventJson(v, e)};
+}
+
+}  // namespace
+
 IndexAnswer AnswerIndexQuery(const MappedIndex& index, std::string_view what, const QueryParams& params) {
   const TraceModel& m = index.model();
   if (what == "meta") return {200, MetaJson(m)};
   if (what == "tiles") {
     auto request = ParseTileRequest(m, params);
     if (!request.ok()) return ErrorOf(request.status());
-    return {200, TileJson(m, BuildTile(m, *request))};
+    return IndexTile(index, *request);
   }
-  if (what == "event") return EventAnswer(m, params);
+  if (what == "event") return IndexEvent(index, params);
   if (what == "kernels") {
     size_t limit = 1000;
     if (Param(params, "limit")) {

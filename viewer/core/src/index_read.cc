@@ -1,11 +1,14 @@
-// Opening the viewer index: every offset and size is checked against the file before it is used, every
-// section against its checksum, and the decoded model against the invariants the queries rely on (lanes in
-// range, LOD levels of the exact size, starts ascending, ends that fit int64), so a damaged or hostile index
-// is refused with a reason, never read out of bounds. The caller rebuilds a refused index.
+// Opening the viewer index: every offset and size is checked against the file before it is used, the
+// header, section table, small tables and block directory against their checksums, and the decoded model
+// against the invariants the queries rely on (lanes in range, columns and LOD levels of the exact size), so
+// a damaged or hostile index is refused with a reason, never read out of bounds. The blocks are not read
+// here: each is checked when first decoded (index_blocks.cc: its checksum, its size, ascending lane starts;
+// ends are saturated), so opening costs the tables, not the trace. The caller rebuilds a refused index.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #if !defined(__EMSCRIPTEN__) && !defined(_WIN32)
 #include <fcntl.h>
@@ -18,6 +21,7 @@
 #include "gt/parts.h"
 #include "gt/sat_math.h"
 #include "gt/viewer/index.h"
+#include "index_blocks.h"
 #include "index_codec.h"
 
 namespace gt::viewer {
@@ -29,8 +33,13 @@ namespace {
 // (a count needs at least min_bytes per element left in the section).
 class Decoder {
  public:
-  Decoder(std::span<const uint8_t> in, std::span<const uint8_t> columns) : in_(in), columns_(columns) {}
+  // `blocks` null: no columns expected (the summaries). `materialize`: lane columns are decoded whole into
+  // the model; otherwise their references are collected in refs (in visiting order) and the columns stay
+  // empty.
+  Decoder(std::span<const uint8_t> in, const IndexBlocks* blocks, bool materialize = false)
+      : in_(in), blocks_(blocks), materialize_(materialize) {}
   const Status& status() const { return status_; }
+  std::vector<ColRef> refs;
 
   template <typename T>
   void Pod(T& v) {
@@ -69,13 +78,22 @@ class Decoder {
   }
   template <typename T>
   void Col(Column<T>& c) {
-    const auto [p, n] = Ref<T>();
-    c = Column<T>::Borrow(p, n);
+    const ColRef r = Ref<T>();
+    c.clear();
+    if (!ok()) return;
+    refs.push_back(r);
+    if (materialize_ && r.count) {
+      c.resize(size_t(r.count));
+      if (Status s = blocks_->DecodeAll(r, c.data()); !s.ok()) status_ = s;
+    }
   }
   template <typename T>
   void Array(std::vector<T>& v) {
-    const auto [p, n] = Ref<T>();
-    v.assign(p, p + n);
+    const ColRef r = Ref<T>();
+    v.clear();
+    if (!ok() || !r.count) return;
+    v.resize(size_t(r.count));
+    if (Status s = blocks_->DecodeAll(r, v.data()); !s.ok()) status_ = s, v.clear();
   }
   template <typename T>
   void Raw(std::vector<T>& v) {
@@ -110,22 +128,36 @@ class Decoder {
     }
     return true;
   }
-  // An array of the columns section: aligned, inside it.
+  // A column of the blocks section: its blocks exist in the directory. A count is bounded by what the
+  // directory can hold, so nothing is sized from a count that the file cannot back.
   template <typename T>
-  std::pair<const T*, size_t> Ref() {
-    uint64_t offset = 0, count = 0;
-    Pod(offset), Pod(count);
-    if (!ok() || count == 0) return {nullptr, 0};
-    if (offset % kAlign != 0 || offset > columns_.size() || count > (columns_.size() - offset) / sizeof(T)) {
-      Fail("a column outside the columns section");
-      return {nullptr, 0};
+  ColRef Ref() {
+    ColRef r;
+    r.elem = sizeof(T);
+    r.codec = CodecOf<T>();
+    Pod(r.count), Pod(r.first_block);
+    if (!ok() || r.count == 0) return r.count = 0, r;
+    const uint64_t have = blocks_ ? blocks_->directory.size() / kDirEntryBytes : 0;
+    if (r.first_block > have || BlocksOf(r.count) > have - r.first_block) {
+      Fail("a column outside the blocks section");
+      r.count = 0;
     }
-    return {reinterpret_cast<const T*>(columns_.data() + offset), size_t(count)};
+    return r;
   }
-  std::span<const uint8_t> in_, columns_;
+  std::span<const uint8_t> in_;
+  const IndexBlocks* blocks_;
+  bool materialize_;
   size_t at_ = 0;
   Status status_;
 };
+
+inline uint64_t SizeOf(const ColRef& r) {
+  return r.count;
+}
+template <typename C>
+uint64_t SizeOf(const C& c) {
+  return c.size();
+}
 
 // The level sizes a pyramid of n values must have: lanes keep none up to one block, counters always reach
 // a single top block (see BuildLaneLod and the builder's counter levels).
@@ -135,7 +167,7 @@ bool LevelSizesOk(size_t n, const auto& levels, bool to_one) {
   if (n == 0 || (!to_one && n <= F)) return levels.empty();
   uint64_t size = (n + F - 1) / F;
   for (size_t k = 0; k < levels.size(); ++k) {
-    if (levels[k].size() != size) return false;
+    if (SizeOf(levels[k]) != size) return false;
     const bool last = to_one ? size <= 1 : size <= F;
     if (last) return k + 1 == levels.size();
     size = (size + F - 1) / F;
@@ -152,7 +184,26 @@ bool SortedIndices(const V& v, uint32_t n) {
 
 // What the query code assumes of a model and the builder guarantees: checked here because the index may
 // have been written by anything.
-Status ValidateModel(const TraceModel& m) {
+// Hands the collected column references to the lanes (five columns, then the LOD levels, per lane).
+Status AssignLaneRefs(TraceModel& m, const std::vector<ColRef>& refs, std::vector<LaneRefs>* lanes) {
+  size_t at = 0;
+  lanes->assign(m.lanes.size(), {});
+  for (size_t i = 0; i < m.lanes.size(); ++i) {
+    Lane& l = m.lanes[i];
+    LaneRefs& r = (*lanes)[i];
+    if (refs.size() - at < 5 + l.lod.size()) return Corrupt("damaged index: lane columns missing");
+    r.start = refs[at++], r.dur = refs[at++], r.name = refs[at++], r.ref = refs[at++], r.aux = refs[at++];
+    r.start.ascending = true;
+    for (size_t k = 0; k < l.lod.size(); ++k) r.lod.push_back(refs[at++]);
+    if (l.start.empty()) l.lod.clear();  // not materialized: the levels are read through the cache
+  }
+  return at == refs.size() ? Status::Ok() : Corrupt("damaged index: columns no lane owns");
+}
+
+// What the query code assumes of a model and the builder guarantees: checked here because the index may
+// have been written by anything. The values inside the blocks (starts ascending, ends within int64) are
+// checked or saturated where they are read (index_blocks.cc).
+Status ValidateModel(const TraceModel& m, const std::vector<LaneRefs>& refs) {
   auto bad = [](const std::string& why) { return Corrupt("damaged index: " + why); };
   if (m.strings.empty() || !m.strings[0].empty()) return bad("string 0 is not the empty string");
   if (m.name_counts.size() != m.strings.size()) return bad("name counts do not match the strings");
@@ -164,27 +215,20 @@ Status ValidateModel(const TraceModel& m) {
     if (uint64_t{t.first_lane} + t.lane_count > m.lanes.size()) return bad("a track's lanes do not exist");
     if (t.counter != kNone && t.counter >= m.counters.size()) return bad("a track's counter does not exist");
   }
-  for (const Lane& l : m.lanes) {
-    const size_t n = l.start.size();
+  for (size_t li = 0; li < m.lanes.size(); ++li) {
+    const Lane& l = m.lanes[li];
+    const LaneRefs& r = refs[li];
+    const uint64_t n = r.start.count;
     if (l.track >= m.tracks.size()) return bad("a lane of a track that does not exist");
-    if (n > UINT32_MAX || l.dur.size() != n || l.name.size() != n || l.ref.size() != n ||
-        (!l.aux.empty() && l.aux.size() != n))
+    if (n > UINT32_MAX || r.dur.count != n || r.name.count != n || r.ref.count != n ||
+        (r.aux.count && r.aux.count != n))
       return bad("a lane's columns differ in length");
-    if (!LevelSizesOk(n, l.lod, false)) return bad("a lane's LOD levels do not match its events");
+    if (!LevelSizesOk(size_t(n), r.lod, false)) return bad("a lane's LOD levels do not match its events");
     const uint32_t n32 = uint32_t(n);
     if (!SortedIndices(l.long_dur, n32) || !SortedIndices(l.return_code, n32) || !SortedIndices(l.args, n32))
       return bad("a lane's side table names events that do not exist");
     for (const auto& [i, d] : l.long_dur)
       if (d < 0) return bad("a negative duration");
-    // Starts ascend and every end fits int64: QueryLane's searches and End() rely on both.
-    size_t next_long = 0;
-    for (size_t i = 0; i < n; ++i) {
-      if (i && l.start[i] < l.start[i - 1]) return bad("a lane's starts are not sorted");
-      int64_t d = l.dur[i];
-      if (l.dur[i] == kDurOverflow && next_long < l.long_dur.size() && l.long_dur[next_long].first == i)
-        d = l.long_dur[next_long++].second;
-      if (l.start[i] > INT64_MAX - d) return bad("an event ends past the end of time");
-    }
   }
   for (const CounterTrack& c : m.counters) {
     if (c.time.size() != c.value.size() || c.time.size() > UINT32_MAX)
@@ -193,7 +237,7 @@ Status ValidateModel(const TraceModel& m) {
     if (!std::is_sorted(c.time.begin(), c.time.end())) return bad("a counter's samples are not sorted");
     if (!LevelSizesOk(c.value.size(), c.levels, true)) return bad("a counter's levels do not match it");
   }
-  auto event_ok = [&m](EventId e) { return e.lane < m.lanes.size() && e.index < m.lanes[e.lane].size(); };
+  auto event_ok = [&refs](EventId e) { return e.lane < refs.size() && e.index < refs[e.lane].start.count; };
   for (const Flow& f : m.flows)
     if (!event_ok(f.from) || !event_ok(f.to)) return bad("a flow between events that do not exist");
   for (const DeviceSummary& d : m.device_summaries)
@@ -242,41 +286,89 @@ StatusOr<std::unique_ptr<MappedIndex>> MappedIndex::Decode(std::unique_ptr<Mappe
   if (options.verify_checksums && Load<uint32_t>(b.data() + kOffTableCrc) !=
                                       Crc32c(0, b.data() + kHeaderBytes, sections * kSectionEntryBytes))
     return Corrupt("damaged index: section table checksum");
-  std::span<const uint8_t> sec[4];
-  bool seen[4] = {};
+  std::span<const uint8_t> sec[5];
+  bool seen[5] = {};
   for (uint32_t i = 0; i < sections; ++i) {
     const uint8_t* e = b.data() + kHeaderBytes + i * kSectionEntryBytes;
     const uint32_t kind = Load<uint32_t>(e);
     const uint64_t offset = Load<uint64_t>(e + 8), bytes = Load<uint64_t>(e + 16);
     const uint32_t crc = Load<uint32_t>(e + 24);
-    if (kind < kSectionModel || kind > kSectionColumns || seen[kind])
+    if (kind < kSectionModel || kind > kSectionDirectory || seen[kind])
       return Corrupt("damaged index: section kinds");
     if (offset % kAlign != 0 || offset > b.size() || bytes > b.size() - offset)
       return Corrupt("damaged index: a section outside the file");
     seen[kind] = true;
     sec[kind] = b.subspan(size_t(offset), size_t(bytes));
-    if (options.verify_checksums && Crc32c(0, sec[kind].data(), sec[kind].size()) != crc)
+    // The blocks section has none: its blocks are checked one by one when first read.
+    if (options.verify_checksums && kind != kSectionBlocks &&
+        Crc32c(0, sec[kind].data(), sec[kind].size()) != crc)
       return Corrupt(std::string("damaged index: checksum of the ") +
                      (kind == kSectionModel       ? "model"
                       : kind == kSectionSummaries ? "summaries"
-                                                  : "columns") +
+                                                  : "block directory") +
                      " section");
   }
-  if (!seen[kSectionModel] || !seen[kSectionSummaries] || !seen[kSectionColumns])
+  if (!seen[kSectionModel] || !seen[kSectionSummaries] || !seen[kSectionBlocks] || !seen[kSectionDirectory])
     return Corrupt("damaged index: a section is missing");
+  if (sec[kSectionDirectory].size() % kDirEntryBytes != 0) return Corrupt("damaged index: block directory");
 
+  index->blocks_ = std::make_unique<IndexBlocks>();
+  IndexBlocks& blocks = *index->blocks_;
+  blocks.blocks = sec[kSectionBlocks];
+  blocks.directory = sec[kSectionDirectory];
+  blocks.verify = options.verify_checksums;
+  blocks.cache_cap = options.cache_bytes;
+  index->model_section_ = sec[kSectionModel];
   index->model_ = std::make_unique<TraceModel>();
-  Decoder meta(sec[kSectionModel], sec[kSectionColumns]);
+  Decoder meta(sec[kSectionModel], &blocks);
   VisitModel(meta, *index->model_);
   if (meta.ok() && !meta.at_end()) meta.Fail("bytes after the model's tables");
   GT_RETURN_IF_ERROR(meta.status());
-  GT_RETURN_IF_ERROR(ValidateModel(*index->model_));
-  Decoder sums(sec[kSectionSummaries], {});
+  GT_RETURN_IF_ERROR(AssignLaneRefs(*index->model_, meta.refs, &blocks.lanes));
+  GT_RETURN_IF_ERROR(ValidateModel(*index->model_, blocks.lanes));
+  // Cached blocks are the reads of earlier queries: they do not count against what open holds.
+  {
+    std::lock_guard<std::mutex> lock(blocks.mu);
+    blocks.lru.clear(), blocks.where.clear(), blocks.bytes = 0;
+  }
+  Decoder sums(sec[kSectionSummaries], nullptr);
   VisitSummaries(sums, index->summaries_);
   if (sums.ok() && !sums.at_end()) sums.Fail("bytes after the summaries");
   GT_RETURN_IF_ERROR(sums.status());
   index->source_ = std::move(found);
   return index;
+}
+
+uint32_t MappedIndex::lane_size(LaneId lane) const {
+  return lane < blocks_->lanes.size() ? uint32_t(blocks_->lanes[lane].start.count) : 0;
+}
+
+std::string MappedIndex::damage() const {
+  std::lock_guard<std::mutex> lock(blocks_->mu);
+  return blocks_->damage;
+}
+
+size_t MappedIndex::cached_bytes() const {
+  return blocks_->cached_bytes();
+}
+
+StatusOr<std::unique_ptr<TraceModel>> MappedIndex::Materialize() const {
+  using namespace index_detail;
+  auto m = std::make_unique<TraceModel>();
+  Decoder d(model_section_, blocks_.get(), true);
+  VisitModel(d, *m);
+  GT_RETURN_IF_ERROR(d.status());  // the tables decoded at open again: only a block can fail here
+  return m;
+}
+
+StatusOr<std::unique_ptr<TraceModel>> MappedIndex::Shell() const {
+  using namespace index_detail;
+  auto m = std::make_unique<TraceModel>();
+  Decoder d(model_section_, blocks_.get());
+  VisitModel(d, *m);
+  GT_RETURN_IF_ERROR(d.status());
+  for (Lane& l : m->lanes) l.lod.clear();
+  return m;
 }
 
 MappedIndex::~MappedIndex() {
@@ -350,7 +442,8 @@ StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t>
     auto model = LoadTrace(trace_bytes, load);
     if (!model.ok()) return model.status();
     r.load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    GT_RETURN_IF_ERROR(WriteIndex(**model, source, index_path, &r.write));
+    const unsigned threads = load.threads ? load.threads : std::max(1u, std::thread::hardware_concurrency());
+    GT_RETURN_IF_ERROR(WriteIndex(**model, source, index_path, &r.write, threads));
   }
   return MappedIndex::Open(index_path, source);
 }

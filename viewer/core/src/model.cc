@@ -204,11 +204,15 @@ size_t Lane::MemoryBytes() const {
 // ---- TraceModel
 // ----------------------------------------------------------------------------------------------
 
+EventKind KindOfRef(TrackKind track, uint32_t ref) {
+  if (track == TrackKind::kThreadApi) return EventKind::kApi;
+  uint32_t k = ref >> kRefKindShift;
+  return k < static_cast<uint32_t>(EventKind::kCount) ? static_cast<EventKind>(k) : EventKind::kHostOp;
+}
+
 EventKind TraceModel::Kind(EventId e) const {
   const Lane& l = lanes[e.lane];
-  if (tracks[l.track].kind == TrackKind::kThreadApi) return EventKind::kApi;
-  uint32_t k = l.ref[e.index] >> kRefKindShift;
-  return k < static_cast<uint32_t>(EventKind::kCount) ? static_cast<EventKind>(k) : EventKind::kHostOp;
+  return KindOfRef(tracks[l.track].kind, l.ref[e.index]);
 }
 
 uint32_t TraceModel::CorrelationId(EventId e) const {

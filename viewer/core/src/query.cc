@@ -15,6 +15,7 @@
 
 #include "gt/viewer/query.h"
 
+#include "flow_partner.h"
 #include "gt/name_stats.h"
 #include "gt/viewer/regex.h"
 
@@ -294,45 +295,16 @@ std::vector<EventId> KernelInstances(const TraceModel& model, StringId name, uin
 // [SECTION] Flows
 // -----------------------------------------------------------------------------------------------------------------
 
-static uint32_t FindCorrelation(const Lane& lane, const Column<uint32_t>& corr, uint32_t id) {
-  if (lane.aux_sorted) {
-    auto it = std::lower_bound(corr.begin(), corr.end(), id);
-    return it != corr.end() && *it == id ? static_cast<uint32_t>(it - corr.begin()) : kNone;
-  }
-  for (uint32_t i = 0; i < corr.size(); ++i)
-    if (corr[i] == id) return i;
-  return kNone;
-}
-
 EventId FlowPartner(const TraceModel& model, EventId e) {
   if (!e.valid() || e.lane >= model.lanes.size() || e.index >= model.lanes[e.lane].size()) return {};
-  const Track& src = model.TrackOf(e);
   const uint32_t corr = model.CorrelationId(e);
-  if (corr == 0) return {};
-  if (src.kind == TrackKind::kThreadApi) {
-    for (const Track& t : model.tracks) {
-      if (t.kind != TrackKind::kGpuStream || t.pid != src.pid) continue;
-      for (uint32_t d = 0; d < t.lane_count; ++d) {
-        const Lane& lane = model.lanes[t.first_lane + d];
-        uint32_t i = FindCorrelation(lane, lane.aux, corr);
-        if (i != kNone) return {t.first_lane + d, i};
-      }
-    }
-  } else if (model.IsGpuActivity(e)) {
-    // Runtime calls (depth 0) first: the driver calls under them may share the correlation id.
-    for (uint32_t depth = 0; depth < 64; ++depth) {
-      bool any = false;
-      for (const Track& t : model.tracks) {
-        if (t.kind != TrackKind::kThreadApi || t.pid != src.pid || depth >= t.lane_count) continue;
-        any = true;
-        const Lane& lane = model.lanes[t.first_lane + depth];
-        uint32_t i = FindCorrelation(lane, lane.ref, corr);
-        if (i != kNone) return {t.first_lane + depth, i};
-      }
-      if (!any) break;
-    }
-  }
-  return {};
+  return query_detail::FlowPartnerOf(
+      model, model.TrackOf(e), model.Kind(e), corr, [&](LaneId l, bool by_aux) {
+        const Lane& lane = model.lanes[l];
+        const Column<uint32_t>& c = by_aux ? lane.aux : lane.ref;
+        return query_detail::FindCorrelationOf(lane.aux_sorted, uint32_t(c.size()), corr,
+                                               [&c](uint32_t i) { return c[i]; });
+      });
 }
 
 std::vector<FlowArrow> FlowsOf(const TraceModel& model, EventId e) {

@@ -5,13 +5,15 @@
 namespace gt::viewer {
 
 uint32_t EventStyle(const TraceModel& m, EventId e) {
-  switch (m.Kind(e)) {
+  return EventStyleOf(m, m.Kind(e), m.Payload(e));
+}
+
+uint32_t EventStyleOf(const TraceModel& m, EventKind kind, uint32_t p) {
+  switch (kind) {
     case EventKind::kMemcpy: {
-      const uint32_t p = m.Payload(e);
       return p < m.memcpys.size() ? m.memcpys[p].copy_kind : 0;
     }
     case EventKind::kNvtx: {
-      const uint32_t p = m.Payload(e);
       if (p < m.nvtx.size() && (m.nvtx[p].flags & kNvtxHasColor))
         return kStyleRgb | (m.nvtx[p].color & 0xFFFFFF);
       return 0;

@@ -1,13 +1,16 @@
 // The viewer index (.gtindex, docs/format.md "The viewer index"): a built TraceModel kept on disk so that a
-// server (or a viewer without the RAM for the model) maps it instead of loading the trace. Lane columns and
-// LOD pyramids are fixed-width little-endian arrays that the opened model borrows straight from the mapping
-// (Column<T>::Borrow), so QueryLane, EventDetails and the rest of the core run on the file's pages unchanged
-// and a query touches only the pages it reads. The small tables (tracks, groups, interned names, detail
-// tables) and the precomputed aggregates (kernel table, per-name summaries) are decoded at open.
+// server maps it instead of loading the trace. Lane columns, LOD pyramids and counter samples are cut into
+// blocks of 4,096 values, each compressed on its own (zstd, int64 columns as deltas) with its own checksum.
+// The small tables (tracks, groups, interned names, detail tables), the counters and the precomputed
+// aggregates (kernel table, per-name summaries) are decoded at open; a lane's blocks are decoded when a
+// query first reads them, verified then, and kept in a cache of bounded size (IndexOpenOptions::cache_bytes),
+// so a server's memory follows its requests, not the trace (the queries of index_query.h read lanes that
+// way; Materialize() decodes everything for a caller that wants the whole model in memory).
 //
 // An index is a cache, never a source of truth: Open refuses one whose version, layout or source
-// fingerprint differs (stale) or whose bytes fail a bounds or checksum test (damaged), and the caller builds
-// it again from the trace (OpenOrBuildIndex).
+// fingerprint differs (stale) or whose header, tables or directory fail a bounds or checksum test
+// (damaged), and the caller builds it again from the trace (OpenOrBuildIndex). A block found damaged later
+// fails the query that read it and sets damage(): the owner drops the index and rebuilds it.
 #pragma once
 
 #include <cstdint>
@@ -51,16 +54,25 @@ struct IndexWriteStats {
 
 // Writes `model` as an index to `path` (PATH.tmp, fsync, rename: a reader sees the old file or the whole new
 // one). The summaries are computed here.
+// `threads` > 1 compresses blocks on that many threads (the file's bytes are the same).
 Status WriteIndex(const TraceModel& model, const IndexSource& source, const std::string& path,
-                  IndexWriteStats* stats = nullptr);
+                  IndexWriteStats* stats = nullptr, unsigned threads = 1);
 // The same bytes in memory (tests, the fuzz corpus).
 std::vector<uint8_t> EncodeIndex(const TraceModel& model, const IndexSource& source);
 
+namespace index_detail {
+struct IndexBlocks;
+}
+
 struct IndexOpenOptions {
   // Off only for fuzzing: the fuzzer then reaches the structural checks behind the checksums (with them on,
-  // any changed byte is refused before those run). Opening checks the CRC32C of every section, so it reads
-  // the whole file once.
+  // any changed byte is refused before those run). Open checks the header, the section table, the small
+  // tables and the block directory; each block's CRC32C is checked when the block is first decoded.
   bool verify_checksums = true;
+  // Decoded blocks kept for later queries (least recently used dropped first; 256 MiB: a zoomed-out tile of
+  // a 100 M-event trace reads blocks all along its lanes, docs/benchmarks.md). A request pins the blocks it
+  // is reading, so the cache may briefly exceed this by a few blocks per request in flight.
+  size_t cache_bytes = size_t{256} << 20;
 };
 
 class MappedIndex {
@@ -78,9 +90,22 @@ class MappedIndex {
   MappedIndex(const MappedIndex&) = delete;
   MappedIndex& operator=(const MappedIndex&) = delete;
 
-  // Lane columns and LOD levels borrow the mapping: valid while this object lives. The model has no
-  // collectives report (not kept in the index yet).
+  // The model's tables. Its lanes have their track, depth and side tables (long durations, return codes,
+  // args) but no columns and no LOD levels: those are read through the block cache (index_blocks.h, the
+  // queries of index_query.h) or decoded by Materialize. lane_size() gives a lane's event count. The model
+  // has no collectives report (not kept in the index yet).
   const TraceModel& model() const { return *model_; }
+  uint32_t lane_size(LaneId lane) const;
+  // The whole model in memory, every block decoded and verified (gtrace-ui --index, tests): as much memory
+  // as the loaded trace.
+  StatusOr<std::unique_ptr<TraceModel>> Materialize() const;
+  // The model's tables decoded again, lanes without columns: a scratch copy a query may fill (events).
+  StatusOr<std::unique_ptr<TraceModel>> Shell() const;
+  // Why a block read by a query was refused ("damaged index: ..."); empty while none was.
+  std::string damage() const;
+  // Decoded bytes held by the block cache now.
+  size_t cached_bytes() const;
+  const index_detail::IndexBlocks& blocks() const { return *blocks_; }
   const IndexSummaries& summaries() const { return summaries_; }
   const IndexSource& source() const { return source_; }
   uint64_t file_bytes() const { return bytes_.size(); }
@@ -90,6 +115,8 @@ class MappedIndex {
   static StatusOr<std::unique_ptr<MappedIndex>> Decode(std::unique_ptr<MappedIndex> index,
                                                        const IndexSource& expected, IndexOpenOptions options);
   std::unique_ptr<TraceModel> model_;
+  std::unique_ptr<index_detail::IndexBlocks> blocks_;
+  std::span<const uint8_t> model_section_;
   IndexSummaries summaries_;
   IndexSource source_;
   std::span<const uint8_t> bytes_;

@@ -471,6 +471,10 @@ struct LossStat {
   std::string detail;
 };
 
+// What an event is from its track's kind and its ref column value (TraceModel::Kind without the model: the
+// mapped index reads ref through its block cache).
+EventKind KindOfRef(TrackKind track, uint32_t ref);
+
 struct TraceModel {
   SourceFormat format = SourceFormat::kGtrace;
   TraceMetadata metadata;
@@ -510,8 +514,8 @@ struct TraceModel {
   std::vector<NcclCollRecord> nccl_colls;
   std::vector<NcclChannelRecord> nccl_channels;
   // Sampled CPU stacks (format 1.4), made global at build: node 0 is "nothing unwound", every other node is
-  // one frame called from node_parent (0: outermost); samples sorted by (time, pid, tid). gt/viewer/cpu_samples.h
-  // attributes idle gaps and builds flame graphs from them.
+  // one frame called from node_parent (0: outermost); samples sorted by (time, pid, tid).
+  // gt/viewer/cpu_samples.h attributes idle gaps and builds flame graphs from them.
   struct CpuSamples {
     std::vector<uint32_t> node_parent{0};
     std::vector<StringId> node_frame{0};
@@ -535,7 +539,7 @@ struct TraceModel {
     static const std::string kEmpty;
     return id < strings.size() ? strings[id] : kEmpty;
   }
-  EventKind Kind(EventId e) const;
+  EventKind Kind(EventId e) const;  // KindOfRef of the event
   uint32_t Payload(EventId e) const { return lanes[e.lane].ref[e.index] & kRefPayloadMask; }
   int64_t Start(EventId e) const { return lanes[e.lane].start[e.index]; }
   int64_t End(EventId e) const { return lanes[e.lane].End(e.index); }

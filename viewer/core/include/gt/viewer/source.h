@@ -27,6 +27,8 @@ namespace gt::viewer {
 // coloured as a local one.
 inline constexpr uint32_t kStyleRgb = 1u << 24;
 uint32_t EventStyle(const TraceModel& model, EventId e);
+// The same from the event's kind and payload (ref & kRefPayloadMask).
+uint32_t EventStyleOf(const TraceModel& model, EventKind kind, uint32_t payload);
 
 // One draw item of a lane (gt/viewer/lod.h's DrawItem) with what drawing it needs: the first event's name,
 // kind and style (a merged block is drawn in its first event's colour, muted).
