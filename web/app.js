@@ -119,18 +119,30 @@
   // ---- loading ------------------------------------------------------------------------------------------------
   let loadSerial = 0;  // a newer load supersedes an older one still downloading
 
+  // Other threads may have grown the memory since this thread's views were made: view it afresh.
+  const heapView = () => (Module.wasmMemory ? new Uint8Array(Module.wasmMemory.buffer) : Module.HEAPU8);
+
+  // When the last single-file load started, its bytes were in the wasm heap, and it was on screen
+  // (performance.now() ms), for bench/viewer/bench_page_load.mjs; gt_load_timings has the wasm's side.
+  window.gtLastLoad = null;
+  function markLoad(what) { if (window.gtLastLoad) window.gtLastLoad[what] = performance.now(); }
+
   function openBytes(name, bytes) {
     if (!ready) { pending = { name, bytes }; showProgress('Starting the viewer…', null); return; }
-    remoteBase = null;  // a trace in memory replaces a remote one
-    window.gtRemote = false;
-    hideError();
     // Copy straight into the wasm heap: the viewer takes ownership of the buffer (no MEMFS copy).
     const ptr = Module._malloc(Math.max(1, bytes.length));
     if (!ptr) { showError(`Cannot open ${name}: not enough memory for ${mb(bytes.length)}.`); hideProgress(); return; }
-    // Other threads may have grown the memory since this thread's views were made: view it afresh.
-    const heap = Module.wasmMemory ? new Uint8Array(Module.wasmMemory.buffer) : Module.HEAPU8;
-    heap.set(bytes, ptr);
-    const rc = api.num('gt_open_buffer', name, ptr, bytes.length);
+    heapView().set(bytes, ptr);
+    openHeap(name, ptr, bytes.length);
+  }
+
+  // Opens `size` bytes at `ptr` (from Module._malloc; the viewer takes ownership).
+  function openHeap(name, ptr, size) {
+    remoteBase = null;  // a trace in memory replaces a remote one
+    window.gtRemote = false;
+    hideError();
+    markLoad('copied');
+    const rc = api.num('gt_open_buffer', name, ptr, size);
     if (rc !== 0) { hideProgress(); showError(api.str('gt_last_error') || `Cannot open ${name}.`); return; }
     pollParse(name);
   }
@@ -170,6 +182,7 @@
       return;
     }
     hideProgress();
+    markLoad('done');
     if (state === 3) { showError(api.str('gt_last_error') || `Cannot open ${name}.`); return; }
     const warning = api.str('gt_load_warning');  // partly damaged: shown, not fatal
     if (warning) showError(warning, true);
@@ -196,12 +209,47 @@
     return bytes;
   }
 
+  // Reads a stream of exactly `size` bytes into a buffer of the wasm heap: one copy of the file, where
+  // collecting the pieces, joining them and copying the whole into the heap made three (and held the file
+  // twice in JavaScript memory besides). Returns the heap pointer, or 0 when superseded (the buffer is freed).
+  async function readStreamIntoHeap(stream, size, label, ptr, serial) {
+    const reader = stream.getReader();
+    let received = 0;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (serial !== loadSerial) { reader.cancel(); Module._free(ptr); return 0; }
+        if (done) break;
+        if (received + value.length > size) throw new Error('the file grew while it was read');
+        heapView().set(value, ptr + received);
+        received += value.length;
+        showProgress(`${label} ${mb(received)} of ${mb(size)}`, received / size);
+      }
+      if (received !== size) throw new Error('the file shrank while it was read');
+    } catch (e) {
+      Module._free(ptr);
+      throw e;
+    }
+    return ptr;
+  }
+
   async function openFile(file) {
     const serial = ++loadSerial;
+    window.gtLastLoad = { start: performance.now(), bytes: file.size };
     hideError();
     try {
       showProgress(`Reading ${file.name}`, 0);
-      const bytes = file.stream ? await readStream(file.stream(), file.size, `Reading ${file.name}`, serial)
+      const label = `Reading ${file.name}`;
+      if (ready && file.stream && file.size > 0) {
+        const ptr = Module._malloc(file.size);
+        if (!ptr) { showError(`Cannot open ${file.name}: not enough memory for ${mb(file.size)}.`); hideProgress(); return; }
+        if (await readStreamIntoHeap(file.stream(), file.size, label, ptr, serial)) {
+          source = { file };
+          openHeap(file.name, ptr, file.size);
+        }
+        return;
+      }
+      const bytes = file.stream ? await readStream(file.stream(), file.size, label, serial)
                                 : new Uint8Array(await file.arrayBuffer());
       if (bytes) { source = { file }; openBytes(file.name, bytes); }
     } catch (e) {

@@ -168,6 +168,16 @@ class App {
   uint64_t frame_count() const { return frame_count_; }
   // CPU time of the last Frame() (UI + queries, not GL or the browser): the viewer's own per-frame cost.
   double last_frame_ms() const { return last_frame_ms_; }
+  // Where the last single-file load's wall time went (gt_load_timings, bench/viewer/bench_page_load.mjs):
+  // the wall time from OpenBuffer to the installed model, the part spent inside the loader (Steps, then
+  // Finish) and the frames it spanned; the rest is the page drawing frames and waiting for the next one.
+  struct LoadClock {
+    std::chrono::steady_clock::time_point opened, last_step_end;
+    double wall_s = 0, steps_s = 0, finish_s = 0;
+    uint32_t frames = 0;
+    viewer::LoadTimings phases;
+  };
+  const LoadClock& load_clock() const { return load_clock_; }
 
   const viewer::TraceModel* model() const { return model_.get(); }
   // The mapped index the model lives in (OpenIndex), else null: its precomputed tables spare a scan.
@@ -280,6 +290,7 @@ class App {
   bool show_demo_ = false;
   uint64_t frame_count_ = 0;
   double last_frame_ms_ = 0;
+  LoadClock load_clock_;
 };
 
 // The one App of the process (the C API and the platform callbacks reach it through this).

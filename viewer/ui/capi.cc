@@ -111,6 +111,22 @@ GT_EXPORT double gt_load_records() {
 GT_EXPORT int gt_load_building() {
   return GlobalApp() && GlobalApp()->load_building() ? 1 : 0;
 }
+// Where the last single-file load's time went, in seconds: {"wall","steps","finish","frames","walk","route",
+// "merge","lanes","lod","devices","other"}. "wall" runs from gt_open_buffer to the installed model; "steps"
+// and "finish" are the loader's share of it (the rest is frames drawn and waited for between Steps); the
+// phases are the loader's own (gt::viewer::LoadTimings). For benchmarks (bench/viewer/bench_page_load.mjs).
+GT_EXPORT const char* gt_load_timings() {
+  static std::string s;
+  if (!GlobalApp()) return "null";
+  const App::LoadClock& c = GlobalApp()->load_clock();
+  const viewer::LoadTimings& p = c.phases;
+  return Keep(&s, "{\"wall\":" + JsonNumber(c.wall_s) + ",\"steps\":" + JsonNumber(c.steps_s) +
+                      ",\"finish\":" + JsonNumber(c.finish_s) + ",\"frames\":" + JsonNumber(c.frames) +
+                      ",\"walk\":" + JsonNumber(p.walk) + ",\"route\":" + JsonNumber(p.route) +
+                      ",\"merge\":" + JsonNumber(p.merge) + ",\"lanes\":" + JsonNumber(p.lanes) +
+                      ",\"lod\":" + JsonNumber(p.lod) + ",\"devices\":" + JsonNumber(p.devices) +
+                      ",\"other\":" + JsonNumber(p.other) + "}");
+}
 GT_EXPORT const char* gt_last_error() {
   return GlobalApp() ? GlobalApp()->last_error().c_str() : "";
 }
