@@ -15,15 +15,11 @@
 //
 // Files: <gtrace-dir>/bench_viewer_<N>M.gtrace, written by `bench_viewer --save-gtrace` when missing.
 import { execFileSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const require = createRequire(path.join(root, 'web/tests/package.json'));
-const { chromium } = require('playwright-core');
+import { launchBrowser, repoRoot as root } from '../../web/tests/harness.mjs';
 
 const argv = process.argv.slice(2);
 const opt = (name, dflt) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : dflt; };
@@ -80,13 +76,7 @@ const server = http.createServer((req, res) => {
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const base = `http://127.0.0.1:${server.address().port}`;
 
-const browser = await chromium.launch({
-  executablePath: process.env.GT_CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--use-angle=swiftshader', '--enable-unsafe-swiftshader',
-         '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update',
-         '--disable-sync', '--disable-dev-shm-usage'],
-});
+const browser = await launchBrowser();
 
 // CPU seconds of chromium's processes (browser, renderer, GPU: the page's reading, loading, drawing),
 // from /proc: on a shared machine wall clocks say more about the neighbours than about the load.

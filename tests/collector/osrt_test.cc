@@ -187,13 +187,16 @@ TEST_CASE("osrt shim: waits above the threshold are recorded, errno is kept, own
   Sleep(s, 20'000'000);
   CHECK(errno == 1234);
   auto ev = s.Drain();
-  REQUIRE(ev.size() == 1);
-  CHECK(s.Name(ev[0]) == "nanosleep");
-  CHECK(ev[0].tid == uint32_t(gettid()));
-  CHECK(ev[0].end_ns - ev[0].start_ns >= 20'000'000);
+  // The 1 ms sleep is recorded only if a loaded machine kept it past the threshold: then it took that long.
+  REQUIRE((ev.size() == 1 || ev.size() == 2));
+  for (const auto& e : ev) CHECK(e.end_ns - e.start_ns >= 5'000'000);
+  const auto& slept = ev.back();
+  CHECK(s.Name(slept) == "nanosleep");
+  CHECK(slept.tid == uint32_t(gettid()));
+  CHECK(slept.end_ns - slept.start_ns >= 20'000'000);
   timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
-  CHECK(ev[0].end_ns <= int64_t(now.tv_sec) * 1000000000 + now.tv_nsec);  // the trace clock
+  CHECK(slept.end_ns <= int64_t(now.tv_sec) * 1000000000 + now.tv_nsec);  // the trace clock
 
   // A wait that fails after the threshold: its errno reaches the caller; a fast failure is not recorded.
   sem_t sem;

@@ -413,3 +413,20 @@ TEST_CASE("index fuzz seeds", "[.index-seeds]") {
   for (const auto& m : models)
     WriteAll(std::string(dir) + "/seed" + std::to_string(k++), EncodeIndex(*m, kSource));
 }
+
+TEST_CASE("SplitIndexUrl: a remote request's path and parameters", "[index][remote]") {
+  auto [what, params] = SplitIndexUrl("tiles?track=3&t0=-5&t1=100&px=1024");
+  CHECK(what == "tiles");
+  REQUIRE(params.size() == 4);
+  CHECK(params[0] == std::pair<std::string, std::string>{"track", "3"});
+  CHECK(params[1] == std::pair<std::string, std::string>{"t0", "-5"});
+  CHECK(params[3] == std::pair<std::string, std::string>{"px", "1024"});
+  auto [meta, none] = SplitIndexUrl("meta");
+  CHECK(meta == "meta");
+  CHECK(none.empty());
+  auto [odd, kept] = SplitIndexUrl("event?&flag&lane=");  // empty pieces dropped, a bare key kept
+  CHECK(odd == "event");
+  REQUIRE(kept.size() == 2);
+  CHECK(kept[0] == std::pair<std::string, std::string>{"flag", ""});
+  CHECK(kept[1] == std::pair<std::string, std::string>{"lane", ""});
+}

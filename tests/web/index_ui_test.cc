@@ -107,6 +107,47 @@ TEST_CASE("gtrace-ui --index builds the index next to the trace once and shows w
   CHECK(named.trace_name() == "train.gtrace.gtindex");
 }
 
+TEST_CASE("gtrace-ui --index of a trace bigger than the decode limit asks the index for what it shows",
+          "[index][remote]") {
+  Headless h;
+  const fs::path dir = Scratch("gt_index_ui_big");
+  const fs::path trace = dir / "train.gtrace";
+  fs::copy_file(kTrace, trace);
+  ui::App local;
+  LoadLocal(local, kTrace);
+  const viewer::TraceModel& lm = *local.model();
+
+  ui::App app;
+  ui::SetGlobalApp(&app);
+  app.SetIndexDecodeLimit(1);  // as if the trace were bigger than half the machine's memory
+  app.OpenIndexed(trace.string());
+  for (int i = 0; i < 50 && app.load_state() == ui::LoadState::kLoading; ++i) test::UiFrames(app);
+  REQUIRE(app.load_state() == ui::LoadState::kLoaded);
+  REQUIRE(app.remote());  // not decoded: tiles, details and tables come from the index in process
+  CHECK_FALSE(app.events_local());
+  CHECK(app.model()->tracks.size() == lm.tracks.size());
+  test::UiFrames(app, 5);
+  CHECK(app.remote()->stats().tiles > 0);
+  CHECK(app.remote()->stats().failures == 0);
+
+  const viewer::EventId k = FirstKernel(lm);
+  app.Select(app.source()->FindEventByKey(lm.EventKey(k)), true);
+  test::UiFrames(app, 5);
+  CHECK(app.view().selected == k);
+  const viewer::EventInfo* info = app.source()->Event(k);
+  REQUIRE(info);
+  CHECK(info->name == lm.Str(lm.Name(k)));
+  app.ShowPanel(ui::Panel::kKernels);
+  test::UiFrames(app, 5);
+  REQUIRE(app.kernel_table().built);
+  CHECK(app.kernel_table().rows.size() == viewer::KernelSummary(lm).size());
+  // Another trace opened after it: nothing of the in-process answers leaks into it.
+  app.OpenFile(kTrace);
+  for (int i = 0; i < 10000 && app.load_state() == ui::LoadState::kLoading; ++i) test::UiFrames(app);
+  REQUIRE(app.load_state() == ui::LoadState::kLoaded);
+  CHECK_FALSE(app.remote());
+}
+
 TEST_CASE("a damaged index is refused by name and rebuilt through its trace", "[index]") {
   Headless h;
   const fs::path dir = Scratch("gt_index_ui_bad");
@@ -174,15 +215,8 @@ TEST_CASE("a remote trace opens, draws from tiles, selects an event and links it
       auto batch = std::move(queue);
       queue.clear();
       for (auto& [id, url] : batch) {
-        const size_t q = url.find('?');
-        viewer::QueryParams params;
-        for (std::string rest = q == std::string::npos ? "" : url.substr(q + 1); !rest.empty();) {
-          const size_t amp = rest.find('&');
-          const std::string kv = rest.substr(0, amp);
-          params.push_back({kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1)});
-          rest = amp == std::string::npos ? "" : rest.substr(amp + 1);
-        }
-        const viewer::IndexAnswer a = viewer::AnswerIndexQuery(**index, url.substr(0, q), params);
+        const auto [what, params] = viewer::SplitIndexUrl(url);
+        const viewer::IndexAnswer a = viewer::AnswerIndexQuery(**index, what, params);
         app.remote()->OnAnswer(id, a.status, a.body);
       }
       test::UiFrames(app, 1);

@@ -10,9 +10,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
+
+#include <unistd.h>
 
 #include "gt/reader.h"
 #include "gt/units.h"
+#include "gt/viewer/index_query.h"
 #include "gt/viewer/merge.h"
 #include "gt/viewer/ncu.h"
 #include "ui/counters/counters_view.h"
@@ -103,7 +107,7 @@ void App::OpenFile(const std::string& path) {
 
 void App::OpenBuffer(std::string name, uint8_t* data, size_t size) {
   CompareClose(*this);  // another trace: the comparison was with the one it replaces
-  remote_.reset();
+  DropRemote();
   FreeStaged();
   loader_.reset();
   std::free(load_bytes_);
@@ -132,6 +136,22 @@ void App::OpenBuffer(std::string name, uint8_t* data, size_t size) {
   load_state_ = LoadState::kLoading;
 }
 
+namespace {
+// A loaded model's memory per event (columns, LOD, tables; docs/benchmarks.md's viewer core section), rounded
+// up.
+constexpr uint64_t kModelBytesPerEvent = 32;
+
+uint64_t IndexDecodeLimit(uint64_t limit) {
+  if (limit) return limit;
+#if defined(__EMSCRIPTEN__)
+  return uint64_t{1} << 30;  // wasm32: a quarter of the 4 GiB address space
+#else
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) / 2 : uint64_t{4} << 30;
+#endif
+}
+}  // namespace
+
 void App::OpenIndex(const std::string& path) {
   // An index opened by name was built from some trace: which one is not known here, so the source
   // fingerprint is not checked (an empty tag); version, layout and checksums still are.
@@ -146,7 +166,7 @@ void App::OpenIndexed(const std::string& trace_path) {
 
 void App::InstallIndex(StatusOr<std::unique_ptr<viewer::MappedIndex>> index, const std::string& path) {
   CompareClose(*this);
-  remote_.reset();
+  DropRemote();
   FreeStaged();
   loader_.reset();
   building_ = false;
@@ -159,8 +179,20 @@ void App::InstallIndex(StatusOr<std::unique_ptr<viewer::MappedIndex>> index, con
     Fail("Cannot open " + loading_name_ + ": " + index.status().ToString());
     return;
   }
-  // The index's lanes are compressed blocks the local views cannot read in place: the native viewer decodes
-  // them all (as much memory as loading the trace, without its parsing and building).
+  // The index's lanes are compressed blocks the local views cannot read in place. A model that fits is
+  // decoded whole (every panel works on it; as much memory as loading the trace, without its parsing and
+  // building); a bigger one is asked for what the view shows, as a remote trace.
+  const uint64_t decoded_estimate = uint64_t((*index)->model().event_count) * kModelBytesPerEvent;
+  if (decoded_estimate > IndexDecodeLimit(index_decode_limit_)) {
+    std::shared_ptr<const viewer::MappedIndex> shared(std::move(*index));
+    OpenRemote(loading_name_, [this, shared](uint64_t request, const std::string& url) {
+      const auto [what, params] = viewer::SplitIndexUrl(url);
+      viewer::IndexAnswer a = viewer::AnswerIndexQuery(*shared, what, params);
+      local_answers_.push_back({request, a.status, std::move(a.body)});
+    });
+    index_ = std::move(shared);  // after OpenRemote, which closes what was open
+    return;
+  }
   auto whole = (*index)->Materialize();
   if (!whole.ok()) {
     Fail("Cannot open " + loading_name_ + ": " + whole.status().ToString());
@@ -209,6 +241,7 @@ void App::OpenStaged() {
     return;
   }
   CompareClose(*this);
+  DropRemote();
   loader_.reset();
   building_ = false;
   std::free(load_bytes_);
@@ -369,10 +402,22 @@ void App::Fail(std::string message) {
   model_.reset();
   index_.reset();
   remote_.reset();
+  local_answers_.clear();
   trace_name_.clear();
   ResetView();
   last_error_ = std::move(message);
   load_state_ = LoadState::kFailed;
+}
+
+void App::DropRemote() {
+  if (!remote_) return;
+  source_.reset();
+  model_.reset();
+  index_.reset();
+  remote_.reset();
+  local_answers_.clear();
+  trace_name_.clear();
+  ResetView();
 }
 
 void App::Close() {
@@ -905,7 +950,10 @@ void App::Frame() {
     }
   } timer{frame_start, &last_frame_ms_};
   ++frame_count_;
-  if (remote_) remote_->Tick();  // what waits for its retry (an index still being built)
+  if (remote_) {
+    for (LocalAnswer& a : std::exchange(local_answers_, {})) remote_->OnAnswer(a.request, a.status, a.body);
+    remote_->Tick();  // what waits for its retry (an index still being built)
+  }
   if (load_state_ == LoadState::kLoading) StepLoad();
   if (reveal_pending_.valid() && source_ && source_->Event(reveal_pending_)) RevealEvent(reveal_pending_);
   CompareStep(*this);

@@ -140,6 +140,10 @@ class App {
   // OpenFile opens a path ending in .gtindex this way.
   void OpenIndex(const std::string& path);
   void OpenIndexed(const std::string& trace_path);
+  // An index whose decoded model would take more than `bytes` (default: half the machine's memory) is not
+  // decoded: the view asks it for what it shows, in process, as the page asks `gtrace serve` (RemoteTrace),
+  // so memory stays bounded by the block and tile caches.
+  void SetIndexDecodeLimit(uint64_t bytes) { index_decode_limit_ = bytes; }
   // A trace that stays on the server (issue 17, gt/viewer/remote.h): the layout is asked for now, tiles and
   // details as the view needs them. `send` hands a request (id, URL relative to the trace's API base) to
   // the transport (the page's fetch), whose answers come back through remote()->OnAnswer. Loading until
@@ -269,6 +273,19 @@ class App {
   std::shared_ptr<const viewer::TraceModel> model_;
   std::shared_ptr<const viewer::MappedIndex> index_;
   std::shared_ptr<viewer::RemoteTrace> remote_;  // a remote trace: model_ is its layout
+  // Answers of a local index to remote_'s requests, handed over at the start of the next frame (not inside
+  // the request: RemoteTrace may be issuing more).
+  struct LocalAnswer {
+    uint64_t request;
+    int status;
+    std::string body;
+  };
+  std::vector<LocalAnswer> local_answers_;
+  // A remote trace's layout has no events to draw: when another trace starts loading it goes at once (a local
+  // trace stays on screen until its successor is in). Opening a file over a remote trace drew the layout as a
+  // local model in the frames of the load and crashed.
+  void DropRemote();
+  uint64_t index_decode_limit_ = 0;  // 0: half the physical memory
   std::shared_ptr<viewer::TraceSource> source_;
   viewer::EventId reveal_pending_;  // a remote event to reveal once its details arrive
   bool has_pending_view_ = false;

@@ -337,6 +337,22 @@ IndexAnswer IndexEvent(const MappedIndex& index, const QueryParams& params) {
 
 }  // namespace
 
+std::pair<std::string, QueryParams> SplitIndexUrl(std::string_view url) {
+  const size_t q = url.find('?');
+  QueryParams params;
+  std::string_view rest = q == std::string_view::npos ? std::string_view() : url.substr(q + 1);
+  while (!rest.empty()) {
+    const size_t amp = rest.find('&');
+    const std::string_view kv = rest.substr(0, amp);
+    const size_t eq = kv.find('=');
+    if (!kv.empty())
+      params.emplace_back(std::string(kv.substr(0, eq)),
+                          eq == std::string_view::npos ? std::string() : std::string(kv.substr(eq + 1)));
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+  }
+  return {std::string(url.substr(0, q)), std::move(params)};
+}
+
 IndexAnswer AnswerIndexQuery(const MappedIndex& index, std::string_view what, const QueryParams& params) {
   const TraceModel& m = index.model();
   if (what == "meta") return {200, MetaJson(m)};

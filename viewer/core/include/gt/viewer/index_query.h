@@ -71,4 +71,9 @@ struct IndexAnswer {
 // losses, the per-name tables). Anything else is a 404.
 IndexAnswer AnswerIndexQuery(const MappedIndex& index, std::string_view what, const QueryParams& params);
 
+// A RemoteTrace request URL ("tiles?track=3&t0=...") as AnswerIndexQuery takes it: what, and its parameters
+// (not percent-decoded: RemoteTrace writes numbers only). For viewers answering in process from a local
+// index.
+std::pair<std::string, QueryParams> SplitIndexUrl(std::string_view url);
+
 }  // namespace gt::viewer
