@@ -36,6 +36,13 @@ fs::path Scratch(const char* name) {
   return dir;
 }
 
+// kTrace copied into a fresh scratch folder `name` (its index is written next to it).
+fs::path TraceCopy(const char* name) {
+  const fs::path trace = Scratch(name) / "train.gtrace";
+  fs::copy_file(kTrace, trace);
+  return trace;
+}
+
 // The first kernel of the trace: a GPU event with details worth comparing.
 viewer::EventId FirstKernel(const viewer::TraceModel& m) {
   for (viewer::LaneId l = 0; l < m.lanes.size(); ++l)
@@ -49,9 +56,7 @@ viewer::EventId FirstKernel(const viewer::TraceModel& m) {
 TEST_CASE("gtrace-ui --index builds the index next to the trace once and shows what the trace shows",
           "[index]") {
   Headless h;
-  const fs::path dir = Scratch("gt_index_ui");
-  const fs::path trace = dir / "train.gtrace";
-  fs::copy_file(kTrace, trace);
+  const fs::path trace = TraceCopy("gt_index_ui");
 
   ui::App local;
   LoadLocal(local, kTrace);
@@ -110,9 +115,7 @@ TEST_CASE("gtrace-ui --index builds the index next to the trace once and shows w
 TEST_CASE("gtrace-ui --index of a trace bigger than the decode limit asks the index for what it shows",
           "[index][remote]") {
   Headless h;
-  const fs::path dir = Scratch("gt_index_ui_big");
-  const fs::path trace = dir / "train.gtrace";
-  fs::copy_file(kTrace, trace);
+  const fs::path trace = TraceCopy("gt_index_ui_big");
   ui::App local;
   LoadLocal(local, kTrace);
   const viewer::TraceModel& lm = *local.model();
@@ -150,9 +153,8 @@ TEST_CASE("gtrace-ui --index of a trace bigger than the decode limit asks the in
 
 TEST_CASE("a damaged index is refused by name and rebuilt through its trace", "[index]") {
   Headless h;
-  const fs::path dir = Scratch("gt_index_ui_bad");
-  const fs::path trace = dir / "train.gtrace";
-  fs::copy_file(kTrace, trace);
+  const fs::path trace = TraceCopy("gt_index_ui_bad");
+  const fs::path dir = trace.parent_path();
   const std::string idx = trace.string() + ".gtindex";
   {
     ui::App app;

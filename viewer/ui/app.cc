@@ -398,19 +398,12 @@ void App::Fail(std::string message) {
   building_ = false;
   std::free(load_bytes_);
   load_bytes_ = nullptr;
-  source_.reset();
-  model_.reset();
-  index_.reset();
-  remote_.reset();
-  local_answers_.clear();
-  trace_name_.clear();
-  ResetView();
+  DropTrace();
   last_error_ = std::move(message);
   load_state_ = LoadState::kFailed;
 }
 
-void App::DropRemote() {
-  if (!remote_) return;
+void App::DropTrace() {
   source_.reset();
   model_.reset();
   index_.reset();
@@ -418,6 +411,10 @@ void App::DropRemote() {
   local_answers_.clear();
   trace_name_.clear();
   ResetView();
+}
+
+void App::DropRemote() {
+  if (remote_) DropTrace();
 }
 
 void App::Close() {

@@ -285,6 +285,7 @@ class App {
   // trace stays on screen until its successor is in). Opening a file over a remote trace drew the layout as a
   // local model in the frames of the load and crashed.
   void DropRemote();
+  void DropTrace();                  // the shown trace and its view (not a load in progress)
   uint64_t index_decode_limit_ = 0;  // 0: half the physical memory
   std::shared_ptr<viewer::TraceSource> source_;
   viewer::EventId reveal_pending_;  // a remote event to reveal once its details arrive
