@@ -64,9 +64,16 @@ Status DecodeBlock(const IndexBlocks& ib, const ColRef& col, uint64_t b, uint8_t
 
 StatusOr<std::shared_ptr<const DecodedBlock>> IndexBlocks::Get(const ColRef& col, uint64_t b) const {
   const uint64_t key = col.first_block + b;
+  const size_t size = size_t(std::min<uint64_t>(kBlockValues, col.count - b * kBlockValues) * col.elem);
   {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = where.find(key); it != where.end()) {
+      // Open refuses columns that share blocks; this keeps a block decoded for another shape from being read.
+      if (it->second->second->size != size) {
+        Status bad = Corrupt("damaged index: block " + std::to_string(key) + " read as two columns");
+        if (damage.empty()) damage = bad.message();
+        return bad;
+      }
       lru.splice(lru.begin(), lru, it->second);
       return it->second->second;
     }
@@ -74,7 +81,7 @@ StatusOr<std::shared_ptr<const DecodedBlock>> IndexBlocks::Get(const ColRef& col
   // Decoded outside the lock: queries on other blocks go on meanwhile (two queries may decode the same block
   // at once; the second insert finds the first's).
   auto block = std::make_shared<DecodedBlock>();
-  block->size = size_t(std::min<uint64_t>(kBlockValues, col.count - b * kBlockValues) * col.elem);
+  block->size = size;
   block->bytes.reset(new uint8_t[block->size]);
   if (Status s = DecodeBlock(*this, col, b, block->bytes.get()); !s.ok()) {
     std::lock_guard<std::mutex> lock(mu);
@@ -82,7 +89,12 @@ StatusOr<std::shared_ptr<const DecodedBlock>> IndexBlocks::Get(const ColRef& col
     return s;
   }
   std::lock_guard<std::mutex> lock(mu);
-  if (auto it = where.find(key); it != where.end()) return it->second->second;
+  if (auto it = where.find(key); it != where.end() && it->second->second->size == size)
+    return it->second->second;
+  if (auto it = where.find(key);
+      it != where.end()) {  // another shape (open refuses that): keep ours uncached
+    return std::shared_ptr<const DecodedBlock>(std::move(block));
+  }
   lru.emplace_front(key, block);
   where[key] = lru.begin();
   bytes += block->size;

@@ -186,6 +186,14 @@ bool SortedIndices(const V& v, uint32_t n) {
 // have been written by anything.
 // Hands the collected column references to the lanes (five columns, then the LOD levels, per lane).
 Status AssignLaneRefs(TraceModel& m, const std::vector<ColRef>& refs, std::vector<LaneRefs>* lanes) {
+  // Each block belongs to one column: the cache keys decoded blocks by their number, and a block decoded for
+  // a shorter or narrower column would be read past its end through another column sharing it.
+  std::vector<std::pair<uint64_t, uint64_t>> spans;  // [first block, end block) of each column with values
+  for (const ColRef& r : refs)
+    if (r.count) spans.push_back({r.first_block, r.first_block + BlocksOf(r.count)});
+  std::sort(spans.begin(), spans.end());
+  for (size_t i = 1; i < spans.size(); ++i)
+    if (spans[i].first < spans[i - 1].second) return Corrupt("damaged index: two columns share a block");
   size_t at = 0;
   lanes->assign(m.lanes.size(), {});
   for (size_t i = 0; i < m.lanes.size(); ++i) {
@@ -195,6 +203,13 @@ Status AssignLaneRefs(TraceModel& m, const std::vector<ColRef>& refs, std::vecto
     r.start = refs[at++], r.dur = refs[at++], r.name = refs[at++], r.ref = refs[at++], r.aux = refs[at++];
     r.start.ascending = true;
     for (size_t k = 0; k < l.lod.size(); ++k) r.lod.push_back(refs[at++]);
+    // The references are handed out in file order: a lane that claims other LOD levels than it has shifts
+    // another table's column (of other value sizes) into its slots, whose reads would run past the blocks.
+    bool typed = r.start.elem == sizeof(int64_t) && r.dur.elem == sizeof(uint32_t) &&
+                 r.name.elem == sizeof(StringId) && r.ref.elem == sizeof(uint32_t) &&
+                 r.aux.elem == sizeof(uint32_t);
+    for (const ColRef& lod : r.lod) typed &= lod.elem == sizeof(LodMax);
+    if (!typed) return Corrupt("damaged index: a lane column of another type");
     if (l.start.empty()) l.lod.clear();  // not materialized: the levels are read through the cache
   }
   return at == refs.size() ? Status::Ok() : Corrupt("damaged index: columns no lane owns");
