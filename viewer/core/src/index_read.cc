@@ -138,7 +138,8 @@ class Decoder {
     Pod(r.count), Pod(r.first_block);
     if (!ok() || r.count == 0) return r.count = 0, r;
     const uint64_t have = blocks_ ? blocks_->directory.size() / kDirEntryBytes : 0;
-    if (r.first_block > have || BlocksOf(r.count) > have - r.first_block) {
+    // Compared as values, not blocks: BlocksOf rounds up and wraps for counts near 2^64.
+    if (r.first_block > have || r.count > (have - r.first_block) * kBlockValues) {
       Fail("a column outside the blocks section");
       r.count = 0;
     }
