@@ -561,9 +561,6 @@ using detail::TrackOut;
 // [SECTION] Lanes
 // -----------------------------------------------------------------------------------------------------------------
 
-// Tracks' lanes in three parallel passes: pieces that arrived out of order are sorted; each track's pieces
-// are concatenated (a task per piece, into a lane sized once) or merged (a task per track); then every lane
-// gets its LOD pyramid and name counts (tasks over ranges of long lanes). Tasks run largest first.
 // Per string id, the first id with the same text; empty when every text has one id (nothing to rename).
 static std::vector<StringId> FirstIdOfEachText(const std::vector<std::string>& strings) {
   std::unordered_map<std::string_view, StringId> first;
@@ -579,6 +576,9 @@ static std::vector<StringId> FirstIdOfEachText(const std::vector<std::string>& s
   return out;
 }
 
+// Tracks' lanes in three parallel passes: pieces that arrived out of order are sorted; each track's pieces
+// are concatenated (a task per piece, into a lane sized once) or merged (a task per track); then every lane
+// gets its LOD pyramid and name counts (tasks over ranges of long lanes). Tasks run largest first.
 void ModelBuilder::Impl::BuildLanes(ThreadPool& pool, const std::vector<uint32_t>& order) {
   TraceModel& M = *m;
   const StringId base = synthetic_final_base_;

@@ -89,10 +89,9 @@ StatusOr<std::shared_ptr<const DecodedBlock>> IndexBlocks::Get(const ColRef& col
     return s;
   }
   std::lock_guard<std::mutex> lock(mu);
-  if (auto it = where.find(key); it != where.end() && it->second->second->size == size)
-    return it->second->second;
-  if (auto it = where.find(key);
-      it != where.end()) {  // another shape (open refuses that): keep ours uncached
+  if (auto it = where.find(key); it != where.end()) {
+    // Another query decoded it meanwhile; a block of another shape (open refuses that) leaves ours uncached.
+    if (it->second->second->size == size) return it->second->second;
     return std::shared_ptr<const DecodedBlock>(std::move(block));
   }
   lru.emplace_front(key, block);

@@ -74,14 +74,8 @@ Search Search::ExactName(const TraceModel& model, StringId name) {
   s.needle_ = model.strings[name];
   s.exact_ = true;
   s.match_.assign(model.strings.size(), 0);
-  // Every id of that text: a trace of several processes interns a name once per process segment, and the
-  // kernel table's row (one per text) stands for all of them.
-  uint64_t n = 0;
-  for (StringId id = 1; id < model.strings.size(); ++id) {
-    if (model.strings[id] != s.needle_) continue;
-    s.match_[id] = 1;
-    n += id < model.name_counts.size() ? model.name_counts[id] : 0;
-  }
+  s.match_[name] = 1;
+  const uint32_t n = name < model.name_counts.size() ? model.name_counts[name] : 0;
   s.matching_names_ = n ? 1 : 0;
   s.match_count_ = n;
   // One pass over the events (a click, not a keystroke) buys an exact highlight of folded blocks however many
@@ -91,7 +85,7 @@ Search Search::ExactName(const TraceModel& model, StringId name) {
   for (LaneId l = 0; l < model.lanes.size() && found < n; ++l) {
     const Column<StringId>& names = model.lanes[l].name;
     for (uint32_t i = 0; i < names.size(); ++i)
-      if (s.Matches(names[i])) s.lane_hits_[l].push_back(i), ++found;
+      if (names[i] == name) s.lane_hits_[l].push_back(i), ++found;
   }
   return s;
 }
