@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# CPU-only fuzzing on the GPU machine's 16 cores (device tool, .device-carry/fuzz carried; no GPU use):
+# CPU-only fuzzing on the GPU machine's cores (16 on one GPU, 64 on the 4-GPU kinds) (device tool, .device-carry/fuzz carried; no GPU use):
 # every target at once, N workers each, starting from the committed corpora; prints each target's executions
 # (the workers' stat::number_of_executed_units summed) and keeps crash reproducers in $OUT/art/.
 #   prepare here: bash scripts/gpu/fuzz_host.sh --carry [TARGET...]   (needs build/fuzz: bash scripts/fuzz.sh
 #                 --seconds 1; TARGETs like server import_ncu: only those, to stay under the carry limit)
 # With KEEP_CORPORA=1 each target's corpus is minimized (-merge=1) afterwards and returned as
-# $OUT/fuzz_corpora.tar.gz (tests/fuzz/corpus/fuzz_<target>/ layout), to be committed.
+# $OUT/fuzz_corpora.tar.gz (tests/fuzz/corpus/fuzz_<target>/ layout), to be committed; MERGE_SECONDS (120)
+# bounds each target's merge, which is one process (slow targets with many workers need more).
 #   run there:    SECONDS_BUDGET=470 bash scripts/gpu/fuzz_host.sh reader:6 merge:6 import_json:2 import_load:2
 set -u
 if [ "${1:-}" = --carry ]; then
@@ -45,7 +46,7 @@ if [ "${KEEP_CORPORA:-0}" = 1 ]; then
   # Minimized side by side: one after the other, the merges of slow targets took minutes of device time.
   for spec in "$@"; do
     t=${spec%%:*}; m=$W/keep/tests/fuzz/corpus/fuzz_$t; mkdir -p $m
-    timeout 120 $C/fuzz_$t -merge=1 -rss_limit_mb=2048 -max_len=65536 -timeout=10 $m $W/$t/corpus >/dev/null 2>&1 &
+    timeout ${MERGE_SECONDS:-120} $C/fuzz_$t -merge=1 -rss_limit_mb=2048 -max_len=65536 -timeout=10 $m $W/$t/corpus >/dev/null 2>&1 &
   done
   wait
   for spec in "$@"; do
