@@ -21,7 +21,7 @@ GpuReadiness ProbeGpuReadiness(const std::string& inject_path) {
   // RTLD_LAZY: only whether the library and its libcupti (by its RUNPATH, LD_LIBRARY_PATH, ld.so.cache) load.
   // Not under ASan: libcupti's libraries are not loaded into sanitized processes
   // (tests/collector/CMakeLists.txt).
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(GT_SANITIZED)
   return r;
 #endif
   if (void* inject = dlopen(inject_path.c_str(), RTLD_LAZY | RTLD_LOCAL)) {

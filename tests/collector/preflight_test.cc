@@ -77,7 +77,7 @@ TEST_CASE("preflight: the injection library is found in the install tree before 
 
 TEST_CASE("preflight: a library that is not there is reported, not loaded") {
   GpuReadiness r = ProbeGpuReadiness("/nonexistent/libgtrace_inject.so");
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(GT_SANITIZED)
   CHECK(r.inject_load_error.find("/nonexistent/libgtrace_inject.so") != std::string::npos);
   CHECK(GpuReadinessProblem(r, 13000).find("cannot be loaded") != std::string::npos);
 #else

@@ -64,6 +64,7 @@ inline constexpr RecordKind kLastRecordKind = RecordKind::kCpuSample;
 struct ClockSync {
   int64_t realtime_ns = 0;  // CLOCK_REALTIME, ns since the Unix epoch
   Timestamp trace_ns = 0;   // the same instant on the trace clock
+  friend bool operator==(const ClockSync&, const ClockSync&) = default;
 };
 
 struct TraceMetadata {
@@ -99,6 +100,7 @@ struct ProcessRecord {
   int32_t rank = -1;        // global rank (RANK, SLURM_PROCID, OMPI_COMM_WORLD_RANK, ...), -1 = none
   int32_t local_rank = -1;  // rank on its host, -1 = none
   int32_t world_size = 0;   // ranks in the job, 0 = unknown
+  friend bool operator==(const ProcessRecord&, const ProcessRecord&) = default;
 };
 
 enum class ExitKind : uint8_t { kUnknown = 0, kExited = 1, kSignaled = 2, kRunning = 3 };
@@ -107,6 +109,7 @@ struct ThreadRecord {
   uint32_t pid = 0;
   uint32_t tid = 0;
   StringId name = 0;
+  friend bool operator==(const ThreadRecord&, const ThreadRecord&) = default;
 };
 
 // Peak rates per precision for the roofline; 0 = unknown.
@@ -152,6 +155,7 @@ struct DeviceRecord {
   double l1_bandwidth = 0;                           // bytes/s (all SMs)
   std::array<double, kPrecisionCount> peak_flops{};  // FLOP/s
   uint8_t peak_source = 0;                           // PeakSource
+  friend bool operator==(const DeviceRecord&, const DeviceRecord&) = default;
 };
 
 struct ContextRecord {
@@ -168,6 +172,7 @@ struct StreamRecord {
   int32_t priority = 0;
   uint8_t is_default = 0;
   StringId name = 0;  // NVTX-named streams
+  friend bool operator==(const StreamRecord&, const StreamRecord&) = default;
 };
 
 // ---- GPU activity
@@ -472,6 +477,7 @@ struct KernelMetricRecord {
   StringId metric = 0;  // full CUPTI name, e.g. "dram__bytes_read.sum"
   double value = 0;
   uint8_t flags = 0;  // KernelMetricFlags
+  friend bool operator==(const KernelMetricRecord&, const KernelMetricRecord&) = default;
 };
 
 // A warp-stall histogram bin of one kernel instance (counters) or of one kernel name (PC sampling).
@@ -485,6 +491,7 @@ struct StallSample {
   StringId source_file = 0;
   uint32_t source_line = 0;
   uint64_t count = 0;
+  friend bool operator==(const StallSample&, const StallSample&) = default;
 };
 
 // An explicit causal link between two records, identified by (kind, pid, correlation id). CUDA launches and

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "parse_number.h"
+
 namespace gt::viewer {
 
 Status CheckNewNote(const std::vector<Note>& notes, const Note& n) {
@@ -53,12 +55,6 @@ std::string SerializeNotes(const std::vector<Note>& notes, void (*escape)(std::s
   return o;
 }
 
-static bool ParseI64(std::string_view s, int64_t* v) {
-  if (s.empty() || s.size() > 20) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
 Status ParseNotes(std::string_view s, Status (*unescape)(std::string_view, std::string*),
                   std::vector<Note>* out) {
   out->clear();
@@ -79,7 +75,7 @@ Status ParseNotes(std::string_view s, Status (*unescape)(std::string_view, std::
   if (f.size() % 4 != 0) return InvalidArgument("view state: a note has missing fields");
   for (size_t i = 0; i < f.size(); i += 4) {
     Note n;
-    if (!ParseI64(f[i], &n.t0) || !ParseI64(f[i + 1], &n.t1))
+    if (!detail::ParseI64(f[i], &n.t0) || !detail::ParseI64(f[i + 1], &n.t1))
       return InvalidArgument("view state: bad note range");
     GT_RETURN_IF_ERROR(unescape(f[i + 2], &n.event));
     GT_RETURN_IF_ERROR(unescape(f[i + 3], &n.text));

@@ -9,6 +9,8 @@
 
 #include <charconv>
 
+#include "parse_number.h"
+
 namespace gt::viewer {
 
 namespace {
@@ -77,12 +79,6 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
   return parts;
 }
 
-bool ParseI64(std::string_view s, int64_t* v) {
-  if (s.empty() || s.size() > 20) return false;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *v);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
 Status ParseKeys(std::string_view field, std::vector<std::string>* out) {
   out->clear();
   if (field.empty()) return Status::Ok();
@@ -142,7 +138,7 @@ StatusOr<ViewState> ViewState::Parse(std::string_view text) {
     GT_RETURN_IF_ERROR(Unescape(parts[8], &v.compare_align));
     GT_RETURN_IF_ERROR(Unescape(parts[9], &v.compare_selected));
   }
-  if (!ParseI64(parts[1], &v.t0) || !ParseI64(parts[2], &v.t1))
+  if (!detail::ParseI64(parts[1], &v.t0) || !detail::ParseI64(parts[2], &v.t1))
     return InvalidArgument("view state: bad time range");
   if (v.t1 < v.t0) return InvalidArgument("view state: time range ends before it starts");
   GT_RETURN_IF_ERROR(ParseKeys(parts[3], &v.expanded));
