@@ -15,6 +15,10 @@
 #include <ucontext.h>
 #include <unistd.h>
 #include <unwind.h>
+#ifdef GT_HAVE_LIBUNWIND
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -101,7 +105,23 @@ struct State {
   uintptr_t py_text_lo = 0, py_text_hi = 0;  // the interpreter module's mapped range  // the interpreter's
                                              // module (python3 or libpython): where native frames stop
   Stats stats;
-  std::atomic<uint64_t> ring_full{0}, unwind_failed{0}, truncated{0}, py_unreadable{0}, py_unsupported{0};
+  std::atomic<uint64_t> ring_full{0}, unwind_failed{0}, truncated{0}, py_unreadable{0}, py_unsupported{0},
+      unwind_fallbacks{0};
+  bool libunwind = false;  // set before the handler is installed (Start), read by it
+#ifdef GT_HAVE_LIBUNWIND
+  // libunwind.so.8's local unwinder, dlopen'ed by Start (the names its header maps unw_* to).
+  struct Libunwind {
+    decltype(unw_init_local)* init_local = nullptr;
+    decltype(unw_init_local2)* init_local2 = nullptr;
+    decltype(unw_step)* step = nullptr;
+    decltype(unw_get_reg)* get_reg = nullptr;
+    decltype(unw_set_caching_policy)* set_caching_policy = nullptr;
+    unw_addr_space_t* local_addr_space = nullptr;
+  } unw;
+#endif
+  // glibc's lock-free lookup of the module holding an address (2.35+; null before): libunwind steps only
+  // from a frame whose module has unwind tables, never by its frame-pointer guess.
+  int (*find_object)(void*, dl_find_object*) = nullptr;
   MapSnapshot* maps[2] = {nullptr, nullptr};  // mmap'd by the sampler thread
   std::atomic<int> maps_current{-1};
   std::atomic<uint32_t> maps_readers[2];
@@ -213,6 +233,92 @@ struct Mapped {
   }
 };
 
+// libgcc: unwinds from here, through the handler and the kernel's signal trampoline, to the interrupted
+// address and on; every frame's FDE is searched for again.
+int UnwindLibgcc(State& s, const ucontext_t* uc, uintptr_t stop_lo, uintptr_t stop_hi, uint64_t* out,
+                 uint8_t* flags) {
+  uint64_t pcs[kMaxNative + 8];
+  UnwindState u{pcs, 0, kMaxNative + 8, false, stop_lo, stop_hi};
+  _Unwind_Backtrace(UnwindOne, &u);
+  const uint64_t rip = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
+  int first = -1;
+  for (int i = 0; i < u.n; ++i)
+    if (pcs[i] == rip) {
+      first = i;
+      break;
+    }
+  if (first < 0) {  // the unwinder could not cross the signal frame: the interrupted address alone
+    out[0] = rip;
+    *flags |= kSampleUnwindFailed;
+    s.unwind_failed.fetch_add(1, std::memory_order_relaxed);
+    return 1;
+  }
+  const int nn = std::min(u.n - first, kMaxNative);
+  for (int i = 0; i < nn; ++i) out[i] = pcs[first + i];
+  if (u.more || u.n - first > kMaxNative) {
+    *flags |= kSampleTruncated;
+    s.truncated.fetch_add(1, std::memory_order_relaxed);
+  }
+  return nn;
+}
+
+#ifdef GT_HAVE_LIBUNWIND
+// libunwind: starts at the interrupted frame (the signal's context), so the handler's own frames and the
+// trampoline are never unwound. -1: it cannot start here (the caller falls back to libgcc).
+int UnwindLibunwind(State& s, void* uc, uintptr_t stop_lo, uintptr_t stop_hi, uint64_t* out, uint8_t* flags) {
+  unw_cursor_t cursor;
+  if (s.unw.init_local2(&cursor, static_cast<unw_context_t*>(uc), UNW_INIT_SIGNAL_FRAME) < 0) return -1;
+  int n = 0;
+  bool failed = false;
+  for (;;) {
+    unw_word_t ip = 0;
+    if (s.unw.get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
+    if (n == kMaxNative) {
+      *flags |= kSampleTruncated;
+      s.truncated.fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+    out[n++] = ip;
+    const uintptr_t at = n == 1 ? ip : ip - 1;  // a return address points after its call
+    if (at >= stop_lo && at < stop_hi) break;   // the interpreter's own frames (see UnwindOne)
+    // Without unwind tables libunwind would follow the frame-pointer chain, which code built without frame
+    // pointers fills with anything: such a frame ends the stack here, as with libgcc.
+    if (s.find_object) {
+      dl_find_object fo;
+      if (s.find_object(reinterpret_cast<void*>(at), &fo) != 0 || !fo.dlfo_eh_frame) {
+        failed = n == 1;
+        break;
+      }
+    }
+    const int r = s.unw.step(&cursor);
+    if (r <= 0) {
+      failed = r < 0 && n == 1;
+      break;
+    }
+  }
+  if (n == 0) {  // not even the interrupted address
+    out[0] = uint64_t(static_cast<const ucontext_t*>(uc)->uc_mcontext.gregs[REG_RIP]);
+    n = 1, failed = true;
+  }
+  if (failed) {
+    *flags |= kSampleUnwindFailed;
+    s.unwind_failed.fetch_add(1, std::memory_order_relaxed);
+  }
+  return n;
+}
+#endif
+
+int UnwindNative(State& s, void* uc, uintptr_t stop_lo, uintptr_t stop_hi, uint64_t* out, uint8_t* flags) {
+#ifdef GT_HAVE_LIBUNWIND
+  if (s.libunwind) {
+    const int n = UnwindLibunwind(s, uc, stop_lo, stop_hi, out, flags);
+    if (n >= 0) return n;
+    s.unwind_fallbacks.fetch_add(1, std::memory_order_relaxed);
+  }
+#endif
+  return UnwindLibgcc(s, static_cast<const ucontext_t*>(uc), stop_lo, stop_hi, out, flags);
+}
+
 __thread uint32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
 
 void OnSigprof(int, siginfo_t*, void* uc_void) {
@@ -233,37 +339,12 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
   const int64_t t_start = Now();
   uint64_t e[kMaxEntryWords];
   uint8_t flags = 0;
-  // Native: unwind from here; the frames up to the interrupted address are the handler and the kernel's
-  // signal trampoline.
+  // Native frames, up to the interpreter's own where this thread runs Python.
   const bool py_ready = s->py_ready.load(std::memory_order_acquire);
   const uintptr_t ts = py_ready ? reinterpret_cast<uintptr_t>(s->py_this_tstate()) : 0;
-  uint64_t pcs[kMaxNative + 8];
-  UnwindState u{pcs, 0, kMaxNative + 8, false};
-  if (ts && s->py) u.stop_lo = s->py_text_lo, u.stop_hi = s->py_text_hi;
-  _Unwind_Backtrace(UnwindOne, &u);
+  const uintptr_t stop_lo = ts && s->py ? s->py_text_lo : 0, stop_hi = ts && s->py ? s->py_text_hi : 0;
+  const int nn = UnwindNative(*s, uc_void, stop_lo, stop_hi, e + 2, &flags);
   const int64_t t_unwound = Now();
-  const auto* uc = static_cast<const ucontext_t*>(uc_void);
-  const uint64_t rip = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
-  int first = -1;
-  for (int i = 0; i < u.n; ++i)
-    if (pcs[i] == rip) {
-      first = i;
-      break;
-    }
-  int nn = 0;
-  if (first < 0) {  // the unwinder could not cross the signal frame: the interrupted address alone
-    e[2] = rip;
-    nn = 1;
-    flags |= kSampleUnwindFailed;
-    s->unwind_failed.fetch_add(1, std::memory_order_relaxed);
-  } else {
-    nn = std::min(u.n - first, kMaxNative);
-    for (int i = 0; i < nn; ++i) e[2 + i] = pcs[first + i];
-    if (u.more || u.n - first > kMaxNative) {
-      flags |= kSampleTruncated;
-      s->truncated.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
   // Python: this thread's state, then the chain of interpreter frames.
   int np = 0;
   if (py_ready) {
@@ -743,6 +824,58 @@ bool AddressReadableForTest(const void* p, size_t n) {
   return mem.Has(reinterpret_cast<uintptr_t>(p), n);
 }
 
+#ifdef GT_HAVE_LIBUNWIND
+namespace {
+// Loads libunwind (once; it stays loaded) and runs it once here, so that its one-time set-up (address space,
+// memory pools) is not done in a handler.
+bool LoadLibunwind(State& s) {
+  if (s.unw.step) return true;
+  void* lib = nullptr;
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&LoadLibunwind), &self) && self.dli_fname) {
+    std::string beside = self.dli_fname;
+    const size_t slash = beside.rfind('/');
+    if (slash != std::string::npos) {
+      beside = beside.substr(0, slash + 1) + "libunwind.so.8";
+      lib = dlopen(beside.c_str(), RTLD_NOW | RTLD_LOCAL);
+    }
+  }
+  if (!lib) lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return false;
+  State::Libunwind u;
+  u.init_local = reinterpret_cast<decltype(u.init_local)>(dlsym(lib, "_ULx86_64_init_local"));
+  u.init_local2 = reinterpret_cast<decltype(u.init_local2)>(dlsym(lib, "_ULx86_64_init_local2"));
+  u.step = reinterpret_cast<decltype(u.step)>(dlsym(lib, "_ULx86_64_step"));
+  u.get_reg = reinterpret_cast<decltype(u.get_reg)>(dlsym(lib, "_ULx86_64_get_reg"));
+  u.set_caching_policy =
+      reinterpret_cast<decltype(u.set_caching_policy)>(dlsym(lib, "_ULx86_64_set_caching_policy"));
+  u.local_addr_space = static_cast<unw_addr_space_t*>(dlsym(lib, "_ULx86_64_local_addr_space"));
+  if (!u.init_local || !u.init_local2 || !u.step || !u.get_reg || !u.set_caching_policy ||
+      !u.local_addr_space)
+    return false;  // not 1.6's API (init_local2 came with 1.3)
+  // Rules cached per address. Debian's build has no per-thread cache and takes this for its global one (a
+  // lock taken with signals blocked, by unwinding threads only).
+  u.set_caching_policy(*u.local_addr_space, UNW_CACHE_PER_THREAD);
+  ucontext_t context;
+  unw_cursor_t cursor;
+  if (getcontext(&context) != 0 || u.init_local(&cursor, &context) != 0) return false;
+  for (int i = 0; i < 4 && u.step(&cursor) > 0; ++i) {
+  }
+  s.find_object = reinterpret_cast<int (*)(void*, dl_find_object*)>(dlsym(RTLD_DEFAULT, "_dl_find_object"));
+  s.unw = u;
+  return true;
+}
+}  // namespace
+#endif
+
+bool HaveLibunwind() {
+#ifdef GT_HAVE_LIBUNWIND
+  return true;
+#else
+  return false;
+#endif
+}
+
 bool PythonVersionSupported(int minor) {
   for (const PyLayout& L : kLayouts)
     if (L.minor == minor) return true;
@@ -820,6 +953,11 @@ bool Start(const Options& options, std::string* error) {
     UnwindState u{pcs, 0, 4, false};
     _Unwind_Backtrace(UnwindOne, &u);
   }
+  g->libunwind = false;
+#ifdef GT_HAVE_LIBUNWIND
+  if (options.unwinder == Options::Unwinder::kLibunwind) g->libunwind = LoadLibunwind(*g);
+#endif
+  g->stats.libunwind = g->libunwind;
   struct sigaction sa {};
   sa.sa_sigaction = OnSigprof;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -943,6 +1081,7 @@ Stats GetStats() {
   Stats out = g->stats;
   out.ring_full = g->ring_full.load();
   out.unwind_failed = g->unwind_failed.load();
+  out.unwind_fallbacks = g->unwind_fallbacks.load();
   out.truncated = g->truncated.load();
   out.python_unreadable = g->py_unreadable.load();
   out.python_unsupported = g->py_unsupported.load();

@@ -16,8 +16,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "gt/reader.h"
@@ -238,6 +240,111 @@ TEST_CASE("cpu sampler: the Python walk's pointer check refuses unmapped, unread
   CHECK_FALSE(MapsLineReadable("7f00a000-7f00b000 rw-s 00000000 00:05 12 /dev/nvidia0\n", &lo, &hi));
   CHECK_FALSE(MapsLineReadable("7f00a000-7f00b000 ---p 00000000 00:00 0 \n", &lo, &hi));
   CHECK_FALSE(MapsLineReadable("garbage\n", &lo, &hi));
+}
+
+// A known nest of calls, each kept as a frame (not inlined, not a tail call: the +1 after each call).
+extern "C" __attribute__((noinline, visibility("default"))) uint64_t GtNestInnerForTest(int64_t until_ns) {
+  return GtSpinForTest(until_ns) + 1;
+}
+extern "C" __attribute__((noinline, visibility("default"))) uint64_t GtNestMiddleForTest(int64_t until_ns) {
+  return GtNestInnerForTest(until_ns) + 1;
+}
+extern "C" __attribute__((noinline, visibility("default"))) uint64_t GtNestOuterForTest(int64_t until_ns) {
+  return GtNestMiddleForTest(until_ns) + 1;
+}
+
+// The distinct stacks (outermost first) of a thread spinning in the nest, sampled ~300 ms with one unwinder,
+// with how often each was seen.
+std::map<std::vector<std::string>, int> NestStacks(inject::cpu::Options::Unwinder unwinder,
+                                                   bool* used_libunwind, int* samples, int* not_unwound) {
+  inject::cpu::Options o;
+  o.hz = 1000;
+  o.unwinder = unwinder;
+  std::string error;
+  REQUIRE(inject::cpu::Start(o, &error));
+  *used_libunwind = inject::cpu::GetStats().libunwind;
+  Recorder rec;
+  std::atomic<uint32_t> tid{0};
+  const int64_t until = MonoNs() + 300'000'000;
+  std::thread t([&] {
+    tid = uint32_t(gettid());
+    GtNestOuterForTest(until);
+  });
+  while (MonoNs() < until) {
+    GtSleepForTest(50'000'000);
+    rec.Drain();
+  }
+  t.join();
+  inject::cpu::Stop();
+  const TraceData d = rec.Finish();
+  std::map<std::vector<std::string>, int> out;
+  *samples = 0, *not_unwound = 0;
+  for (const auto& s : d.cpu_samples) {
+    if (s.tid != tid || (s.flags & kSampleIdleRepeat)) continue;
+    const auto frames = Frames(d, s.stack);
+    if (!HasFrame(frames, "GtSpinForTest")) continue;  // starting or leaving the nest
+    ++*samples;
+    *not_unwound += (s.flags & kSampleUnwindFailed) != 0;
+    ++out[frames];
+  }
+  return out;
+}
+
+TEST_CASE("cpu sampler: libunwind from the signal's context gives libgcc's frames") {
+  using U = inject::cpu::Options::Unwinder;
+  bool libunwind = true;
+  int n_gcc = 0, n_unw = 0, failed_gcc = 0, failed_unw = 0;
+  const auto gcc = NestStacks(U::kLibgcc, &libunwind, &n_gcc, &failed_gcc);
+  CHECK_FALSE(libunwind);
+  const auto unw = NestStacks(U::kLibunwind, &libunwind, &n_unw, &failed_unw);
+  if (!inject::cpu::HaveLibunwind()) {
+    WARN("built without libunwind.h: only libgcc's unwinder to compare");
+    return;
+  }
+  // The build machine has libunwind.so.8 (libunwind-dev): a libgcc-only run here would compare libgcc with
+  // itself.
+  REQUIRE(libunwind);
+  CHECK(n_gcc >= 60);  // ~300 at 1 kHz; a loaded 2-core machine loses ticks
+  CHECK(n_unw >= 60);
+  CHECK(failed_gcc == 0);
+  CHECK(failed_unw == 0);
+  // Every stack has the whole nest, outermost to innermost, under the thread's entry, and libunwind's have
+  // nothing libgcc's lack.
+  const auto nest_ok = [](const std::vector<std::string>& f) {
+    for (size_t i = 0; i + 3 < f.size(); ++i)
+      if (f[i].find("GtNestOuterForTest") != std::string::npos &&
+          f[i + 1].find("GtNestMiddleForTest") != std::string::npos &&
+          f[i + 2].find("GtNestInnerForTest") != std::string::npos &&
+          f[i + 3].find("GtSpinForTest") != std::string::npos)
+        return i >= 1;  // the thread's start routine and libc's thread entry are below
+    return false;
+  };
+  std::string all;
+  for (const auto* m : {&gcc, &unw})
+    for (const auto& [frames, count] : *m) {
+      CHECK(nest_ok(frames));
+      std::string line = (m == &gcc ? "libgcc " : "libunwind ") + std::to_string(count) + ":";
+      for (const auto& f : frames) line += " " + f;
+      all += line + "\n";
+    }
+  INFO(all);
+  // Stacks seen often (the spin loop and its clock read) must be the same frame for frame. Each stack seen in
+  // at least 5% of one unwinder's samples is seen by the other.
+  for (const auto& [mine, other, n] : {std::tuple{&gcc, &unw, n_gcc}, std::tuple{&unw, &gcc, n_unw}})
+    for (const auto& [frames, count] : *mine)
+      if (count * 20 >= n) CHECK(other->count(frames) == 1);
+  // The frames below the spin loop (thread entry to GtSpinForTest) are one and the same chain in both.
+  std::set<std::vector<std::string>> roots;
+  for (const auto* m : {&gcc, &unw})
+    for (const auto& [frames, count] : *m) {
+      std::vector<std::string> root;
+      for (const auto& f : frames) {
+        root.push_back(f);
+        if (f.find("GtSpinForTest") != std::string::npos) break;
+      }
+      roots.insert(root);
+    }
+  CHECK(roots.size() == 1);
 }
 
 TEST_CASE("cpu sampler: refuses a bad rate and a foreign SIGPROF handler") {
