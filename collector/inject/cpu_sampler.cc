@@ -1,6 +1,8 @@
 // Periodic CPU sampling (cpu_sampler.h): the sampler thread, the SIGPROF handler and the drain.
 #include "inject/cpu_sampler.h"
 
+#include "inject/cfi_unwind.h"
+
 #include <cxxabi.h>
 #include <dirent.h>
 #include <dlfcn.h>
@@ -15,10 +17,6 @@
 #include <ucontext.h>
 #include <unistd.h>
 #include <unwind.h>
-#ifdef GT_HAVE_LIBUNWIND
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
-#endif
 
 #include <algorithm>
 #include <atomic>
@@ -51,6 +49,8 @@ struct Slot {
   std::atomic<uint32_t> token{0};  // 1: a producer (the handler or the sampler) owns the ring's head
   std::atomic<uint64_t> head{0}, tail{0};
   uint64_t* ring = nullptr;  // kRingWords, allocated once by the sampler thread
+  RuleCache* rules =
+      nullptr;  // the handler's cache of unwind rules (with the ring; kept when the slot is reused)
   // The thread's CPU clock when the handler finished its last sample.
   std::atomic<int64_t> cpu_after_sample{-1};
   std::atomic<int64_t> signal_sent_ns{0};  // when the sampler sent the signal in flight (costs only)
@@ -107,21 +107,14 @@ struct State {
   Stats stats;
   std::atomic<uint64_t> ring_full{0}, unwind_failed{0}, truncated{0}, py_unreadable{0}, py_unsupported{0},
       unwind_fallbacks{0};
-  bool libunwind = false;  // set before the handler is installed (Start), read by it
-#ifdef GT_HAVE_LIBUNWIND
-  // libunwind.so.8's local unwinder, dlopen'ed by Start (the names its header maps unw_* to).
-  struct Libunwind {
-    decltype(unw_init_local)* init_local = nullptr;
-    decltype(unw_init_local2)* init_local2 = nullptr;
-    decltype(unw_step)* step = nullptr;
-    decltype(unw_get_reg)* get_reg = nullptr;
-    decltype(unw_set_caching_policy)* set_caching_policy = nullptr;
-    unw_addr_space_t* local_addr_space = nullptr;
-  } unw;
-#endif
-  // glibc's lock-free lookup of the module holding an address (2.35+; null before): libunwind steps only
-  // from a frame whose module has unwind tables, never by its frame-pointer guess.
-  int (*find_object)(void*, dl_find_object*) = nullptr;
+  bool cached_unwind = false;  // set before the handler is installed (Start), read by it
+  // glibc's lock-free lookup of the module holding an address (2.35+; null before: libgcc only).
+  FindObjectFn find_object = nullptr;
+  // Changes when modules were loaded or unloaded (the sampler thread checks every 100 ms): the threads'
+  // caches of unwind rules are emptied before their next use.
+  std::atomic<uint64_t> modules_generation{0};
+  uint64_t modules_adds = 0, modules_subs = 0;  // sampler thread only
+  std::atomic<uint64_t> rules_read{0}, cached_frames{0};
   MapSnapshot* maps[2] = {nullptr, nullptr};  // mmap'd by the sampler thread
   std::atomic<int> maps_current{-1};
   std::atomic<uint32_t> maps_readers[2];
@@ -262,61 +255,38 @@ int UnwindLibgcc(State& s, const ucontext_t* uc, uintptr_t stop_lo, uintptr_t st
   return nn;
 }
 
-#ifdef GT_HAVE_LIBUNWIND
-// libunwind: starts at the interrupted frame (the signal's context), so the handler's own frames and the
-// trampoline are never unwound. -1: it cannot start here (the caller falls back to libgcc).
-int UnwindLibunwind(State& s, void* uc, uintptr_t stop_lo, uintptr_t stop_hi, uint64_t* out, uint8_t* flags) {
-  unw_cursor_t cursor;
-  if (s.unw.init_local2(&cursor, static_cast<unw_context_t*>(uc), UNW_INIT_SIGNAL_FRAME) < 0) return -1;
-  int n = 0;
-  bool failed = false;
-  for (;;) {
-    unw_word_t ip = 0;
-    if (s.unw.get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
-    if (n == kMaxNative) {
-      *flags |= kSampleTruncated;
-      s.truncated.fetch_add(1, std::memory_order_relaxed);
-      break;
-    }
-    out[n++] = ip;
-    const uintptr_t at = n == 1 ? ip : ip - 1;  // a return address points after its call
-    if (at >= stop_lo && at < stop_hi) break;   // the interpreter's own frames (see UnwindOne)
-    // Without unwind tables libunwind would follow the frame-pointer chain, which code built without frame
-    // pointers fills with anything: such a frame ends the stack here, as with libgcc.
-    if (s.find_object) {
-      dl_find_object fo;
-      if (s.find_object(reinterpret_cast<void*>(at), &fo) != 0 || !fo.dlfo_eh_frame) {
-        failed = n == 1;
-        break;
-      }
-    }
-    const int r = s.unw.step(&cursor);
-    if (r <= 0) {
-      failed = r < 0 && n == 1;
-      break;
-    }
-  }
-  if (n == 0) {  // not even the interrupted address
-    out[0] = uint64_t(static_cast<const ucontext_t*>(uc)->uc_mcontext.gregs[REG_RIP]);
-    n = 1, failed = true;
-  }
-  if (failed) {
+// The cached unwinder (cfi_unwind.h), from the interrupted frame's registers: the handler's own frames and
+// the signal trampoline are never unwound. -1: a frame needs rules it does not follow (the caller unwinds
+// the sample with libgcc).
+int UnwindCached(State& s, Slot& slot, const ucontext_t* uc, uintptr_t stop_lo, uintptr_t stop_hi,
+                 uint64_t* out, uint8_t* flags) {
+  const greg_t* r = uc->uc_mcontext.gregs;
+  const UnwindResult res = UnwindFromContext(
+      s.find_object, *slot.rules, s.modules_generation.load(std::memory_order_relaxed), uintptr_t(r[REG_RIP]),
+      uintptr_t(r[REG_RSP]), uintptr_t(r[REG_RBP]), stop_lo, stop_hi, out, kMaxNative);
+  if (res.rules_read) s.rules_read.fetch_add(uint64_t(res.rules_read), std::memory_order_relaxed);
+  if (res.complex) return -1;
+  s.cached_frames.fetch_add(uint64_t(res.frames), std::memory_order_relaxed);
+  if (res.not_unwound) {
     *flags |= kSampleUnwindFailed;
     s.unwind_failed.fetch_add(1, std::memory_order_relaxed);
   }
-  return n;
+  if (res.truncated) {
+    *flags |= kSampleTruncated;
+    s.truncated.fetch_add(1, std::memory_order_relaxed);
+  }
+  return res.frames;
 }
-#endif
 
-int UnwindNative(State& s, void* uc, uintptr_t stop_lo, uintptr_t stop_hi, uint64_t* out, uint8_t* flags) {
-#ifdef GT_HAVE_LIBUNWIND
-  if (s.libunwind) {
-    const int n = UnwindLibunwind(s, uc, stop_lo, stop_hi, out, flags);
+int UnwindNative(State& s, Slot& slot, void* uc, uintptr_t stop_lo, uintptr_t stop_hi, uint64_t* out,
+                 uint8_t* flags) {
+  const auto* context = static_cast<const ucontext_t*>(uc);
+  if (s.cached_unwind && slot.rules) {
+    const int n = UnwindCached(s, slot, context, stop_lo, stop_hi, out, flags);
     if (n >= 0) return n;
     s.unwind_fallbacks.fetch_add(1, std::memory_order_relaxed);
   }
-#endif
-  return UnwindLibgcc(s, static_cast<const ucontext_t*>(uc), stop_lo, stop_hi, out, flags);
+  return UnwindLibgcc(s, context, stop_lo, stop_hi, out, flags);
 }
 
 __thread uint32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
@@ -343,7 +313,7 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
   const bool py_ready = s->py_ready.load(std::memory_order_acquire);
   const uintptr_t ts = py_ready ? reinterpret_cast<uintptr_t>(s->py_this_tstate()) : 0;
   const uintptr_t stop_lo = ts && s->py ? s->py_text_lo : 0, stop_hi = ts && s->py ? s->py_text_hi : 0;
-  const int nn = UnwindNative(*s, uc_void, stop_lo, stop_hi, e + 2, &flags);
+  const int nn = UnwindNative(*s, *slot, uc_void, stop_lo, stop_hi, e + 2, &flags);
   const int64_t t_unwound = Now();
   // Python: this thread's state, then the chain of interpreter frames.
   int np = 0;
@@ -501,6 +471,23 @@ int64_t ThreadCpuNs(uint32_t tid) {
 }
 
 void Rescan(State& s) {
+  // Modules loaded or unloaded since the last scan: cached unwind rules may describe code no longer there.
+  struct Counts {
+    unsigned long long adds = 0, subs = 0;
+  } counts;
+  dl_iterate_phdr(
+      [](dl_phdr_info* i, size_t size, void* arg) {
+        if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof i->dlpi_subs) {
+          static_cast<Counts*>(arg)->adds = i->dlpi_adds;
+          static_cast<Counts*>(arg)->subs = i->dlpi_subs;
+        }
+        return 1;  // the counts are the same in every entry: the first is enough
+      },
+      &counts);
+  if (counts.adds != s.modules_adds || counts.subs != s.modules_subs) {
+    s.modules_adds = counts.adds, s.modules_subs = counts.subs;
+    s.modules_generation.fetch_add(1, std::memory_order_relaxed);
+  }
   std::vector<uint32_t> live;
   if (DIR* d = opendir("/proc/self/task")) {
     while (dirent* e = readdir(d))
@@ -535,6 +522,10 @@ void Rescan(State& s) {
       void* p = mmap(nullptr, kRingWords * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (p == MAP_FAILED) return;
       free_slot->ring = static_cast<uint64_t*>(p);
+    }
+    if (!free_slot->rules) {  // zeroed pages: an empty cache (libgcc unwinds that thread if this fails)
+      void* p = mmap(nullptr, sizeof(RuleCache), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p != MAP_FAILED) free_slot->rules = static_cast<RuleCache*>(p);
     }
     free_slot->cpu_after_sample.store(-1);
     free_slot->sampled_once = false;
@@ -824,58 +815,6 @@ bool AddressReadableForTest(const void* p, size_t n) {
   return mem.Has(reinterpret_cast<uintptr_t>(p), n);
 }
 
-#ifdef GT_HAVE_LIBUNWIND
-namespace {
-// Loads libunwind (once; it stays loaded) and runs it once here, so that its one-time set-up (address space,
-// memory pools) is not done in a handler.
-bool LoadLibunwind(State& s) {
-  if (s.unw.step) return true;
-  void* lib = nullptr;
-  Dl_info self{};
-  if (dladdr(reinterpret_cast<void*>(&LoadLibunwind), &self) && self.dli_fname) {
-    std::string beside = self.dli_fname;
-    const size_t slash = beside.rfind('/');
-    if (slash != std::string::npos) {
-      beside = beside.substr(0, slash + 1) + "libunwind.so.8";
-      lib = dlopen(beside.c_str(), RTLD_NOW | RTLD_LOCAL);
-    }
-  }
-  if (!lib) lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return false;
-  State::Libunwind u;
-  u.init_local = reinterpret_cast<decltype(u.init_local)>(dlsym(lib, "_ULx86_64_init_local"));
-  u.init_local2 = reinterpret_cast<decltype(u.init_local2)>(dlsym(lib, "_ULx86_64_init_local2"));
-  u.step = reinterpret_cast<decltype(u.step)>(dlsym(lib, "_ULx86_64_step"));
-  u.get_reg = reinterpret_cast<decltype(u.get_reg)>(dlsym(lib, "_ULx86_64_get_reg"));
-  u.set_caching_policy =
-      reinterpret_cast<decltype(u.set_caching_policy)>(dlsym(lib, "_ULx86_64_set_caching_policy"));
-  u.local_addr_space = static_cast<unw_addr_space_t*>(dlsym(lib, "_ULx86_64_local_addr_space"));
-  if (!u.init_local || !u.init_local2 || !u.step || !u.get_reg || !u.set_caching_policy ||
-      !u.local_addr_space)
-    return false;  // not 1.6's API (init_local2 came with 1.3)
-  // Rules cached per address. Debian's build has no per-thread cache and takes this for its global one (a
-  // lock taken with signals blocked, by unwinding threads only).
-  u.set_caching_policy(*u.local_addr_space, UNW_CACHE_PER_THREAD);
-  ucontext_t context;
-  unw_cursor_t cursor;
-  if (getcontext(&context) != 0 || u.init_local(&cursor, &context) != 0) return false;
-  for (int i = 0; i < 4 && u.step(&cursor) > 0; ++i) {
-  }
-  s.find_object = reinterpret_cast<int (*)(void*, dl_find_object*)>(dlsym(RTLD_DEFAULT, "_dl_find_object"));
-  s.unw = u;
-  return true;
-}
-}  // namespace
-#endif
-
-bool HaveLibunwind() {
-#ifdef GT_HAVE_LIBUNWIND
-  return true;
-#else
-  return false;
-#endif
-}
-
 bool PythonVersionSupported(int minor) {
   for (const PyLayout& L : kLayouts)
     if (L.minor == minor) return true;
@@ -953,11 +892,9 @@ bool Start(const Options& options, std::string* error) {
     UnwindState u{pcs, 0, 4, false};
     _Unwind_Backtrace(UnwindOne, &u);
   }
-  g->libunwind = false;
-#ifdef GT_HAVE_LIBUNWIND
-  if (options.unwinder == Options::Unwinder::kLibunwind) g->libunwind = LoadLibunwind(*g);
-#endif
-  g->stats.libunwind = g->libunwind;
+  g->find_object = reinterpret_cast<FindObjectFn>(dlsym(RTLD_DEFAULT, "_dl_find_object"));
+  g->cached_unwind = options.unwinder == Options::Unwinder::kCached && g->find_object;
+  g->stats.cached_unwind = g->cached_unwind;
   struct sigaction sa {};
   sa.sa_sigaction = OnSigprof;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -1082,6 +1019,8 @@ Stats GetStats() {
   out.ring_full = g->ring_full.load();
   out.unwind_failed = g->unwind_failed.load();
   out.unwind_fallbacks = g->unwind_fallbacks.load();
+  out.unwind_rules_read = g->rules_read.load();
+  out.unwind_cached_frames = g->cached_frames.load();
   out.truncated = g->truncated.load();
   out.python_unreadable = g->py_unreadable.load();
   out.python_unsupported = g->py_unsupported.load();

@@ -255,14 +255,14 @@ extern "C" __attribute__((noinline, visibility("default"))) uint64_t GtNestOuter
 
 // The distinct stacks (outermost first) of a thread spinning in the nest, sampled ~300 ms with one unwinder,
 // with how often each was seen.
-std::map<std::vector<std::string>, int> NestStacks(inject::cpu::Options::Unwinder unwinder,
-                                                   bool* used_libunwind, int* samples, int* not_unwound) {
+std::map<std::vector<std::string>, int> NestStacks(inject::cpu::Options::Unwinder unwinder, bool* cached,
+                                                   int* samples, int* not_unwound) {
   inject::cpu::Options o;
   o.hz = 1000;
   o.unwinder = unwinder;
   std::string error;
   REQUIRE(inject::cpu::Start(o, &error));
-  *used_libunwind = inject::cpu::GetStats().libunwind;
+  *cached = inject::cpu::GetStats().cached_unwind;
   Recorder rec;
   std::atomic<uint32_t> tid{0};
   const int64_t until = MonoNs() + 300'000'000;
@@ -290,26 +290,29 @@ std::map<std::vector<std::string>, int> NestStacks(inject::cpu::Options::Unwinde
   return out;
 }
 
-TEST_CASE("cpu sampler: libunwind from the signal's context gives libgcc's frames") {
+TEST_CASE("cpu sampler: the cached unwinder from the signal's context gives libgcc's frames") {
   using U = inject::cpu::Options::Unwinder;
-  bool libunwind = true;
-  int n_gcc = 0, n_unw = 0, failed_gcc = 0, failed_unw = 0;
-  const auto gcc = NestStacks(U::kLibgcc, &libunwind, &n_gcc, &failed_gcc);
-  CHECK_FALSE(libunwind);
-  const auto unw = NestStacks(U::kLibunwind, &libunwind, &n_unw, &failed_unw);
-  if (!inject::cpu::HaveLibunwind()) {
-    WARN("built without libunwind.h: only libgcc's unwinder to compare");
-    return;
-  }
-  // The build machine has libunwind.so.8 (libunwind-dev): a libgcc-only run here would compare libgcc with
-  // itself.
-  REQUIRE(libunwind);
+  bool cached = true;
+  int n_gcc = 0, n_cached = 0, failed_gcc = 0, failed_cached = 0;
+  const auto before = inject::cpu::GetStats();
+  const auto gcc = NestStacks(U::kLibgcc, &cached, &n_gcc, &failed_gcc);
+  CHECK_FALSE(cached);
+  const auto mid = inject::cpu::GetStats();
+  const auto cached_stacks = NestStacks(U::kCached, &cached, &n_cached, &failed_cached);
+  const auto after = inject::cpu::GetStats();
+  REQUIRE(cached);  // glibc 2.35+ (_dl_find_object)
+  // The libgcc run did not touch the cache; the cached one unwound without libgcc and read each rule once per
+  // thread and address, not per sample.
+  CHECK(mid.unwind_cached_frames == before.unwind_cached_frames);
+  CHECK(after.unwind_fallbacks == mid.unwind_fallbacks);
+  CHECK(after.unwind_cached_frames - mid.unwind_cached_frames >= uint64_t(n_cached) * 8);
+  CHECK((after.unwind_rules_read - mid.unwind_rules_read) * 4 <
+        after.unwind_cached_frames - mid.unwind_cached_frames);
   CHECK(n_gcc >= 60);  // ~300 at 1 kHz; a loaded 2-core machine loses ticks
-  CHECK(n_unw >= 60);
+  CHECK(n_cached >= 60);
   CHECK(failed_gcc == 0);
-  CHECK(failed_unw == 0);
-  // Every stack has the whole nest, outermost to innermost, under the thread's entry, and libunwind's have
-  // nothing libgcc's lack.
+  CHECK(failed_cached == 0);
+  // Every stack has the whole nest, outermost to innermost, under the thread's entry.
   const auto nest_ok = [](const std::vector<std::string>& f) {
     for (size_t i = 0; i + 3 < f.size(); ++i)
       if (f[i].find("GtNestOuterForTest") != std::string::npos &&
@@ -320,22 +323,23 @@ TEST_CASE("cpu sampler: libunwind from the signal's context gives libgcc's frame
     return false;
   };
   std::string all;
-  for (const auto* m : {&gcc, &unw})
+  for (const auto* m : {&gcc, &cached_stacks})
     for (const auto& [frames, count] : *m) {
       CHECK(nest_ok(frames));
-      std::string line = (m == &gcc ? "libgcc " : "libunwind ") + std::to_string(count) + ":";
+      std::string line = (m == &gcc ? "libgcc " : "cached ") + std::to_string(count) + ":";
       for (const auto& f : frames) line += " " + f;
       all += line + "\n";
     }
   INFO(all);
   // Stacks seen often (the spin loop and its clock read) must be the same frame for frame. Each stack seen in
   // at least 5% of one unwinder's samples is seen by the other.
-  for (const auto& [mine, other, n] : {std::tuple{&gcc, &unw, n_gcc}, std::tuple{&unw, &gcc, n_unw}})
+  for (const auto& [mine, other, n] :
+       {std::tuple{&gcc, &cached_stacks, n_gcc}, std::tuple{&cached_stacks, &gcc, n_cached}})
     for (const auto& [frames, count] : *mine)
       if (count * 20 >= n) CHECK(other->count(frames) == 1);
   // The frames below the spin loop (thread entry to GtSpinForTest) are one and the same chain in both.
   std::set<std::vector<std::string>> roots;
-  for (const auto* m : {&gcc, &unw})
+  for (const auto* m : {&gcc, &cached_stacks})
     for (const auto& [frames, count] : *m) {
       std::vector<std::string> root;
       for (const auto& f : frames) {
