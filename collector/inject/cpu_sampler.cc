@@ -48,9 +48,8 @@ struct Slot {
   std::atomic<uint32_t> tid{0};    // 0: free
   std::atomic<uint32_t> token{0};  // 1: a producer (the handler or the sampler) owns the ring's head
   std::atomic<uint64_t> head{0}, tail{0};
-  uint64_t* ring = nullptr;  // kRingWords, allocated once by the sampler thread
-  RuleCache* rules =
-      nullptr;  // the handler's cache of unwind rules (with the ring; kept when the slot is reused)
+  uint64_t* ring = nullptr;    // kRingWords, allocated once by the sampler thread
+  RuleCache* rules = nullptr;  // the handler's unwind rules (mapped with the ring, kept with it)
   // The thread's CPU clock when the handler finished its last sample.
   std::atomic<int64_t> cpu_after_sample{-1};
   std::atomic<int64_t> signal_sent_ns{0};  // when the sampler sent the signal in flight (costs only)

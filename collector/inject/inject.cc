@@ -174,8 +174,7 @@ void FlusherMain(Injection* inj) {
       {
         std::lock_guard<std::mutex> lock(inj->mu);
         DrainOsrt(*inj);
-        if (inj->config.cpu_sample_hz)
-          DrainCpuSamples(*inj);  // rings: ~330 ms of the deepest stacks at 1 kHz
+        if (inj->config.cpu_sample_hz) DrainCpuSamples(*inj);  // rings: ~330 ms of the deepest stacks at 1 kHz
       }
       if (NcclPluginDrainWanted()) {  // a burst of NCCL operations: free the plugin's slots before the flush
         std::lock_guard<std::mutex> lock(inj->mu);
@@ -265,7 +264,7 @@ void OnForkChild() {
   // The child has no flusher thread and shares the parent's part file offset: it must never write to it.
   // CUDA cannot be used in a child forked after cuInit anyway; a child that execs starts a fresh injection.
   g_owner_pid = 0;
-  g_injection = nullptr;   // leaked copy-on-write memory; cheap
+  g_injection = nullptr;  // leaked copy-on-write memory; cheap
   cpu::ForgetAfterFork();  // the sampler thread stayed in the parent: nothing is sampled here
   new (&g_start_mu) std::mutex();
   g_start_attempted = false;
