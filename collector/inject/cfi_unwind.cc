@@ -114,8 +114,21 @@ struct CfaState {
   int cfa_reg = kRegRsp;
   int64_t cfa_offset = 8;
   bool cfa_complex = false;
+  bool cfa_deref = false;  // CFA = *(cfa_reg + cfa_offset): GCC's stack realignment (DRAP), see DrapBlock
   RegRule rbp, ra;
 };
+
+// The two DWARF expressions GCC emits for a function that realigns its stack (a DRAP register: locals aligned
+// beyond 16 bytes with a dynamic allocation): the CFA is the DRAP value the function saved below its frame
+// pointer, "DW_OP_breg6 (rbp) N; DW_OP_deref", and rbp is saved where rbp points, "DW_OP_breg6 (rbp) N".
+// Returns whether [p, p + n) is exactly that (with the deref when `deref`), with N in *offset.
+bool DrapBlock(const uint8_t* p, uint64_t n, bool deref, int64_t* offset) {
+  Reader r{p, p + n};
+  if (r.Fixed<uint8_t>() != 0x76) return false;  // DW_OP_breg6
+  *offset = r.Sleb();
+  if (deref && r.Fixed<uint8_t>() != 0x06) return false;  // DW_OP_deref
+  return r.ok && r.p == r.end;
+}
 
 struct Cie {
   uint64_t code_align = 1;
@@ -268,26 +281,39 @@ bool Execute(const Cie& cie, const uint8_t* p, const uint8_t* end, uint64_t loc,
       case 0x0c:  // def_cfa
         st->cfa_reg = int(r.Uleb());
         st->cfa_offset = int64_t(r.Uleb());
-        st->cfa_complex = false;
+        st->cfa_complex = st->cfa_deref = false;
         break;
-      case 0x0d:
-        st->cfa_reg = int(r.Uleb()), st->cfa_complex = false;
-        break;  // def_cfa_register
-      case 0x0e:
+      case 0x0d:  // def_cfa_register
+        st->cfa_reg = int(r.Uleb());
+        st->cfa_complex = st->cfa_deref = false;
+        break;
+      case 0x0e:  // def_cfa_offset
         st->cfa_offset = int64_t(r.Uleb());
-        break;      // def_cfa_offset
+        break;
       case 0x0f: {  // def_cfa_expression
         const uint64_t n = r.Uleb();
-        if (r.Need(n)) r.p += n;
-        st->cfa_complex = true;
+        int64_t offset = 0;
+        if (!r.Need(n)) break;
+        if (DrapBlock(r.p, n, /*deref=*/true, &offset)) {
+          st->cfa_reg = kRegRbp, st->cfa_offset = offset;
+          st->cfa_deref = true, st->cfa_complex = false;
+        } else {
+          st->cfa_complex = true;
+        }
+        r.p += n;
         break;
       }
       case 0x10:    // expression
       case 0x16: {  // val_expression
         const uint64_t reg = r.Uleb();
         const uint64_t n = r.Uleb();
-        if (r.Need(n)) r.p += n;
-        set_kind(reg, 3);
+        int64_t offset = 0;
+        if (!r.Need(n)) break;
+        if (op == 0x10 && reg == kRegRbp && DrapBlock(r.p, n, /*deref=*/false, &offset))
+          st->rbp.kind = 4, st->rbp.offset = offset;  // saved at (this frame's rbp) + offset
+        else
+          set_kind(reg, 3);
+        r.p += n;
         break;
       }
       case 0x11: {  // offset_extended_sf
@@ -410,10 +436,10 @@ FrameRule ReadFrameRule(FindObjectFn find_object, uintptr_t pc) {
   if (st.ra.kind != 1 || st.ra.offset < INT16_MIN || st.ra.offset > INT16_MAX) return out;
   if (st.rbp.kind == 3 || st.rbp.offset < INT16_MIN || st.rbp.offset > INT16_MAX) return out;
   out.kind = FrameRule::kStandard;
-  out.cfa_rbp = st.cfa_reg == kRegRbp;
+  out.cfa_rbp = st.cfa_deref ? 2 : st.cfa_reg == kRegRbp ? 1 : 0;
   out.cfa_offset = int32_t(st.cfa_offset);
   out.ra_offset = int16_t(st.ra.offset);
-  out.rbp_rule = st.rbp.kind;  // 0 unchanged, 1 saved, 2 undefined
+  out.rbp_rule = st.rbp.kind;  // 0 unchanged, 1 saved at CFA + offset, 2 undefined, 4 saved at rbp + offset
   out.rbp_offset = int16_t(st.rbp.offset);
   return out;
 }
@@ -467,15 +493,26 @@ UnwindResult UnwindFromContext(FindObjectFn find_object, RuleCache& cache, uint6
       res.complex = true;
       return res;
     }
-    const uintptr_t cfa = (rule.cfa_rbp ? rbp : rsp) + intptr_t(rule.cfa_offset);
+    uintptr_t cfa = (rule.cfa_rbp ? rbp : rsp) + intptr_t(rule.cfa_offset);
+    if (rule.cfa_rbp == 2) {  // the DRAP value saved in this frame, below rbp
+      if (cfa <= rsp || (cfa & 7) != 0) return res;
+      cfa = *reinterpret_cast<const uintptr_t*>(cfa);
+    }
     // The stack grows down: each caller's frame lies above the last (a wrong rule or a corrupt frame ends
     // the stack rather than looping or leaving it). 256 MiB: further than any thread's stack.
     if (cfa <= rsp || (cfa & 7) != 0 || cfa - rsp0 > (uintptr_t(256) << 20)) return res;
     const uintptr_t ra = *reinterpret_cast<const uintptr_t*>(cfa + intptr_t(rule.ra_offset));
-    if (rule.rbp_rule == 1)
+    if (rule.rbp_rule == 1) {
       rbp = *reinterpret_cast<const uintptr_t*>(cfa + intptr_t(rule.rbp_offset));
-    else if (rule.rbp_rule == 2)
+    } else if (rule.rbp_rule == 4) {  // where this frame's rbp points
+      if (!rbp_known) {
+        res.complex = true;
+        return res;
+      }
+      rbp = *reinterpret_cast<const uintptr_t*>(rbp + intptr_t(rule.rbp_offset));
+    } else if (rule.rbp_rule == 2) {
       rbp_known = false;
+    }
     rsp = cfa;
     if (ra < 4096) return res;  // the end of the chain (a null return address)
     ip = ra;

@@ -4,7 +4,8 @@
 // address, so a return address seen before costs a hash probe and two loads from the stack.
 //
 // Only the rules compilers emit for ordinary code are followed: the CFA is rsp or rbp plus an offset, the
-// return address and rbp are saved at offsets from it (or rbp is unchanged). A frame with anything else
+// return address and rbp are saved at offsets from it (or rbp is unchanged), and GCC's two expressions for a
+// function that realigns its stack. A frame with anything else
 // (DWARF expressions, another CFA register, a signal trampoline) makes the unwind give up (kComplex), and the
 // caller unwinds that sample with libgcc instead. A frame without unwind information ends the stack there,
 // as libgcc's does: no frame is guessed. Async-signal-safe: no allocation, lock or system call.
@@ -29,8 +30,9 @@ struct FrameRule {
     kComplex,       // a rule this reader does not follow
   };
   uint8_t kind = kEmpty;
-  uint8_t cfa_rbp = 0;   // 1: the CFA is computed from rbp, else from rsp
-  uint8_t rbp_rule = 0;  // 0: unchanged in the caller; 1: saved at CFA + rbp_offset; 2: undefined
+  uint8_t cfa_rbp = 0;   // the CFA: 0 rsp + cfa_offset, 1 rbp + cfa_offset, 2 *(rbp + cfa_offset)
+  uint8_t rbp_rule = 0;  // the caller's rbp: 0 unchanged, 1 saved at CFA + rbp_offset, 2 undefined, 4 saved
+                         // at rbp + rbp_offset (GCC's stack realignment, whose CFA is mode 2)
   uint8_t pad = 0;
   int32_t cfa_offset = 0;
   int16_t ra_offset = -8;

@@ -3,6 +3,7 @@
 // script, read back through the trace format.
 #include "inject/cpu_sampler.h"
 
+#include <alloca.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -246,8 +247,18 @@ TEST_CASE("cpu sampler: the Python walk's pointer check refuses unmapped, unread
 extern "C" __attribute__((noinline, visibility("default"))) uint64_t GtNestInnerForTest(int64_t until_ns) {
   return GtSpinForTest(until_ns) + 1;
 }
+// A frame that realigns the stack (a 64-byte aligned local and alloca): GCC describes its CFA and saved rbp
+// with DWARF expressions (a DRAP register), which the cached unwinder must follow too.
+extern "C" __attribute__((noinline, visibility("default"))) uint64_t GtNestRealignedForTest(int64_t until_ns,
+                                                                                            int n) {
+  alignas(64) volatile char aligned[64];
+  volatile char* dynamic = static_cast<char*>(alloca(size_t(n)));
+  aligned[0] = 1;
+  dynamic[0] = 2;
+  return GtNestInnerForTest(until_ns) + aligned[0] + dynamic[0];
+}
 extern "C" __attribute__((noinline, visibility("default"))) uint64_t GtNestMiddleForTest(int64_t until_ns) {
-  return GtNestInnerForTest(until_ns) + 1;
+  return GtNestRealignedForTest(until_ns, 16 + int(until_ns & 7)) + 1;
 }
 extern "C" __attribute__((noinline, visibility("default"))) uint64_t GtNestOuterForTest(int64_t until_ns) {
   return GtNestMiddleForTest(until_ns) + 1;
@@ -314,11 +325,12 @@ TEST_CASE("cpu sampler: the cached unwinder from the signal's context gives libg
   CHECK(failed_cached == 0);
   // Every stack has the whole nest, outermost to innermost, under the thread's entry.
   const auto nest_ok = [](const std::vector<std::string>& f) {
-    for (size_t i = 0; i + 3 < f.size(); ++i)
+    for (size_t i = 0; i + 4 < f.size(); ++i)
       if (f[i].find("GtNestOuterForTest") != std::string::npos &&
           f[i + 1].find("GtNestMiddleForTest") != std::string::npos &&
-          f[i + 2].find("GtNestInnerForTest") != std::string::npos &&
-          f[i + 3].find("GtSpinForTest") != std::string::npos)
+          f[i + 2].find("GtNestRealignedForTest") != std::string::npos &&
+          f[i + 3].find("GtNestInnerForTest") != std::string::npos &&
+          f[i + 4].find("GtSpinForTest") != std::string::npos)
         return i >= 1;  // the thread's start routine and libc's thread entry are below
     return false;
   };
