@@ -359,6 +359,11 @@ bool Execute(const Cie& cie, const uint8_t* p, const uint8_t* end, uint64_t loc,
 FrameRule ReadFrameRule(FindObjectFn find_object, uintptr_t pc) {
   FrameRule out;
   out.kind = FrameRule::kNoInfo;
+  const auto Complex = [&](uint8_t why) {
+    out.kind = FrameRule::kComplex;
+    out.why = why;
+    return out;
+  };
   dl_find_object fo;
   if (!find_object || find_object(reinterpret_cast<void*>(pc), &fo) != 0 || !fo.dlfo_eh_frame) return out;
   // .eh_frame_hdr: version 1, then the encodings of eh_frame_ptr, fde_count and the table.
@@ -370,10 +375,9 @@ FrameRule ReadFrameRule(FindObjectFn find_object, uintptr_t pc) {
   r.Encoded(ptr_enc, hdr_addr);
   const uint64_t count = r.Encoded(count_enc, hdr_addr);
   // The search table as every linker writes it: pairs of 4-byte offsets from the header, sorted.
-  if (!r.ok || table_enc != 0x3b || count == 0) {
-    out.kind = FrameRule::kComplex;  // (libgcc can still search .eh_frame itself)
-    return out;
-  }
+  if (!r.ok || table_enc != 0x3b || count == 0)
+    return Complex(FrameRule::kWhyTable);  // (libgcc searches
+                                           // .eh_frame itself)
   const auto* table = reinterpret_cast<const int32_t*>(r.p);
   // The last entry whose start is at or below pc.
   uint64_t lo = 0, hi = count;
@@ -388,53 +392,41 @@ FrameRule ReadFrameRule(FindObjectFn find_object, uintptr_t pc) {
   const uint8_t* fde = hdr + table[2 * (lo - 1) + 1];
   Reader f{fde, fde + 8};
   const uint64_t length = f.Fixed<uint32_t>();
-  if (!f.ok || length == 0 || length == 0xffffffff || length > (1u << 20)) {
-    out.kind = FrameRule::kComplex;
-    return out;
-  }
+  if (!f.ok || length == 0 || length == 0xffffffff || length > (1u << 20))
+    return Complex(FrameRule::kWhyEntry);
   f.end = fde + 4 + length;
   const uint8_t* cie_field = f.p;
   const uint32_t cie_offset = f.Fixed<uint32_t>();
   Cie cie;
-  if (!f.ok || cie_offset == 0 || !ParseCie(cie_field - cie_offset, &cie)) {
-    out.kind = FrameRule::kComplex;
-    return out;
-  }
+  if (!f.ok || cie_offset == 0 || !ParseCie(cie_field - cie_offset, &cie))
+    return Complex(FrameRule::kWhyEntry);
   const uint64_t begin = f.Encoded(cie.fde_enc);
   const uint64_t range = f.Encoded(uint8_t(cie.fde_enc & 0x0f));
-  if (!f.ok) {
-    out.kind = FrameRule::kComplex;
-    return out;
-  }
+  if (!f.ok) return Complex(FrameRule::kWhyEntry);
   if (pc < begin || pc >= begin + range) return out;  // between functions: no information
   if (cie.has_aug_data) {
     const uint64_t n = f.Uleb();
-    if (!f.Need(n)) {
-      out.kind = FrameRule::kComplex;
-      return out;
-    }
+    if (!f.Need(n)) return Complex(FrameRule::kWhyEntry);
     f.p += n;
   }
   CfaState st;  // before the CIE's instructions: nothing known
   st.cfa_reg = -1;
-  if (!Execute(cie, cie.insns, cie.insns_end, begin, ~uint64_t(0), st, &st)) {
-    out.kind = FrameRule::kComplex;
-    return out;
-  }
+  if (!Execute(cie, cie.insns, cie.insns_end, begin, ~uint64_t(0), st, &st))
+    return Complex(FrameRule::kWhyInstruction);
   const CfaState initial = st;
-  if (!Execute(cie, f.p, f.end, begin, pc, initial, &st)) {
-    out.kind = FrameRule::kComplex;
-    return out;
-  }
-  out.kind = FrameRule::kComplex;
-  if (cie.signal_frame || st.cfa_complex || (st.cfa_reg != kRegRsp && st.cfa_reg != kRegRbp)) return out;
-  if (st.cfa_offset < INT32_MIN || st.cfa_offset > INT32_MAX) return out;
+  if (!Execute(cie, f.p, f.end, begin, pc, initial, &st)) return Complex(FrameRule::kWhyInstruction);
+  if (cie.signal_frame) return Complex(FrameRule::kWhySignalFrame);
+  if (st.cfa_complex || (st.cfa_reg != kRegRsp && st.cfa_reg != kRegRbp) || st.cfa_offset < INT32_MIN ||
+      st.cfa_offset > INT32_MAX)
+    return Complex(FrameRule::kWhyCfa);
   if (st.ra.kind == 2) {
     out.kind = FrameRule::kOutermost;
     return out;
   }
-  if (st.ra.kind != 1 || st.ra.offset < INT16_MIN || st.ra.offset > INT16_MAX) return out;
-  if (st.rbp.kind == 3 || st.rbp.offset < INT16_MIN || st.rbp.offset > INT16_MAX) return out;
+  if (st.ra.kind != 1 || st.ra.offset < INT16_MIN || st.ra.offset > INT16_MAX)
+    return Complex(FrameRule::kWhyReturnAddress);
+  if (st.rbp.kind == 3 || st.rbp.offset < INT16_MIN || st.rbp.offset > INT16_MAX)
+    return Complex(FrameRule::kWhyRbp);
   out.kind = FrameRule::kStandard;
   out.cfa_rbp = st.cfa_deref ? 2 : st.cfa_reg == kRegRbp ? 1 : 0;
   out.cfa_offset = int32_t(st.cfa_offset);
@@ -486,11 +478,11 @@ UnwindResult UnwindFromContext(FindObjectFn find_object, RuleCache& cache, uint6
         res.not_unwound = res.frames == 1;
         return res;
       default:
-        res.complex = true;
+        res.complex = true, res.why = rule.why, res.complex_pc = at;
         return res;
     }
     if (rule.cfa_rbp && !rbp_known) {
-      res.complex = true;
+      res.complex = true, res.why = FrameRule::kWhyRbpUnknown, res.complex_pc = at;
       return res;
     }
     uintptr_t cfa = (rule.cfa_rbp ? rbp : rsp) + intptr_t(rule.cfa_offset);
@@ -506,7 +498,7 @@ UnwindResult UnwindFromContext(FindObjectFn find_object, RuleCache& cache, uint6
       rbp = *reinterpret_cast<const uintptr_t*>(cfa + intptr_t(rule.rbp_offset));
     } else if (rule.rbp_rule == 4) {  // where this frame's rbp points
       if (!rbp_known) {
-        res.complex = true;
+        res.complex = true, res.why = FrameRule::kWhyRbpUnknown, res.complex_pc = at;
         return res;
       }
       rbp = *reinterpret_cast<const uintptr_t*>(rbp + intptr_t(rule.rbp_offset));

@@ -33,7 +33,20 @@ struct FrameRule {
   uint8_t cfa_rbp = 0;   // the CFA: 0 rsp + cfa_offset, 1 rbp + cfa_offset, 2 *(rbp + cfa_offset)
   uint8_t rbp_rule = 0;  // the caller's rbp: 0 unchanged, 1 saved at CFA + rbp_offset, 2 undefined, 4 saved
                          // at rbp + rbp_offset (GCC's stack realignment, whose CFA is mode 2)
-  uint8_t pad = 0;
+  // kComplex: why (the sampler counts samples given to libgcc by reason).
+  enum Why : uint8_t {
+    kWhyNone = 0,
+    kWhyTable,          // .eh_frame_hdr without the usual sorted table
+    kWhyEntry,          // an FDE or CIE this reader cannot parse
+    kWhyInstruction,    // a call frame instruction it does not know
+    kWhySignalFrame,    // a signal trampoline
+    kWhyCfa,            // the CFA from another register or an expression
+    kWhyReturnAddress,  // the return address not saved at an offset from the CFA
+    kWhyRbp,            // rbp kept another way (another register, an expression)
+    kWhyRbpUnknown,     // a rule needs rbp where the frame below left it undefined
+    kWhyCount,
+  };
+  uint8_t why = kWhyNone;
   int32_t cfa_offset = 0;
   int16_t ra_offset = -8;
   int16_t rbp_offset = 0;
@@ -64,6 +77,8 @@ struct UnwindResult {
   bool not_unwound = false;  // nothing beyond the interrupted address (no unwind information there)
   bool truncated = false;    // more frames than `max`
   int rules_read = 0;        // frames whose rule was not in the cache (read from .eh_frame)
+  uint8_t why = 0;           // complex: FrameRule::Why
+  uintptr_t complex_pc = 0;  // complex: the address whose rule was not followed
 };
 // Unwinds from the interrupted frame's rip, rsp and rbp into out[0..max). Stops after a frame whose address
 // (the interrupted one, or a return address minus one) lies in [stop_lo, stop_hi). `generation` changes when

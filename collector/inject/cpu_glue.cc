@@ -1,5 +1,7 @@
 // The injection's side of CPU stack sampling (inject/cpu_sampler.h): started with the trace, drained by the
 // flusher into the writer (under inj.mu), its counts reported as losses when the trace finishes.
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <string>
 
@@ -57,6 +59,19 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
         static_cast<unsigned long long>(s.unwind_fallbacks), double(s.drain_ns) / 1e6,
         static_cast<unsigned long long>(s.drained), double(s.sampler_cpu_ns) / 1e6,
         static_cast<unsigned long long>(s.maps_reads), static_cast<unsigned long long>(s.maps_misses));
+    // Why samples went to libgcc, with the last address of each reason (FrameRule::Why).
+    for (int i = 1; i < 16; ++i) {
+      if (!s.unwind_fallback_why[i]) continue;
+      Dl_info info{};
+      const uintptr_t pc = s.unwind_fallback_pc[i];
+      const bool found = dladdr(reinterpret_cast<void*>(pc), &info) && info.dli_fname;
+      std::fprintf(
+          stderr,
+          "gtrace: CPU sampling, pid %u: %llu samples to libgcc for reason %d, last at %s+0x%llx (%s)\n",
+          inj.pid, static_cast<unsigned long long>(s.unwind_fallback_why[i]), i, found ? info.dli_fname : "?",
+          static_cast<unsigned long long>(found ? pc - uintptr_t(info.dli_fbase) : pc),
+          found && info.dli_sname ? info.dli_sname : "");
+    }
   }
   add("cpu_samples_ring_full", Severity::kDataLoss, s.ring_full,
       "CPU samples dropped: a thread's sample ring was full before the flusher drained it");
