@@ -436,9 +436,11 @@ FrameRule ReadFrameRule(FindObjectFn find_object, uintptr_t pc) {
   return out;
 }
 
-UnwindResult UnwindFromContext(FindObjectFn find_object, RuleCache& cache, uint64_t generation, uintptr_t rip,
-                               uintptr_t rsp, uintptr_t rbp, uintptr_t stop_lo, uintptr_t stop_hi,
-                               uint64_t* out, int max) {
+// Not instrumented by ASan: it reads the interrupted frames' stack slots (return addresses, saved rbp), which
+// may lie next to the redzones of their locals.
+__attribute__((no_sanitize("address"))) UnwindResult UnwindFromContext(
+    FindObjectFn find_object, RuleCache& cache, uint64_t generation, uintptr_t rip, uintptr_t rsp,
+    uintptr_t rbp, uintptr_t stop_lo, uintptr_t stop_hi, uint64_t* out, int max) {
   UnwindResult res;
   if (cache.generation != generation) {  // modules came or went: addresses may mean other code now
     for (RuleCache::Entry& e : cache.entries) e.pc = 0;
