@@ -1,5 +1,7 @@
 // The injection's side of CPU stack sampling (inject/cpu_sampler.h): started with the trace, drained by the
 // flusher into the writer (under inj.mu), its counts reported as losses when the trace finishes.
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <string>
 
@@ -17,6 +19,8 @@ void StartCpuSampling(Injection& inj) {
   o.window_start_ns = inj.config.window_start_ns;
   o.window_end_ns = inj.config.window_end_ns;
   o.on_sampler_thread = &OsrtIgnoreThisThread;  // its 1 ms sleeps are gtrace's, not the app's OS waits
+  if (const char* u = env::Get(env::Var::kSampleUnwind); u && std::string(u) == "libgcc")
+    o.unwinder = cpu::Options::Unwinder::kLibgcc;
   cpu::ResetWrittenNodes();  // a new trace (an in-process recording restarted): its parts need their nodes
   std::string error;
   if (!cpu::Start(o, &error)) {
@@ -43,14 +47,31 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
     std::fprintf(
         stderr,
         "gtrace: CPU sampling, pid %u: %llu samples (%llu signalled, %llu idle repeats); handler %.1f "
-        "us a sample (unwind %.1f, Python %.1f, own CPU clock %.1f), signal delivery %.1f us; "
+        "us a sample (unwind %.1f, Python %.1f, own CPU clock %.1f), signal delivery %.1f us; unwinder "
+        "%s (%llu frames, %llu rules read, %llu samples to libgcc); "
         "drain %.1f ms for %llu records; sampler thread %.1f ms CPU; %llu reads of the mappings, %llu "
         "walks ended outside them\n",
         inj.pid, static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.handled),
         static_cast<unsigned long long>(s.idle_repeats), per(s.handler_ns), per(s.unwind_ns),
-        per(s.python_ns), per(s.cpu_clock_ns), per(s.delivery_ns), double(s.drain_ns) / 1e6,
+        per(s.python_ns), per(s.cpu_clock_ns), per(s.delivery_ns), s.cached_unwind ? "cached" : "libgcc",
+        static_cast<unsigned long long>(s.unwind_cached_frames),
+        static_cast<unsigned long long>(s.unwind_rules_read),
+        static_cast<unsigned long long>(s.unwind_fallbacks), double(s.drain_ns) / 1e6,
         static_cast<unsigned long long>(s.drained), double(s.sampler_cpu_ns) / 1e6,
         static_cast<unsigned long long>(s.maps_reads), static_cast<unsigned long long>(s.maps_misses));
+    // Why samples went to libgcc, with the last address of each reason (FrameRule::Why).
+    for (int i = 1; i < 16; ++i) {
+      if (!s.unwind_fallback_why[i]) continue;
+      Dl_info info{};
+      const uintptr_t pc = s.unwind_fallback_pc[i];
+      const bool found = dladdr(reinterpret_cast<void*>(pc), &info) && info.dli_fname;
+      std::fprintf(
+          stderr,
+          "gtrace: CPU sampling, pid %u: %llu samples to libgcc for reason %d, last at %s+0x%llx (%s)\n",
+          inj.pid, static_cast<unsigned long long>(s.unwind_fallback_why[i]), i, found ? info.dli_fname : "?",
+          static_cast<unsigned long long>(found ? pc - uintptr_t(info.dli_fbase) : pc),
+          found && info.dli_sname ? info.dli_sname : "");
+    }
   }
   add("cpu_samples_ring_full", Severity::kDataLoss, s.ring_full,
       "CPU samples dropped: a thread's sample ring was full before the flusher drained it");

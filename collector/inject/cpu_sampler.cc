@@ -1,6 +1,8 @@
 // Periodic CPU sampling (cpu_sampler.h): the sampler thread, the SIGPROF handler and the drain.
 #include "inject/cpu_sampler.h"
 
+#include "inject/cfi_unwind.h"
+
 #include <cxxabi.h>
 #include <dirent.h>
 #include <dlfcn.h>
@@ -46,7 +48,8 @@ struct Slot {
   std::atomic<uint32_t> tid{0};    // 0: free
   std::atomic<uint32_t> token{0};  // 1: a producer (the handler or the sampler) owns the ring's head
   std::atomic<uint64_t> head{0}, tail{0};
-  uint64_t* ring = nullptr;  // kRingWords, allocated once by the sampler thread
+  uint64_t* ring = nullptr;    // kRingWords, allocated once by the sampler thread
+  RuleCache* rules = nullptr;  // the handler's unwind rules (mapped with the ring, kept with it)
   // The thread's CPU clock when the handler finished its last sample.
   std::atomic<int64_t> cpu_after_sample{-1};
   std::atomic<int64_t> signal_sent_ns{0};  // when the sampler sent the signal in flight (costs only)
@@ -101,7 +104,17 @@ struct State {
   uintptr_t py_text_lo = 0, py_text_hi = 0;  // the interpreter module's mapped range  // the interpreter's
                                              // module (python3 or libpython): where native frames stop
   Stats stats;
-  std::atomic<uint64_t> ring_full{0}, unwind_failed{0}, truncated{0}, py_unreadable{0}, py_unsupported{0};
+  std::atomic<uint64_t> ring_full{0}, unwind_failed{0}, truncated{0}, py_unreadable{0}, py_unsupported{0},
+      unwind_fallbacks{0};
+  bool cached_unwind = false;  // set before the handler is installed (Start), read by it
+  // glibc's lock-free lookup of the module holding an address (2.35+; null before: libgcc only).
+  FindObjectFn find_object = nullptr;
+  // Changes when modules were loaded or unloaded (the sampler thread checks every 100 ms): the threads'
+  // caches of unwind rules are emptied before their next use.
+  std::atomic<uint64_t> modules_generation{0};
+  uint64_t modules_adds = 0, modules_subs = 0;  // sampler thread only
+  std::atomic<uint64_t> rules_read{0}, cached_frames{0};
+  std::atomic<uint64_t> fallback_why[16] = {}, fallback_pc[16] = {};
   MapSnapshot* maps[2] = {nullptr, nullptr};  // mmap'd by the sampler thread
   std::atomic<int> maps_current{-1};
   std::atomic<uint32_t> maps_readers[2];
@@ -213,6 +226,73 @@ struct Mapped {
   }
 };
 
+// libgcc: unwinds from here, through the handler and the kernel's signal trampoline, to the interrupted
+// address and on; every frame's FDE is searched for again.
+int UnwindLibgcc(State& s, const ucontext_t* uc, uintptr_t stop_lo, uintptr_t stop_hi, uint64_t* out,
+                 uint8_t* flags) {
+  uint64_t pcs[kMaxNative + 8];
+  UnwindState u{pcs, 0, kMaxNative + 8, false, stop_lo, stop_hi};
+  _Unwind_Backtrace(UnwindOne, &u);
+  const uint64_t rip = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
+  int first = -1;
+  for (int i = 0; i < u.n; ++i)
+    if (pcs[i] == rip) {
+      first = i;
+      break;
+    }
+  if (first < 0) {  // the unwinder could not cross the signal frame: the interrupted address alone
+    out[0] = rip;
+    *flags |= kSampleUnwindFailed;
+    s.unwind_failed.fetch_add(1, std::memory_order_relaxed);
+    return 1;
+  }
+  const int nn = std::min(u.n - first, kMaxNative);
+  for (int i = 0; i < nn; ++i) out[i] = pcs[first + i];
+  if (u.more || u.n - first > kMaxNative) {
+    *flags |= kSampleTruncated;
+    s.truncated.fetch_add(1, std::memory_order_relaxed);
+  }
+  return nn;
+}
+
+// The cached unwinder (cfi_unwind.h), from the interrupted frame's registers: the handler's own frames and
+// the signal trampoline are never unwound. -1: a frame needs rules it does not follow (the caller unwinds
+// the sample with libgcc).
+int UnwindCached(State& s, Slot& slot, const ucontext_t* uc, uintptr_t stop_lo, uintptr_t stop_hi,
+                 uint64_t* out, uint8_t* flags) {
+  const greg_t* r = uc->uc_mcontext.gregs;
+  const UnwindResult res = UnwindFromContext(
+      s.find_object, *slot.rules, s.modules_generation.load(std::memory_order_relaxed), uintptr_t(r[REG_RIP]),
+      uintptr_t(r[REG_RSP]), uintptr_t(r[REG_RBP]), stop_lo, stop_hi, out, kMaxNative);
+  if (res.rules_read) s.rules_read.fetch_add(uint64_t(res.rules_read), std::memory_order_relaxed);
+  if (res.complex) {
+    s.fallback_why[res.why & 15].fetch_add(1, std::memory_order_relaxed);
+    s.fallback_pc[res.why & 15].store(res.complex_pc, std::memory_order_relaxed);
+    return -1;
+  }
+  s.cached_frames.fetch_add(uint64_t(res.frames), std::memory_order_relaxed);
+  if (res.not_unwound) {
+    *flags |= kSampleUnwindFailed;
+    s.unwind_failed.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (res.truncated) {
+    *flags |= kSampleTruncated;
+    s.truncated.fetch_add(1, std::memory_order_relaxed);
+  }
+  return res.frames;
+}
+
+int UnwindNative(State& s, Slot& slot, void* uc, uintptr_t stop_lo, uintptr_t stop_hi, uint64_t* out,
+                 uint8_t* flags) {
+  const auto* context = static_cast<const ucontext_t*>(uc);
+  if (s.cached_unwind && slot.rules) {
+    const int n = UnwindCached(s, slot, context, stop_lo, stop_hi, out, flags);
+    if (n >= 0) return n;
+    s.unwind_fallbacks.fetch_add(1, std::memory_order_relaxed);
+  }
+  return UnwindLibgcc(s, context, stop_lo, stop_hi, out, flags);
+}
+
 __thread uint32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
 
 void OnSigprof(int, siginfo_t*, void* uc_void) {
@@ -233,37 +313,12 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
   const int64_t t_start = Now();
   uint64_t e[kMaxEntryWords];
   uint8_t flags = 0;
-  // Native: unwind from here; the frames up to the interrupted address are the handler and the kernel's
-  // signal trampoline.
+  // Native frames, up to the interpreter's own where this thread runs Python.
   const bool py_ready = s->py_ready.load(std::memory_order_acquire);
   const uintptr_t ts = py_ready ? reinterpret_cast<uintptr_t>(s->py_this_tstate()) : 0;
-  uint64_t pcs[kMaxNative + 8];
-  UnwindState u{pcs, 0, kMaxNative + 8, false};
-  if (ts && s->py) u.stop_lo = s->py_text_lo, u.stop_hi = s->py_text_hi;
-  _Unwind_Backtrace(UnwindOne, &u);
+  const uintptr_t stop_lo = ts && s->py ? s->py_text_lo : 0, stop_hi = ts && s->py ? s->py_text_hi : 0;
+  const int nn = UnwindNative(*s, *slot, uc_void, stop_lo, stop_hi, e + 2, &flags);
   const int64_t t_unwound = Now();
-  const auto* uc = static_cast<const ucontext_t*>(uc_void);
-  const uint64_t rip = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
-  int first = -1;
-  for (int i = 0; i < u.n; ++i)
-    if (pcs[i] == rip) {
-      first = i;
-      break;
-    }
-  int nn = 0;
-  if (first < 0) {  // the unwinder could not cross the signal frame: the interrupted address alone
-    e[2] = rip;
-    nn = 1;
-    flags |= kSampleUnwindFailed;
-    s->unwind_failed.fetch_add(1, std::memory_order_relaxed);
-  } else {
-    nn = std::min(u.n - first, kMaxNative);
-    for (int i = 0; i < nn; ++i) e[2 + i] = pcs[first + i];
-    if (u.more || u.n - first > kMaxNative) {
-      flags |= kSampleTruncated;
-      s->truncated.fetch_add(1, std::memory_order_relaxed);
-    }
-  }
   // Python: this thread's state, then the chain of interpreter frames.
   int np = 0;
   if (py_ready) {
@@ -420,6 +475,23 @@ int64_t ThreadCpuNs(uint32_t tid) {
 }
 
 void Rescan(State& s) {
+  // Modules loaded or unloaded since the last scan: cached unwind rules may describe code no longer there.
+  struct Counts {
+    unsigned long long adds = 0, subs = 0;
+  } counts;
+  dl_iterate_phdr(
+      [](dl_phdr_info* i, size_t size, void* arg) {
+        if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof i->dlpi_subs) {
+          static_cast<Counts*>(arg)->adds = i->dlpi_adds;
+          static_cast<Counts*>(arg)->subs = i->dlpi_subs;
+        }
+        return 1;  // the counts are the same in every entry: the first is enough
+      },
+      &counts);
+  if (counts.adds != s.modules_adds || counts.subs != s.modules_subs) {
+    s.modules_adds = counts.adds, s.modules_subs = counts.subs;
+    s.modules_generation.fetch_add(1, std::memory_order_relaxed);
+  }
   std::vector<uint32_t> live;
   if (DIR* d = opendir("/proc/self/task")) {
     while (dirent* e = readdir(d))
@@ -454,6 +526,10 @@ void Rescan(State& s) {
       void* p = mmap(nullptr, kRingWords * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (p == MAP_FAILED) return;
       free_slot->ring = static_cast<uint64_t*>(p);
+    }
+    if (!free_slot->rules) {  // zeroed pages: an empty cache (libgcc unwinds that thread if this fails)
+      void* p = mmap(nullptr, sizeof(RuleCache), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p != MAP_FAILED) free_slot->rules = static_cast<RuleCache*>(p);
     }
     free_slot->cpu_after_sample.store(-1);
     free_slot->sampled_once = false;
@@ -820,6 +896,9 @@ bool Start(const Options& options, std::string* error) {
     UnwindState u{pcs, 0, 4, false};
     _Unwind_Backtrace(UnwindOne, &u);
   }
+  g->find_object = reinterpret_cast<FindObjectFn>(dlsym(RTLD_DEFAULT, "_dl_find_object"));
+  g->cached_unwind = options.unwinder == Options::Unwinder::kCached && g->find_object;
+  g->stats.cached_unwind = g->cached_unwind;
   struct sigaction sa {};
   sa.sa_sigaction = OnSigprof;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -943,6 +1022,12 @@ Stats GetStats() {
   Stats out = g->stats;
   out.ring_full = g->ring_full.load();
   out.unwind_failed = g->unwind_failed.load();
+  out.unwind_fallbacks = g->unwind_fallbacks.load();
+  out.unwind_rules_read = g->rules_read.load();
+  out.unwind_cached_frames = g->cached_frames.load();
+  for (int i = 0; i < 16; ++i)
+    out.unwind_fallback_why[i] = g->fallback_why[i].load(),
+    out.unwind_fallback_pc[i] = g->fallback_pc[i].load();
   out.truncated = g->truncated.load();
   out.python_unreadable = g->py_unreadable.load();
   out.python_unsupported = g->py_unsupported.load();

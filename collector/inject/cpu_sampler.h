@@ -6,11 +6,11 @@
 // a thread that has not run since its last sample is still where it was, so that stack is recorded again
 // without interrupting it (kSampleIdleRepeat), for as long as it stays blocked (a signal would end its wait
 // with EINTR); any other thread gets SIGPROF (tgkill). The handler, on the
-// sampled thread, unwinds its native stack (_Unwind_Backtrace: libgcc finds FDEs through glibc's lock-free
-// _dl_find_object) and walks its Python frames (raw reads of the interpreter's frame chain, at offsets per
-// CPython version), and appends the raw addresses to that thread's ring (one producer at a time: a token
-// taken by the sampler before the signal and given back by the handler). No allocation, lock or symbol lookup
-// on that path.
+// sampled thread, unwinds its native stack (from the signal's context, each address's unwind rule cached:
+// cfi_unwind.h; libgcc's _Unwind_Backtrace for a sample with rules that reader does not follow) and walks its
+// Python frames (raw reads of the interpreter's frame chain, at offsets per CPython version), and appends the
+// raw addresses to that thread's ring (one producer at a time: a token taken by the sampler before the signal
+// and given back by the handler). No allocation, lock or symbol lookup on that path.
 //
 // Drain (the injection's flusher, under its lock) turns the raw entries into records: native addresses are
 // symbolized with dladdr (exported symbols; "lib.so+0x1f00" where none), Python code objects are read with
@@ -35,6 +35,12 @@ struct Options {
   int64_t (*now)() = nullptr;                      // the trace clock; null: CLOCK_MONOTONIC
   int64_t window_start_ns = 0, window_end_ns = 0;  // --delay/--duration on the trace clock; 0 = open
   void (*on_sampler_thread)() = nullptr;  // called first on the sampler thread (the osrt shim ignores it)
+  // How the handler unwinds native frames. kCached (cfi_unwind.h) starts from the signal's context and keeps
+  // each address's unwind rule in a per-thread cache; a sample it cannot follow is unwound with libgcc.
+  // kLibgcc is the first version's _Unwind_Backtrace alone (through the handler and the signal trampoline,
+  // every frame's rule read again), kept for comparisons (GTRACE_SAMPLE_UNWIND=libgcc).
+  enum class Unwinder : uint8_t { kCached, kLibgcc };
+  Unwinder unwinder = Unwinder::kCached;
 };
 
 // Installs the SIGPROF handler and starts the sampler thread. False with `error` set when it cannot (the app
@@ -56,9 +62,14 @@ struct Stats {
   uint64_t busy_skips = 0;      // ticks skipped for a thread whose previous signal was not yet handled
   uint64_t lost_in_flight = 0;  // signals never handled (the thread exited or stayed stopped)
   uint64_t threads_seen = 0;
-  uint64_t threads_exited = 0;          // threads that exited while sampled (their samples kept)
-  uint64_t too_many_threads = 0;        // threads not sampled: every slot in use
-  uint64_t unwind_failed = 0;           // samples with no native frame beyond the interrupted address
+  uint64_t threads_exited = 0;     // threads that exited while sampled (their samples kept)
+  uint64_t too_many_threads = 0;   // threads not sampled: every slot in use
+  uint64_t unwind_failed = 0;      // samples with no native frame beyond the interrupted address
+  uint64_t unwind_fallbacks = 0;   // samples the cached unwinder gave to libgcc (a rule it does not follow)
+  uint64_t unwind_rules_read = 0;  // frames whose unwind rule was read from .eh_frame (cache misses)
+  uint64_t unwind_cached_frames = 0;  // frames unwound by the cached unwinder
+  // Samples given to libgcc by reason (FrameRule::Why in cfi_unwind.h), with the last address of each.
+  uint64_t unwind_fallback_why[16] = {}, unwind_fallback_pc[16] = {};
   uint64_t truncated = 0;               // samples deeper than the frames kept
   uint64_t python_unreadable = 0;       // Python threads whose frame chain could not be read (bad frame)
   uint64_t python_unsupported = 0;      // samples of threads of an unsupported CPython (native stack only)
@@ -73,6 +84,7 @@ struct Stats {
   uint64_t sampler_cpu_ns = 0;         // the sampler thread's CPU (ticks, rescans)
   uint64_t maps_reads = 0;             // snapshots of /proc/self/maps taken for the Python walk
   uint64_t maps_misses = 0;            // Python walks ended by a pointer outside them
+  bool cached_unwind = false;          // the last Start unwinds with the cache (false: libgcc only)
   int python_minor = -1;               // 3.x of the interpreter found in the process; -1 none
   bool python_supported = false;
 };

@@ -90,6 +90,10 @@ constexpr VarInfo kVars[] = {
     {Var::kSampleVerbose, "GTRACE_SAMPLE_VERBOSE", "(unset)",
      "set: CPU sampling prints its costs per process at exit (handler, signal delivery, drain)",
      Kind::kDebug},
+    {Var::kSampleUnwind, "GTRACE_SAMPLE_UNWIND", "(unset: cached rules)",
+     "`libgcc`: CPU sampling unwinds every sample with libgcc's _Unwind_Backtrace, as its first version did "
+     "(for comparisons)",
+     Kind::kDebug},
     {Var::kStore, "GTRACE_STORE", "$XDG_DATA_HOME/gtrace/store, else ~/.local/share/gtrace/store",
      "`gtrace serve`: where traces live (`--store`)", Kind::kUser},
     {Var::kWebRoot, "GTRACE_WEB_ROOT", "<bin>/../share/gtrace/web or build/wasm/web",

@@ -1,25 +1,31 @@
 #!/bin/bash
 # CPU sampling on the GPU machine (issue 22): does a 2-rank DDP job exit under `gcollect --sample=cpu`, and what
-# does sampling cost next to the default trace (device tool, kind nvidia-h200-x2, .device-carry/sample22b):
-#   prepare here: bash scripts/gpu/sampling_exit.sh --carry [BUILD] [OLD_DIR]   (OLD_DIR: an earlier build's
-#                 gcollect + libraries, run as "old" for comparison; optional)
-#   run there:    bash .device-carry/sample22b/sampling_exit.sh [hang|exit|overhead|all] [N]
+# does sampling cost next to the default trace (device tool, kind nvidia-h200-x2, carried folder CARRY, default
+# .device-carry/sample22b):
+#   prepare here: [CARRY=DIR] bash scripts/gpu/sampling_exit.sh --carry [BUILD] [OLD_DIR]   (OLD_DIR: an earlier
+#                 build's gcollect + libraries, run as "old" for comparison; optional)
+#   run there:    bash .device-carry/<name>/sampling_exit.sh [hang|exit|overhead|bench|all] [N]
 # hang: the old build with --sample=cpu and --sample-hz=1 (a control), a watchdog that dumps every thread of a job
 # still running 50 s after start (/proc state, wchan, Python stacks through faulthandler) then ends it;
-# exit: the new build's job N times in a row (each must exit by itself within 90 s); overhead: N rounds,
-# interleaved, of plain / `gcollect --sample=none` / `gcollect --sample=cpu` / `--sample-hz=250` on torch_loop.py and cpu_gaps.py
-# --mode train (median ms per iteration), with GTRACE_SAMPLE_VERBOSE's cost lines.
+# exit: the new build's job N times in a row (each must exit by itself within 90 s); overhead: N rounds, each
+# interleaving the configurations CFGS (default "plain default sample sample250": plain / `gcollect
+# --sample=none` / `--sample=cpu` / `--sample-hz=250`; `libgcc`: --sample=cpu unwinding with libgcc as the first
+# version did) on torch_loop.py --iters ITERS and cpu_gaps.py --mode train --steps ITERS (default 1000; median
+# ms per iteration), with GTRACE_SAMPLE_VERBOSE's cost lines (FIRST_EXTRA: configurations added to round 1
+# only); no round starts after SECONDS_MAX (default 330) s;
+# bench: bench_cpu_sampler's handler cost per sample, libgcc against the cached unwinder (N rounds).
 set -u
 if [ "${1:-}" = --carry ]; then
-  B=${2:-build/native}; OLD=${3:-}; C=/work/main/.device-carry/sample22b; rm -rf $C; mkdir -p $C/lib
+  B=${2:-build/native}; OLD=${3:-}; C=${CARRY:-/work/main/.device-carry/sample22b}; rm -rf $C; mkdir -p $C/lib
   cp $B/collector/gcollect $B/collector/libgtrace_inject.so $B/collector/libgtrace_osrt.so $C/
-  strip --strip-debug $C/gcollect $C/lib*.so
+  [ -x $B/bench/sampler/bench_cpu_sampler ] && cp $B/bench/sampler/bench_cpu_sampler $C/
+  strip --strip-debug $C/gcollect $C/lib*.so $C/bench_cpu_sampler 2>/dev/null
   if [ -n "$OLD" ]; then mkdir -p $C/old; cp $OLD/gcollect $OLD/libgtrace_inject.so $OLD/libgtrace_osrt.so $C/old/; fi
   cp -L /lib/x86_64-linux-gnu/libzstd.so.1 $C/lib/
   cp scripts/gpu/sampling_exit.sh scripts/gpu/ddp_faulthandler.py $C/
   du -sh $C; exit 0
 fi
-C=$PWD/.device-carry/sample22b
+C=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$C/lib:${LD_LIBRARY_PATH:-}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/gtrace-out}; mkdir -p $OUT
@@ -70,25 +76,35 @@ if [ "$WHAT" = exit ] || [ "$WHAT" = all ]; then
   for i in $(seq 1 $N); do GTRACE_SAMPLE_VERBOSE=1 run_ddp new_sample_$i 90 $C/gcollect --sample=cpu; done
   cp $D/new_sample_1.gtrace $OUT/exit_new.gtrace 2>/dev/null
 fi
+if [ "$WHAT" = bench ] || [ "$WHAT" = all ]; then
+  [ -x $C/bench_cpu_sampler ] && $C/bench_cpu_sampler --rounds $N --ms 1000 --depth 30 2>&1 | tee -a "$R"
+fi
 if [ "$WHAT" = overhead ] || [ "$WHAT" = all ]; then
   export CUDA_VISIBLE_DEVICES=0
-  for wl in "loop:bench/collector/torch_loop.py --iters 1000" "train:bench/collector/cpu_gaps.py --mode train --steps 1000"; do
-    name=${wl%%:*}; cmd=${wl#*:}
-    for round in $(seq 1 $N); do
+  CFGS=${CFGS:-plain default sample sample250}; ITERS=${ITERS:-1000}; T0=$(date +%s)
+  for round in $(seq 1 $N); do
+    if [ $(( $(date +%s) - T0 )) -gt ${SECONDS_MAX:-330} ]; then log "(time: no round $round)"; break; fi
+    for wl in "loop:bench/collector/torch_loop.py --iters $ITERS" "train:bench/collector/cpu_gaps.py --mode train --steps $ITERS"; do
+      name=${wl%%:*}; cmd=${wl#*:}
       line="$name round=$round"
-      for cfg in plain default sample sample250; do
+      cfgs=$CFGS; [ $round = 1 ] && cfgs="$CFGS ${FIRST_EXTRA:-}"
+      for cfg in $cfgs; do
+        U=""
         case $cfg in
           plain) P="" ;;
           default) P="$C/gcollect -q -f --sample=none -o $D/o_${name}_$cfg --" ;;
           sample) P="$C/gcollect -q -f --sample=cpu -o $D/o_${name}_$cfg --" ;;
+          libgcc) P="$C/gcollect -q -f --sample=cpu -o $D/o_${name}_$cfg --"; U=libgcc ;;
           sample250) P="$C/gcollect -q -f --sample-hz=250 -o $D/o_${name}_$cfg --" ;;
         esac
-        GTRACE_SAMPLE_VERBOSE=1 timeout 120 $P python3 $cmd >$D/o.log 2>&1
+        GTRACE_SAMPLE_UNWIND=$U GTRACE_SAMPLE_VERBOSE=1 timeout 120 $P python3 $cmd >$D/o.log 2>&1
         line="$line $cfg=$(grep -o 'median_ms=[0-9.]*' $D/o.log | cut -d= -f2)"
-        [ $cfg = sample ] && grep "^gtrace: CPU sampling" $D/o.log | head -2 >>"$R"
+        case $cfg in sample|libgcc) grep "^gtrace: CPU sampling" $D/o.log | head -2 | sed "s/^/[$name $cfg] /" >>"$R" ;; esac
       done
       log "$line"
     done
   done
+  for name in loop train; do for cfg in sample libgcc; do
+    cp $D/o_${name}_$cfg.gtrace $OUT/${name}_$cfg.gtrace 2>/dev/null; done; done
 fi
 log "== $(date +%T) done"

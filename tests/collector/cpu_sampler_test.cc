@@ -3,6 +3,7 @@
 // script, read back through the trace format.
 #include "inject/cpu_sampler.h"
 
+#include <alloca.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -16,8 +17,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "gt/reader.h"
@@ -238,6 +241,126 @@ TEST_CASE("cpu sampler: the Python walk's pointer check refuses unmapped, unread
   CHECK_FALSE(MapsLineReadable("7f00a000-7f00b000 rw-s 00000000 00:05 12 /dev/nvidia0\n", &lo, &hi));
   CHECK_FALSE(MapsLineReadable("7f00a000-7f00b000 ---p 00000000 00:00 0 \n", &lo, &hi));
   CHECK_FALSE(MapsLineReadable("garbage\n", &lo, &hi));
+}
+
+// A known nest of calls, each kept as a frame (not inlined, not a tail call: the +1 after each call).
+extern "C" __attribute__((noinline, visibility("default"))) uint64_t GtNestInnerForTest(int64_t until_ns) {
+  return GtSpinForTest(until_ns) + 1;
+}
+// A frame that realigns the stack (a 64-byte aligned local and alloca): GCC describes its CFA and saved rbp
+// with DWARF expressions (a DRAP register), which the cached unwinder must follow too.
+extern "C" __attribute__((noinline, visibility("default"))) uint64_t GtNestRealignedForTest(int64_t until_ns,
+                                                                                            int n) {
+  alignas(64) volatile char aligned[64];
+  volatile char* dynamic = static_cast<char*>(alloca(size_t(n)));
+  aligned[0] = 1;
+  dynamic[0] = 2;
+  return GtNestInnerForTest(until_ns) + aligned[0] + dynamic[0];
+}
+extern "C" __attribute__((noinline, visibility("default"))) uint64_t GtNestMiddleForTest(int64_t until_ns) {
+  return GtNestRealignedForTest(until_ns, 16 + int(until_ns & 7)) + 1;
+}
+extern "C" __attribute__((noinline, visibility("default"))) uint64_t GtNestOuterForTest(int64_t until_ns) {
+  return GtNestMiddleForTest(until_ns) + 1;
+}
+
+// The distinct stacks (outermost first) of a thread spinning in the nest, sampled ~300 ms with one unwinder,
+// with how often each was seen.
+std::map<std::vector<std::string>, int> NestStacks(inject::cpu::Options::Unwinder unwinder, bool* cached,
+                                                   int* samples, int* not_unwound) {
+  inject::cpu::Options o;
+  o.hz = 1000;
+  o.unwinder = unwinder;
+  std::string error;
+  REQUIRE(inject::cpu::Start(o, &error));
+  *cached = inject::cpu::GetStats().cached_unwind;
+  Recorder rec;
+  std::atomic<uint32_t> tid{0};
+  const int64_t until = MonoNs() + 300'000'000;
+  std::thread t([&] {
+    tid = uint32_t(gettid());
+    GtNestOuterForTest(until);
+  });
+  while (MonoNs() < until) {
+    GtSleepForTest(50'000'000);
+    rec.Drain();
+  }
+  t.join();
+  inject::cpu::Stop();
+  const TraceData d = rec.Finish();
+  std::map<std::vector<std::string>, int> out;
+  *samples = 0, *not_unwound = 0;
+  for (const auto& s : d.cpu_samples) {
+    if (s.tid != tid || (s.flags & kSampleIdleRepeat)) continue;
+    const auto frames = Frames(d, s.stack);
+    if (!HasFrame(frames, "GtSpinForTest")) continue;  // starting or leaving the nest
+    ++*samples;
+    *not_unwound += (s.flags & kSampleUnwindFailed) != 0;
+    ++out[frames];
+  }
+  return out;
+}
+
+TEST_CASE("cpu sampler: the cached unwinder from the signal's context gives libgcc's frames") {
+  using U = inject::cpu::Options::Unwinder;
+  bool cached = true;
+  int n_gcc = 0, n_cached = 0, failed_gcc = 0, failed_cached = 0;
+  const auto before = inject::cpu::GetStats();
+  const auto gcc = NestStacks(U::kLibgcc, &cached, &n_gcc, &failed_gcc);
+  CHECK_FALSE(cached);
+  const auto mid = inject::cpu::GetStats();
+  const auto cached_stacks = NestStacks(U::kCached, &cached, &n_cached, &failed_cached);
+  const auto after = inject::cpu::GetStats();
+  REQUIRE(cached);  // glibc 2.35+ (_dl_find_object)
+  // The libgcc run did not touch the cache; the cached one unwound without libgcc and read each rule once per
+  // thread and address, not per sample.
+  CHECK(mid.unwind_cached_frames == before.unwind_cached_frames);
+  CHECK(after.unwind_fallbacks == mid.unwind_fallbacks);
+  CHECK(after.unwind_cached_frames - mid.unwind_cached_frames >= uint64_t(n_cached) * 8);
+  CHECK((after.unwind_rules_read - mid.unwind_rules_read) * 4 <
+        after.unwind_cached_frames - mid.unwind_cached_frames);
+  CHECK(n_gcc >= 60);  // ~300 at 1 kHz; a loaded 2-core machine loses ticks
+  CHECK(n_cached >= 60);
+  CHECK(failed_gcc == 0);
+  CHECK(failed_cached == 0);
+  // Every stack has the whole nest, outermost to innermost, under the thread's entry.
+  const auto nest_ok = [](const std::vector<std::string>& f) {
+    for (size_t i = 0; i + 4 < f.size(); ++i)
+      if (f[i].find("GtNestOuterForTest") != std::string::npos &&
+          f[i + 1].find("GtNestMiddleForTest") != std::string::npos &&
+          f[i + 2].find("GtNestRealignedForTest") != std::string::npos &&
+          f[i + 3].find("GtNestInnerForTest") != std::string::npos &&
+          f[i + 4].find("GtSpinForTest") != std::string::npos)
+        return i >= 1;  // the thread's start routine and libc's thread entry are below
+    return false;
+  };
+  std::string all;
+  for (const auto* m : {&gcc, &cached_stacks})
+    for (const auto& [frames, count] : *m) {
+      CHECK(nest_ok(frames));
+      std::string line = (m == &gcc ? "libgcc " : "cached ") + std::to_string(count) + ":";
+      for (const auto& f : frames) line += " " + f;
+      all += line + "\n";
+    }
+  INFO(all);
+  // Stacks seen often (the spin loop and its clock read) must be the same frame for frame. Each stack seen in
+  // at least 5% of one unwinder's samples is seen by the other.
+  for (const auto& [mine, other, n] :
+       {std::tuple{&gcc, &cached_stacks, n_gcc}, std::tuple{&cached_stacks, &gcc, n_cached}})
+    for (const auto& [frames, count] : *mine)
+      if (count * 20 >= n) CHECK(other->count(frames) == 1);
+  // The frames below the spin loop (thread entry to GtSpinForTest) are one and the same chain in both.
+  std::set<std::vector<std::string>> roots;
+  for (const auto* m : {&gcc, &cached_stacks})
+    for (const auto& [frames, count] : *m) {
+      std::vector<std::string> root;
+      for (const auto& f : frames) {
+        root.push_back(f);
+        if (f.find("GtSpinForTest") != std::string::npos) break;
+      }
+      roots.insert(root);
+    }
+  CHECK(roots.size() == 1);
 }
 
 TEST_CASE("cpu sampler: refuses a bad rate and a foreign SIGPROF handler") {

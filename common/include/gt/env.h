@@ -48,6 +48,7 @@ enum class Var : uint8_t {
   kPcsNoLines,
   kPcsGetData,
   kSampleVerbose,
+  kSampleUnwind,
   // The gtrace CLI and server.
   kStore,
   kWebRoot,
