@@ -17,12 +17,14 @@ while [ $# -gt 0 ]; do
   esac
 done
 JOBS=${JOBS:-2}
-BUILD=build/fuzz
+# GT_FUZZ_BUILD=build/asan: the targets of the asan preset's build (CI: that build has them already, at -O0);
+# by default the fuzz preset's (-O2, for long runs).
+BUILD=${GT_FUZZ_BUILD:-build/fuzz}
 
-cmake --preset fuzz >/dev/null
+if [ "$BUILD" = build/fuzz ]; then cmake --preset fuzz >/dev/null; fi
 # Build only the fuzz targets (and the seed generator), not the whole tree.
 mapfile -t BUILD_TARGETS < <(ninja -C "$BUILD" -t targets all | grep -Eo '^(fuzz_[A-Za-z0-9_]+|gen_fuzz_seeds):' | tr -d ':' | sort -u)
-cmake --build --preset fuzz -j "$JOBS" --target "${BUILD_TARGETS[@]}"
+cmake --build "$BUILD" -j "$JOBS" --target "${BUILD_TARGETS[@]}"
 
 mapfile -t TARGETS < <(find "$BUILD" -type f -name 'fuzz_*' -perm -u+x ! -name '*.*' | sort)
 if [ ${#TARGETS[@]} -eq 0 ]; then
