@@ -124,11 +124,7 @@ constexpr size_t kMapBytes = size_t{256} << 10;
 bool Mapped(size_t bytes) {
   return bytes >= kMapBytes;
 }
-#else
-bool Mapped(size_t) {
-  return false;
-}
-#endif
+#endif  // elsewhere (wasm) every column is a malloc block
 // A mapping can also fail for the number of mappings (vm.max_map_count, about 65,000 by default): each long
 // column is one, so that limit is met only by tens of thousands of long lanes; say which it was.
 [[noreturn]] void OutOfMemory(size_t bytes) {
