@@ -4,6 +4,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "gt/index_format.h"
 #include "index_codec.h"
@@ -36,8 +37,15 @@ Status DecodeBlock(const IndexBlocks& ib, const ColRef& col, uint64_t b, uint8_t
     std::memcpy(out, p, want);
   } else {
     thread_local DCtx d;
-    const size_t got = ZSTD_decompressDCtx(d.ctx, out, want, p, size);
+    thread_local std::vector<uint8_t> shuffled;  // a block at most (kBlockValues values): kept per thread
+    uint8_t* to = out;
+    if (col.elem > 1) {
+      shuffled.resize(want);
+      to = shuffled.data();
+    }
+    const size_t got = ZSTD_decompressDCtx(d.ctx, to, want, p, size);
     if (ZSTD_isError(got) || got != want) return bad("does not decompress to its size");
+    if (col.elem > 1) UnshuffleBytes(to, size_t(n), col.elem, out);
   }
   if (col.codec == Codec::kDelta64) {
     uint64_t acc = 0;

@@ -39,6 +39,31 @@ inline uint64_t BlocksOf(uint64_t count) {
   return (count + kBlockValues - 1) / kBlockValues;
 }
 
+// A compressed block's values are byte-shuffled (format 2.1): every value's byte 0, then every byte 1, and so
+// on. Unshuffle is the inverse. Fixed sizes unrolled: the build and every block read pass through these.
+template <size_t kElem>
+void ShuffleFixed(const uint8_t* in, size_t n, uint8_t* out) {
+  for (size_t i = 0; i < n; ++i)
+    for (size_t b = 0; b < kElem; ++b) out[b * n + i] = in[i * kElem + b];
+}
+template <size_t kElem>
+void UnshuffleFixed(const uint8_t* in, size_t n, uint8_t* out) {
+  for (size_t i = 0; i < n; ++i)
+    for (size_t b = 0; b < kElem; ++b) out[i * kElem + b] = in[b * n + i];
+}
+inline void ShuffleBytes(const uint8_t* in, size_t n, size_t elem, uint8_t* out) {
+  if (elem == 4) return ShuffleFixed<4>(in, n, out);
+  if (elem == 8) return ShuffleFixed<8>(in, n, out);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t b = 0; b < elem; ++b) out[b * n + i] = in[i * elem + b];
+}
+inline void UnshuffleBytes(const uint8_t* in, size_t n, size_t elem, uint8_t* out) {
+  if (elem == 4) return UnshuffleFixed<4>(in, n, out);
+  if (elem == 8) return UnshuffleFixed<8>(in, n, out);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t b = 0; b < elem; ++b) out[i * elem + b] = in[b * n + i];
+}
+
 // One column in the blocks section: `count` values of `elem` bytes in blocks [first_block, first_block +
 // BlocksOf(count)).
 struct ColRef {
