@@ -19,8 +19,14 @@ void StartCpuSampling(Injection& inj) {
   o.window_start_ns = inj.config.window_start_ns;
   o.window_end_ns = inj.config.window_end_ns;
   o.on_sampler_thread = &OsrtIgnoreThisThread;  // its 1 ms sleeps are gtrace's, not the app's OS waits
-  if (const char* u = env::Get(env::Var::kSampleUnwind); u && std::string(u) == "libgcc")
-    o.unwinder = cpu::Options::Unwinder::kLibgcc;
+  if (const char* u = env::Get(env::Var::kSampleUnwind); u && *u) {
+    if (std::string(u) == "libgcc")
+      o.unwinder = cpu::Options::Unwinder::kLibgcc;
+    else
+      std::fprintf(stderr,
+                   "gtrace: GTRACE_SAMPLE_UNWIND=%s is not `libgcc`: CPU samples unwind with cached rules\n",
+                   u);
+  }
   cpu::ResetWrittenNodes();  // a new trace (an in-process recording restarted): its parts need their nodes
   std::string error;
   if (!cpu::Start(o, &error)) {
@@ -60,7 +66,7 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
         static_cast<unsigned long long>(s.drained), double(s.sampler_cpu_ns) / 1e6,
         static_cast<unsigned long long>(s.maps_reads), static_cast<unsigned long long>(s.maps_misses));
     // Why samples went to libgcc, with the last address of each reason (FrameRule::Why).
-    for (int i = 1; i < 16; ++i) {
+    for (int i = 1; i < cpu::FrameRule::kWhyCount; ++i) {
       if (!s.unwind_fallback_why[i]) continue;
       Dl_info info{};
       const uintptr_t pc = s.unwind_fallback_pc[i];

@@ -1,8 +1,6 @@
 // Periodic CPU sampling (cpu_sampler.h): the sampler thread, the SIGPROF handler and the drain.
 #include "inject/cpu_sampler.h"
 
-#include "inject/cfi_unwind.h"
-
 #include <cxxabi.h>
 #include <dirent.h>
 #include <dlfcn.h>
@@ -114,7 +112,7 @@ struct State {
   std::atomic<uint64_t> modules_generation{0};
   uint64_t modules_adds = 0, modules_subs = 0;  // sampler thread only
   std::atomic<uint64_t> rules_read{0}, cached_frames{0};
-  std::atomic<uint64_t> fallback_why[16] = {}, fallback_pc[16] = {};
+  std::atomic<uint64_t> fallback_why[FrameRule::kWhyCount] = {}, fallback_pc[FrameRule::kWhyCount] = {};
   MapSnapshot* maps[2] = {nullptr, nullptr};  // mmap'd by the sampler thread
   std::atomic<int> maps_current{-1};
   std::atomic<uint32_t> maps_readers[2];
@@ -266,8 +264,9 @@ int UnwindCached(State& s, Slot& slot, const ucontext_t* uc, uintptr_t stop_lo, 
       uintptr_t(r[REG_RSP]), uintptr_t(r[REG_RBP]), stop_lo, stop_hi, out, kMaxNative);
   if (res.rules_read) s.rules_read.fetch_add(uint64_t(res.rules_read), std::memory_order_relaxed);
   if (res.complex) {
-    s.fallback_why[res.why & 15].fetch_add(1, std::memory_order_relaxed);
-    s.fallback_pc[res.why & 15].store(res.complex_pc, std::memory_order_relaxed);
+    const int why = res.why < FrameRule::kWhyCount ? res.why : FrameRule::kWhyNone;
+    s.fallback_why[why].fetch_add(1, std::memory_order_relaxed);
+    s.fallback_pc[why].store(res.complex_pc, std::memory_order_relaxed);
     return -1;
   }
   s.cached_frames.fetch_add(uint64_t(res.frames), std::memory_order_relaxed);
@@ -1025,7 +1024,7 @@ Stats GetStats() {
   out.unwind_fallbacks = g->unwind_fallbacks.load();
   out.unwind_rules_read = g->rules_read.load();
   out.unwind_cached_frames = g->cached_frames.load();
-  for (int i = 0; i < 16; ++i)
+  for (int i = 0; i < FrameRule::kWhyCount; ++i)
     out.unwind_fallback_why[i] = g->fallback_why[i].load(),
     out.unwind_fallback_pc[i] = g->fallback_pc[i].load();
   out.truncated = g->truncated.load();

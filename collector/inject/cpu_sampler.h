@@ -24,6 +24,7 @@
 #include <string>
 
 #include "gt/writer.h"
+#include "inject/cfi_unwind.h"
 
 namespace gt::inject::cpu {
 
@@ -69,7 +70,7 @@ struct Stats {
   uint64_t unwind_rules_read = 0;  // frames whose unwind rule was read from .eh_frame (cache misses)
   uint64_t unwind_cached_frames = 0;  // frames unwound by the cached unwinder
   // Samples given to libgcc by reason (FrameRule::Why in cfi_unwind.h), with the last address of each.
-  uint64_t unwind_fallback_why[16] = {}, unwind_fallback_pc[16] = {};
+  uint64_t unwind_fallback_why[FrameRule::kWhyCount] = {}, unwind_fallback_pc[FrameRule::kWhyCount] = {};
   uint64_t truncated = 0;               // samples deeper than the frames kept
   uint64_t python_unreadable = 0;       // Python threads whose frame chain could not be read (bad frame)
   uint64_t python_unsupported = 0;      // samples of threads of an unsupported CPython (native stack only)

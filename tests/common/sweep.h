@@ -8,7 +8,7 @@
 
 namespace gt::test {
 
-#if defined(GT_TEST_SANITIZED)
+#if defined(GT_SANITIZED)  // the root CMakeLists, with GT_SANITIZE
 inline constexpr size_t kSweepStride = 3;
 #else
 inline constexpr size_t kSweepStride = 1;

@@ -17,7 +17,7 @@ namespace diff_detail {
 // Records and detail structs are plain data. Those whose bytes are their value compare as bytes; the others
 // (padding, whose bytes a copy need not keep: clang's don't; floating point) field by field.
 template <typename T>
-bool SameBytes(const std::vector<T>& a, const std::vector<T>& b) {
+bool SameRecords(const std::vector<T>& a, const std::vector<T>& b) {
   static_assert(std::is_trivially_copyable_v<T>);
   if constexpr (std::has_unique_object_representations_v<T>)
     return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
@@ -43,7 +43,8 @@ class Differ {
 };
 
 inline bool SameDoubles(const std::vector<double>& a, const std::vector<double>& b) {  // NaN equals NaN
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
 }
 
 }  // namespace diff_detail
@@ -53,11 +54,11 @@ inline std::string ModelDiff(const gt::viewer::TraceModel& a, const gt::viewer::
                              bool compare_memory = true) {
   using namespace gt::viewer;
   diff_detail::Differ d;
-  using diff_detail::SameBytes;
+  using diff_detail::SameRecords;
   d.At("model.");
   d.Eq("format", a.format, b.format);
   d.Eq("metadata.entries", a.metadata.entries, b.metadata.entries);
-  d.Bytes("metadata.clock_syncs", SameBytes(a.metadata.clock_syncs, b.metadata.clock_syncs));
+  d.Bytes("metadata.clock_syncs", SameRecords(a.metadata.clock_syncs, b.metadata.clock_syncs));
   const LoadReport &ra = a.report, &rb = b.report;
   d.Eq("report.version", std::tie(ra.version_major, ra.version_minor),
        std::tie(rb.version_major, rb.version_minor));
@@ -162,12 +163,12 @@ inline std::string ModelDiff(const gt::viewer::TraceModel& a, const gt::viewer::
   d.Eq("memsets", fields(a.memsets, memset_tie), fields(b.memsets, memset_tie));
   d.Eq("nvtx", fields(a.nvtx, nvtx_tie), fields(b.nvtx, nvtx_tie));
   d.Eq("syncs", fields(a.syncs, sync_tie), fields(b.syncs, sync_tie));
-  d.Bytes("processes", SameBytes(a.processes, b.processes));
-  d.Bytes("threads", SameBytes(a.threads, b.threads));
-  d.Bytes("devices", SameBytes(a.devices, b.devices));
-  d.Bytes("streams", SameBytes(a.streams, b.streams));
-  d.Bytes("kernel_metrics", SameBytes(a.kernel_metrics, b.kernel_metrics));
-  d.Bytes("stall_samples", SameBytes(a.stall_samples, b.stall_samples));
+  d.Bytes("processes", SameRecords(a.processes, b.processes));
+  d.Bytes("threads", SameRecords(a.threads, b.threads));
+  d.Bytes("devices", SameRecords(a.devices, b.devices));
+  d.Bytes("streams", SameRecords(a.streams, b.streams));
+  d.Bytes("kernel_metrics", SameRecords(a.kernel_metrics, b.kernel_metrics));
+  d.Bytes("stall_samples", SameRecords(a.stall_samples, b.stall_samples));
   d.Eq("device_summaries.size", a.device_summaries.size(), b.device_summaries.size());
   for (size_t i = 0; i < a.device_summaries.size() && i < b.device_summaries.size(); ++i) {
     const DeviceSummary &x = a.device_summaries[i], &y = b.device_summaries[i];

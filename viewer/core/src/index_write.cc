@@ -136,9 +136,8 @@ struct Sink {
 // Compresses one block (a delta pass first for ascending int64 columns). Falls back to the raw bytes when
 // zstd does not shrink them or this build has no compressor (wasm): kStoredFlag in the directory says so.
 // Values of more than one byte are byte-shuffled before zstd (every value's byte 0, then every byte 1, ...):
-// a column's high bytes are mostly equal, which makes long runs zstd's fastest level finds at once. At 10 M
-// events that took the build from 16.5 to 28.7 M events/s on one core and the index from 1.27x to 0.79x the
-// .gtrace (docs/benchmarks.md).
+// a column's high bytes are mostly equal, which makes long runs zstd's fastest level finds at once (about
+// twice the build speed and two thirds of the size of unshuffled blocks: docs/benchmarks.md, "index 2.1").
 class BlockCompressor {
  public:
   BlockCompressor() {
@@ -185,8 +184,8 @@ class BlockCompressor {
   }
 
  private:
-  std::vector<uint8_t> shuffled_;
 #if GT_HAVE_ZSTD_COMPRESS
+  std::vector<uint8_t> shuffled_;
   ZSTD_CCtx* cctx_ = nullptr;
 #endif
   std::vector<uint64_t> delta_;
