@@ -19,6 +19,7 @@
 #include "model_diff.h"
 #include "synth_trace.h"
 #include "test_util.h"
+#include "writer_sink.h"
 
 using namespace gt;
 using namespace gt::viewer;
@@ -404,10 +405,12 @@ TEST_CASE("index blocks: read when first queried, a damaged one fails its reques
 TEST_CASE("index 2.1: a block's bytes shuffle by byte position and back", "[index]") {
   using index_detail::ShuffleBytes;
   using index_detail::UnshuffleBytes;
-  const std::vector<uint8_t> values = {0x11, 0x12, 0x13, 0x14, 0x21, 0x22, 0x23, 0x24, 0x31, 0x32, 0x33, 0x34};
+  const std::vector<uint8_t> values = {0x11, 0x12, 0x13, 0x14, 0x21, 0x22,
+                                       0x23, 0x24, 0x31, 0x32, 0x33, 0x34};
   std::vector<uint8_t> shuffled(values.size()), back(values.size());
   ShuffleBytes(values.data(), 3, 4, shuffled.data());  // three u32: byte 0 of each, then byte 1, ...
-  CHECK(shuffled == std::vector<uint8_t>{0x11, 0x21, 0x31, 0x12, 0x22, 0x32, 0x13, 0x23, 0x33, 0x14, 0x24, 0x34});
+  CHECK(shuffled ==
+        std::vector<uint8_t>{0x11, 0x21, 0x31, 0x12, 0x22, 0x32, 0x13, 0x23, 0x33, 0x14, 0x24, 0x34});
   UnshuffleBytes(shuffled.data(), 3, 4, back.data());
   CHECK(back == values);
   // Every width the index uses (the unrolled 4 and 8) and others, every count up to a few blocks' tails.
@@ -451,4 +454,89 @@ TEST_CASE("SplitIndexUrl: a remote request's path and parameters", "[index][remo
   REQUIRE(kept.size() == 2);
   CHECK(kept[0] == std::pair<std::string, std::string>{"flag", ""});
   CHECK(kept[1] == std::pair<std::string, std::string>{"lane", ""});
+}
+
+TEST_CASE("index build that spills the model to files: the same index, no file left", "[index][spill]") {
+  // Enough events that the lanes' columns pass column_storage's mapping size (256 KiB), so they spill.
+  std::string trace;
+  {
+    WriterOptions wo;
+    auto w = TraceWriter::Create(MakeStringSink(&trace), wo);
+    REQUIRE(w.ok());
+    gt::synth::WriterSink sink(*w.value());
+    gt::synth::SynthOptions o;
+    o.events = 400'000;
+    gt::synth::GenerateSynthTrace(sink, o);
+    REQUIRE(sink.ok());
+    REQUIRE(w.value()->Finish().ok());
+  }
+  const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(trace.data()), trace.size());
+  const IndexSource source = FingerprintBytes(bytes);
+  const std::string dir = TempPath("spill");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string in_memory = dir + "/memory.gtindex", spilled = dir + "/spilled.gtindex";
+
+  IndexBuildReport r;
+  REQUIRE(OpenOrBuildIndex(bytes, source, in_memory, {}, &r, IndexSpill::kNever).ok());
+  CHECK(r.spill_dir.empty());
+  CHECK(r.trace_bytes == trace.size());
+
+  const size_t before = column_storage::SpilledColumns();
+  LoadOptions spill;
+  spill.spill_dir = dir;
+  {
+    // While the model exists its long columns are files in `dir` (unlinked: the folder shows none).
+    auto model = LoadTrace(bytes, spill);
+    REQUIRE(model.ok());
+    CHECK(column_storage::SpilledColumns() > before);
+    auto local = LoadTrace(bytes);
+    REQUIRE(local.ok());
+    CHECK(test::ModelDiff(**local, **model, false) == "");
+    // A spilled column grows, shrinks and copies like any other.
+    size_t longest = 0;
+    for (size_t l = 0; l < (*model)->lanes.size(); ++l)
+      if ((*model)->lanes[l].size() > (*model)->lanes[longest].size()) longest = l;
+    Lane& lane = (*model)->lanes[longest];
+    const Column<int64_t>& expected = (*local)->lanes[longest].start;
+    const size_t n = lane.start.size();
+    REQUIRE(n * sizeof(int64_t) >= (size_t{256} << 10));
+    lane.start.resize(4 * n, 7);
+    CHECK(lane.start[4 * n - 1] == 7);
+    CHECK(lane.start[n - 1] == expected[n - 1]);
+    lane.start.resize(n);
+    lane.start.shrink_to_fit();
+    const Column<int64_t> copy = lane.start;
+    CHECK(copy == expected);
+  }
+  CHECK(column_storage::SpilledColumns() == before);
+
+  REQUIRE(OpenOrBuildIndex(bytes, source, spilled, spill, &r).ok());
+  CHECK(r.spill_dir == dir);
+  CHECK(column_storage::SpilledColumns() == before);
+  CHECK(ReadAll(spilled) == ReadAll(in_memory));
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++files;
+  CHECK(files == 2);  // the two indexes; no spill file outlives its column
+
+  // A folder that cannot hold the files is a refusal before any work, not an abort mid-build.
+  LoadOptions nowhere;
+  nowhere.spill_dir = dir + "/missing";
+  auto refused = LoadTrace(bytes, nowhere);
+  REQUIRE(!refused.ok());
+  CHECK(refused.status().code() == StatusCode::kInvalidArgument);
+  CHECK(refused.status().message().find("spill folder: cannot create files in") == 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("index builds spill when the trace's model would not fit in the memory available",
+          "[index][spill]") {
+  // About 4x the .gtrace's bytes against three quarters of what is free.
+  CHECK(!IndexBuildShouldSpill(1 << 20, uint64_t{1} << 30));
+  CHECK(IndexBuildShouldSpill(uint64_t{6'400} << 20, uint64_t{22} << 30));  // 1 B events on a 22 GiB machine
+  CHECK(!IndexBuildShouldSpill(uint64_t{6'400} << 20, uint64_t{128} << 30));
+  CHECK(!IndexBuildShouldSpill(0, 0));
+  CHECK(IndexBuildShouldSpill(1, 0));
+  CHECK(IndexBuildShouldSpill(UINT64_MAX / 2, UINT64_MAX));  // no overflow on the way
+  CHECK(MemoryAvailableForModels() > 0);
 }

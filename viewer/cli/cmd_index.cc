@@ -1,6 +1,6 @@
-// gtrace index build TRACE [-o IDX] [--threads N]: the viewer index of a trace (gt/viewer/index.h,
-// docs/format.md "The viewer index"), what `gtrace serve` builds for a stored trace; prints the build's
-// throughput and the index's size per event.
+// gtrace index build TRACE [-o IDX] [--threads N] [--spill DIR | --no-spill]: the viewer index of a trace
+// (gt/viewer/index.h, docs/format.md "The viewer index"), what `gtrace serve` builds for a stored trace;
+// prints the build's throughput and the index's size per event.
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -15,7 +15,7 @@ namespace gt::cli {
 
 int CmdIndex(int argc, char** argv) {
   const char* kUsage =
-      "Usage: gtrace index build TRACE [-o IDX] [--threads N]\n\n"
+      "Usage: gtrace index build TRACE [-o IDX] [--threads N] [--spill DIR | --no-spill]\n\n"
       "Builds the viewer index of TRACE (.gtrace, Chrome/Kineto JSON, an Nsight Systems export): the "
       "timeline\n"
       "model the viewer draws from, laid out to be memory-mapped (docs/format.md, \"The viewer index\"). "
@@ -27,6 +27,10 @@ int CmdIndex(int argc, char** argv) {
       "Options:\n"
       "  -o IDX       output (default: TRACE.gtindex)\n"
       "  --threads N  loading threads (default 1; 0: one per hardware thread)\n"
+      "  --spill DIR  keep the model's long columns as files in DIR while building (for traces whose\n"
+      "               model exceeds memory; by default this happens in IDX's folder when the trace\n"
+      "               would not fit in the memory available now)\n"
+      "  --no-spill   build in memory whatever the trace's size\n"
       "  -h, --help   this help\n\n";
   if (argc < 2 || IsHelp(argv[1])) {
     std::printf("%s%s", kUsage, kExitCodesHelp);
@@ -37,6 +41,7 @@ int CmdIndex(int argc, char** argv) {
   std::string trace, out;
   viewer::LoadOptions load;
   load.threads = 1;
+  viewer::IndexSpill spill = viewer::IndexSpill::kAuto;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (IsHelp(a)) {
@@ -49,6 +54,11 @@ int CmdIndex(int argc, char** argv) {
     } else if (a == "--threads") {
       if (i + 1 >= argc) return UsageError("index", "--threads needs a number");
       load.threads = unsigned(std::strtoul(argv[++i], nullptr, 10));
+    } else if (a == "--spill") {
+      if (i + 1 >= argc) return UsageError("index", "--spill needs a folder");
+      load.spill_dir = argv[++i];
+    } else if (a == "--no-spill") {
+      spill = viewer::IndexSpill::kNever;
     } else if (!a.empty() && a[0] == '-') {
       return UsageError("index", "unknown option '" + a + "'");
     } else if (trace.empty()) {
@@ -60,12 +70,12 @@ int CmdIndex(int argc, char** argv) {
   if (trace.empty()) return UsageError("index", "build needs a trace");
   if (out.empty()) out = trace + ".gtindex";
 
-  auto bytes = ReadTraceOrParts(trace);
-  if (!bytes.ok()) return Fail("index", bytes.status());
-  const std::span<const uint8_t> b(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size());
-  const viewer::IndexSource source = viewer::FingerprintBytes(b);
+  if (!load.spill_dir.empty() && spill == viewer::IndexSpill::kNever)
+    return UsageError("index", "--spill and --no-spill contradict each other");
+  // The trace is mapped, not read: a trace bigger than memory builds (spilling) and its pages stay the
+  // page cache's to drop.
   viewer::IndexBuildReport r;
-  auto index = viewer::OpenOrBuildIndex(b, source, out, load, &r);
+  auto index = viewer::OpenOrBuildIndexFile(trace, out, load, &r, spill);
   if (!index.ok())
     return Fail("index", Status(index.status().code(), trace + ": " + index.status().message()));
   const viewer::TraceModel& m = (*index)->model();
@@ -84,8 +94,10 @@ int CmdIndex(int argc, char** argv) {
   std::printf("  index build  %.3f s (%s): summaries %.3f s, write %.3f s\n", build_s,
               FormatRate(double(events) / build_s, "events/s").c_str(), r.write.summaries_s, r.write.write_s);
   std::printf("  index size   %s = %.2f bytes/event, %.2fx the trace (%s)\n", FormatBytes(ix).c_str(),
-              ix / double(std::max<uint64_t>(events, 1)), ix / double(std::max<size_t>(b.size(), 1)),
-              FormatBytes(double(b.size())).c_str());
+              ix / double(std::max<uint64_t>(events, 1)), ix / double(std::max<uint64_t>(r.trace_bytes, 1)),
+              FormatBytes(double(r.trace_bytes)).c_str());
+  if (!r.spill_dir.empty())
+    std::printf("  spilled      the model's long columns to files in %s\n", r.spill_dir.c_str());
   return kExitOk;
 }
 

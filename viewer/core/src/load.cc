@@ -49,6 +49,7 @@ constexpr uint64_t kJsonBytesPerStep = 8ull << 20;
 
 class TraceLoader::Impl {
  public:
+  std::unique_ptr<column_storage::SpillScope> spill;  // first member: closed after everything it covers
   enum class Mode { kNone, kGtrace, kJson, kNcu, kDone };
   Mode mode = Mode::kNone;
   LoadOptions options;
@@ -112,6 +113,11 @@ Status TraceLoader::Open(std::span<const uint8_t> bytes, LoadOptions options) {
   Impl& I = *impl_;
   I.options = options;
   I.bytes = bytes;
+  if (!options.spill_dir.empty()) {
+    if (std::string why = column_storage::SpillDirProblem(options.spill_dir); !why.empty())
+      return Status(StatusCode::kInvalidArgument, "spill folder: " + why);
+    I.spill = std::make_unique<column_storage::SpillScope>(options.spill_dir);
+  }
   DetectedFormat f = DetectFormat(bytes);
   const bool fast_json = options.json_parser == LoadOptions::JsonParser::kFast;
   uint64_t text_size = bytes.size();

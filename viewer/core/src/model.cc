@@ -9,7 +9,13 @@
 #include <cstring>
 
 #if defined(__linux__)
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
 #endif
 
 namespace gt::viewer {
@@ -124,6 +130,23 @@ constexpr size_t kMapBytes = size_t{256} << 10;
 bool Mapped(size_t bytes) {
   return bytes >= kMapBytes;
 }
+
+// Spilled columns: while a SpillScope is open, each mapped column is a shared mapping of an unlinked file of
+// its own in the spill folder, so under memory pressure the kernel writes its pages out instead of failing:
+// a model bigger than RAM (an index build of a billion events) pages through the disk. The fd of each is kept
+// to grow the file with the column; a column knows nothing of this, so the registry, not the scope, decides
+// how a block is released (a column made while spilling may be freed after the scope closed).
+struct Spill {
+  std::mutex mu;
+  std::string dir;  // empty: not spilling
+  int scopes = 0;
+  std::unordered_map<void*, int> fds;  // mapping -> its file
+};
+Spill& SpillState() {
+  static Spill* s = new Spill;  // never destroyed: columns may be freed during static destruction
+  return *s;
+}
+std::atomic<bool> g_spilling{false};
 #endif  // elsewhere (wasm) every column is a malloc block
 // A mapping can also fail for the number of mappings (vm.max_map_count, about 65,000 by default): each long
 // column is one, so that limit is met only by tens of thousands of long lanes; say which it was.
@@ -133,12 +156,132 @@ bool Mapped(size_t bytes) {
                err == ENOMEM ? " (out of memory, or more mappings than vm.max_map_count allows)" : "");
   std::abort();
 }
+
+#if defined(__linux__)
+// The disk's blocks are reserved up front (posix_fallocate): a sparse file that cannot grow on a full disk
+// would be a SIGBUS at some later store, with no word of why.
+[[noreturn]] void SpillFailed(const std::string& dir, size_t bytes, int err) {
+  std::fprintf(stderr, "gtrace: cannot spill a column of %zu bytes to %s: %s\n", bytes, dir.c_str(),
+               std::strerror(err));
+  std::abort();
+}
+
+int OpenSpillFile(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0 && errno != ENOENT && errno != ENOTDIR && errno != EACCES) {
+    // A file system without O_TMPFILE: a named file, unlinked at once.
+    std::string name = dir + "/gtrace-spill-XXXXXX";
+    fd = mkostemp(name.data(), O_CLOEXEC);
+    if (fd >= 0) ::unlink(name.c_str());
+  }
+  return fd;
+}
+
+void* SpillAllocate(size_t bytes) {
+  Spill& s = SpillState();
+  std::lock_guard lock(s.mu);
+  if (s.dir.empty()) return nullptr;
+  const int fd = OpenSpillFile(s.dir);
+  if (fd < 0) SpillFailed(s.dir, bytes, errno);
+  if (const int err = posix_fallocate(fd, 0, off_t(bytes)); err != 0) {
+    ::close(fd);
+    SpillFailed(s.dir, bytes, err);
+  }
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    ::close(fd);
+    OutOfMemory(bytes);
+  }
+  s.fds.emplace(p, fd);
+  return p;
+}
+
+// -1: not a spilled column.
+int SpillFd(void* p) {
+  if (!p) return -1;
+  Spill& s = SpillState();
+  std::lock_guard lock(s.mu);
+  const auto it = s.fds.find(p);
+  return it == s.fds.end() ? -1 : it->second;
+}
+
+void SpillFree(void* p, size_t bytes, int fd) {
+  munmap(p, bytes);
+  ::close(fd);
+  Spill& s = SpillState();
+  std::lock_guard lock(s.mu);
+  s.fds.erase(p);
+}
+
+void* SpillResize(void* p, size_t old_bytes, size_t new_bytes, int fd) {
+  if (new_bytes > old_bytes) {
+    if (const int err = posix_fallocate(fd, 0, off_t(new_bytes)); err != 0)
+      SpillFailed(SpillState().dir, new_bytes, err);
+  }
+  void* q = mremap(p, old_bytes, new_bytes, MREMAP_MAYMOVE);
+  if (q == MAP_FAILED) OutOfMemory(new_bytes);
+  // A shrink that fails to give the file's tail back costs disk, not correctness.
+  if (new_bytes < old_bytes) {
+    [[maybe_unused]] const int shrunk = ftruncate(fd, off_t(new_bytes));
+  }
+  Spill& s = SpillState();
+  std::lock_guard lock(s.mu);
+  s.fds.erase(p);
+  s.fds.emplace(q, fd);
+  return q;
+}
+#endif
 }  // namespace
+
+SpillScope::SpillScope(const std::string& dir) {
+#if defined(__linux__)
+  Spill& s = SpillState();
+  std::lock_guard lock(s.mu);
+  if (s.scopes++ == 0) s.dir = dir;
+  g_spilling.store(true, std::memory_order_relaxed);
+#else
+  (void)dir;
+#endif
+}
+
+SpillScope::~SpillScope() {
+#if defined(__linux__)
+  Spill& s = SpillState();
+  std::lock_guard lock(s.mu);
+  if (--s.scopes == 0) {
+    s.dir.clear();
+    g_spilling.store(false, std::memory_order_relaxed);
+  }
+#endif
+}
+
+std::string SpillDirProblem(const std::string& dir) {
+#if defined(__linux__)
+  const int fd = OpenSpillFile(dir);
+  if (fd < 0) return "cannot create files in " + dir + ": " + std::strerror(errno);
+  ::close(fd);
+#else
+  (void)dir;
+#endif
+  return {};
+}
+
+size_t SpilledColumns() {
+#if defined(__linux__)
+  Spill& s = SpillState();
+  std::lock_guard lock(s.mu);
+  return s.fds.size();
+#else
+  return 0;
+#endif
+}
 
 void* Allocate(size_t bytes) {
   if (bytes == 0) return nullptr;
 #if defined(__linux__)
   if (Mapped(bytes)) {
+    if (g_spilling.load(std::memory_order_relaxed))
+      if (void* p = SpillAllocate(bytes)) return p;
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) OutOfMemory(bytes);
     return p;
@@ -153,7 +296,10 @@ void Free(void* p, size_t bytes) {
   if (!p) return;
 #if defined(__linux__)
   if (Mapped(bytes)) {
-    munmap(p, bytes);
+    if (const int fd = SpillFd(p); fd >= 0)
+      SpillFree(p, bytes, fd);
+    else
+      munmap(p, bytes);
     return;
   }
 #endif
@@ -169,6 +315,7 @@ void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t used) {
   used = std::min(used, new_bytes);
 #if defined(__linux__)
   if (Mapped(old_bytes) && Mapped(new_bytes)) {
+    if (const int fd = SpillFd(p); fd >= 0) return SpillResize(p, old_bytes, new_bytes, fd);
     void* q = mremap(p, old_bytes, new_bytes, MREMAP_MAYMOVE);
     if (q == MAP_FAILED) OutOfMemory(new_bytes);
     return q;

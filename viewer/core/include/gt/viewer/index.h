@@ -128,18 +128,29 @@ class MappedIndex {
 bool IndexNeedsRebuild(const Status& open_status);
 
 struct IndexBuildReport {
-  bool rebuilt = false;   // the index was (re)built, not just opened
-  std::string why;        // why it was rebuilt: "no index", or the refusal ("stale: ...", "damaged: ...")
-  double load_s = 0;      // loading the trace (wall clock)
+  bool rebuilt = false;      // the index was (re)built, not just opened
+  std::string why;           // why it was rebuilt: "no index", or the refusal ("stale: ...", "damaged: ...")
+  uint64_t trace_bytes = 0;  // the trace's size as read (a parts folder: as recovered)
+  double load_s = 0;         // loading the trace (wall clock)
+  std::string spill_dir;  // where the model's long columns were files (LoadOptions::spill_dir); empty: memory
   IndexWriteStats write;  // when rebuilt
 };
+
+// Whether a rebuild holds the model in memory or spills its long columns to files in the index's folder
+// (LoadOptions::spill_dir; a spill_dir given in `load` is used as it is). kAuto spills when the trace's model
+// would not fit in the memory available now (IndexBuildShouldSpill): an index of a trace bigger than RAM
+// still builds, through the disk.
+enum class IndexSpill : uint8_t { kAuto, kNever };
+uint64_t MemoryAvailableForModels();  // MemAvailable, or the cgroup's limit less its use if lower
+bool IndexBuildShouldSpill(uint64_t trace_bytes, uint64_t available_bytes);
 
 // Opens `index_path` if it matches `source`; otherwise loads the trace from `trace_bytes`, writes the index
 // and opens that. The loaded model is dropped before the index is opened.
 StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t> trace_bytes,
                                                         const IndexSource& source,
                                                         const std::string& index_path, LoadOptions load = {},
-                                                        IndexBuildReport* report = nullptr);
+                                                        IndexBuildReport* report = nullptr,
+                                                        IndexSpill spill = IndexSpill::kAuto);
 
 // The same for a trace file (a .gtrace, JSON, an Nsight export, a NAME.gtrace.parts folder), fingerprinted as
 // `gtrace index build` does (FingerprintBytes), so either reuses the other's index. A plain file is mapped,
@@ -147,6 +158,7 @@ StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t>
 StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndexFile(const std::string& trace_path,
                                                             const std::string& index_path,
                                                             LoadOptions load = {},
-                                                            IndexBuildReport* report = nullptr);
+                                                            IndexBuildReport* report = nullptr,
+                                                            IndexSpill spill = IndexSpill::kAuto);
 
 }  // namespace gt::viewer

@@ -44,6 +44,11 @@ struct LoadOptions {
   // default, and plain text only: gzip stays on one thread unless a size is given). Tests and the fuzzer
   // make them tiny so that every input crosses slice edges.
   uint32_t json_slice_bytes = 0;
+  // A folder where the model's long columns are files rather than memory while this load runs
+  // (column_storage::SpillScope): a model bigger than the machine's memory pages through the disk. Empty:
+  // memory. Index builds choose the index's folder by themselves when the trace would not fit
+  // (OpenOrBuildIndex).
+  std::string spill_dir;
 };
 
 // Where a load's wall time went, in seconds (benchmarks; the phases are described in docs/architecture.md).

@@ -148,6 +148,21 @@ struct SyncInfo {
 // moves its pages (mremap) instead of copying its events and touching every page twice, and shrinking one
 // gives the tail back in place; short ones, and every column elsewhere (wasm), are malloc/realloc blocks.
 namespace column_storage {
+// While one is open (any thread), long columns made by any thread are file-backed in `dir` (an existing
+// folder on a disk with room for the model): for building the index of a trace whose model exceeds memory.
+// Reads and writes are as usual; the pages go to disk under memory pressure instead of failing. Linux only;
+// elsewhere a no-op.
+class SpillScope {
+ public:
+  explicit SpillScope(const std::string& dir);
+  ~SpillScope();
+  SpillScope(const SpillScope&) = delete;
+  SpillScope& operator=(const SpillScope&) = delete;
+};
+size_t SpilledColumns();  // file-backed columns alive now
+// Why columns could not spill to `dir` (it is not a folder this process may create files in); empty: they
+// can.
+std::string SpillDirProblem(const std::string& dir);
 void* Allocate(size_t bytes);
 // `used` leading bytes survive; the block may move.
 void* Reallocate(void* p, size_t old_bytes, size_t new_bytes, size_t used);
@@ -489,7 +504,7 @@ struct TraceModel {
   std::vector<Track> tracks;
   std::vector<Lane> lanes;
   std::vector<CounterTrack> counters;
-  std::vector<Flow> flows;  // sorted by `from`
+  Column<Flow> flows;  // sorted by `from`
 
   std::vector<LaunchConfig> launch_configs;
   std::vector<MemcpyInfo> memcpys;

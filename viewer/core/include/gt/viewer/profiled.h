@@ -13,7 +13,7 @@
 namespace gt::viewer {
 
 struct ProfiledKernels {
-  DeviceRecord device;                          // the trace's first device: the roofline chart's ceilings
+  DeviceRecord device;  // the trace's first device: the roofline chart's ceilings
   // Each analysis uses the peaks of the GPU that ran its kernel (by its timeline launch), this one otherwise.
   std::vector<KernelCounters> launches;         // one per profiled launch (GroupKernelCounters order)
   std::vector<KernelAnalysis> launch_analyses;  // per `launches` entry
