@@ -6,7 +6,10 @@
 // downloaded into the page (&remote=0). Screenshots go to test-output/remote/.
 //
 //   node tests/server/remote_e2e.mjs GTRACE_BINARY WEB_ROOT GT_SYNTH_TRACE [EVENTS]
-// (GT_REMOTE_E2E_NO_LOCAL=1: the remote pages only, for sizes a page could not download.)
+// (GT_REMOTE_E2E_NO_LOCAL=1: the remote pages only, for sizes a page could not download.
+//  GT_REMOTE_E2E_STORE=DIR GT_REMOTE_E2E_ID=ID: a store that already holds the trace and its index, e.g. the
+//  one `bench/server/bench_remote_tiles.mjs ... --keep` left; nothing is generated or uploaded, and the store
+//  is kept. For traces too big to generate and upload twice: 1 B events is 6.4 GB.)
 // Needs the wasm page (cmake --preset wasm), the native gtrace and gt_synth_trace, web/tests/node_modules.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,15 +26,22 @@ const events = Number(eventsArg || 3e6);
 const outDir = path.join(root, 'test-output/remote');
 fs.mkdirSync(outDir, { recursive: true });
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gtrace-remote-e2e-'));
-const store = path.join(tmp, 'store');
+const givenStore = process.env.GT_REMOTE_E2E_STORE, givenId = process.env.GT_REMOTE_E2E_ID;
+if (!givenStore !== !givenId) {
+  console.error('remote_e2e: GT_REMOTE_E2E_STORE and GT_REMOTE_E2E_ID go together');
+  process.exit(64);
+}
+const store = givenStore || path.join(tmp, 'store');
 const traceFile = path.join(tmp, 'synth.gtrace');
 const numbers = {};
 const t = () => performance.now();
 
 let t0 = t();
-execFileSync(synth, [traceFile, String(events)]);
-numbers.trace_bytes = fs.statSync(traceFile).size;
-numbers.generate_s = (t() - t0) / 1000;
+if (!givenStore) {
+  execFileSync(synth, [traceFile, String(events)]);
+  numbers.trace_bytes = fs.statSync(traceFile).size;
+  numbers.generate_s = (t() - t0) / 1000;
+}
 
 // ---- the server ------------------------------------------------------------------------------------------------
 const serve = await startServe(gtrace, ['--store', store, '--web-root', webRoot]);
@@ -93,15 +103,18 @@ async function range(page) {
 
 try {
   // ---- upload (as `gtrace upload` or the Share button would) --------------------------------------------------
-  const up = await fetch(`${base}/api/traces?name=synth.gtrace`,
-                         { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' },
-                           body: fs.readFileSync(traceFile) });
-  const stored = await up.json();
-  check(up.status === 201 && stored.id, `uploaded ${numbers.trace_bytes} bytes as ${stored.id}`);
-  const id = stored.id;
+  let id = givenId;
+  if (!givenStore) {
+    const up = await fetch(`${base}/api/traces?name=synth.gtrace`,
+                           { method: 'POST', headers: { 'Content-Type': 'application/octet-stream' },
+                             body: fs.readFileSync(traceFile) });
+    const stored = await up.json();
+    check(up.status === 201 && stored.id, `uploaded ${numbers.trace_bytes} bytes as ${stored.id}`);
+    id = stored.id;
+  }
   t0 = t();
   let metaStatus = 0;
-  while (metaStatus !== 200 && t() - t0 < 120000) {  // the index builds on the server's own thread
+  while (metaStatus !== 200 && t() - t0 < 120000) {  // the index builds (or opens) on the server's own thread
     metaStatus = (await fetch(`${base}/api/t/${id}/meta`)).status;
     if (metaStatus !== 200) await new Promise((r) => setTimeout(r, 100));
   }

@@ -195,3 +195,38 @@ TEST_CASE("remote trace: bad requests get clear errors and the server keeps serv
   REQUIRE(health);
   CHECK(health->status == 200);
 }
+
+TEST_CASE("remote trace: an index built with less memory than its model spills and is the same index",
+          "[server][remote][spill]") {
+  RemoteServer rs;
+  auto c = rs.ts.Client();
+  const std::string id = UploadId(c, MakeTrace(17, 600'000));
+  rs.indexes->WaitIdle();
+  const std::filesystem::path file = rs.IndexFile(id);
+  std::ifstream in_memory_file(file, std::ios::binary);
+  const std::string in_memory{std::istreambuf_iterator<char>(in_memory_file), {}};
+  REQUIRE(!in_memory.empty());
+
+  // A restart told that builds have 1 MiB: the model's columns go to files beside the index.
+  std::filesystem::remove(file);
+  gt::cli::IndexServiceOptions small;
+  small.build_memory = 1 << 20;
+  rs.indexes = std::make_unique<gt::cli::IndexService>(&rs.ts.server->store(), small);
+  const uint64_t made = gt::viewer::column_storage::SpilledColumnsMade();
+  const size_t alive = gt::viewer::column_storage::SpilledColumns();
+  auto first = c.Get("/api/t/" + id + "/meta");
+  REQUIRE(first);
+  CHECK(first->status == 202);
+  rs.indexes->WaitIdle();
+  CHECK(gt::viewer::column_storage::SpilledColumnsMade() > made);
+  CHECK(gt::viewer::column_storage::SpilledColumns() == alive);  // none outlives the build
+  std::ifstream spilled_file(file, std::ios::binary);
+  const std::string spilled{std::istreambuf_iterator<char>(spilled_file), {}};
+  CHECK(spilled == in_memory);
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(file.parent_path())) ++files;
+  CHECK(files == 3);  // the trace, its meta and its index: the spill files went with their columns
+  auto meta = c.Get("/api/t/" + id + "/meta");
+  REQUIRE(meta);
+  CHECK(meta->status == 200);
+}

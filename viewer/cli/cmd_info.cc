@@ -4,10 +4,10 @@
 #include <string>
 
 #include "cli.h"
-#include "nsys_input.h"
 #include "gt/parts.h"
 #include "gt/trace_data.h"
 #include "info.h"
+#include "nsys_input.h"
 
 namespace gt::cli {
 

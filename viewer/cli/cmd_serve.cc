@@ -1,5 +1,5 @@
 // gtrace serve [--store DIR] [--bind ADDR] [--port N] [--web-root DIR] [--token-file F] [--max-upload SIZE]
-//              [--ttl DAYS] [--public-url URL] [--open FILE [--compare OTHER]]
+//              [--index-memory SIZE] [--ttl DAYS] [--public-url URL] [--open FILE [--compare OTHER]]
 #include <pthread.h>
 #include <unistd.h>
 
@@ -36,6 +36,8 @@ const char* kServeUsage =
     "binary)\n"
     "  --token-file F      require 'Authorization: Bearer <first line of F>' for uploads\n"
     "  --max-upload SIZE   largest accepted upload, e.g. 512M, 8G (default 4G)\n"
+    "  --index-memory SIZE memory a viewer index build may use; bigger traces build through the disk\n"
+    "                      (default: the memory free when a build starts)\n"
     "  --ttl DAYS          delete traces neither uploaded nor opened for DAYS days (default: keep forever)\n"
     "  --public-url URL    base of printed links when behind a proxy (e.g. https://gtrace.example.com)\n"
     "  --open FILE         store FILE at start and print the link that opens it\n"
@@ -115,6 +117,7 @@ int CmdServe(int argc, char** argv) {
   server::ServerOptions options;
   options.port = 8080;
   std::string store_dir = DefaultStore(), token_file, open_file, compare_file;
+  uint64_t index_memory = 0;  // 0: IndexService measures the memory free per build
   bool web_root_given = false, port_given = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -143,6 +146,9 @@ int CmdServe(int argc, char** argv) {
       web_root_given = true;
     } else if (a == "--token-file") {
       if (!value(&token_file)) return UsageError("serve", "--token-file needs a file");
+    } else if (a == "--index-memory") {
+      if (!value(&v) || !ParseSize(v, &index_memory) || index_memory == 0)
+        return UsageError("serve", "--index-memory needs a size like 8G");
     } else if (a == "--max-upload") {
       if (!value(&v) || !ParseSize(v, &options.max_upload))
         return UsageError("serve", "--max-upload needs a size like 512M or 2G");
@@ -197,6 +203,7 @@ int CmdServe(int argc, char** argv) {
   if (!srv.ok()) return Fail("serve", srv.status());
   IndexServiceOptions index_options;
   index_options.log = !options.quiet;
+  index_options.build_memory = index_memory;
   indexes = std::make_unique<IndexService>(&(*srv)->store(), index_options);
 
   std::string opened_id, compared_id;

@@ -25,6 +25,9 @@ struct IndexServiceOptions {
   size_t max_open = 16;      // indexes kept mapped (least recently used go first)
   size_t max_queued = 1024;  // builds waiting: beyond this a query is told to come back later (503)
   bool log = false;          // one line per build on stderr
+  // Memory a build may hold its model in; a trace whose model would not fit builds spilled to disk
+  // (viewer::IndexBuildShouldSpill). 0: the memory free when the build starts.
+  uint64_t build_memory = 0;
 };
 
 class IndexService {

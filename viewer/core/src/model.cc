@@ -141,6 +141,7 @@ struct Spill {
   std::string dir;  // empty: not spilling
   int scopes = 0;
   std::unordered_map<void*, int> fds;  // mapping -> its file
+  uint64_t made = 0;                   // spilled columns ever made (tests: did a build spill?)
 };
 Spill& SpillState() {
   static Spill* s = new Spill;  // never destroyed: columns may be freed during static destruction
@@ -193,6 +194,7 @@ void* SpillAllocate(size_t bytes) {
     OutOfMemory(bytes);
   }
   s.fds.emplace(p, fd);
+  ++s.made;
   return p;
 }
 
@@ -252,6 +254,16 @@ SpillScope::~SpillScope() {
     s.dir.clear();
     g_spilling.store(false, std::memory_order_relaxed);
   }
+#endif
+}
+
+uint64_t SpilledColumnsMade() {
+#if defined(__linux__)
+  Spill& s = SpillState();
+  std::lock_guard lock(s.mu);
+  return s.made;
+#else
+  return 0;
 #endif
 }
 

@@ -159,7 +159,8 @@ class SpillScope {
   SpillScope(const SpillScope&) = delete;
   SpillScope& operator=(const SpillScope&) = delete;
 };
-size_t SpilledColumns();  // file-backed columns alive now
+size_t SpilledColumns();        // file-backed columns alive now
+uint64_t SpilledColumnsMade();  // file-backed columns made since the process started
 // Why columns could not spill to `dir` (it is not a folder this process may create files in); empty: they
 // can.
 std::string SpillDirProblem(const std::string& dir);
