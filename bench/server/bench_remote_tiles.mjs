@@ -4,7 +4,9 @@
 // would ask for (kRemoteTilePx = 1024 px tiles at level floor(log2(ns per px)), a 1600 px screen, every track,
 // each tile once as the page's cache does, 6 requests in flight as a browser's per-host limit). Prints
 // per-request and per-step latencies and the server's memory (/proc/<pid>/status) at each stage as JSON.
-//   node bench/server/bench_remote_tiles.mjs GTRACE GT_SYNTH_TRACE EVENTS [WORKDIR] [--keep]
+//   node bench/server/bench_remote_tiles.mjs GTRACE GT_SYNTH_TRACE EVENTS [WORKDIR] [--keep] [--reuse]
+// --reuse: WORKDIR's store from an earlier --keep run already holds the trace and its index: no upload, no
+// build, only the restart and the walk (a second walk shows what the page cache does for it).
 import { spawn, execFileSync } from 'node:child_process';
 import { startServe as startServeWith, stopServe } from '../../web/tests/harness.mjs';
 import fs from 'node:fs';
@@ -16,7 +18,8 @@ if (!gtrace || !synth || !eventsArg) {
   console.error('usage: bench_remote_tiles.mjs GTRACE GT_SYNTH_TRACE EVENTS [WORKDIR] [--keep]');
   process.exit(64);
 }
-const keep = process.argv.includes('--keep');
+const keep = process.argv.includes('--keep') || process.argv.includes('--reuse');
+const reuse = process.argv.includes('--reuse');
 const events = Number(eventsArg);
 const work = workArg && !workArg.startsWith('--') ? workArg : fs.mkdtempSync(path.join(os.tmpdir(), 'gt-tiles-'));
 fs.mkdirSync(work, { recursive: true });
@@ -55,27 +58,36 @@ function pct(a, q) {
 
 // ---- trace and upload -----------------------------------------------------------------------------------------
 let t0 = now();
-if (!fs.existsSync(traceFile)) execFileSync(synth, [traceFile, String(events)]);
-out.generate_s = (now() - t0) / 1000;
-out.trace_bytes = fs.statSync(traceFile).size;
-fs.rmSync(store, { recursive: true, force: true });
-let serve = await startServe();
+let serve;
 try {
-  let peakUploadAnon = 0;
-  const sampler = setInterval(() => { peakUploadAnon = Math.max(peakUploadAnon, memOf(serve.pid).anon_mb); }, 20);
-  t0 = now();
-  const up = await new Promise((resolve, reject) => {
-    const c = spawn(gtrace, ['upload', traceFile, '--server', serve.base, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let text = '';
-    c.stdout.on('data', (d) => { text += d; });
-    c.on('exit', (code) => (code === 0 ? resolve(JSON.parse(text)) : reject(new Error('upload exit ' + code))));
-  });
-  clearInterval(sampler);
-  out.upload = { s: (now() - t0) / 1000, server_peak_anon_mb: peakUploadAnon, mem_after: memOf(serve.pid) };
-  const id = up.id;
-  const built = await waitIndex(serve, id);
-  out.index_build = { s: built.s, server_peak_anon_mb: built.peak_anon_mb, mem_after: memOf(serve.pid)};
-  await stopServe(serve);
+  let id;
+  if (reuse) {
+    const ids = fs.readdirSync(store, { recursive: true }).map(String).filter((f) => f.endsWith('.gtindex'));
+    if (ids.length !== 1) throw new Error(`--reuse: ${store} holds ${ids.length} indexes, not one`);
+    id = path.basename(ids[0], '.gtindex');
+    out.reused = id;
+  } else {
+    if (!fs.existsSync(traceFile)) execFileSync(synth, [traceFile, String(events)]);
+    out.generate_s = (now() - t0) / 1000;
+    out.trace_bytes = fs.statSync(traceFile).size;
+    fs.rmSync(store, { recursive: true, force: true });
+    serve = await startServe();
+    let peakUploadAnon = 0;
+    const sampler = setInterval(() => { peakUploadAnon = Math.max(peakUploadAnon, memOf(serve.pid).anon_mb); }, 20);
+    t0 = now();
+    const up = await new Promise((resolve, reject) => {
+      const c = spawn(gtrace, ['upload', traceFile, '--server', serve.base, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let text = '';
+      c.stdout.on('data', (d) => { text += d; });
+      c.on('exit', (code) => (code === 0 ? resolve(JSON.parse(text)) : reject(new Error('upload exit ' + code))));
+    });
+    clearInterval(sampler);
+    out.upload = { s: (now() - t0) / 1000, server_peak_anon_mb: peakUploadAnon, mem_after: memOf(serve.pid) };
+    id = up.id;
+    const built = await waitIndex(serve, id);
+    out.index_build = { s: built.s, server_peak_anon_mb: built.peak_anon_mb, mem_after: memOf(serve.pid)};
+    await stopServe(serve);
+  }
 
   // ---- serving only: a fresh server opens the index ---------------------------------------------------------
   serve = await startServe();
@@ -151,7 +163,7 @@ try {
     mem_after: memOf(serve.pid),
   };
 } finally {
-  await stopServe(serve).catch(() => {});
+  if (serve) await stopServe(serve).catch(() => {});
   if (!keep) fs.rmSync(work, { recursive: true, force: true });
 }
 console.log(JSON.stringify(out, null, 1));
