@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #endif
 
@@ -496,6 +497,19 @@ StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t>
     load.spill_dir = slash == std::string::npos ? "." : slash == 0 ? "/" : index_path.substr(0, slash);
   }
   r.spill_dir = load.spill_dir;
+#if defined(__linux__)
+  // A spill file that cannot grow ends the process (a column has no way to report it), so a build that
+  // would fill the disk is refused before it starts: about 3.5x the .gtrace while it runs, less for JSON.
+  if (!load.spill_dir.empty()) {
+    struct statvfs fs {};
+    const uint64_t need = uint64_t(trace_bytes.size()) / 2 * 7;
+    if (statvfs(load.spill_dir.c_str(), &fs) == 0 && uint64_t(fs.f_bavail) * fs.f_frsize < need)
+      return Status(StatusCode::kResourceExhausted,
+                    "not enough free disk in " + load.spill_dir + " to build the index through it (about " +
+                        std::to_string(need >> 20) + " MiB needed, " +
+                        std::to_string((uint64_t(fs.f_bavail) * fs.f_frsize) >> 20) + " MiB free)");
+  }
+#endif
   const auto t0 = std::chrono::steady_clock::now();
   {
     auto model = LoadTrace(trace_bytes, load);
