@@ -440,13 +440,19 @@ FrameRule ReadFrameRule(FindObjectFn find_object, uintptr_t pc) {
 // may lie next to the redzones of their locals.
 __attribute__((no_sanitize("address"))) UnwindResult UnwindFromContext(
     FindObjectFn find_object, RuleCache& cache, uint64_t generation, uintptr_t rip, uintptr_t rsp,
-    uintptr_t rbp, uintptr_t stop_lo, uintptr_t stop_hi, uint64_t* out, int max) {
+    uintptr_t rbp, uintptr_t stack_end, uintptr_t stop_lo, uintptr_t stop_hi, uint64_t* out, int max) {
   UnwindResult res;
   if (cache.generation != generation) {  // modules came or went: addresses may mean other code now
     for (RuleCache::Entry& e : cache.entries) e.pc = 0;
     cache.generation = generation;
   }
   const uintptr_t rsp0 = rsp;
+  // Every read is of a stack slot: between the interrupted rsp and the stack's end. 256 MiB where the end is
+  // not known: further than any thread's stack.
+  const uintptr_t end = stack_end > rsp0                              ? stack_end
+                        : rsp0 < UINTPTR_MAX - (uintptr_t(256) << 20) ? rsp0 + (uintptr_t(256) << 20)
+                                                                      : UINTPTR_MAX;
+  auto on_stack = [rsp0, end](uintptr_t p) { return p >= rsp0 && p < end && end - p >= 8 && (p & 7) == 0; };
   bool rbp_known = true;
   uintptr_t ip = rip;
   for (;;) {
@@ -489,21 +495,26 @@ __attribute__((no_sanitize("address"))) UnwindResult UnwindFromContext(
     }
     uintptr_t cfa = (rule.cfa_rbp ? rbp : rsp) + intptr_t(rule.cfa_offset);
     if (rule.cfa_rbp == 2) {  // the DRAP value saved in this frame, below rbp
-      if (cfa <= rsp || (cfa & 7) != 0) return res;
+      if (cfa <= rsp || !on_stack(cfa)) return res;
       cfa = *reinterpret_cast<const uintptr_t*>(cfa);
     }
     // The stack grows down: each caller's frame lies above the last (a wrong rule or a corrupt frame ends
-    // the stack rather than looping or leaving it). 256 MiB: further than any thread's stack.
-    if (cfa <= rsp || (cfa & 7) != 0 || cfa - rsp0 > (uintptr_t(256) << 20)) return res;
-    const uintptr_t ra = *reinterpret_cast<const uintptr_t*>(cfa + intptr_t(rule.ra_offset));
+    // the stack rather than looping or leaving it).
+    const uintptr_t ra_at = cfa + intptr_t(rule.ra_offset);
+    if (cfa <= rsp || (cfa & 7) != 0 || !on_stack(ra_at)) return res;
+    const uintptr_t ra = *reinterpret_cast<const uintptr_t*>(ra_at);
     if (rule.rbp_rule == 1) {
-      rbp = *reinterpret_cast<const uintptr_t*>(cfa + intptr_t(rule.rbp_offset));
+      const uintptr_t rbp_at = cfa + intptr_t(rule.rbp_offset);
+      if (!on_stack(rbp_at)) return res;
+      rbp = *reinterpret_cast<const uintptr_t*>(rbp_at);
     } else if (rule.rbp_rule == 4) {  // where this frame's rbp points
       if (!rbp_known) {
         res.complex = true, res.why = FrameRule::kWhyRbpUnknown, res.complex_pc = at;
         return res;
       }
-      rbp = *reinterpret_cast<const uintptr_t*>(rbp + intptr_t(rule.rbp_offset));
+      const uintptr_t rbp_at = rbp + intptr_t(rule.rbp_offset);
+      if (!on_stack(rbp_at)) return res;
+      rbp = *reinterpret_cast<const uintptr_t*>(rbp_at);
     } else if (rule.rbp_rule == 2) {
       rbp_known = false;
     }

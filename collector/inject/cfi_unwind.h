@@ -82,9 +82,10 @@ struct UnwindResult {
 };
 // Unwinds from the interrupted frame's rip, rsp and rbp into out[0..max). Stops after a frame whose address
 // (the interrupted one, or a return address minus one) lies in [stop_lo, stop_hi). `generation` changes when
-// modules were unloaded (or loaded): the cache is emptied first.
+// modules were unloaded (or loaded): the cache is emptied first. Stack slots are read only in
+// [rsp, stack_end): the end of the readable mapping holding rsp (0: unknown, then 256 MiB above rsp).
 UnwindResult UnwindFromContext(FindObjectFn find_object, RuleCache& cache, uint64_t generation, uintptr_t rip,
-                               uintptr_t rsp, uintptr_t rbp, uintptr_t stop_lo, uintptr_t stop_hi,
-                               uint64_t* out, int max);
+                               uintptr_t rsp, uintptr_t rbp, uintptr_t stack_end, uintptr_t stop_lo,
+                               uintptr_t stop_hi, uint64_t* out, int max);
 
 }  // namespace gt::inject::cpu

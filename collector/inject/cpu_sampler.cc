@@ -103,7 +103,7 @@ struct State {
                                              // module (python3 or libpython): where native frames stop
   Stats stats;
   std::atomic<uint64_t> ring_full{0}, unwind_failed{0}, truncated{0}, py_unreadable{0}, py_unsupported{0},
-      unwind_fallbacks{0};
+      unwind_fallbacks{0}, stack_unbounded{0};
   bool cached_unwind = false;  // set before the handler is installed (Start), read by it
   // glibc's lock-free lookup of the module holding an address (2.35+; null before: libgcc only).
   FindObjectFn find_object = nullptr;
@@ -224,6 +224,33 @@ struct Mapped {
   }
 };
 
+// A snapshot of the mappings pinned for one handler (see Mapped): counted in, then still the current one, so
+// the sampler does not refill it meanwhile.
+struct PinnedMaps : Mapped {
+  State& s;
+  int mi;
+  explicit PinnedMaps(State& state) : s(state), mi(state.maps_current.load()) {
+    if (mi < 0) return;
+    s.maps_readers[mi].fetch_add(1);
+    if (s.maps_current.load() == mi)
+      m = s.maps[mi];
+    else
+      s.maps_readers[mi].fetch_sub(1);
+  }
+  ~PinnedMaps() {
+    if (m) s.maps_readers[mi].fetch_sub(1);
+  }
+  PinnedMaps(const PinnedMaps&) = delete;
+  PinnedMaps& operator=(const PinnedMaps&) = delete;
+  // The end of the readable range holding p (its thread's stack, for an interrupted rsp); 0: not in the
+  // snapshot (a thread newer than it: the sampler reads the mappings again soon).
+  uintptr_t EndOfRange(uintptr_t p) {
+    if (Has(p, 8)) return m->hi[hint];
+    s.maps_miss.store(true, std::memory_order_relaxed);
+    return 0;
+  }
+};
+
 // libgcc: unwinds from here, through the handler and the kernel's signal trampoline, to the interrupted
 // address and on; every frame's FDE is searched for again.
 int UnwindLibgcc(State& s, const ucontext_t* uc, uintptr_t stop_lo, uintptr_t stop_hi, uint64_t* out,
@@ -259,9 +286,14 @@ int UnwindLibgcc(State& s, const ucontext_t* uc, uintptr_t stop_lo, uintptr_t st
 int UnwindCached(State& s, Slot& slot, const ucontext_t* uc, uintptr_t stop_lo, uintptr_t stop_hi,
                  uint64_t* out, uint8_t* flags) {
   const greg_t* r = uc->uc_mcontext.gregs;
+  // Stack slots are read only below the end of the mapping that holds the interrupted rsp: a frame rule that
+  // leads past the thread's stack (an outermost frame not marked so) ends the unwind instead of faulting.
+  PinnedMaps maps(s);
+  const uintptr_t stack_end = maps.EndOfRange(uintptr_t(r[REG_RSP]));
   const UnwindResult res = UnwindFromContext(
       s.find_object, *slot.rules, s.modules_generation.load(std::memory_order_relaxed), uintptr_t(r[REG_RIP]),
-      uintptr_t(r[REG_RSP]), uintptr_t(r[REG_RBP]), stop_lo, stop_hi, out, kMaxNative);
+      uintptr_t(r[REG_RSP]), uintptr_t(r[REG_RBP]), stack_end, stop_lo, stop_hi, out, kMaxNative);
+  if (!stack_end) s.stack_unbounded.fetch_add(1, std::memory_order_relaxed);
   if (res.rules_read) s.rules_read.fetch_add(uint64_t(res.rules_read), std::memory_order_relaxed);
   if (res.complex) {
     const int why = res.why < FrameRule::kWhyCount ? res.why : FrameRule::kWhyNone;
@@ -327,16 +359,7 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
         flags |= kSampleNoPython;
         s->py_unsupported.fetch_add(1, std::memory_order_relaxed);
       } else {
-        // Pin a snapshot of the mappings (see Mapped): counted in, then still the current one.
-        Mapped mem;
-        const int mi = s->maps_current.load();
-        if (mi >= 0) {
-          s->maps_readers[mi].fetch_add(1);
-          if (s->maps_current.load() == mi)
-            mem.m = s->maps[mi];
-          else
-            s->maps_readers[mi].fetch_sub(1);
-        }
+        PinnedMaps mem(*s);
         uint64_t* out = e + 2 + nn;
         const uint32_t frame_size = std::max({L->frame_code, L->frame_previous, L->frame_prev_instr}) + 8;
         const uint32_t code_size = std::max<uint32_t>(16, L->code_firstlineno + 4);
@@ -379,7 +402,6 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
           }
           f = Load<uintptr_t>(f, L->frame_previous);
         }
-        if (mem.m) s->maps_readers[mi].fetch_sub(1);
         if (unmapped) {
           s->maps_miss.store(true, std::memory_order_relaxed);  // read them again soon
           s->maps_misses.fetch_add(1, std::memory_order_relaxed);
@@ -665,9 +687,11 @@ void SamplerMain(State* s) {
       Rescan(*s);
       next_scan = now + 100000000;
     }
-    // The mappings, for the Python walk: every second, and 50 ms after a handler missed them.
-    if (s->py && (s->maps_current.load() < 0 || now - s->maps_read_ns >= 1000000000 ||
-                  (now - s->maps_read_ns >= 50000000 && s->maps_miss.exchange(false)))) {
+    // The mappings, for the Python walk and the cached unwinder's stack bound: every second, and 50 ms after
+    // a handler missed them.
+    if ((s->py || s->cached_unwind) &&
+        (s->maps_current.load() < 0 || now - s->maps_read_ns >= 1000000000 ||
+         (now - s->maps_read_ns >= 50000000 && s->maps_miss.exchange(false)))) {
       RefreshMaps(*s);
       s->maps_read_ns = now;
     }
@@ -1022,6 +1046,7 @@ Stats GetStats() {
   out.ring_full = g->ring_full.load();
   out.unwind_failed = g->unwind_failed.load();
   out.unwind_fallbacks = g->unwind_fallbacks.load();
+  out.unwind_stack_unbounded = g->stack_unbounded.load();
   out.unwind_rules_read = g->rules_read.load();
   out.unwind_cached_frames = g->cached_frames.load();
   for (int i = 0; i < FrameRule::kWhyCount; ++i)

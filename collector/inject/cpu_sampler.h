@@ -69,6 +69,9 @@ struct Stats {
   uint64_t unwind_fallbacks = 0;   // samples the cached unwinder gave to libgcc (a rule it does not follow)
   uint64_t unwind_rules_read = 0;  // frames whose unwind rule was read from .eh_frame (cache misses)
   uint64_t unwind_cached_frames = 0;  // frames unwound by the cached unwinder
+  // Samples the cached unwinder took without its stack bound (the thread's stack newer than the snapshot of
+  // the mappings): 256 MiB above the interrupted rsp instead.
+  uint64_t unwind_stack_unbounded = 0;
   // Samples given to libgcc by reason (FrameRule::Why in cfi_unwind.h), with the last address of each.
   uint64_t unwind_fallback_why[FrameRule::kWhyCount] = {}, unwind_fallback_pc[FrameRule::kWhyCount] = {};
   uint64_t truncated = 0;               // samples deeper than the frames kept
@@ -83,7 +86,7 @@ struct Stats {
   uint64_t delivery_ns = 0;                                 // from tgkill to the handler's start
   uint64_t drain_ns = 0, drained = 0;  // turning raw entries into records (the flusher, under its lock)
   uint64_t sampler_cpu_ns = 0;         // the sampler thread's CPU (ticks, rescans)
-  uint64_t maps_reads = 0;             // snapshots of /proc/self/maps taken for the Python walk
+  uint64_t maps_reads = 0;             // snapshots of /proc/self/maps (the Python walk, the stack bound)
   uint64_t maps_misses = 0;            // Python walks ended by a pointer outside them
   bool cached_unwind = false;          // the last Start unwinds with the cache (false: libgcc only)
   int python_minor = -1;               // 3.x of the interpreter found in the process; -1 none

@@ -3,6 +3,8 @@
 // script, read back through the trace format.
 #include "inject/cpu_sampler.h"
 
+#include <dlfcn.h>
+
 #include <alloca.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +28,7 @@
 #include "gt/reader.h"
 #include "gt/trace_data.h"
 #include "gt/writer.h"
+#include "inject/cfi_unwind.h"
 
 #ifdef GT_TEST_PYTHON_EMBED
 #include <Python.h>
@@ -462,3 +465,35 @@ TEST_CASE("cpu sampler: the Python frames of an embedded interpreter, with file,
   Py_FinalizeEx();
 }
 #endif
+
+// Any function at its first instruction unwinds with CFA = rsp + 8 and its return address at rsp.
+extern "C" __attribute__((noinline)) int GtUnwindTarget(int x) {
+  return x * 3 + 1;
+}
+
+TEST_CASE("cpu sampler: the cached unwinder reads no stack slot past the stack's end") {
+  using namespace gt::inject::cpu;
+  const auto find = reinterpret_cast<FindObjectFn>(dlsym(RTLD_DEFAULT, "_dl_find_object"));
+  REQUIRE(find);  // glibc 2.35+, as the sampler's cached unwinder needs
+  // A one-page stack with a guard page above it, as if the thread's stack ended there.
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  auto* mem = static_cast<uint8_t*>(
+      mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  REQUIRE(mem != MAP_FAILED);
+  REQUIRE(mprotect(mem + page, page, PROT_NONE) == 0);
+  const uintptr_t end = uintptr_t(mem + page), entry = uintptr_t(&GtUnwindTarget);
+  // Interrupted at the function's entry; its return address, the stack's last slot, points just past that
+  // entry again, so the caller's frame has the same rule, whose return address would be on the guard page:
+  // an outermost frame not marked as one.
+  const uintptr_t rsp = end - 8;
+  *reinterpret_cast<uintptr_t*>(rsp) = entry + 1;
+  auto cache = std::make_unique<RuleCache>();
+  uint64_t out[16] = {};
+  const UnwindResult r = UnwindFromContext(find, *cache, 1, entry, rsp, 0, end, 0, 0, out, 16);
+  CHECK(!r.complex);
+  CHECK(!r.truncated);
+  REQUIRE(r.frames == 2);  // the interrupted frame and its caller; then the end of the stack, not a fault
+  CHECK(out[0] == entry);
+  CHECK(out[1] == entry + 1);
+  munmap(mem, 2 * page);
+}
