@@ -54,7 +54,7 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
         stderr,
         "gtrace: CPU sampling, pid %u: %llu samples (%llu signalled, %llu idle repeats); handler %.1f "
         "us a sample (unwind %.1f, Python %.1f, own CPU clock %.1f), signal delivery %.1f us; unwinder "
-        "%s (%llu frames, %llu rules read, %llu samples to libgcc); "
+        "%s (%llu frames, %llu rules read, %llu samples to libgcc, %llu without a stack bound); "
         "drain %.1f ms for %llu records; sampler thread %.1f ms CPU; %llu reads of the mappings, %llu "
         "walks ended outside them\n",
         inj.pid, static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.handled),
@@ -62,7 +62,8 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
         per(s.python_ns), per(s.cpu_clock_ns), per(s.delivery_ns), s.cached_unwind ? "cached" : "libgcc",
         static_cast<unsigned long long>(s.unwind_cached_frames),
         static_cast<unsigned long long>(s.unwind_rules_read),
-        static_cast<unsigned long long>(s.unwind_fallbacks), double(s.drain_ns) / 1e6,
+        static_cast<unsigned long long>(s.unwind_fallbacks),
+        static_cast<unsigned long long>(s.unwind_stack_unbounded), double(s.drain_ns) / 1e6,
         static_cast<unsigned long long>(s.drained), double(s.sampler_cpu_ns) / 1e6,
         static_cast<unsigned long long>(s.maps_reads), static_cast<unsigned long long>(s.maps_misses));
     // Why samples went to libgcc, with the last address of each reason (FrameRule::Why).
