@@ -99,6 +99,7 @@ struct SearchState {
   std::string error;
   std::string error_text;            // the pattern `error` is about (not re-tried every frame)
   viewer::TrackFilter track_filter;  // built when filter is on and the search changes
+  bool remote_applied = false;       // a remote trace's answer for `text` became `search`
 };
 
 struct KernelTableState {
@@ -251,6 +252,7 @@ class App {
   void DrawWelcome(const ImVec2& pos, const ImVec2& size);
   void DrawLoading(const ImVec2& pos, const ImVec2& size);
   void HandleGlobalKeys();
+  void TakeRemoteSearch();
 
   LoadState load_state_ = LoadState::kIdle;
   std::unique_ptr<viewer::TraceLoader> loader_;

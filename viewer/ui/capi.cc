@@ -393,7 +393,8 @@ GT_EXPORT double gt_search(const char* text) {
   if (!GlobalApp() || !text) return 0;
   return static_cast<double>(GlobalApp()->SetSearch(text));
 }
-// Jumps to (selects, reveals) the next / previous match; returns its 1-based ordinal, 0 if none.
+// Jumps to (selects, reveals) the next / previous match; returns its 1-based ordinal, 0 if none. On a remote
+// trace the server finds it: 0 now, the match is selected when its answer arrives (gt_highlight's pending).
 GT_EXPORT double gt_search_next() {
   const viewer::TraceModel* m = Model();
   if (!m) return 0;
@@ -438,7 +439,8 @@ GT_EXPORT double gt_kernel_row_click(const char* name) {
   return -1;
 }
 
-// What the timeline highlights now: {"text" (the search box), "exact" (a kernel row's exact name), "count"}.
+// What the timeline highlights now: {"text" (the search box), "exact" (a kernel row's exact name), "count",
+// "names" (matching names), "pending" (a remote trace's search answer or step is on its way)}.
 GT_EXPORT const char* gt_highlight() {
   static std::string s;
   if (!GlobalApp()) return "null";
@@ -446,7 +448,12 @@ GT_EXPORT const char* gt_highlight() {
   std::string out = "{\"text\":";
   AppendJsonString(&out, st.text);
   out += std::string(",\"exact\":") + (st.search.exact() ? "true" : "false");
-  out += ",\"count\":" + JsonNumber(static_cast<double>(st.search.match_count())) + "}";
+  out += ",\"count\":" + JsonNumber(static_cast<double>(st.search.match_count()));
+  out += ",\"names\":" + JsonNumber(static_cast<double>(st.search.matching_names()));
+  // A remote trace: the server's count, or a step's match, is still on its way.
+  const viewer::RemoteTrace* r = GlobalApp()->remote();
+  const bool pending = r && ((st.text[0] && !st.remote_applied) || r->search_step_pending());
+  out += std::string(",\"pending\":") + (pending ? "true" : "false") + "}";
   return Keep(&s, std::move(out));
 }
 

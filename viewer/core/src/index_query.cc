@@ -2,6 +2,7 @@
 // bounded by its caps (pixels, lanes, items, rows); whatever scans events was done once at build.
 #include "gt/viewer/index_query.h"
 
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -335,6 +336,98 @@ IndexAnswer IndexEvent(const MappedIndex& index, const QueryParams& params) {
   return {200, EventJson(v, e)};
 }
 
+// The search box: the matching names (count, ids for the highlight) and, with dir=, one bounded step
+// (IndexSearchStep).
+IndexAnswer IndexSearch(const MappedIndex& index, const QueryParams& params) {
+  const TraceModel& m = index.model();
+  const std::string* q = Param(params, "q");
+  if (!q || q->empty()) return Error(400, "missing parameter 'q' (the text searched for)");
+  if (q->size() > 1024) return Error(400, "search text too long");
+  const std::string* regex = Param(params, "regex");
+  Search search;
+  if (regex && *regex == "1") {
+    auto r = Search::MatchRegex(m, *q);
+    if (!r.ok()) return Error(400, r.status().message());
+    search = std::move(*r);
+  } else {
+    search = Search(m, *q);
+  }
+  json out{{"count", search.match_count()}, {"names", search.matching_names()}};
+  const std::string* dir = Param(params, "dir");
+  if (!dir) {
+    // The ids of the names with events, for the highlight (tiles carry name ids).
+    json ids = json::array();
+    bool truncated = false;
+    for (StringId id = 1; id < m.strings.size(); ++id) {
+      if (!search.Matches(id) || m.name_counts[id] == 0) continue;
+      if (ids.size() == kSearchIdsMax) {
+        truncated = true;
+        break;
+      }
+      ids.push_back(id);
+    }
+    out["ids"] = std::move(ids);
+    out["ids_truncated"] = truncated;
+    return {200, Dump(out)};
+  }
+  if (*dir != "next" && *dir != "prev") return Error(400, "dir must be next or prev");
+  int64_t t = 0;
+  if (Status s = Number(params, "t", &t); !s.ok()) return ErrorOf(s);
+  EventId from;
+  if (Param(params, "lane") || Param(params, "index")) {
+    uint32_t lane = 0, i = 0;
+    if (Status s = Number(params, "lane", &lane); !s.ok()) return ErrorOf(s);
+    if (Status s = Number(params, "index", &i); !s.ok()) return ErrorOf(s);
+    if (lane >= m.lanes.size() || i >= index.lane_size(lane)) return Error(404, "no such event");
+    from = {lane, i};
+  }
+  uint64_t budget = kSearchScanBudget;
+  if (Param(params, "budget")) {
+    if (Status s = Number(params, "budget", &budget); !s.ok()) return ErrorOf(s);
+    budget = std::clamp<uint64_t>(budget, 1024, kSearchScanBudget);
+  }
+  const SearchStepResult r = IndexSearchStep(index, search, *dir == "next", t, from, budget);
+  if (!r.status.ok()) return DamagedAnswer(r.status);
+  if (r.hit.valid()) {
+    const Lane& lane = m.lanes[r.hit.lane];
+    out["hit"] = {{"lane", r.hit.lane},
+                  {"index", r.hit.index},
+                  {"start", r.start},
+                  {"end", r.end},
+                  {"key", m.tracks[lane.track].key + "/" + std::to_string(lane.depth) + "/" +
+                              std::to_string(r.hit.index)}};
+  } else {
+    out["hit"] = nullptr;
+  }
+  out["resume"] = r.resume ? json(r.resume_t) : json(nullptr);
+  out["at_end"] = r.at_end;
+  out["examined"] = r.examined;
+  return {200, Dump(out)};
+}
+
+// %XX and '+' of a query value, as cpp-httplib decodes them for the server.
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+      out += char(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::pair<std::string, QueryParams> SplitIndexUrl(std::string_view url) {
@@ -346,8 +439,8 @@ std::pair<std::string, QueryParams> SplitIndexUrl(std::string_view url) {
     const std::string_view kv = rest.substr(0, amp);
     const size_t eq = kv.find('=');
     if (!kv.empty())
-      params.emplace_back(std::string(kv.substr(0, eq)),
-                          eq == std::string_view::npos ? std::string() : std::string(kv.substr(eq + 1)));
+      params.emplace_back(PercentDecode(kv.substr(0, eq)),
+                          eq == std::string_view::npos ? std::string() : PercentDecode(kv.substr(eq + 1)));
     rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
   }
   return {std::string(url.substr(0, q)), std::move(params)};
@@ -382,6 +475,7 @@ IndexAnswer AnswerIndexQuery(const MappedIndex& index, std::string_view what, co
     return {200, Dump(out)};
   }
   if (what == "summary") return {200, SummaryJson(index)};
+  if (what == "search") return IndexSearch(index, params);
   return Error(404, "not found");
 }
 
