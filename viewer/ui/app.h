@@ -109,7 +109,8 @@ struct KernelTableState {
 };
 
 struct SummaryPanelState {
-  std::vector<viewer::IdleGap> gaps;                   // built on first show
+  std::vector<viewer::IdleGap> gaps;  // on first show (a remote trace's: when they arrive)
+  bool gaps_built = false;
   std::vector<viewer::NameSummary> api, copies, nvtx;  // built on first show
   viewer::CollectiveReport collectives;                // NCCL across ranks; built on first show
   bool built = false;

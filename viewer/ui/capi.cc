@@ -487,18 +487,19 @@ GT_EXPORT int gt_show_panel(const char* name) {
 }
 
 // The Summary tab's table `what` ("api", "copies", "nvtx"; also "kernels"), at most 100 rows by total time,
-// as name rows (gt/viewer/json.h: the rows of `gtrace stats --json`); "gaps": its idle gaps, as idle gaps.
-// "collectives": the NCCL report across ranks, an object in the shape of `gtrace stats --json`'s
-// "collectives" (per-rank rows, late collectives, the straggler diagnosis). "[]" with no trace or an unknown
-// table.
+// as name rows (gt/viewer/json.h: the rows of `gtrace stats --json`); "gaps": its idle gaps, as idle gaps
+// ("[]" while a remote trace's are on their way). "collectives": the NCCL report across ranks, an object in
+// the shape of `gtrace stats --json`'s "collectives" (per-rank rows, late collectives, the straggler
+// diagnosis). "[]" with no trace or an unknown table.
 GT_EXPORT const char* gt_summary(const char* what) {
   static std::string s;
   const viewer::TraceModel* m = Model();
   if (!m || !what) return "[]";
-  if (!GlobalApp()->events_local() &&
-      (std::string_view(what) == "gaps" || std::string_view(what) == "collectives"))
-    return "[]";  // they scan the events
-  if (std::string_view(what) == "gaps") return Keep(&s, viewer::IdleGapsJson(viewer::ExplainIdleGaps(*m, 5)));
+  if (!GlobalApp()->events_local() && std::string_view(what) == "collectives") return "[]";  // scans events
+  if (std::string_view(what) == "gaps") {  // a remote trace's from the server (computed at its index build)
+    const auto* gaps = GlobalApp()->source()->IdleGaps();
+    return gaps ? Keep(&s, viewer::IdleGapsJson(*gaps)) : "[]";
+  }
   if (std::string_view(what) == "collectives")
     return Keep(&s, viewer::CollectivesJson(viewer::CollectivesOf(*m)));
   for (auto kind : {viewer::SummaryOf::kKernels, viewer::SummaryOf::kCopies, viewer::SummaryOf::kApi,

@@ -476,6 +476,10 @@ IndexAnswer AnswerIndexQuery(const MappedIndex& index, std::string_view what, co
   }
   if (what == "summary") return {200, SummaryJson(index)};
   if (what == "search") return IndexSearch(index, params);
+  if (what == "gaps") {  // computed at build (ExplainIdleGaps reads the events around each gap)
+    const std::string& gaps = index.summaries().idle_gaps_json;
+    return {200, gaps.empty() ? IdleGapsWithDevicesJson({}) : gaps};
+  }
   return Error(404, "not found");
 }
 

@@ -14,6 +14,7 @@
 
 #include "gt/sat_math.h"
 #include "gt/viewer/index_query.h"
+#include "gt/viewer/json.h"
 
 namespace gt::viewer {
 
@@ -230,6 +231,8 @@ std::string RemoteTrace::UrlOf(const Request& r) const {
       return "kernels?limit=100000";
     case Ask::kSummary:
       return "summary";
+    case Ask::kGaps:
+      return "gaps";
     case Ask::kSearch:
     case Ask::kSearchStep: {
       std::string url = "search?q=" + PercentEncode(search_.text) + (search_.regex ? "&regex=1" : "");
@@ -326,6 +329,12 @@ void RemoteTrace::OnAnswer(uint64_t request, int status, std::string_view body, 
       if (again) return Retry(r, after);
       summary_ready_ = true;
       if (status == 200) (void)TakeSummary(body);
+      return;
+    case Ask::kGaps:
+      if (again) return Retry(r, after);
+      gaps_ready_ = true;  // a failure shows none rather than asking forever
+      if (status == 200)
+        if (auto gaps = ParseIdleGapsJson(body); gaps.ok()) gaps_ = std::move(*gaps);
       return;
     case Ask::kSearch:
       if (r.generation != search_generation_) return;  // the text changed since
@@ -677,6 +686,15 @@ const std::vector<KernelSummaryRow>* RemoteTrace::Kernels() {
   if (!kernels_asked_ && state_ == State::kReady) {
     kernels_asked_ = true;
     Issue({Ask::kKernels, {}, {}});
+  }
+  return nullptr;
+}
+
+const std::vector<IdleGap>* RemoteTrace::IdleGaps() {
+  if (gaps_ready_) return &gaps_;
+  if (!gaps_asked_ && state_ == State::kReady) {
+    gaps_asked_ = true;
+    Issue({.ask = Ask::kGaps});
   }
   return nullptr;
 }

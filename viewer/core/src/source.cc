@@ -84,4 +84,9 @@ const std::vector<NameSummary>* LocalSource::Summary(SummaryOf what) {
   return &summary_[k];
 }
 
+const std::vector<IdleGap>* LocalSource::IdleGaps() {
+  if (!gaps_built_) gaps_ = ExplainIdleGaps(*m_, kIndexIdleGaps), gaps_built_ = true;
+  return &gaps_;
+}
+
 }  // namespace gt::viewer

@@ -72,7 +72,8 @@ struct IndexAnswer {
 };
 // what: "meta" (groups, tracks and the trace's extent), "tiles" (above), "event" (key=<event key> or
 // lane=&index=: EventJson), "kernels" (limit=N: the kernel table, KernelSummaryJson), "summary" (devices,
-// losses, the per-name tables), "search" (q=<text>, regex=1: the match count and the matching name ids;
+// losses, the per-name tables), "gaps" (the largest GPU idle gaps explained, IdleGapsWithDevicesJson,
+// computed at build), "search" (q=<text>, regex=1: the match count and the matching name ids;
 // with dir=next|prev and t= (and lane=&index= of the event to step from): one IndexSearchStep, budget=N
 // lowers its scan budget). Anything else is a 404.
 IndexAnswer AnswerIndexQuery(const MappedIndex& index, std::string_view what, const QueryParams& params);

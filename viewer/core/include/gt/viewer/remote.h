@@ -158,6 +158,7 @@ class RemoteTrace final : public TraceSource {
   EventId FindEventByKey(std::string_view key) const override;
   const std::vector<KernelSummaryRow>* Kernels() override;
   const std::vector<NameSummary>* Summary(SummaryOf what) override;
+  const std::vector<IdleGap>* IdleGaps() override;
   // The raw /event answer of `e` (the C API hands it on as the local EventJson), "" while on its way.
   const std::string& EventJsonOf(EventId e) const;
 
@@ -174,7 +175,7 @@ class RemoteTrace final : public TraceSource {
   EventId TakeSearchHit() { return std::exchange(search_hit_, EventId{}); }
 
  private:
-  enum class Ask : uint8_t { kMeta, kTile, kEvent, kKernels, kSummary, kSearch, kSearchStep };
+  enum class Ask : uint8_t { kMeta, kTile, kEvent, kKernels, kSummary, kSearch, kSearchStep, kGaps };
   struct Request {
     Ask ask = Ask::kMeta;
     TileKey tile;
@@ -216,6 +217,8 @@ class RemoteTrace final : public TraceSource {
   std::vector<KernelSummaryRow> kernels_;
   bool summary_asked_ = false, summary_ready_ = false;
   std::vector<NameSummary> summary_[4];
+  bool gaps_asked_ = false, gaps_ready_ = false;
+  std::vector<IdleGap> gaps_;
   RemoteSearch search_;
   uint64_t search_generation_ = 0, step_generation_ = 0;
   uint32_t step_requests_ = 0;  // of the step in progress (a bound: a pathological server cannot loop us)

@@ -79,6 +79,9 @@ class TraceSource {
   // The kernel table (KernelSummary of every device) and the per-name tables; nullptr while on their way.
   virtual const std::vector<KernelSummaryRow>* Kernels() = 0;
   virtual const std::vector<NameSummary>* Summary(SummaryOf what) = 0;
+  // The largest GPU idle gaps and what the CPU did meanwhile (ExplainIdleGaps(model, kIndexIdleGaps));
+  // nullptr while on their way.
+  virtual const std::vector<IdleGap>* IdleGaps() = 0;
 };
 
 // A model in memory. `precomputed`: a mapped index's aggregates, which spare the scans (may be null).
@@ -97,6 +100,7 @@ class LocalSource final : public TraceSource {
   EventId FindEventByKey(std::string_view key) const override { return m_->FindEventByKey(key); }
   const std::vector<KernelSummaryRow>* Kernels() override;
   const std::vector<NameSummary>* Summary(SummaryOf what) override;
+  const std::vector<IdleGap>* IdleGaps() override;
 
  private:
   const TraceModel* m_;
@@ -107,6 +111,8 @@ class LocalSource final : public TraceSource {
   std::vector<KernelSummaryRow> kernels_;
   bool summary_built_[4] = {};
   std::vector<NameSummary> summary_[4];
+  bool gaps_built_ = false;
+  std::vector<IdleGap> gaps_;
 };
 
 // EventInfo of an event of a model in memory (what the server's /event answer encodes).

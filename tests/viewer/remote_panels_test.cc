@@ -1,7 +1,7 @@
-// The search box on a remote trace (issue 17): the server's what=search answers (count, matching names, the
-// next / previous match stepped with a scan budget and resumed) against the local Search on the same model,
-// and the page's client (RemoteTrace) stepping through matches as Search::Next / Prev do, wrap-around
-// included.
+// The panels of a remote trace beyond the timeline (issue 17), against the local queries on the same model:
+// search (the server's what=search: count, matching names, the next / previous match stepped with a scan
+// budget and resumed; the page's client stepping as Search::Next / Prev do, wrap-around included) and the
+// idle gaps (what=gaps, computed at the index build, as ExplainIdleGaps).
 #include <catch2/catch.hpp>
 #include <deque>
 #include <nlohmann/json.hpp>
@@ -10,6 +10,8 @@
 #include "gt/viewer/builder.h"
 #include "gt/viewer/index.h"
 #include "gt/viewer/index_query.h"
+#include "gt/viewer/json.h"
+#include "gt/viewer/load.h"
 #include "gt/viewer/remote.h"
 #include "synth_trace.h"
 
@@ -231,4 +233,52 @@ TEST_CASE("remote search: the page's client counts, highlights and steps as the 
   pump();
   CHECK(r.search().ready);
   CHECK_FALSE(r.search().error.empty());
+}
+
+TEST_CASE("remote idle gaps: the server's answer is ExplainIdleGaps of the loaded trace", "[remote][gaps]") {
+  size_t with_gaps = 0, with_samples = 0;
+  for (const char* f : {"h200_idle.gtrace", "cpu_h200_loader.gtrace", "libcalls_osrt_h200.gtrace"}) {
+    INFO(f);
+    auto m = LoadTraceFile(std::string(GT_TESTS_DATA) + "/" + f);
+    REQUIRE(m.ok());
+    const std::vector<uint8_t> bytes = EncodeIndex(**m, {});
+    auto opened = MappedIndex::FromBytes(bytes, {});
+    REQUIRE(opened.ok());
+    const std::vector<IdleGap> want = ExplainIdleGaps(**m, kIndexIdleGaps);
+    auto [what, params] = SplitIndexUrl("gaps");
+    const IndexAnswer a = AnswerIndexQuery(**opened, what, params);
+    REQUIRE(a.status == 200);
+    auto got = ParseIdleGapsJson(a.body);
+    REQUIRE(got.ok());
+    REQUIRE(got->size() == want.size());
+    CHECK(IdleGapsJson(*got) == IdleGapsJson(want));  // every field the panel and `gtrace stats` show
+    for (size_t i = 0; i < want.size(); ++i) {
+      CHECK((*got)[i].device == want[i].device);
+      CHECK((*got)[i].end_ns == want[i].end_ns);
+      with_samples += want[i].cpu.samples > 0;
+    }
+    with_gaps += !want.empty();
+    // The page's client: nothing until the answer is in, then the same gaps.
+    std::deque<std::pair<uint64_t, std::string>> queue;
+    RemoteTrace r([&](uint64_t id, const std::string& url) { queue.push_back({id, url}); });
+    auto pump = [&] {
+      while (!queue.empty()) {
+        auto [id, url] = queue.front();
+        queue.pop_front();
+        auto [w, p] = SplitIndexUrl(url);
+        const IndexAnswer x = AnswerIndexQuery(**opened, w, p);
+        r.OnAnswer(id, x.status, x.body);
+      }
+    };
+    r.Start();
+    pump();
+    CHECK(r.IdleGaps() == nullptr);
+    pump();
+    REQUIRE(r.IdleGaps() != nullptr);
+    CHECK(IdleGapsJson(*r.IdleGaps()) == IdleGapsJson(want));
+    LocalSource local(m->get());
+    CHECK(IdleGapsJson(*local.IdleGaps()) == IdleGapsJson(want));
+  }
+  CHECK(with_gaps >= 2);
+  CHECK(with_samples > 0);  // CPU samples in a gap travel too
 }
