@@ -282,3 +282,63 @@ TEST_CASE("remote idle gaps: the server's answer is ExplainIdleGaps of the loade
   CHECK(with_gaps >= 2);
   CHECK(with_samples > 0);  // CPU samples in a gap travel too
 }
+
+TEST_CASE("remote flows: the launch <-> GPU work partner is FlowPartner's", "[remote][flows]") {
+  for (const char* f : {"h200_torch_train.gtrace", "h200_streams.gtrace"}) {
+    INFO(f);
+    auto loaded = LoadTraceFile(std::string(GT_TESTS_DATA) + "/" + f);
+    REQUIRE(loaded.ok());
+    const TraceModel& m = **loaded;
+    const std::vector<uint8_t> bytes = EncodeIndex(m, {});
+    auto opened = MappedIndex::FromBytes(bytes, {});
+    REQUIRE(opened.ok());
+    std::deque<std::pair<uint64_t, std::string>> queue;
+    RemoteTrace r([&](uint64_t id, const std::string& url) { queue.push_back({id, url}); });
+    auto pump = [&] {
+      while (!queue.empty()) {
+        auto [id, url] = queue.front();
+        queue.pop_front();
+        auto [w, p] = SplitIndexUrl(url);
+        const IndexAnswer x = AnswerIndexQuery(**opened, w, p);
+        r.OnAnswer(id, x.status, x.body);
+      }
+    };
+    r.Start();
+    pump();
+    LocalSource local(&m);
+    size_t with_partner = 0, checked = 0;
+    // About 40 events of every lane: launches, kernels, copies, ranges (no partner).
+    for (LaneId l = 0; l < m.lanes.size(); ++l)
+      for (uint32_t i = 0; i < m.lanes[l].size(); i += std::max<uint32_t>(1, m.lanes[l].size() / 40)) {
+        const EventId e{l, i};
+        const EventId want = FlowPartner(m, e);
+        CHECK(r.Partner(e) == nullptr);  // asked
+        pump();
+        const PartnerInfo* got = r.Partner(e);
+        REQUIRE(got);
+        ++checked;
+        CHECK(got->id == want);
+        const PartnerInfo* mine = local.Partner(e);
+        CHECK(mine->id == want);
+        if (!want.valid()) continue;
+        ++with_partner;
+        CHECK(got->name == m.Str(m.Name(want)));
+        CHECK(got->kind == m.Kind(want));
+        CHECK(got->start == m.Start(want));
+        CHECK(got->end == m.End(want));
+        CHECK(got->launch == (m.TrackOf(want).kind == TrackKind::kThreadApi));
+        CHECK(mine->launch == got->launch);
+        CHECK(mine->name == got->name);
+      }
+    CHECK(checked > 50);
+    CHECK(with_partner > 10);
+  }
+  auto m = Synth(5'000, 3);
+  const std::vector<uint8_t> bytes = EncodeIndex(*m, {});
+  auto opened = MappedIndex::FromBytes(bytes, {});
+  REQUIRE(opened.ok());
+  auto [w, p] = SplitIndexUrl("flows?lane=99999&index=0");
+  CHECK(AnswerIndexQuery(**opened, w, p).status == 404);
+  auto [w2, p2] = SplitIndexUrl("flows?lane=0");
+  CHECK(AnswerIndexQuery(**opened, w2, p2).status == 400);
+}

@@ -320,12 +320,15 @@ GT_EXPORT int gt_select(const char* key) {
 
 // Selects the other end of the selected event's launch -> GPU work link (FlowPartner) and reveals it.
 // 1 when there was one.
+// A remote trace's partner comes from the server: 0 until it is here (call again), -1 once it says there is
+// none (locally: 0 for none).
 GT_EXPORT int gt_jump_to_partner() {
   const viewer::TraceModel* m = Model();
-  if (!m || !GlobalApp()->view().selected.valid() || !GlobalApp()->events_local()) return 0;
-  const viewer::EventId partner = viewer::FlowPartner(*m, GlobalApp()->view().selected);
-  if (!partner.valid()) return 0;
-  GlobalApp()->Select(partner, true);
+  if (!m || !GlobalApp()->view().selected.valid()) return 0;
+  const viewer::PartnerInfo* p = GlobalApp()->source()->Partner(GlobalApp()->view().selected);
+  if (!p) return 0;
+  if (!p->id.valid()) return GlobalApp()->events_local() ? 0 : -1;
+  GlobalApp()->Select(p->id, true);
   return 1;
 }
 

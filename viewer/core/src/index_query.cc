@@ -287,6 +287,74 @@ EventId IndexEventByKey(const MappedIndex& index, std::string_view key) {
   return i < index.lane_size(lane) ? EventId{lane, i} : EventId{};
 }
 
+// The event of a request: key=<event key>, or lane= and index=. Invalid (with *error unset) when the trace
+// has no such event.
+EventId RequestedEvent(const MappedIndex& index, const QueryParams& params, IndexAnswer* error) {
+  const TraceModel& m = index.model();
+  if (const std::string* key = Param(params, "key")) {
+    if (key->size() > 1024) return *error = Error(400, "event key too long"), EventId{};
+    return IndexEventByKey(index, *key);
+  }
+  uint32_t lane = 0, i = 0;
+  if (Status s = Number(params, "lane", &lane); !s.ok()) return *error = ErrorOf(s), EventId{};
+  if (Status s = Number(params, "index", &i); !s.ok()) return *error = ErrorOf(s), EventId{};
+  return lane < m.lanes.size() && i < index.lane_size(lane) ? EventId{lane, i} : EventId{};
+}
+
+// The launch <-> GPU work partner of `e` (FlowPartner's search through the block cache: a few blocks per
+// lane searched). `reader(l)` gives lane l's reader.
+template <class Reader>
+EventId IndexFlowPartner(const TraceModel& m, EventId e, Reader&& reader) {
+  auto& own = reader(e.lane);
+  const uint32_t ref = own.Ref(e.index);
+  const Track& track = m.tracks[m.lanes[e.lane].track];
+  const uint32_t corr = track.kind == TrackKind::kThreadApi ? ref : own.Aux(e.index);
+  return query_detail::FlowPartnerOf(m, track, KindOfRef(track.kind, ref), corr, [&](LaneId l, bool by_aux) {
+    auto& rd = reader(l);
+    const bool sorted = m.lanes[l].aux_sorted;
+    return by_aux ? query_detail::FindCorrelationOf(sorted, rd.aux_size(), corr,
+                                                    [&rd](uint32_t i) { return rd.Aux(i); })
+                  : query_detail::FindCorrelationOf(sorted, rd.size(), corr,
+                                                    [&rd](uint32_t i) { return rd.Ref(i); });
+  });
+}
+
+// The flows of an event on a remote trace: its launch <-> GPU work partner ("Go to the launch", the arrow),
+// with what the page draws and labels it by. Explicit flow records are not answered (finding the incoming
+// ones scans every flow).
+IndexAnswer IndexFlows(const MappedIndex& index, const QueryParams& params) {
+  using index_detail::LaneReader;
+  const TraceModel& m = index.model();
+  IndexAnswer error;
+  const EventId e = RequestedEvent(index, params, &error);
+  if (!error.body.empty()) return error;
+  if (!e.valid()) return Error(404, "no such event");
+  std::vector<std::unique_ptr<LaneReader>> readers(m.lanes.size());
+  auto reader = [&](LaneId l) -> LaneReader& {
+    if (!readers[l]) readers[l] = std::make_unique<LaneReader>(index.blocks(), m.lanes[l], l);
+    return *readers[l];
+  };
+  const EventId p = IndexFlowPartner(m, e, reader);
+  json partner = nullptr;
+  if (p.valid()) {
+    LaneReader& rd = reader(p.lane);
+    const Lane& lane = m.lanes[p.lane];
+    const Track& track = m.tracks[lane.track];
+    const EventKind kind = KindOfRef(track.kind, rd.Ref(p.index));
+    partner = {{"lane", p.lane},
+               {"index", p.index},
+               {"key", track.key + "/" + std::to_string(lane.depth) + "/" + std::to_string(p.index)},
+               {"name", m.Str(rd.Name(p.index))},
+               {"kind", EventKindName(kind)},
+               {"start", rd.Start(p.index)},
+               {"end", rd.End(p.index)},
+               {"launch", track.kind == TrackKind::kThreadApi}};  // the partner is the launch (an API call)
+  }
+  for (const auto& rd : readers)
+    if (rd && !rd->status().ok()) return DamagedAnswer(rd->status());
+  return {200, Dump(json{{"partner", std::move(partner)}})};
+}
+
 // One event's details: the model's own EventJson over a scratch copy of the tables whose lanes hold just
 // what it reads, the event's blocks and those its launch partner's search probes (the same search, run
 // first through the cache with every block it reads copied in): bounded by a few blocks per lane searched,
@@ -294,16 +362,9 @@ EventId IndexEventByKey(const MappedIndex& index, std::string_view key) {
 IndexAnswer IndexEvent(const MappedIndex& index, const QueryParams& params) {
   using index_detail::LaneReader;
   const TraceModel& m = index.model();
-  EventId e;
-  if (const std::string* key = Param(params, "key")) {
-    if (key->size() > 1024) return Error(400, "event key too long");
-    e = IndexEventByKey(index, *key);
-  } else {
-    uint32_t lane = 0, i = 0;
-    if (Status s = Number(params, "lane", &lane); !s.ok()) return ErrorOf(s);
-    if (Status s = Number(params, "index", &i); !s.ok()) return ErrorOf(s);
-    if (lane < m.lanes.size() && i < index.lane_size(lane)) e = {lane, i};
-  }
+  IndexAnswer error;
+  const EventId e = RequestedEvent(index, params, &error);
+  if (!error.body.empty()) return error;
   if (!e.valid()) return Error(404, "no such event");
   auto view = index.Shell();
   if (!view.ok()) return DamagedAnswer(view.status());
@@ -318,18 +379,7 @@ IndexAnswer IndexEvent(const MappedIndex& index, const QueryParams& params) {
   };
   LaneReader& own = reader(e.lane);
   own.Start(e.index), own.Dur(e.index), own.Name(e.index), own.Aux(e.index);
-  const uint32_t ref = own.Ref(e.index);
-  const Track& track = m.tracks[m.lanes[e.lane].track];
-  const uint32_t corr = track.kind == TrackKind::kThreadApi ? ref : own.Aux(e.index);
-  const EventId partner =
-      query_detail::FlowPartnerOf(m, track, KindOfRef(track.kind, ref), corr, [&](LaneId l, bool by_aux) {
-        LaneReader& rd = reader(l);
-        const bool sorted = m.lanes[l].aux_sorted;
-        return by_aux ? query_detail::FindCorrelationOf(sorted, rd.aux_size(), corr,
-                                                        [&rd](uint32_t i) { return rd.Aux(i); })
-                      : query_detail::FindCorrelationOf(sorted, rd.size(), corr,
-                                                        [&rd](uint32_t i) { return rd.Ref(i); });
-      });
+  const EventId partner = IndexFlowPartner(m, e, reader);
   if (partner.valid()) reader(partner.lane).Start(partner.index), reader(partner.lane).Name(partner.index);
   for (const auto& rd : readers)
     if (rd && !rd->status().ok()) return DamagedAnswer(rd->status());
@@ -455,6 +505,7 @@ IndexAnswer AnswerIndexQuery(const MappedIndex& index, std::string_view what, co
     return IndexTile(index, *request);
   }
   if (what == "event") return IndexEvent(index, params);
+  if (what == "flows") return IndexFlows(index, params);
   if (what == "kernels") {
     size_t limit = 1000;
     if (Param(params, "limit")) {

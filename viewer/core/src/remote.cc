@@ -233,6 +233,8 @@ std::string RemoteTrace::UrlOf(const Request& r) const {
       return "summary";
     case Ask::kGaps:
       return "gaps";
+    case Ask::kFlows:
+      return "flows?lane=" + std::to_string(r.event.lane) + "&index=" + std::to_string(r.event.index);
     case Ask::kSearch:
     case Ask::kSearchStep: {
       std::string url = "search?q=" + PercentEncode(search_.text) + (search_.regex ? "&regex=1" : "");
@@ -330,6 +332,27 @@ void RemoteTrace::OnAnswer(uint64_t request, int status, std::string_view body, 
       summary_ready_ = true;
       if (status == 200) (void)TakeSummary(body);
       return;
+    case Ask::kFlows: {
+      if (again) return Retry(r, after);
+      partners_asked_.erase(r.event);
+      PartnerInfo info;  // an error answer: no partner (not asked again)
+      const json j = status == 200 ? Parse(body) : json();
+      if (j.is_object())
+        if (auto p = j.find("partner"); p != j.end() && p->is_object()) {
+          const EventId id{Get<uint32_t>(*p, "lane", kNone), Get<uint32_t>(*p, "index", kNone)};
+          if (id.valid() && id.lane < layout_.lanes.size()) {
+            info.id = id;
+            info.name = Get<std::string>(*p, "name");
+            info.kind = KindFromName(Get<std::string>(*p, "kind"));
+            info.start = Get<int64_t>(*p, "start");
+            info.end = Get<int64_t>(*p, "end");
+            info.launch = Get<bool>(*p, "launch");
+          }
+        }
+      if (partners_.size() >= 512) partners_.erase(partners_.begin());
+      partners_[r.event] = std::move(info);
+      return;
+    }
     case Ask::kGaps:
       if (again) return Retry(r, after);
       gaps_ready_ = true;  // a failure shows none rather than asking forever
@@ -687,6 +710,13 @@ const std::vector<KernelSummaryRow>* RemoteTrace::Kernels() {
     kernels_asked_ = true;
     Issue({Ask::kKernels, {}, {}});
   }
+  return nullptr;
+}
+
+const PartnerInfo* RemoteTrace::Partner(EventId e) {
+  if (!e.valid() || state_ != State::kReady || e.lane >= layout_.lanes.size()) return nullptr;
+  if (auto it = partners_.find(e); it != partners_.end()) return &it->second;
+  if (partners_asked_.insert(e).second) Issue({.ask = Ask::kFlows, .event = e});
   return nullptr;
 }
 

@@ -71,7 +71,8 @@ struct IndexAnswer {
   std::string body;
 };
 // what: "meta" (groups, tracks and the trace's extent), "tiles" (above), "event" (key=<event key> or
-// lane=&index=: EventJson), "kernels" (limit=N: the kernel table, KernelSummaryJson), "summary" (devices,
+// lane=&index=: EventJson), "flows" (the same parameters: {"partner": the launch <-> GPU work partner's
+// lane, index, key, name, kind, start, end, launch (it is the API call) | null}), "kernels" (limit=N: the kernel table, KernelSummaryJson), "summary" (devices,
 // losses, the per-name tables), "gaps" (the largest GPU idle gaps explained, IdleGapsWithDevicesJson,
 // computed at build), "search" (q=<text>, regex=1: the match count and the matching name ids;
 // with dir=next|prev and t= (and lane=&index= of the event to step from): one IndexSearchStep, budget=N

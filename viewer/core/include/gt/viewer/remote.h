@@ -159,6 +159,7 @@ class RemoteTrace final : public TraceSource {
   const std::vector<KernelSummaryRow>* Kernels() override;
   const std::vector<NameSummary>* Summary(SummaryOf what) override;
   const std::vector<IdleGap>* IdleGaps() override;
+  const PartnerInfo* Partner(EventId e) override;
   // The raw /event answer of `e` (the C API hands it on as the local EventJson), "" while on its way.
   const std::string& EventJsonOf(EventId e) const;
 
@@ -175,7 +176,7 @@ class RemoteTrace final : public TraceSource {
   EventId TakeSearchHit() { return std::exchange(search_hit_, EventId{}); }
 
  private:
-  enum class Ask : uint8_t { kMeta, kTile, kEvent, kKernels, kSummary, kSearch, kSearchStep, kGaps };
+  enum class Ask : uint8_t { kMeta, kTile, kEvent, kKernels, kSummary, kSearch, kSearchStep, kGaps, kFlows };
   struct Request {
     Ask ask = Ask::kMeta;
     TileKey tile;
@@ -217,6 +218,8 @@ class RemoteTrace final : public TraceSource {
   std::vector<KernelSummaryRow> kernels_;
   bool summary_asked_ = false, summary_ready_ = false;
   std::vector<NameSummary> summary_[4];
+  std::map<EventId, PartnerInfo> partners_;  // answered; bounded like events_
+  std::set<EventId> partners_asked_;
   bool gaps_asked_ = false, gaps_ready_ = false;
   std::vector<IdleGap> gaps_;
   RemoteSearch search_;

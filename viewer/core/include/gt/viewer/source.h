@@ -51,6 +51,16 @@ struct EventInfo {
   std::vector<DetailField> fields;  // EventDetails
 };
 
+// The other end of an event's launch <-> GPU work link (FlowPartner), as "Go to the launch" and the flow
+// arrow show it. id invalid: the event has none.
+struct PartnerInfo {
+  EventId id;
+  std::string name;
+  EventKind kind = EventKind::kKernel;
+  int64_t start = 0, end = 0;
+  bool launch = false;  // the partner is the launch (a CUDA API call), else the GPU work
+};
+
 class TraceSource {
  public:
   virtual ~TraceSource() = default;
@@ -82,6 +92,8 @@ class TraceSource {
   // The largest GPU idle gaps and what the CPU did meanwhile (ExplainIdleGaps(model, kIndexIdleGaps));
   // nullptr while on their way.
   virtual const std::vector<IdleGap>* IdleGaps() = 0;
+  // The launch <-> GPU work partner of `e`; nullptr while on its way.
+  virtual const PartnerInfo* Partner(EventId e) = 0;
 };
 
 // A model in memory. `precomputed`: a mapped index's aggregates, which spare the scans (may be null).
@@ -101,6 +113,7 @@ class LocalSource final : public TraceSource {
   const std::vector<KernelSummaryRow>* Kernels() override;
   const std::vector<NameSummary>* Summary(SummaryOf what) override;
   const std::vector<IdleGap>* IdleGaps() override;
+  const PartnerInfo* Partner(EventId e) override;
 
  private:
   const TraceModel* m_;
@@ -112,6 +125,8 @@ class LocalSource final : public TraceSource {
   bool summary_built_[4] = {};
   std::vector<NameSummary> summary_[4];
   bool gaps_built_ = false;
+  EventId partner_of_;  // the event partner_ is of (the details panel and the timeline ask every frame)
+  PartnerInfo partner_;
   std::vector<IdleGap> gaps_;
 };
 
