@@ -172,6 +172,20 @@ try {
   const clicked = await json(a, 'gt_selection');
   check(clicked && clicked.key === key, `A: a click on it selects it (${clicked && clicked.key})`);
   await a.screenshot({ path: path.join(outDir, 'remote-selected.png') });
+  // Flows (the server's what=flows): "Go to the launch" of the kernel selects its cudaLaunchKernel, the
+  // server's partner; then back to the kernel.
+  const flows = await (await fetch(`${base}/api/t/${id}/flows?key=${encodeURIComponent(key)}`)).json();
+  await a.waitForFunction(() => gtApi.num('gt_jump_to_partner') !== 0, null, { timeout: 30000 });
+  await a.waitForFunction(() => gtApi.str('gt_selection') !== 'null', null, { timeout: 30000 });
+  const launch = await json(a, 'gt_selection');
+  check(flows.partner && launch && launch.key === flows.partner.key && flows.partner.launch,
+        `A: "Go to the launch" selects ${launch && launch.name} (${launch && launch.key})`);
+  await quiet(a);
+  await a.waitForTimeout(200);
+  await a.screenshot({ path: path.join(outDir, 'remote-flow.png') });
+  await num(a, 'gt_select', key);
+  await a.waitForFunction((k) => { const s = JSON.parse(gtApi.str('gt_selection')); return s && s.key === k; },
+                          key, { timeout: 30000 });
 
   // The kernel table from /kernels.
   await num(a, 'gt_show_panel', 'kernels');
@@ -182,6 +196,15 @@ try {
         `A: the kernel table (${kernels.length} rows, top ${kernels[0].name})`);
   await a.waitForTimeout(200);
   await a.screenshot({ path: path.join(outDir, 'remote-kernels.png') });
+  // The Summary tab's idle gaps (the server's what=gaps, computed at its index build).
+  await num(a, 'gt_show_panel', 'summary');
+  const wantGaps = await (await fetch(`${base}/api/t/${id}/gaps`)).json();
+  await quiet(a);
+  const gaps = await json(a, 'gt_summary', 'gaps');
+  check(JSON.stringify(gaps) === JSON.stringify(wantGaps.gaps),
+        `A: the Summary tab's ${gaps.length} idle gaps are the server's`);
+  await a.waitForTimeout(200);
+  await a.screenshot({ path: path.join(outDir, 'remote-summary.png') });
   // Search (the server's what=search): a kernel's name, counted by the server as the kernel table counts it;
   // it goes into the view state, so B's link carries it.
   const needle = wantKernels[Math.min(3, wantKernels.length - 1)].name;

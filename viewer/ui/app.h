@@ -192,7 +192,8 @@ class App {
   // trace. Null with no trace.
   viewer::TraceSource* source() const { return source_.get(); }
   viewer::RemoteTrace* remote() const { return remote_.get(); }
-  // The events are in memory: search, flows, counters, notes, comparison and the data-loss panel work.
+  // The events are in memory: the search filter and list, explicit flows, counters, notes, comparison and the
+  // data-loss panel work (search, idle gaps and launch partners also work remotely, asked of the server).
   bool events_local() const { return !remote_; }
   View& view() { return view_; }
   const View& view() const { return view_; }

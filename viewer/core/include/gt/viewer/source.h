@@ -5,8 +5,9 @@
 //   - RemoteTrace (gt/viewer/remote.h): a trace that stays on `gtrace serve`; answers come from tiles and
 //     queries fetched as the view needs them, so any answer may be "not here yet" (false / nullptr) and
 //     the UI draws what it has (a coarser tile, a placeholder) and asks again next frame.
-// Panels whose queries scan events (search, flows, counters, roofline, notes, histograms, comparison) need
-// the events in memory: they ask events_local() and offer to download the trace otherwise.
+// Search is not here: a remote trace's is the server's (RemoteTrace::SetSearch / SearchStep). Panels whose
+// queries scan events (explicit flows, counters, roofline, notes, histograms, comparison) need the events in
+// memory: they ask events_local() and offer to download the trace otherwise.
 #pragma once
 
 #include <cstdint>
