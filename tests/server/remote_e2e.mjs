@@ -194,6 +194,12 @@ try {
   const wantKernels = await (await fetch(`${base}/api/t/${id}/kernels?limit=100000`)).json();
   check(kernels.length === wantKernels.length && kernels[0].name === wantKernels[0].name,
         `A: the kernel table (${kernels.length} rows, top ${kernels[0].name})`);
+  // A row click zooms to the kernel's instances and highlights them (the server's search for its name).
+  await num(a, 'gt_kernel_row_click', wantKernels[1].name);
+  await a.waitForFunction(() => { const h = JSON.parse(gtApi.str('gt_highlight')); return !h.pending && h.count > 0; },
+                          null, { timeout: 30000 });
+  check((await json(a, 'gt_highlight')).count === wantKernels[1].count,
+        `A: a kernel row click highlights its ${wantKernels[1].count} instances`);
   await a.waitForTimeout(200);
   await a.screenshot({ path: path.join(outDir, 'remote-kernels.png') });
   // The Summary tab's idle gaps (the server's what=gaps, computed at its index build).

@@ -644,6 +644,9 @@ void App::SetSearchMode(bool regex, bool filter) {
 
 uint64_t App::HighlightName(StringId name) {
   if (!model_) return 0;
+  // A remote trace: the server's search for the name's text (a substring match: a kernel's full name is
+  // rarely part of another's); the count arrives with its answer.
+  if (remote_) return SetSearch(source_->Str(name));
   const std::string& text = model_->Str(name);
   const size_t n = std::min(text.size(), sizeof search_.text - 1);
   std::memcpy(search_.text, text.data(), n);

@@ -222,7 +222,8 @@ class App {
   // The search box's regex / filter toggles (re-runs the search; a bad regex leaves search().error set).
   void SetSearchMode(bool regex, bool filter);
   // Highlights exactly the events named `name` (interned id, not a substring) and shows the name in the
-  // search box; returns the match count. The kernel table's row click.
+  // search box; returns the match count. The kernel table's row click. A remote trace: the server's search
+  // for the name's text (0 until its count arrives).
   uint64_t HighlightName(StringId name);
   // A kernel table row click: zooms to the span of the row's instances and highlights exactly them.
   uint64_t ZoomToKernel(const viewer::KernelSummaryRow& row);
