@@ -29,8 +29,9 @@ inline constexpr uint16_t kVersionMinor = 4;
 // The viewer index (.gtindex, a cache of the built viewer model; docs/format.md "The viewer index"): any
 // change to its layout or to the model structs it holds bumps it, and an index of another version is rebuilt.
 inline constexpr uint16_t kIndexVersionMajor = 2;
-// 2.0: compressed column blocks (1.1: sampled CPU stacks); 2.1: a compressed block's values byte-shuffled
-inline constexpr uint16_t kIndexVersionMinor = 1;
+// 2.0: compressed column blocks (1.1: sampled CPU stacks); 2.1: a compressed block's values byte-shuffled;
+// 2.2: the idle-gap explanations in the summaries
+inline constexpr uint16_t kIndexVersionMinor = 2;
 
 // ---- segment header: 20 bytes
 // -------------------------------------------------------------------------------- magic[10]

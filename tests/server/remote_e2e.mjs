@@ -185,6 +185,20 @@ try {
   const clicked = await json(a, 'gt_selection');
   check(clicked && clicked.key === key, `A: a click on it selects it (${clicked && clicked.key})`);
   await a.screenshot({ path: path.join(outDir, 'remote-selected.png') });
+  // Flows (the server's what=flows): "Go to the launch" of the kernel selects its cudaLaunchKernel, the
+  // server's partner; then back to the kernel.
+  const flows = await (await fetch(`${base}/api/t/${id}/flows?key=${encodeURIComponent(key)}`)).json();
+  await a.waitForFunction(() => gtApi.num('gt_jump_to_partner') !== 0, null, { timeout: 30000 });
+  await a.waitForFunction(() => gtApi.str('gt_selection') !== 'null', null, { timeout: 30000 });
+  const launch = await json(a, 'gt_selection');
+  check(flows.partner && launch && launch.key === flows.partner.key && flows.partner.launch,
+        `A: "Go to the launch" selects ${launch && launch.name} (${launch && launch.key})`);
+  await quiet(a);
+  await a.waitForTimeout(200);
+  await a.screenshot({ path: path.join(outDir, 'remote-flow.png') });
+  await num(a, 'gt_select', key);
+  await a.waitForFunction((k) => { const s = JSON.parse(gtApi.str('gt_selection')); return s && s.key === k; },
+                          key, { timeout: 30000 });
 
   // The kernel table from /kernels.
   await num(a, 'gt_show_panel', 'kernels');
@@ -193,8 +207,33 @@ try {
   const wantKernels = await (await fetch(`${base}/api/t/${id}/kernels?limit=100000`)).json();
   check(kernels.length === wantKernels.length && kernels[0].name === wantKernels[0].name,
         `A: the kernel table (${kernels.length} rows, top ${kernels[0].name})`);
+  // A row click zooms to the kernel's instances and highlights them (the server's search for its name).
+  await num(a, 'gt_kernel_row_click', wantKernels[1].name);
+  await a.waitForFunction(() => { const h = JSON.parse(gtApi.str('gt_highlight')); return !h.pending && h.count > 0; },
+                          null, { timeout: 30000 });
+  check((await json(a, 'gt_highlight')).count === wantKernels[1].count,
+        `A: a kernel row click highlights its ${wantKernels[1].count} instances`);
   await a.waitForTimeout(200);
   await a.screenshot({ path: path.join(outDir, 'remote-kernels.png') });
+  // The Summary tab's idle gaps (the server's what=gaps, computed at its index build).
+  await num(a, 'gt_show_panel', 'summary');
+  const wantGaps = await (await fetch(`${base}/api/t/${id}/gaps`)).json();
+  await quiet(a);
+  const gaps = await json(a, 'gt_summary', 'gaps');
+  check(JSON.stringify(gaps) === JSON.stringify(wantGaps.gaps),
+        `A: the Summary tab's ${gaps.length} idle gaps are the server's`);
+  await a.waitForTimeout(200);
+  await a.screenshot({ path: path.join(outDir, 'remote-summary.png') });
+  // Search (the server's what=search): a kernel's name, counted by the server as the kernel table counts it;
+  // it goes into the view state, so B's link carries it.
+  const needle = wantKernels[Math.min(3, wantKernels.length - 1)].name;
+  await num(a, 'gt_search', needle);
+  await a.waitForFunction(() => { const h = JSON.parse(gtApi.str('gt_highlight')); return !h.pending && h.count > 0; },
+                          null, { timeout: 30000 });
+  const found = await (await fetch(`${base}/api/t/${id}/search?q=${encodeURIComponent(needle)}`)).json();
+  const hl = await json(a, 'gt_highlight');
+  check(hl.count === found.count && found.count === wantKernels[Math.min(3, wantKernels.length - 1)].count,
+        `A: search '${needle.slice(0, 30)}…' counts ${hl.count} matches (the server's, the kernel row's)`);
   await num(a, 'gt_show_panel', 'details');
   await a.waitForTimeout(200);
   const memRemote = await memory(a);
@@ -214,6 +253,29 @@ try {
         'B: the same visible range');
   check((await json(b, 'gt_selection')).key === key, 'B: the same selection');
   check(b.gtBytes.trace === 0, 'B: nothing downloaded');
+  // The link's search is asked of the server; Enter / N steps to the next match after the selection, as the
+  // server's own step answers, and selects it.
+  await b.waitForFunction(() => { const h = JSON.parse(gtApi.str('gt_highlight')); return !h.pending && h.count > 0; },
+                          null, { timeout: 30000 });
+  check((await json(b, 'gt_highlight')).count === found.count, 'B: the link\'s search, counted by the server');
+  const selB = await json(b, 'gt_selection');
+  const lane = meta.tracks[stream.id].first_lane;
+  const step = await (await fetch(`${base}/api/t/${id}/search?q=${encodeURIComponent(needle)}&dir=next` +
+                                  `&t=${selB.start}&lane=${lane}&index=${item[2]}`)).json();
+  await num(b, 'gt_search_next');
+  await b.waitForFunction((k) => { const s = JSON.parse(gtApi.str('gt_selection')); return s && s.key === k; },
+                          step.hit && step.hit.key, { timeout: 30000 }).catch(() => {});
+  const stepped = await json(b, 'gt_selection');
+  check(step.hit && stepped && stepped.key === step.hit.key && stepped.name === needle,
+        `B: next match selected (${stepped && stepped.key}; the server's step: ${step.hit && step.hit.key})`);
+  await num(b, 'gt_search_prev');
+  await b.waitForFunction((k) => { const s = JSON.parse(gtApi.str('gt_selection')); return s && s.key !== k; },
+                          stepped && stepped.key, { timeout: 30000 }).catch(() => {});
+  const back = await json(b, 'gt_selection');
+  check(back && back.name === needle && back.start <= stepped.start && back.key !== stepped.key, `B: previous match (${back && back.key})`);
+  await quiet(b);
+  await b.waitForTimeout(300);
+  await b.screenshot({ path: path.join(outDir, 'remote-search.png') });
 
   // ---- C: the same trace downloaded into the page (today's path), for the memory it takes ------------------
   // GT_REMOTE_E2E_NO_LOCAL=1 skips it: at 100 M events the downloaded model alone is about 2.3 GB of wasm heap.

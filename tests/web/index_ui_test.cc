@@ -199,7 +199,7 @@ TEST_CASE("a damaged index is refused by name and rebuilt through its trace", "[
 
 // The page's remote path through the real App, headless: requests answered in-process from the mapped
 // index (as `gtrace serve` answers them), frames drawn between answers.
-TEST_CASE("a remote trace opens, draws from tiles, selects an event and links it like a local one",
+TEST_CASE("a remote trace opens, draws from tiles, selects an event, searches, and links it like a local one",
           "[remote]") {
   Headless h;
   ui::App local;
@@ -259,6 +259,43 @@ TEST_CASE("a remote trace opens, draws from tiles, selects an event and links it
   test::UiFrames(app, 2);
   REQUIRE(app.kernel_table().built);
   CHECK(app.kernel_table().rows.size() == viewer::KernelSummary(lm).size());
+  // Search, asked of the server: the count and the highlight, then Enter / N selects the next match after
+  // the selection, as the local search finds it, and the link keeps the text.
+  const std::string needle = lm.Str(lm.Name(k)).substr(0, 12);
+  const viewer::Search want(lm, needle);
+  REQUIRE(want.match_count() > 1);
+  app.SetSearch(needle);
+  CHECK(app.search().search.match_count() == 0);  // on its way
+  pump();
+  CHECK(app.search().search.match_count() == want.match_count());
+  CHECK(app.search().search.Matches(lm.Name(k)));  // what the timeline highlights tile items by
+  app.SearchStep(true);
+  pump();
+  CHECK(app.view().selected == want.Next(lm, k));
+  app.SearchStep(false);
+  pump();
+  CHECK(app.view().selected == want.Prev(lm, want.Next(lm, k)));
+  CHECK(app.CurrentViewState().search == needle);
+  // A kernel row click: the server's search for its name.
+  const viewer::KernelSummaryRow row = viewer::KernelSummary(lm).front();
+  app.ZoomToKernel(row);
+  pump();
+  CHECK(app.search().search.match_count() == row.count);
+  // "Go to the launch": the server's partner of the selected kernel.
+  app.Select(k, false);
+  test::UiFrames(app, 1);
+  pump();
+  const viewer::PartnerInfo* partner = app.source()->Partner(k);
+  REQUIRE(partner);
+  CHECK(partner->id == viewer::FlowPartner(lm, k));
+  // The Summary tab's idle gaps, from the server.
+  app.ShowPanel(ui::Panel::kSummary);
+  test::UiFrames(app, 2);
+  pump();
+  test::UiFrames(app, 1);
+  CHECK(app.summary_panel().gaps_built);
+  CHECK(viewer::IdleGapsJson(app.summary_panel().gaps) ==
+        viewer::IdleGapsJson(viewer::ExplainIdleGaps(lm, 5)));
   // Zoomed far in and out: tiles at other levels, never a crash, a bounded cache.
   app.ZoomAround((app.view().t0 + app.view().t1) / 2, 1e-3);
   test::UiFrames(app, 2);

@@ -557,8 +557,29 @@ void App::SetTrackCollapsed(viewer::TrackId t, bool collapsed) {
 // ---------------------------------------------------------------------------------------------------------------
 
 // The filter follows the search it was built from (ui: hides what does not match when the toggle is on).
-static void RebuildFilter(const viewer::TraceModel& m, SearchState& s) {
-  s.track_filter = s.filter ? viewer::BuildTrackFilter(m, s.search) : viewer::TrackFilter{};
+// A remote trace has no events to filter tracks by: its search highlights only.
+static void RebuildFilter(const viewer::TraceModel& m, SearchState& s, bool events_local = true) {
+  s.track_filter = s.filter && events_local ? viewer::BuildTrackFilter(m, s.search) : viewer::TrackFilter{};
+}
+
+// A remote trace's search is the server's (what=search): its counts and matching names arrive later, and
+// become the Search the timeline highlights with; a step's match is selected when it arrives.
+void App::TakeRemoteSearch() {
+  const viewer::RemoteSearch& rs = remote_->search();
+  if (rs.ready && !rs.text.empty() && rs.text == search_.text && rs.regex == search_.regex &&
+      !search_.remote_applied) {
+    search_.remote_applied = true;
+    if (!rs.error.empty()) {
+      search_.error = rs.error, search_.error_text = rs.text;
+      search_.search = viewer::Search();
+    } else {
+      search_.search = viewer::Search::FromMatches(rs.text, rs.regex, rs.ids, rs.count, rs.names);
+    }
+  }
+  if (const viewer::EventId hit = remote_->TakeSearchHit(); hit.valid()) {
+    search_.current = hit;
+    Select(hit, true);
+  }
 }
 
 uint64_t App::SetSearch(std::string_view text) {
@@ -568,6 +589,16 @@ uint64_t App::SetSearch(std::string_view text) {
     search_.text[text.size()] = 0;
   }
   if (!model_) return 0;
+  if (remote_) {
+    if (text != remote_->search().text || search_.regex != remote_->search().regex) {
+      remote_->SetSearch(text, search_.regex);
+      search_.search = viewer::Search();
+      search_.remote_applied = false;
+      search_.current = {};
+      search_.error.clear();
+    }
+    return search_.search.match_count();  // 0 until the server's answer is in (TakeRemoteSearch)
+  }
   // An exact-name highlight stays while the box shows its name (a long kernel name may show truncated).
   const std::string& needle = search_.search.needle();
   const bool shown_exact = search_.search.exact() && needle.compare(0, text.size(), text) == 0 &&
@@ -595,6 +626,10 @@ void App::SetSearchMode(bool regex, bool filter) {
   search_.regex = regex;
   search_.filter = filter;
   if (!model_) return;
+  if (remote_) {
+    SetSearch(std::string(search_.text));  // re-asks when the mode changed; no track filter remotely
+    return;
+  }
   if (regex_changed) {
     search_.search = viewer::Search();
     search_.error.clear();
@@ -609,6 +644,9 @@ void App::SetSearchMode(bool regex, bool filter) {
 
 uint64_t App::HighlightName(StringId name) {
   if (!model_) return 0;
+  // A remote trace: the server's search for the name's text (a substring match: a kernel's full name is
+  // rarely part of another's); the count arrives with its answer.
+  if (remote_) return SetSearch(source_->Str(name));
   const std::string& text = model_->Str(name);
   const size_t n = std::min(text.size(), sizeof search_.text - 1);
   std::memcpy(search_.text, text.data(), n);
@@ -628,6 +666,16 @@ uint64_t App::ZoomToKernel(const viewer::KernelSummaryRow& row) {
 viewer::EventId App::SearchStep(bool forward) {
   if (!model_ || search_.search.empty()) return {};
   const viewer::EventId from = search_.current.valid() ? search_.current : view_.selected;
+  if (remote_) {
+    // The server steps from the event where it starts; without one (or its details not in yet) from the
+    // visible range's start (end, backward). The match is selected when it arrives (TakeRemoteSearch).
+    const viewer::EventInfo* info = from.valid() ? source_->Event(from) : nullptr;
+    if (info && info->found)
+      remote_->SearchStep(forward, from, info->start);
+    else
+      remote_->SearchStep(forward, {}, static_cast<int64_t>(forward ? view_.t0 : view_.t1));
+    return {};
+  }
   const viewer::EventId next =
       forward ? search_.search.Next(*model_, from) : search_.search.Prev(*model_, from);
   if (next.valid()) {
@@ -700,7 +748,7 @@ void App::ApplyViewStateNow(const viewer::ViewState& vs) {
     const viewer::TrackId t = model_->FindTrackByKey(key);
     if (t != kNone) SetTrackCollapsed(t, false);
   }
-  if (!vs.search.empty() && events_local()) SetSearch(vs.search);  // remote: search needs the events
+  if (!vs.search.empty()) SetSearch(vs.search);  // remote: asked of the server
   teamui_.notes = vs.notes;
   if (!vs.selected.empty() && source_) {
     const viewer::EventId e = source_->FindEventByKey(vs.selected);
@@ -950,6 +998,7 @@ void App::Frame() {
   if (remote_) {
     for (LocalAnswer& a : std::exchange(local_answers_, {})) remote_->OnAnswer(a.request, a.status, a.body);
     remote_->Tick();  // what waits for its retry (an index still being built)
+    TakeRemoteSearch();
   }
   if (load_state_ == LoadState::kLoading) StepLoad();
   if (reveal_pending_.valid() && source_ && source_->Event(reveal_pending_)) RevealEvent(reveal_pending_);

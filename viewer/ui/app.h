@@ -99,6 +99,7 @@ struct SearchState {
   std::string error;
   std::string error_text;            // the pattern `error` is about (not re-tried every frame)
   viewer::TrackFilter track_filter;  // built when filter is on and the search changes
+  bool remote_applied = false;       // a remote trace's answer for `text` became `search`
 };
 
 struct KernelTableState {
@@ -108,7 +109,8 @@ struct KernelTableState {
 };
 
 struct SummaryPanelState {
-  std::vector<viewer::IdleGap> gaps;                   // built on first show
+  std::vector<viewer::IdleGap> gaps;  // on first show (a remote trace's: when they arrive)
+  bool gaps_built = false;
   std::vector<viewer::NameSummary> api, copies, nvtx;  // built on first show
   viewer::CollectiveReport collectives;                // NCCL across ranks; built on first show
   bool built = false;
@@ -190,7 +192,8 @@ class App {
   // trace. Null with no trace.
   viewer::TraceSource* source() const { return source_.get(); }
   viewer::RemoteTrace* remote() const { return remote_.get(); }
-  // The events are in memory: search, flows, counters, notes, comparison and the data-loss panel work.
+  // The events are in memory: the search filter and list, explicit flows, counters, notes, comparison and the
+  // data-loss panel work (search, idle gaps and launch partners also work remotely, asked of the server).
   bool events_local() const { return !remote_; }
   View& view() { return view_; }
   const View& view() const { return view_; }
@@ -219,7 +222,8 @@ class App {
   // The search box's regex / filter toggles (re-runs the search; a bad regex leaves search().error set).
   void SetSearchMode(bool regex, bool filter);
   // Highlights exactly the events named `name` (interned id, not a substring) and shows the name in the
-  // search box; returns the match count. The kernel table's row click.
+  // search box; returns the match count. The kernel table's row click. A remote trace: the server's search
+  // for the name's text (0 until its count arrives).
   uint64_t HighlightName(StringId name);
   // A kernel table row click: zooms to the span of the row's instances and highlights exactly them.
   uint64_t ZoomToKernel(const viewer::KernelSummaryRow& row);
@@ -251,6 +255,7 @@ class App {
   void DrawWelcome(const ImVec2& pos, const ImVec2& size);
   void DrawLoading(const ImVec2& pos, const ImVec2& size);
   void HandleGlobalKeys();
+  void TakeRemoteSearch();
 
   LoadState load_state_ = LoadState::kIdle;
   std::unique_ptr<viewer::TraceLoader> loader_;

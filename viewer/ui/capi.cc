@@ -320,12 +320,15 @@ GT_EXPORT int gt_select(const char* key) {
 
 // Selects the other end of the selected event's launch -> GPU work link (FlowPartner) and reveals it.
 // 1 when there was one.
+// A remote trace's partner comes from the server: 0 until it is here (call again), -1 once it says there is
+// none (locally: 0 for none).
 GT_EXPORT int gt_jump_to_partner() {
   const viewer::TraceModel* m = Model();
-  if (!m || !GlobalApp()->view().selected.valid() || !GlobalApp()->events_local()) return 0;
-  const viewer::EventId partner = viewer::FlowPartner(*m, GlobalApp()->view().selected);
-  if (!partner.valid()) return 0;
-  GlobalApp()->Select(partner, true);
+  if (!m || !GlobalApp()->view().selected.valid()) return 0;
+  const viewer::PartnerInfo* p = GlobalApp()->source()->Partner(GlobalApp()->view().selected);
+  if (!p) return 0;
+  if (!p->id.valid()) return GlobalApp()->events_local() ? 0 : -1;
+  GlobalApp()->Select(p->id, true);
   return 1;
 }
 
@@ -393,7 +396,8 @@ GT_EXPORT double gt_search(const char* text) {
   if (!GlobalApp() || !text) return 0;
   return static_cast<double>(GlobalApp()->SetSearch(text));
 }
-// Jumps to (selects, reveals) the next / previous match; returns its 1-based ordinal, 0 if none.
+// Jumps to (selects, reveals) the next / previous match; returns its 1-based ordinal, 0 if none. On a remote
+// trace the server finds it: 0 now, the match is selected when its answer arrives (gt_highlight's pending).
 GT_EXPORT double gt_search_next() {
   const viewer::TraceModel* m = Model();
   if (!m) return 0;
@@ -438,7 +442,8 @@ GT_EXPORT double gt_kernel_row_click(const char* name) {
   return -1;
 }
 
-// What the timeline highlights now: {"text" (the search box), "exact" (a kernel row's exact name), "count"}.
+// What the timeline highlights now: {"text" (the search box), "exact" (a kernel row's exact name), "count",
+// "names" (matching names), "pending" (a remote trace's search answer or step is on its way)}.
 GT_EXPORT const char* gt_highlight() {
   static std::string s;
   if (!GlobalApp()) return "null";
@@ -446,7 +451,12 @@ GT_EXPORT const char* gt_highlight() {
   std::string out = "{\"text\":";
   AppendJsonString(&out, st.text);
   out += std::string(",\"exact\":") + (st.search.exact() ? "true" : "false");
-  out += ",\"count\":" + JsonNumber(static_cast<double>(st.search.match_count())) + "}";
+  out += ",\"count\":" + JsonNumber(static_cast<double>(st.search.match_count()));
+  out += ",\"names\":" + JsonNumber(static_cast<double>(st.search.matching_names()));
+  // A remote trace: the server's count, or a step's match, is still on its way.
+  const viewer::RemoteTrace* r = GlobalApp()->remote();
+  const bool pending = r && ((st.text[0] && !st.remote_applied) || r->search_step_pending());
+  out += std::string(",\"pending\":") + (pending ? "true" : "false") + "}";
   return Keep(&s, std::move(out));
 }
 
@@ -480,18 +490,19 @@ GT_EXPORT int gt_show_panel(const char* name) {
 }
 
 // The Summary tab's table `what` ("api", "copies", "nvtx"; also "kernels"), at most 100 rows by total time,
-// as name rows (gt/viewer/json.h: the rows of `gtrace stats --json`); "gaps": its idle gaps, as idle gaps.
-// "collectives": the NCCL report across ranks, an object in the shape of `gtrace stats --json`'s
-// "collectives" (per-rank rows, late collectives, the straggler diagnosis). "[]" with no trace or an unknown
-// table.
+// as name rows (gt/viewer/json.h: the rows of `gtrace stats --json`); "gaps": its idle gaps, as idle gaps
+// ("[]" while a remote trace's are on their way). "collectives": the NCCL report across ranks, an object in
+// the shape of `gtrace stats --json`'s "collectives" (per-rank rows, late collectives, the straggler
+// diagnosis). "[]" with no trace or an unknown table.
 GT_EXPORT const char* gt_summary(const char* what) {
   static std::string s;
   const viewer::TraceModel* m = Model();
   if (!m || !what) return "[]";
-  if (!GlobalApp()->events_local() &&
-      (std::string_view(what) == "gaps" || std::string_view(what) == "collectives"))
-    return "[]";  // they scan the events
-  if (std::string_view(what) == "gaps") return Keep(&s, viewer::IdleGapsJson(viewer::ExplainIdleGaps(*m, 5)));
+  if (!GlobalApp()->events_local() && std::string_view(what) == "collectives") return "[]";  // scans events
+  if (std::string_view(what) == "gaps") {  // a remote trace's from the server (computed at its index build)
+    const auto* gaps = GlobalApp()->source()->IdleGaps();
+    return gaps ? Keep(&s, viewer::IdleGapsJson(*gaps)) : "[]";
+  }
   if (std::string_view(what) == "collectives")
     return Keep(&s, viewer::CollectivesJson(viewer::CollectivesOf(*m)));
   for (auto kind : {viewer::SummaryOf::kKernels, viewer::SummaryOf::kCopies, viewer::SummaryOf::kApi,

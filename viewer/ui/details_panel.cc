@@ -31,13 +31,13 @@ void DrawDetailsPanel(App& app) {
   ImGui::TextDisabled("(%s)", viewer::EventKindName(info->kind));
   const bool local = app.events_local();
 
-  // Jumps: launch <-> GPU work by correlation id, and explicit flows (they need the events in memory).
-  const viewer::EventId partner = local ? viewer::FlowPartner(*m, sel) : viewer::EventId{};
-  if (partner.valid()) {
-    const bool to_gpu = m->IsGpuActivity(partner);
+  // Jumps: launch <-> GPU work by correlation id (a remote trace's partner comes from the server), and
+  // explicit flows (they need the events in memory).
+  const viewer::PartnerInfo* partner = app.source()->Partner(sel);
+  if (partner && partner->id.valid()) {
     const std::string label =
-        std::string(to_gpu ? "Go to the GPU work: " : "Go to the launch: ") + m->Str(m->Name(partner));
-    if (ImGui::SmallButton(label.c_str())) app.Select(partner, true);
+        std::string(partner->launch ? "Go to the launch: " : "Go to the GPU work: ") + partner->name;
+    if (ImGui::SmallButton(label.c_str())) app.Select(partner->id, true);
     ImGui::SameLine();
   }
   if (ImGui::SmallButton("Zoom to event (F)"))

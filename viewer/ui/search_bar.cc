@@ -30,9 +30,13 @@ void DrawSearchBar(App& app) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("The text is a regular expression (linear time; no back-references or look-around)");
   ImGui::SameLine();
+  // A remote trace's tracks cannot be filtered without their events: its search highlights only.
+  ImGui::BeginDisabled(!app.events_local());
   const bool f_changed = ImGui::Checkbox("Filter", &filter);
-  if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("Hide tracks and events that do not match (instead of dimming)");
+  ImGui::EndDisabled();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip(app.events_local() ? "Hide tracks and events that do not match (instead of dimming)"
+                                         : "Hiding what does not match needs the whole trace in this page");
   if (r_changed || f_changed) app.SetSearchMode(regex, filter);
   ImGui::SameLine();
   if (!s.error.empty()) {
@@ -45,7 +49,9 @@ void DrawSearchBar(App& app) {
   if (!s.search.empty() && m) {
     const uint64_t n = s.search.match_count();
     const uint64_t ord = s.current.valid() ? s.search.Ordinal(*m, s.current) : 0;
-    if (ord > 0)
+    if (app.remote() && app.remote()->search_step_pending())
+      ImGui::Text("%s match%s, searching...", FormatCount(n).c_str(), n == 1 ? "" : "es");
+    else if (ord > 0)
       ImGui::Text("%s / %s", FormatCount(ord).c_str(), FormatCount(n).c_str());
     else
       ImGui::Text("%s match%s", FormatCount(n).c_str(), n == 1 ? "" : "es");
@@ -61,6 +67,9 @@ void DrawSearchBar(App& app) {
     ImGui::EndDisabled();
     ImGui::SameLine();
     if (ImGui::SmallButton("Clear")) app.SetSearch("");
+    ImGui::SameLine();
+  } else if (app.remote() && s.text[0] && s.error.empty()) {
+    ImGui::TextDisabled("searching...");  // the server's count is on its way
     ImGui::SameLine();
   }
   // Measurement and selection summary on the right of the toolbar.
@@ -86,6 +95,12 @@ void DrawSearchResults(App& app) {
   const viewer::TraceModel* m = app.model();
   if (!m || s.search.empty()) {
     ImGui::TextDisabled("Type in the search box above; matches in the visible range are listed here.");
+    return;
+  }
+  if (!app.events_local()) {  // matches are stepped through on the server; a list of them is not built
+    ImGui::TextDisabled("%s matches in the trace: Enter / N and Shift+Enter / Shift+N step through them.",
+                        FormatCount(s.search.match_count()).c_str());
+    DrawRemoteFallback(app, "The list of matches in the visible range");
     return;
   }
   constexpr size_t kLimit = 2000;  // a list, not a dump: narrow the range to see more

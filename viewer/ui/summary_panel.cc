@@ -228,8 +228,8 @@ void DrawSummaryPanel(App& app) {
   if (!m) return;
   SummaryPanelState& st = app.summary_panel();
   if (!st.built) {
-    // The per-name tables through the trace interface (a remote trace's come from the server); idle gaps
-    // and collectives scan the events, so a remote trace has none here.
+    // The per-name tables and the idle gaps through the trace interface (a remote trace's come from the
+    // server); collectives scan the events, so a remote trace has none here.
     viewer::TraceSource& src = *app.source();
     const auto* api = src.Summary(viewer::SummaryOf::kApi);
     if (!api) {
@@ -239,11 +239,11 @@ void DrawSummaryPanel(App& app) {
     st.api = *api;
     st.copies = *src.Summary(viewer::SummaryOf::kCopies);
     st.nvtx = *src.Summary(viewer::SummaryOf::kNvtx);
-    if (app.events_local()) {
-      st.gaps = viewer::ExplainIdleGaps(*m, 5);
-      st.collectives = viewer::CollectivesOf(*m);
-    }
+    if (app.events_local()) st.collectives = viewer::CollectivesOf(*m);
     st.built = true;
+  }
+  if (!st.gaps_built) {  // a remote trace's may come after the tables
+    if (const auto* gaps = app.source()->IdleGaps()) st.gaps = *gaps, st.gaps_built = true;
   }
   ImGui::TextDisabled(
       "Click a gap to zoom to it, a name to highlight its events. Tables by total time (kernels: the Kernels "
@@ -279,13 +279,13 @@ void DrawSummaryPanel(App& app) {
     }
   }
   if (!app.events_local())
-    ImGui::TextDisabled(
-        "Idle gaps and NCCL collectives need the whole trace in the page (it stays on the "
-        "server).");
+    ImGui::TextDisabled("NCCL collectives need the whole trace in the page (it stays on the server).");
   char gap_header[96];
   std::snprintf(gap_header, sizeof gap_header, "Largest GPU idle gaps: %zu###gaps", st.gaps.size());
   if (ImGui::CollapsingHeader(gap_header, ImGuiTreeNodeFlags_DefaultOpen)) {
-    if (st.gaps.empty()) {
+    if (!st.gaps_built) {
+      ImGui::TextDisabled("Asking the server for the idle gaps...");
+    } else if (st.gaps.empty()) {
       ImGui::TextDisabled("No idle gap of 10 µs or more between GPU work.");
     } else {
       CsvButton(app, "idle-gaps");

@@ -384,7 +384,8 @@ StatusOr<viewer::CsvTable> UiTableCsv(App& app, std::string_view table) {
     return viewer::KernelTableCsv(*m, k.rows);  // in the table's current order
   }
   SummaryPanelState& sp = app.summary_panel();
-  if (table == "idle-gaps") return viewer::IdleGapsCsv(sp.built ? sp.gaps : viewer::ExplainIdleGaps(*m, 5));
+  if (table == "idle-gaps")
+    return viewer::IdleGapsCsv(sp.gaps_built ? sp.gaps : viewer::ExplainIdleGaps(*m, 5));
   if (table == "api" || table == "copies" || table == "nvtx") {
     const auto what = table == "api"      ? viewer::SummaryOf::kApi
                       : table == "copies" ? viewer::SummaryOf::kCopies

@@ -358,13 +358,21 @@ void DrawSelectionAndFlows(ImDrawList* dl, const App& app) {
   const EventId sel = v.selected;
   if (!sel.valid() || sel.lane >= v.layout.lane_y.size()) return;
   if (!app.events_local()) {
-    // A remote trace: the outline once the event's details (its times) are here; no flows.
+    // A remote trace: the outline once the event's details (its times) are here, and the arrow between the
+    // launch and its GPU work once the server named the partner (explicit flow records need the download).
     const viewer::EventInfo* info = app.source()->Event(sel);
     if (!info || !info->found || v.layout.lane_y[sel.lane] < 0) return;
     const float xa = static_cast<float>(v.layout.TimeToX(double(info->start), v.t0, v.t1));
     const float xb = static_cast<float>(v.layout.TimeToX(double(info->end), v.t0, v.t1));
     const float y0 = v.layout.lane_y[sel.lane], y1 = y0 + kLaneHeight;
     dl->AddRect(ImVec2(xa - 1, y0), ImVec2(std::max(xb, xa + 2) + 1, y1), colors::kSelection, 0, 0, 2.5f);
+    const viewer::PartnerInfo* p = app.source()->Partner(sel);
+    if (!p || !p->id.valid() || p->id.lane >= v.layout.lane_y.size() || v.layout.lane_y[p->id.lane] < 0)
+      return;
+    const ImVec2 here(xa, y0 + kLaneHeight / 2);
+    const ImVec2 there(static_cast<float>(v.layout.TimeToX(double(p->start), v.t0, v.t1)),
+                       v.layout.lane_y[p->id.lane] + kLaneHeight / 2);
+    DrawArrow(dl, p->launch ? there : here, p->launch ? here : there, colors::kFlow);
     return;
   }
   if (v.layout.lane_y[sel.lane] >= 0) {

@@ -184,8 +184,8 @@ void VisitModel(V& v, M& m) {
   }
   v.Raw(m.kernel_metrics), v.Raw(m.stall_samples), v.Raw(m.nvtx_args);
   v.Raw(m.nccl_colls), v.Raw(m.nccl_channels);
-  v.Raw(m.cpu.node_parent), v.Raw(m.cpu.node_frame), v.Raw(m.cpu.node_kind), v.Raw(m.cpu.ts), v.Raw(m.cpu.pid),
-      v.Raw(m.cpu.tid), v.Raw(m.cpu.stack), v.Raw(m.cpu.flags);
+  v.Raw(m.cpu.node_parent), v.Raw(m.cpu.node_frame), v.Raw(m.cpu.node_kind), v.Raw(m.cpu.ts),
+      v.Raw(m.cpu.pid), v.Raw(m.cpu.tid), v.Raw(m.cpu.stack), v.Raw(m.cpu.flags);
   v.Pod(m.first_ns), v.Pod(m.last_ns), v.Pod(m.event_count), v.Pod(m.sample_count);
 }
 
@@ -207,6 +207,7 @@ void VisitSummaries(V& v, S& s) {
           v.Pod(r.share), v.Pod(r.bytes);
     }
   }
+  v.Str(s.idle_gaps_json);  // 2.2
 }
 
 }  // namespace gt::viewer::index_detail

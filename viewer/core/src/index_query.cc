@@ -2,6 +2,7 @@
 // bounded by its caps (pixels, lanes, items, rows); whatever scans events was done once at build.
 #include "gt/viewer/index_query.h"
 
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -286,6 +287,74 @@ EventId IndexEventByKey(const MappedIndex& index, std::string_view key) {
   return i < index.lane_size(lane) ? EventId{lane, i} : EventId{};
 }
 
+// The event of a request: key=<event key>, or lane= and index=. Invalid (with *error unset) when the trace
+// has no such event.
+EventId RequestedEvent(const MappedIndex& index, const QueryParams& params, IndexAnswer* error) {
+  const TraceModel& m = index.model();
+  if (const std::string* key = Param(params, "key")) {
+    if (key->size() > 1024) return *error = Error(400, "event key too long"), EventId{};
+    return IndexEventByKey(index, *key);
+  }
+  uint32_t lane = 0, i = 0;
+  if (Status s = Number(params, "lane", &lane); !s.ok()) return *error = ErrorOf(s), EventId{};
+  if (Status s = Number(params, "index", &i); !s.ok()) return *error = ErrorOf(s), EventId{};
+  return lane < m.lanes.size() && i < index.lane_size(lane) ? EventId{lane, i} : EventId{};
+}
+
+// The launch <-> GPU work partner of `e` (FlowPartner's search through the block cache: a few blocks per
+// lane searched). `reader(l)` gives lane l's reader.
+template <class Reader>
+EventId IndexFlowPartner(const TraceModel& m, EventId e, Reader&& reader) {
+  auto& own = reader(e.lane);
+  const uint32_t ref = own.Ref(e.index);
+  const Track& track = m.tracks[m.lanes[e.lane].track];
+  const uint32_t corr = track.kind == TrackKind::kThreadApi ? ref : own.Aux(e.index);
+  return query_detail::FlowPartnerOf(m, track, KindOfRef(track.kind, ref), corr, [&](LaneId l, bool by_aux) {
+    auto& rd = reader(l);
+    const bool sorted = m.lanes[l].aux_sorted;
+    return by_aux ? query_detail::FindCorrelationOf(sorted, rd.aux_size(), corr,
+                                                    [&rd](uint32_t i) { return rd.Aux(i); })
+                  : query_detail::FindCorrelationOf(sorted, rd.size(), corr,
+                                                    [&rd](uint32_t i) { return rd.Ref(i); });
+  });
+}
+
+// The flows of an event on a remote trace: its launch <-> GPU work partner ("Go to the launch", the arrow),
+// with what the page draws and labels it by. Explicit flow records are not answered (finding the incoming
+// ones scans every flow).
+IndexAnswer IndexFlows(const MappedIndex& index, const QueryParams& params) {
+  using index_detail::LaneReader;
+  const TraceModel& m = index.model();
+  IndexAnswer error;
+  const EventId e = RequestedEvent(index, params, &error);
+  if (!error.body.empty()) return error;
+  if (!e.valid()) return Error(404, "no such event");
+  std::vector<std::unique_ptr<LaneReader>> readers(m.lanes.size());
+  auto reader = [&](LaneId l) -> LaneReader& {
+    if (!readers[l]) readers[l] = std::make_unique<LaneReader>(index.blocks(), m.lanes[l], l);
+    return *readers[l];
+  };
+  const EventId p = IndexFlowPartner(m, e, reader);
+  json partner = nullptr;
+  if (p.valid()) {
+    LaneReader& rd = reader(p.lane);
+    const Lane& lane = m.lanes[p.lane];
+    const Track& track = m.tracks[lane.track];
+    const EventKind kind = KindOfRef(track.kind, rd.Ref(p.index));
+    partner = {{"lane", p.lane},
+               {"index", p.index},
+               {"key", track.key + "/" + std::to_string(lane.depth) + "/" + std::to_string(p.index)},
+               {"name", m.Str(rd.Name(p.index))},
+               {"kind", EventKindName(kind)},
+               {"start", rd.Start(p.index)},
+               {"end", rd.End(p.index)},
+               {"launch", track.kind == TrackKind::kThreadApi}};  // the partner is the launch (an API call)
+  }
+  for (const auto& rd : readers)
+    if (rd && !rd->status().ok()) return DamagedAnswer(rd->status());
+  return {200, Dump(json{{"partner", std::move(partner)}})};
+}
+
 // One event's details: the model's own EventJson over a scratch copy of the tables whose lanes hold just
 // what it reads, the event's blocks and those its launch partner's search probes (the same search, run
 // first through the cache with every block it reads copied in): bounded by a few blocks per lane searched,
@@ -293,16 +362,9 @@ EventId IndexEventByKey(const MappedIndex& index, std::string_view key) {
 IndexAnswer IndexEvent(const MappedIndex& index, const QueryParams& params) {
   using index_detail::LaneReader;
   const TraceModel& m = index.model();
-  EventId e;
-  if (const std::string* key = Param(params, "key")) {
-    if (key->size() > 1024) return Error(400, "event key too long");
-    e = IndexEventByKey(index, *key);
-  } else {
-    uint32_t lane = 0, i = 0;
-    if (Status s = Number(params, "lane", &lane); !s.ok()) return ErrorOf(s);
-    if (Status s = Number(params, "index", &i); !s.ok()) return ErrorOf(s);
-    if (lane < m.lanes.size() && i < index.lane_size(lane)) e = {lane, i};
-  }
+  IndexAnswer error;
+  const EventId e = RequestedEvent(index, params, &error);
+  if (!error.body.empty()) return error;
   if (!e.valid()) return Error(404, "no such event");
   auto view = index.Shell();
   if (!view.ok()) return DamagedAnswer(view.status());
@@ -317,22 +379,103 @@ IndexAnswer IndexEvent(const MappedIndex& index, const QueryParams& params) {
   };
   LaneReader& own = reader(e.lane);
   own.Start(e.index), own.Dur(e.index), own.Name(e.index), own.Aux(e.index);
-  const uint32_t ref = own.Ref(e.index);
-  const Track& track = m.tracks[m.lanes[e.lane].track];
-  const uint32_t corr = track.kind == TrackKind::kThreadApi ? ref : own.Aux(e.index);
-  const EventId partner =
-      query_detail::FlowPartnerOf(m, track, KindOfRef(track.kind, ref), corr, [&](LaneId l, bool by_aux) {
-        LaneReader& rd = reader(l);
-        const bool sorted = m.lanes[l].aux_sorted;
-        return by_aux ? query_detail::FindCorrelationOf(sorted, rd.aux_size(), corr,
-                                                        [&rd](uint32_t i) { return rd.Aux(i); })
-                      : query_detail::FindCorrelationOf(sorted, rd.size(), corr,
-                                                        [&rd](uint32_t i) { return rd.Ref(i); });
-      });
+  const EventId partner = IndexFlowPartner(m, e, reader);
   if (partner.valid()) reader(partner.lane).Start(partner.index), reader(partner.lane).Name(partner.index);
   for (const auto& rd : readers)
     if (rd && !rd->status().ok()) return DamagedAnswer(rd->status());
   return {200, EventJson(v, e)};
+}
+
+// The search box: the matching names (count, ids for the highlight) and, with dir=, one bounded step
+// (IndexSearchStep).
+IndexAnswer IndexSearch(const MappedIndex& index, const QueryParams& params) {
+  const TraceModel& m = index.model();
+  const std::string* q = Param(params, "q");
+  if (!q || q->empty()) return Error(400, "missing parameter 'q' (the text searched for)");
+  if (q->size() > 1024) return Error(400, "search text too long");
+  const std::string* regex = Param(params, "regex");
+  Search search;
+  if (regex && *regex == "1") {
+    auto r = Search::MatchRegex(m, *q);
+    if (!r.ok()) return Error(400, r.status().message());
+    search = std::move(*r);
+  } else {
+    search = Search(m, *q);
+  }
+  json out{{"count", search.match_count()}, {"names", search.matching_names()}};
+  const std::string* dir = Param(params, "dir");
+  if (!dir) {
+    // The ids of the names with events, for the highlight (tiles carry name ids).
+    json ids = json::array();
+    bool truncated = false;
+    for (StringId id = 1; id < m.strings.size(); ++id) {
+      if (!search.Matches(id) || m.name_counts[id] == 0) continue;
+      if (ids.size() == kSearchIdsMax) {
+        truncated = true;
+        break;
+      }
+      ids.push_back(id);
+    }
+    out["ids"] = std::move(ids);
+    out["ids_truncated"] = truncated;
+    return {200, Dump(out)};
+  }
+  if (*dir != "next" && *dir != "prev") return Error(400, "dir must be next or prev");
+  int64_t t = 0;
+  if (Status s = Number(params, "t", &t); !s.ok()) return ErrorOf(s);
+  EventId from;
+  if (Param(params, "lane") || Param(params, "index")) {
+    uint32_t lane = 0, i = 0;
+    if (Status s = Number(params, "lane", &lane); !s.ok()) return ErrorOf(s);
+    if (Status s = Number(params, "index", &i); !s.ok()) return ErrorOf(s);
+    if (lane >= m.lanes.size() || i >= index.lane_size(lane)) return Error(404, "no such event");
+    from = {lane, i};
+  }
+  uint64_t budget = kSearchScanBudget;
+  if (Param(params, "budget")) {
+    if (Status s = Number(params, "budget", &budget); !s.ok()) return ErrorOf(s);
+    budget = std::clamp<uint64_t>(budget, 1024, kSearchScanBudget);
+  }
+  const SearchStepResult r = IndexSearchStep(index, search, *dir == "next", t, from, budget);
+  if (!r.status.ok()) return DamagedAnswer(r.status);
+  if (r.hit.valid()) {
+    const Lane& lane = m.lanes[r.hit.lane];
+    out["hit"] = {{"lane", r.hit.lane},
+                  {"index", r.hit.index},
+                  {"start", r.start},
+                  {"end", r.end},
+                  {"key", m.tracks[lane.track].key + "/" + std::to_string(lane.depth) + "/" +
+                              std::to_string(r.hit.index)}};
+  } else {
+    out["hit"] = nullptr;
+  }
+  out["resume"] = r.resume ? json(r.resume_t) : json(nullptr);
+  out["at_end"] = r.at_end;
+  out["examined"] = r.examined;
+  return {200, Dump(out)};
+}
+
+// %XX and '+' of a query value, as cpp-httplib decodes them for the server.
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+      out += char(hex(s[i + 1]) * 16 + hex(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -346,8 +489,8 @@ std::pair<std::string, QueryParams> SplitIndexUrl(std::string_view url) {
     const std::string_view kv = rest.substr(0, amp);
     const size_t eq = kv.find('=');
     if (!kv.empty())
-      params.emplace_back(std::string(kv.substr(0, eq)),
-                          eq == std::string_view::npos ? std::string() : std::string(kv.substr(eq + 1)));
+      params.emplace_back(PercentDecode(kv.substr(0, eq)),
+                          eq == std::string_view::npos ? std::string() : PercentDecode(kv.substr(eq + 1)));
     rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
   }
   return {std::string(url.substr(0, q)), std::move(params)};
@@ -362,6 +505,7 @@ IndexAnswer AnswerIndexQuery(const MappedIndex& index, std::string_view what, co
     return IndexTile(index, *request);
   }
   if (what == "event") return IndexEvent(index, params);
+  if (what == "flows") return IndexFlows(index, params);
   if (what == "kernels") {
     size_t limit = 1000;
     if (Param(params, "limit")) {
@@ -382,6 +526,11 @@ IndexAnswer AnswerIndexQuery(const MappedIndex& index, std::string_view what, co
     return {200, Dump(out)};
   }
   if (what == "summary") return {200, SummaryJson(index)};
+  if (what == "search") return IndexSearch(index, params);
+  if (what == "gaps") {  // computed at build (ExplainIdleGaps reads the events around each gap)
+    const std::string& gaps = index.summaries().idle_gaps_json;
+    return {200, gaps.empty() ? IdleGapsWithDevicesJson({}) : gaps};
+  }
   return Error(404, "not found");
 }
 

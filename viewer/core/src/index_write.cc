@@ -13,6 +13,7 @@
 
 #include "gt/index_format.h"
 #include "gt/viewer/index.h"
+#include "gt/viewer/json.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
 #include "index_blocks.h"
@@ -120,6 +121,7 @@ double Seconds(Clock::time_point since) {
 IndexSummaries ComputeSummaries(const TraceModel& model) {
   IndexSummaries s;
   SummarizeAll(model, &s.kernels, s.by_name);
+  s.idle_gaps_json = IdleGapsWithDevicesJson(ExplainIdleGaps(model, kIndexIdleGaps));
   return s;
 }
 

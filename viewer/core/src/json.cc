@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "gt/sat_math.h"
 #include "gt/viewer/collectives.h"
 #include "gt/viewer/profiled.h"
 
@@ -205,6 +206,63 @@ std::string HotStacksJson(const TraceModel& model, std::span<const FlameNode> gr
 
 std::string IdleGapsJson(const std::vector<IdleGap>& gaps) {
   return Dump(Gaps(gaps));
+}
+
+std::string IdleGapsWithDevicesJson(const std::vector<IdleGap>& gaps) {
+  json devices = json::array();
+  for (const IdleGap& g : gaps) devices.push_back(g.device);
+  return Dump(json{{"gaps", Gaps(gaps)}, {"devices", std::move(devices)}});
+}
+
+StatusOr<std::vector<IdleGap>> ParseIdleGapsJson(std::string_view text) {
+  const json j = json::parse(text.begin(), text.end(), nullptr, false);
+  if (!j.is_object() || !j.contains("gaps") || !j["gaps"].is_array())
+    return Corrupt("the idle gaps answer is not {\"gaps\":[...]}");
+  auto str = [](const json& o, const char* k) {
+    auto it = o.find(k);
+    return it != o.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  auto num = [](const json& o, const char* k, auto fallback) {
+    auto it = o.find(k);
+    return it != o.end() && it->is_number() ? it->get<decltype(fallback)>() : fallback;
+  };
+  const json& devices = j.value("devices", json::array());
+  std::vector<IdleGap> out;
+  for (size_t i = 0; i < j["gaps"].size(); ++i) {
+    const json& g = j["gaps"][i];
+    if (!g.is_object()) return Corrupt("an idle gap is not an object");
+    IdleGap gap;
+    gap.device_id = num(g, "device_id", uint32_t{0});
+    gap.device = i < devices.size() && devices[i].is_string() ? devices[i].get<std::string>() : "";
+    gap.start_ns = num(g, "start_ns", int64_t{0});
+    gap.end_ns = SatAdd(gap.start_ns, num(g, "duration_ns", int64_t{0}));
+    gap.diagnosis = str(g, "diagnosis");
+    for (const json& a : g.value("cpu_activity", json::array())) {
+      if (!a.is_object()) continue;
+      GapActivity x{.name = str(a, "name"),
+                    .api = str(a, "kind") == "api",
+                    .overlap_ns = num(a, "overlap_ns", int64_t{0}),
+                    .source = str(a, "source"),
+                    .thread = str(a, "thread")};
+      gap.activity.push_back(std::move(x));
+    }
+    if (auto c = g.find("cpu_samples"); c != g.end() && c->is_object()) {
+      gap.cpu.samples = num(*c, "samples", uint64_t{0});
+      gap.cpu.threads = num(*c, "threads", uint64_t{0});
+      gap.cpu.python_samples = num(*c, "python_samples", uint64_t{0});
+      gap.cpu.not_unwound = num(*c, "not_unwound", uint64_t{0});
+      for (const json& h : c->value("hot", json::array())) {
+        if (!h.is_object()) continue;
+        gap.cpu.hot.push_back({.frame = str(h, "frame"),
+                               .path = str(h, "path"),
+                               .python = str(h, "kind") == "python",
+                               .samples = num(h, "samples", uint64_t{0}),
+                               .share = num(h, "share", 0.0)});
+      }
+    }
+    out.push_back(std::move(gap));
+  }
+  return out;
 }
 
 std::string LossesJson(const std::vector<LossStat>& losses) {

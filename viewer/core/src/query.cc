@@ -68,6 +68,21 @@ StatusOr<Search> Search::MatchRegex(const TraceModel& model, std::string_view pa
   return s;
 }
 
+Search Search::FromMatches(std::string_view needle, bool regex, const std::vector<StringId>& ids,
+                           uint64_t match_count, uint32_t matching_names) {
+  Search s;
+  s.needle_ = needle;
+  s.regex_ = regex;
+  if (needle.empty()) return s;
+  StringId top = 0;
+  for (StringId id : ids) top = std::max(top, id);
+  s.match_.assign(ids.empty() ? 0 : size_t(top) + 1, 0);
+  for (StringId id : ids) s.match_[id] = 1;
+  s.match_count_ = match_count;
+  s.matching_names_ = matching_names;
+  return s;
+}
+
 Search Search::ExactName(const TraceModel& model, StringId name) {
   Search s;
   if (name == 0 || name >= model.strings.size() || model.strings[name].empty()) return s;

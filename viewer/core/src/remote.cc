@@ -8,10 +8,13 @@
 #include "gt/viewer/remote.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "gt/sat_math.h"
 #include "gt/viewer/index_query.h"
+#include "gt/viewer/json.h"
 
 namespace gt::viewer {
 
@@ -123,6 +126,22 @@ TrackKind TrackKindFromName(std::string_view name) {
   return TrackKind::kThreadRanges;
 }
 
+// Everything but unreserved characters as %XX: a search text may hold '&', '#', '%' or any byte.
+std::string PercentEncode(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += char(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 NameSummary NameRow(const json& r) {
   NameSummary s;
   s.name = Get<std::string>(r, "name");
@@ -212,6 +231,19 @@ std::string RemoteTrace::UrlOf(const Request& r) const {
       return "kernels?limit=100000";
     case Ask::kSummary:
       return "summary";
+    case Ask::kGaps:
+      return "gaps";
+    case Ask::kFlows:
+      return "flows?lane=" + std::to_string(r.event.lane) + "&index=" + std::to_string(r.event.index);
+    case Ask::kSearch:
+    case Ask::kSearchStep: {
+      std::string url = "search?q=" + PercentEncode(search_.text) + (search_.regex ? "&regex=1" : "");
+      if (r.ask == Ask::kSearch) return url;
+      url += std::string("&dir=") + (r.forward ? "next" : "prev") + "&t=" + std::to_string(r.t);
+      if (r.event.valid())
+        url += "&lane=" + std::to_string(r.event.lane) + "&index=" + std::to_string(r.event.index);
+      return url;
+    }
   }
   return "meta";
 }
@@ -300,7 +332,127 @@ void RemoteTrace::OnAnswer(uint64_t request, int status, std::string_view body, 
       summary_ready_ = true;
       if (status == 200) (void)TakeSummary(body);
       return;
+    case Ask::kFlows: {
+      if (again) return Retry(r, after);
+      partners_asked_.erase(r.event);
+      PartnerInfo info;  // an error answer: no partner (not asked again)
+      const json j = status == 200 ? Parse(body) : json();
+      if (j.is_object())
+        if (auto p = j.find("partner"); p != j.end() && p->is_object()) {
+          const EventId id{Get<uint32_t>(*p, "lane", kNone), Get<uint32_t>(*p, "index", kNone)};
+          if (id.valid() && id.lane < layout_.lanes.size()) {
+            info.id = id;
+            info.name = Get<std::string>(*p, "name");
+            info.kind = KindFromName(Get<std::string>(*p, "kind"));
+            info.start = Get<int64_t>(*p, "start");
+            info.end = Get<int64_t>(*p, "end");
+            info.launch = Get<bool>(*p, "launch");
+          }
+        }
+      if (partners_.size() >= 512) partners_.erase(partners_.begin());
+      partners_[r.event] = std::move(info);
+      return;
+    }
+    case Ask::kGaps:
+      if (again) return Retry(r, after);
+      gaps_ready_ = true;  // a failure shows none rather than asking forever
+      if (status == 200)
+        if (auto gaps = ParseIdleGapsJson(body); gaps.ok()) gaps_ = std::move(*gaps);
+      return;
+    case Ask::kSearch:
+      if (r.generation != search_generation_) return;  // the text changed since
+      if (again) return Retry(r, after);
+      search_.ready = true;
+      if (status == 200) {
+        TakeSearch(body);
+      } else {
+        const json j = Parse(body);
+        search_.error =
+            j.is_object() ? Get<std::string>(j, "error") : "the server answered " + std::to_string(status);
+      }
+      return;
+    case Ask::kSearchStep:
+      if (r.generation != step_generation_ || !step_pending_) return;
+      if (again) return Retry(r, after);
+      if (status != 200) {
+        step_pending_ = false;
+        return;
+      }
+      TakeSearchStep(r, body);
+      return;
   }
+}
+
+void RemoteTrace::SetSearch(std::string_view text, bool regex) {
+  if (text == search_.text && regex == search_.regex) return;
+  search_ = RemoteSearch{};
+  search_.text = std::string(text);
+  search_.regex = regex;
+  ++search_generation_;
+  step_pending_ = false;  // a step of the old text is dropped
+  ++step_generation_;
+  search_hit_ = {};
+  if (text.empty()) {
+    search_.ready = true;
+    return;
+  }
+  if (state_ == State::kReady) Issue({.ask = Ask::kSearch, .generation = search_generation_});
+}
+
+void RemoteTrace::TakeSearch(std::string_view body) {
+  const json j = Parse(body);
+  if (!j.is_object()) {
+    search_.error = "the server's search answer is not an object";
+    return;
+  }
+  search_.count = Get<uint64_t>(j, "count");
+  search_.names = Get<uint32_t>(j, "names");
+  search_.ids_truncated = Get<bool>(j, "ids_truncated");
+  if (auto ids = j.find("ids"); ids != j.end() && ids->is_array())
+    for (const json& id : *ids)
+      if (id.is_number_unsigned() && id.get<uint64_t>() < (uint64_t{1} << 31))
+        search_.ids.push_back(id.get<StringId>());
+}
+
+void RemoteTrace::SearchStep(bool forward, EventId from, int64_t t) {
+  if (search_.text.empty() || state_ != State::kReady) return;
+  ++step_generation_;
+  step_pending_ = true;
+  step_requests_ = 1;
+  search_hit_ = {};
+  Issue({.ask = Ask::kSearchStep, .event = from, .generation = step_generation_, .forward = forward, .t = t});
+}
+
+void RemoteTrace::TakeSearchStep(const Request& r, std::string_view body) {
+  const json j = Parse(body);
+  if (!j.is_object()) {
+    step_pending_ = false;
+    return;
+  }
+  if (auto hit = j.find("hit"); hit != j.end() && hit->is_object()) {
+    const EventId e{Get<uint32_t>(*hit, "lane", kNone), Get<uint32_t>(*hit, "index", kNone)};
+    step_pending_ = false;
+    if (e.valid() && e.lane < layout_.lanes.size()) search_hit_ = e;
+    return;
+  }
+  // Bounded by the trace's size over the budget (about 25 requests a pass at 100 M events); a server that
+  // never finishes is not followed forever.
+  if (++step_requests_ > 10'000) {
+    step_pending_ = false;
+    return;
+  }
+  Request next = r;
+  next.event = {};
+  if (auto resume = j.find("resume"); resume != j.end() && resume->is_number_integer()) {
+    next.t = resume->get<int64_t>();
+  } else if (!r.wrapped) {  // at the end: once more from the other end, as Search::Next wraps
+    next.wrapped = true;
+    next.t = r.forward ? layout_.first_ns : SatAdd(layout_.last_ns, int64_t{1});
+  } else {
+    step_pending_ = false;
+    return;
+  }
+  Issue(next);
 }
 
 Status RemoteTrace::TakeMeta(std::string_view body) {
@@ -353,6 +505,7 @@ Status RemoteTrace::TakeMeta(std::string_view body) {
   layout_ = std::move(m);
   stats_.events = layout_.event_count + layout_.sample_count;
   state_ = State::kReady;
+  if (!search_.text.empty() && !search_.ready) Issue({.ask = Ask::kSearch, .generation = search_generation_});
   return Status::Ok();
 }
 
@@ -556,6 +709,22 @@ const std::vector<KernelSummaryRow>* RemoteTrace::Kernels() {
   if (!kernels_asked_ && state_ == State::kReady) {
     kernels_asked_ = true;
     Issue({Ask::kKernels, {}, {}});
+  }
+  return nullptr;
+}
+
+const PartnerInfo* RemoteTrace::Partner(EventId e) {
+  if (!e.valid() || state_ != State::kReady || e.lane >= layout_.lanes.size()) return nullptr;
+  if (auto it = partners_.find(e); it != partners_.end()) return &it->second;
+  if (partners_asked_.insert(e).second) Issue({.ask = Ask::kFlows, .event = e});
+  return nullptr;
+}
+
+const std::vector<IdleGap>* RemoteTrace::IdleGaps() {
+  if (gaps_ready_) return &gaps_;
+  if (!gaps_asked_ && state_ == State::kReady) {
+    gaps_asked_ = true;
+    Issue({.ask = Ask::kGaps});
   }
   return nullptr;
 }

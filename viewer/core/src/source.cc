@@ -84,4 +84,24 @@ const std::vector<NameSummary>* LocalSource::Summary(SummaryOf what) {
   return &summary_[k];
 }
 
+const PartnerInfo* LocalSource::Partner(EventId e) {
+  if (!(partner_of_ == e) || !partner_of_.valid()) {
+    partner_of_ = e;
+    partner_ = {};
+    const EventId p = e.valid() && e.lane < m_->lanes.size() && e.index < m_->lanes[e.lane].size()
+                          ? FlowPartner(*m_, e)
+                          : EventId{};
+    if (p.valid())
+      partner_ = {p,           m_->Str(m_->Name(p)),
+                  m_->Kind(p), m_->Start(p),
+                  m_->End(p),  m_->TrackOf(p).kind == TrackKind::kThreadApi};
+  }
+  return &partner_;
+}
+
+const std::vector<IdleGap>* LocalSource::IdleGaps() {
+  if (!gaps_built_) gaps_ = ExplainIdleGaps(*m_, kIndexIdleGaps), gaps_built_ = true;
+  return &gaps_;
+}
+
 }  // namespace gt::viewer

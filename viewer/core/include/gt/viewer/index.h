@@ -43,7 +43,11 @@ IndexSource FingerprintBytes(std::span<const uint8_t> bytes);
 struct IndexSummaries {
   std::vector<KernelSummaryRow> kernels;  // KernelSummary(model): the kernel table, all devices
   std::vector<NameSummary> by_name[4];  // SummarizeByName(model, SummaryOf(k)) for kernels, copies, api, nvtx
+  // The largest GPU idle gaps and what the CPU did meanwhile (ExplainIdleGaps(model, kIndexIdleGaps)), as the
+  // server sends them: IdleGapsWithDevicesJson. It reads the events around each gap: done once, here.
+  std::string idle_gaps_json;
 };
+inline constexpr size_t kIndexIdleGaps = 5;  // the Summary tab's and `gtrace stats`' count
 
 struct IndexWriteStats {
   uint64_t events = 0;       // timeline events + counter samples

@@ -24,6 +24,10 @@ inline constexpr uint32_t kTileMaxPx = 4096;       // a tile wider than this is 
 inline constexpr uint32_t kTileMaxLanes = 256;     // depths per tile (deeper nesting: truncated)
 inline constexpr size_t kTileMaxItems = 1u << 18;  // draw items per tile over all its lanes (truncated)
 inline constexpr size_t kKernelRowsMax = 100'000;  // rows per /kernels answer
+// Search (what=search): names examined per step request at most (a step that reaches it answers where to
+// resume), and matching name ids sent for the highlight.
+inline constexpr uint64_t kSearchScanBudget = uint64_t{1} << 22;
+inline constexpr size_t kSearchIdsMax = size_t{1} << 16;
 
 struct TileRequest {
   TrackId track = kNone;
@@ -67,13 +71,35 @@ struct IndexAnswer {
   std::string body;
 };
 // what: "meta" (groups, tracks and the trace's extent), "tiles" (above), "event" (key=<event key> or
-// lane=&index=: EventJson), "kernels" (limit=N: the kernel table, KernelSummaryJson), "summary" (devices,
-// losses, the per-name tables). Anything else is a 404.
+// lane=&index=: EventJson), "flows" (the same parameters: {"partner": the launch <-> GPU work partner's
+// lane, index, key, name, kind, start, end, launch (it is the API call) | null}), "kernels" (limit=N: the kernel table, KernelSummaryJson), "summary" (devices,
+// losses, the per-name tables), "gaps" (the largest GPU idle gaps explained, IdleGapsWithDevicesJson,
+// computed at build), "search" (q=<text>, regex=1: the match count and the matching name ids;
+// with dir=next|prev and t= (and lane=&index= of the event to step from): one IndexSearchStep, budget=N
+// lowers its scan budget). Anything else is a 404.
 IndexAnswer AnswerIndexQuery(const MappedIndex& index, std::string_view what, const QueryParams& params);
 
+// One step of a search on a mapped index (the search box's next / previous match on a remote trace): the
+// first match after (forward) or before the position `from` in the order of Search::Next (start, lane,
+// index), or, when `from` is invalid, the first whose start is >= t (forward) / < t (backward). The scan
+// walks time windows over every lane, reading name blocks, and stops after about `budget` names: then
+// `resume` is where the next request starts (t, with no event), so a rare name costs several bounded requests
+// rather than one unbounded one. No wrap-around: at the trace's end `end` is set (the client wraps).
+struct SearchStepResult {
+  EventId hit;  // invalid when none was found in what was scanned
+  int64_t start = 0, end = 0;
+  bool resume = false;  // budget spent: ask again from resume_t
+  int64_t resume_t = 0;
+  bool at_end = false;    // scanned to the trace's end (forward) / start (backward) without a match
+  uint64_t examined = 0;  // names read
+  Status status;          // a damaged block: nothing above holds
+};
+SearchStepResult IndexSearchStep(const MappedIndex& index, const Search& search, bool forward, int64_t t,
+                                 EventId from, uint64_t budget = kSearchScanBudget);
+
 // A RemoteTrace request URL ("tiles?track=3&t0=...") as AnswerIndexQuery takes it: what, and its parameters
-// (not percent-decoded: RemoteTrace writes numbers only). For viewers answering in process from a local
-// index.
+// (values percent-decoded, '+' as a space, as the server's HTTP layer decodes them). For viewers answering in
+// process from a local index.
 std::pair<std::string, QueryParams> SplitIndexUrl(std::string_view url);
 
 }  // namespace gt::viewer

@@ -41,7 +41,11 @@ std::string JsonNumber(double v);           // shortest round-trip spelling; nul
 std::string NameSummaryJson(const std::vector<NameSummary>& rows, size_t limit = SIZE_MAX);
 // [name row] of the kernel table (KernelSummary), names resolved through `model`.
 std::string KernelSummaryJson(const TraceModel& model, const std::vector<KernelSummaryRow>& rows);
-std::string IdleGapsJson(const std::vector<IdleGap>& gaps);   // [idle gap]
+std::string IdleGapsJson(const std::vector<IdleGap>& gaps);  // [idle gap]
+// {"gaps":[idle gap],"devices":[each gap's device name]}: the server's /gaps answer (a remote trace's Summary
+// tab), read back by ParseIdleGapsJson into what ExplainIdleGaps gave.
+std::string IdleGapsWithDevicesJson(const std::vector<IdleGap>& gaps);
+StatusOr<std::vector<IdleGap>> ParseIdleGapsJson(std::string_view json);
 std::string LossesJson(const std::vector<LossStat>& losses);  // [loss]
 // The idle gap's "cpu_samples" object: {"samples","threads","python_samples","not_unwound",
 // "hot":[{"frame","path","kind","samples","share"}]}.

@@ -44,6 +44,12 @@ class Search {
   static StatusOr<Search> MatchRegex(const TraceModel& model, std::string_view pattern,
                                      bool case_sensitive = false);
 
+  // A search answered elsewhere (a remote trace's server, which has the events): its counts and the ids of
+  // the names that match. Matches() then highlights; Next/Prev/Ordinal/List need the events and find
+  // nothing on a model without them (the layout of a remote trace).
+  static Search FromMatches(std::string_view needle, bool regex, const std::vector<StringId>& ids,
+                            uint64_t match_count, uint32_t matching_names);
+
   bool empty() const { return needle_.empty(); }
   bool exact() const { return exact_; }  // made by ExactName
   bool regex() const { return regex_; }  // made by MatchRegex

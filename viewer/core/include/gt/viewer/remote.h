@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "gt/status.h"
@@ -115,6 +116,19 @@ struct RemoteStats {
   uint64_t events = 0;  // the trace's, from /meta
 };
 
+// The search box on a remote trace (the server's what=search): the match count and the matching names' ids
+// (the timeline highlights tile items by them), for the text and mode last asked.
+struct RemoteSearch {
+  std::string text;
+  bool regex = false;
+  bool ready = false;  // the answer for `text` is in
+  std::string error;   // the server's reason (a bad regular expression)
+  uint64_t count = 0;
+  uint32_t names = 0;
+  std::vector<StringId> ids;
+  bool ids_truncated = false;  // more names match than the answer lists (highlight partial)
+};
+
 class RemoteTrace final : public TraceSource {
  public:
   // `url` is relative to the trace's base (the page prefixes "/api/t/<id>/").
@@ -144,15 +158,33 @@ class RemoteTrace final : public TraceSource {
   EventId FindEventByKey(std::string_view key) const override;
   const std::vector<KernelSummaryRow>* Kernels() override;
   const std::vector<NameSummary>* Summary(SummaryOf what) override;
+  const std::vector<IdleGap>* IdleGaps() override;
+  const PartnerInfo* Partner(EventId e) override;
   // The raw /event answer of `e` (the C API hands it on as the local EventJson), "" while on its way.
   const std::string& EventJsonOf(EventId e) const;
 
+  // Search: asks for the count and names of `text` (cheap when unchanged; "" clears).
+  void SetSearch(std::string_view text, bool regex);
+  const RemoteSearch& search() const { return search_; }
+  // Asks for the next (previous) match after (before) event `from`, whose start is `t`, or, with `from`
+  // invalid, the first whose start is >= t (< t). Wraps around once at the trace's end, as Search::Next
+  // does; a step replaces one still on its way. The server scans with a budget, so a rare name may take
+  // several requests: they follow each other here.
+  void SearchStep(bool forward, EventId from, int64_t t);
+  bool search_step_pending() const { return step_pending_; }
+  // The match the last step found, once (then invalid); invalid also when it found none.
+  EventId TakeSearchHit() { return std::exchange(search_hit_, EventId{}); }
+
  private:
-  enum class Ask : uint8_t { kMeta, kTile, kEvent, kKernels, kSummary };
+  enum class Ask : uint8_t { kMeta, kTile, kEvent, kKernels, kSummary, kSearch, kSearchStep, kGaps, kFlows };
   struct Request {
     Ask ask = Ask::kMeta;
     TileKey tile;
-    EventId event;
+    EventId event;  // kEvent; kSearchStep: the event stepped from (invalid: from t)
+    // kSearch, kSearchStep: which search (answers of an older one are dropped) and where a step is.
+    uint64_t generation = 0;
+    bool forward = true, wrapped = false;
+    int64_t t = 0;
   };
   void Issue(const Request& r);  // sends now, or queues when max_in_flight are out
   void Retry(const Request& r, double after_s);
@@ -161,6 +193,8 @@ class RemoteTrace final : public TraceSource {
   void TakeEvent(EventId e, int status, std::string_view body);
   Status TakeKernels(std::string_view body);
   Status TakeSummary(std::string_view body);
+  void TakeSearch(std::string_view body);
+  void TakeSearchStep(const Request& r, std::string_view body);
   // Draws the tile `key` from a cached ancestor into *out (items overlapping [t0, t1)); false when none.
   bool FromAncestor(const TileKey& key, uint32_t depth, int64_t t0, int64_t t1, std::vector<LaneItem>* out);
   const RemoteTile* TileOrAsk(const TileKey& key);
@@ -184,6 +218,15 @@ class RemoteTrace final : public TraceSource {
   std::vector<KernelSummaryRow> kernels_;
   bool summary_asked_ = false, summary_ready_ = false;
   std::vector<NameSummary> summary_[4];
+  std::map<EventId, PartnerInfo> partners_;  // answered; bounded like events_
+  std::set<EventId> partners_asked_;
+  bool gaps_asked_ = false, gaps_ready_ = false;
+  std::vector<IdleGap> gaps_;
+  RemoteSearch search_;
+  uint64_t search_generation_ = 0, step_generation_ = 0;
+  uint32_t step_requests_ = 0;  // of the step in progress (a bound: a pathological server cannot loop us)
+  bool step_pending_ = false;
+  EventId search_hit_;
   RemoteStats stats_;
 };
 

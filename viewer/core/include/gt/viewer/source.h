@@ -5,8 +5,9 @@
 //   - RemoteTrace (gt/viewer/remote.h): a trace that stays on `gtrace serve`; answers come from tiles and
 //     queries fetched as the view needs them, so any answer may be "not here yet" (false / nullptr) and
 //     the UI draws what it has (a coarser tile, a placeholder) and asks again next frame.
-// Panels whose queries scan events (search, flows, counters, roofline, notes, histograms, comparison) need
-// the events in memory: they ask events_local() and offer to download the trace otherwise.
+// Search is not here: a remote trace's is the server's (RemoteTrace::SetSearch / SearchStep). Panels whose
+// queries scan events (explicit flows, counters, roofline, notes, histograms, comparison) need the events in
+// memory: they ask events_local() and offer to download the trace otherwise.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +52,16 @@ struct EventInfo {
   std::vector<DetailField> fields;  // EventDetails
 };
 
+// The other end of an event's launch <-> GPU work link (FlowPartner), as "Go to the launch" and the flow
+// arrow show it. id invalid: the event has none.
+struct PartnerInfo {
+  EventId id;
+  std::string name;
+  EventKind kind = EventKind::kKernel;
+  int64_t start = 0, end = 0;
+  bool launch = false;  // the partner is the launch (a CUDA API call), else the GPU work
+};
+
 class TraceSource {
  public:
   virtual ~TraceSource() = default;
@@ -79,6 +90,11 @@ class TraceSource {
   // The kernel table (KernelSummary of every device) and the per-name tables; nullptr while on their way.
   virtual const std::vector<KernelSummaryRow>* Kernels() = 0;
   virtual const std::vector<NameSummary>* Summary(SummaryOf what) = 0;
+  // The largest GPU idle gaps and what the CPU did meanwhile (ExplainIdleGaps(model, kIndexIdleGaps));
+  // nullptr while on their way.
+  virtual const std::vector<IdleGap>* IdleGaps() = 0;
+  // The launch <-> GPU work partner of `e`; nullptr while on its way.
+  virtual const PartnerInfo* Partner(EventId e) = 0;
 };
 
 // A model in memory. `precomputed`: a mapped index's aggregates, which spare the scans (may be null).
@@ -97,6 +113,8 @@ class LocalSource final : public TraceSource {
   EventId FindEventByKey(std::string_view key) const override { return m_->FindEventByKey(key); }
   const std::vector<KernelSummaryRow>* Kernels() override;
   const std::vector<NameSummary>* Summary(SummaryOf what) override;
+  const std::vector<IdleGap>* IdleGaps() override;
+  const PartnerInfo* Partner(EventId e) override;
 
  private:
   const TraceModel* m_;
@@ -107,6 +125,10 @@ class LocalSource final : public TraceSource {
   std::vector<KernelSummaryRow> kernels_;
   bool summary_built_[4] = {};
   std::vector<NameSummary> summary_[4];
+  bool gaps_built_ = false;
+  EventId partner_of_;  // the event partner_ is of (the details panel and the timeline ask every frame)
+  PartnerInfo partner_;
+  std::vector<IdleGap> gaps_;
 };
 
 // EventInfo of an event of a model in memory (what the server's /event answer encodes).

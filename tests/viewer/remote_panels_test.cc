@@ -1,0 +1,344 @@
+// The panels of a remote trace beyond the timeline (issue 17), against the local queries on the same model:
+// search (the server's what=search: count, matching names, the next / previous match stepped with a scan
+// budget and resumed; the page's client stepping as Search::Next / Prev do, wrap-around included) and the
+// idle gaps (what=gaps, computed at the index build, as ExplainIdleGaps).
+#include <catch2/catch.hpp>
+#include <deque>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "gt/viewer/builder.h"
+#include "gt/viewer/index.h"
+#include "gt/viewer/index_query.h"
+#include "gt/viewer/json.h"
+#include "gt/viewer/load.h"
+#include "gt/viewer/remote.h"
+#include "synth_trace.h"
+
+using namespace gt;
+using namespace gt::viewer;
+using nlohmann::json;
+
+namespace {
+
+std::unique_ptr<TraceModel> Synth(uint64_t events, uint64_t seed) {
+  gt::synth::SynthOptions o;
+  o.events = events;
+  o.seed = seed;
+  ModelBuilder b;
+  gt::synth::GenerateSynthTrace(b, o);
+  return b.Finish();
+}
+
+json Ask(const MappedIndex& index, const std::string& url, int want = 200) {
+  auto [what, params] = SplitIndexUrl(url);
+  const IndexAnswer a = AnswerIndexQuery(index, what, params);
+  INFO(url << " -> " << a.status << " " << a.body.substr(0, 300));
+  REQUIRE(a.status == want);
+  return json::parse(a.body);
+}
+
+// The client's loop over one step: resumes until a hit, wraps once at the end (as RemoteTrace does).
+EventId Step(const MappedIndex& index, const Search& s, bool forward, EventId from, int64_t t,
+             uint64_t budget, int* requests) {
+  bool wrapped = false;
+  const TraceModel& m = index.model();
+  for (*requests = 1; *requests < 100000; ++*requests) {
+    const SearchStepResult r = IndexSearchStep(index, s, forward, t, from, budget);
+    REQUIRE(r.status.ok());
+    // A window is narrowed to what is left of the budget before it is read (one of a single ns is read
+    // whole: a few events may start at the same ns).
+    CHECK(r.examined <= budget + 8);
+    if (r.hit.valid()) return r.hit;
+    from = {};
+    if (r.resume) {
+      t = r.resume_t;
+    } else {
+      REQUIRE(r.at_end);
+      if (wrapped) return {};
+      wrapped = true;
+      t = forward ? m.first_ns : m.last_ns + 1;
+    }
+  }
+  FAIL("a step that never ends");
+  return {};
+}
+
+std::string Url(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c)) {
+      out += char(c);
+    } else {
+      char b[4];
+      std::snprintf(b, sizeof b, "%%%02X", c);
+      out += b;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("remote search: counts, names and steps equal the local Search", "[remote][search]") {
+  auto m = Synth(120'000, 11);
+  const std::vector<uint8_t> bytes = EncodeIndex(*m, {});
+  auto opened = MappedIndex::FromBytes(bytes, {});
+  REQUIRE(opened.ok());
+  const MappedIndex& index = **opened;
+
+  for (const char* needle : {"gemm_kernel_7<", "step 3", "cudaMemcpy", "GEMM_KERNEL_1", "no such name"}) {
+    const Search local(*m, needle);
+    const json a = Ask(index, std::string("search?q=") + Url(needle));
+    INFO(needle);
+    CHECK(a["count"].get<uint64_t>() == local.match_count());
+    CHECK(a["names"].get<uint32_t>() == local.matching_names());
+    std::set<StringId> ids;
+    for (StringId id = 1; id < m->strings.size(); ++id)
+      if (local.Matches(id) && m->name_counts[id]) ids.insert(id);
+    CHECK(a["ids"].get<std::set<StringId>>() == ids);
+    CHECK_FALSE(a["ids_truncated"].get<bool>());
+    const Search remote = Search::FromMatches(needle, false, a["ids"].get<std::vector<StringId>>(),
+                                              a["count"].get<uint64_t>(), a["names"].get<uint32_t>());
+    for (StringId id = 0; id < m->strings.size(); ++id) CHECK(remote.Matches(id) == ids.count(id) > 0);
+  }
+
+  // Steps: the server's walk through the matches is Search::Next's and Prev's, from no event (the first
+  // match), from a match, across the wrap-around; with the full budget and with a tiny one (resumes).
+  for (const char* needle : {"gemm_kernel_7<", "step 3", "cudaMemcpy"}) {
+    const Search local(*m, needle);
+    REQUIRE(local.match_count() > 0);
+    for (uint64_t budget : {kSearchScanBudget, uint64_t{64}}) {
+      INFO(needle << " budget " << budget);
+      for (bool forward : {true, false}) {
+        EventId mine, theirs;
+        int most_requests = 0;
+        const size_t steps = std::min<uint64_t>(local.match_count() + 2, 60);
+        for (size_t k = 0; k < steps; ++k) {
+          const EventId want = forward ? local.Next(*m, theirs) : local.Prev(*m, theirs);
+          int requests = 0;
+          const int64_t t = mine.valid() ? m->Start(mine) : (forward ? m->first_ns : m->last_ns + 1);
+          mine = Step(index, local, forward, mine, t, budget, &requests);
+          most_requests = std::max(most_requests, requests);
+          REQUIRE(want.valid());
+          REQUIRE(mine == want);
+          theirs = want;
+        }
+        if (budget == 64 && std::string(needle) == "step 3") CHECK(most_requests > 1);  // it resumed
+      }
+    }
+  }
+  // A rare name: the last match forward wraps to the first.
+  {
+    const Search local(*m, "step 3");
+    EventId last = local.Prev(*m, {});
+    int requests = 0;
+    CHECK(Step(index, local, true, last, m->Start(last), 64, &requests) == local.Next(*m, {}));
+    CHECK(requests > 1);
+  }
+}
+
+TEST_CASE("remote search: the HTTP answer of a step, and clear errors", "[remote][search]") {
+  auto m = Synth(30'000, 5);
+  const std::vector<uint8_t> bytes = EncodeIndex(*m, {});
+  auto opened = MappedIndex::FromBytes(bytes, {});
+  REQUIRE(opened.ok());
+  const MappedIndex& index = **opened;
+  const Search local(*m, "gemm_kernel_3<");
+  const EventId first = local.Next(*m, {});
+  json a = Ask(index, "search?q=gemm_kernel_3%3C&dir=next&t=" + std::to_string(m->first_ns));
+  REQUIRE(a["hit"].is_object());
+  CHECK(a["hit"]["lane"] == first.lane);
+  CHECK(a["hit"]["index"] == first.index);
+  CHECK(a["hit"]["start"] == m->Start(first));
+  CHECK(a["hit"]["end"] == m->End(first));
+  CHECK(a["hit"]["key"] == m->EventKey(first));
+  const EventId second = local.Next(*m, first);
+  a = Ask(index, "search?q=gemm_kernel_3%3C&dir=next&t=" + std::to_string(m->Start(first)) +
+                     "&lane=" + std::to_string(first.lane) + "&index=" + std::to_string(first.index));
+  CHECK(a["hit"]["key"] == m->EventKey(second));
+  // '+' is a space, as the server's HTTP layer decodes it; a regular expression.
+  CHECK(Ask(index, "search?q=step+3")["count"] == Search(*m, "step 3").match_count());
+  auto re = Search::MatchRegex(*m, "kernel_(1|2)<");
+  REQUIRE(re.ok());
+  CHECK(Ask(index, "search?q=kernel_%281%7C2%29%3C&regex=1")["count"] == re->match_count());
+  // Errors.
+  Ask(index, "search", 400);
+  Ask(index, "search?q=", 400);
+  Ask(index, "search?q=a%28&regex=1", 400);  // a bad pattern: the regex's reason
+  Ask(index, "search?q=step&dir=sideways&t=0", 400);
+  Ask(index, "search?q=step&dir=next", 400);  // no t
+  Ask(index, "search?q=step&dir=next&t=0&lane=99999&index=0", 404);
+  // Anywhere in int64 and past either end: an answer, at_end.
+  CHECK(Ask(index, "search?q=step&dir=next&t=9223372036854775807")["at_end"] == true);
+  CHECK(Ask(index, "search?q=step&dir=prev&t=-9223372036854775808")["at_end"] == true);
+}
+
+TEST_CASE("remote search: the page's client counts, highlights and steps as the local search",
+          "[remote][search]") {
+  auto m = Synth(60'000, 9);
+  const std::vector<uint8_t> bytes = EncodeIndex(*m, {});
+  auto opened = MappedIndex::FromBytes(bytes, {});
+  REQUIRE(opened.ok());
+  const MappedIndex& index = **opened;
+  std::deque<std::pair<uint64_t, std::string>> queue;
+  RemoteTrace r([&](uint64_t id, const std::string& url) { queue.push_back({id, url}); });
+  auto pump = [&] {
+    while (!queue.empty()) {
+      auto [id, url] = queue.front();
+      queue.pop_front();
+      auto [what, params] = SplitIndexUrl(url);
+      const IndexAnswer a = AnswerIndexQuery(index, what, params);
+      r.OnAnswer(id, a.status, a.body);
+    }
+  };
+  r.Start();
+  pump();
+  REQUIRE(r.state() == RemoteTrace::State::kReady);
+  const std::string needle = "step 5 & more";  // nothing matches: '&' travels encoded
+  r.SetSearch(needle, false);
+  pump();
+  REQUIRE(r.search().ready);
+  CHECK(r.search().count == 0);
+  r.SetSearch("step 5", false);
+  r.SetSearch("step 5", false);  // unchanged: not asked again
+  CHECK(queue.size() == 1);
+  pump();
+  const Search local(*m, "step 5");
+  REQUIRE(r.search().ready);
+  CHECK(r.search().count == local.match_count());
+  // Steps forward through every match and once more (the wrap), then back.
+  EventId at;
+  for (uint64_t k = 0; k <= local.match_count(); ++k) {
+    r.SearchStep(true, at, at.valid() ? m->Start(at) : m->first_ns);
+    CHECK(r.search_step_pending());
+    pump();
+    CHECK_FALSE(r.search_step_pending());
+    const EventId hit = r.TakeSearchHit();
+    CHECK(hit == local.Next(*m, at));
+    CHECK_FALSE(r.TakeSearchHit().valid());  // once
+    at = hit;
+  }
+  r.SearchStep(false, at, m->Start(at));
+  pump();
+  CHECK(r.TakeSearchHit() == local.Prev(*m, at));
+  // A new text drops the step of the old one.
+  r.SearchStep(true, {}, m->first_ns);
+  r.SetSearch("cudaMemcpy", false);
+  pump();
+  CHECK_FALSE(r.TakeSearchHit().valid());
+  CHECK(r.search().count == Search(*m, "cudaMemcpy").match_count());
+  // A bad regular expression: the server's reason.
+  r.SetSearch("(", true);
+  pump();
+  CHECK(r.search().ready);
+  CHECK_FALSE(r.search().error.empty());
+}
+
+TEST_CASE("remote idle gaps: the server's answer is ExplainIdleGaps of the loaded trace", "[remote][gaps]") {
+  size_t with_gaps = 0, with_samples = 0;
+  for (const char* f : {"h200_idle.gtrace", "cpu_h200_loader.gtrace", "libcalls_osrt_h200.gtrace"}) {
+    INFO(f);
+    auto m = LoadTraceFile(std::string(GT_TESTS_DATA) + "/" + f);
+    REQUIRE(m.ok());
+    const std::vector<uint8_t> bytes = EncodeIndex(**m, {});
+    auto opened = MappedIndex::FromBytes(bytes, {});
+    REQUIRE(opened.ok());
+    const std::vector<IdleGap> want = ExplainIdleGaps(**m, kIndexIdleGaps);
+    auto [what, params] = SplitIndexUrl("gaps");
+    const IndexAnswer a = AnswerIndexQuery(**opened, what, params);
+    REQUIRE(a.status == 200);
+    auto got = ParseIdleGapsJson(a.body);
+    REQUIRE(got.ok());
+    REQUIRE(got->size() == want.size());
+    CHECK(IdleGapsJson(*got) == IdleGapsJson(want));  // every field the panel and `gtrace stats` show
+    for (size_t i = 0; i < want.size(); ++i) {
+      CHECK((*got)[i].device == want[i].device);
+      CHECK((*got)[i].end_ns == want[i].end_ns);
+      with_samples += want[i].cpu.samples > 0;
+    }
+    with_gaps += !want.empty();
+    // The page's client: nothing until the answer is in, then the same gaps.
+    std::deque<std::pair<uint64_t, std::string>> queue;
+    RemoteTrace r([&](uint64_t id, const std::string& url) { queue.push_back({id, url}); });
+    auto pump = [&] {
+      while (!queue.empty()) {
+        auto [id, url] = queue.front();
+        queue.pop_front();
+        auto [w, p] = SplitIndexUrl(url);
+        const IndexAnswer x = AnswerIndexQuery(**opened, w, p);
+        r.OnAnswer(id, x.status, x.body);
+      }
+    };
+    r.Start();
+    pump();
+    CHECK(r.IdleGaps() == nullptr);
+    pump();
+    REQUIRE(r.IdleGaps() != nullptr);
+    CHECK(IdleGapsJson(*r.IdleGaps()) == IdleGapsJson(want));
+    LocalSource local(m->get());
+    CHECK(IdleGapsJson(*local.IdleGaps()) == IdleGapsJson(want));
+  }
+  CHECK(with_gaps >= 2);
+  CHECK(with_samples > 0);  // CPU samples in a gap travel too
+}
+
+TEST_CASE("remote flows: the launch <-> GPU work partner is FlowPartner's", "[remote][flows]") {
+  for (const char* f : {"h200_torch_train.gtrace", "h200_streams.gtrace"}) {
+    INFO(f);
+    auto loaded = LoadTraceFile(std::string(GT_TESTS_DATA) + "/" + f);
+    REQUIRE(loaded.ok());
+    const TraceModel& m = **loaded;
+    const std::vector<uint8_t> bytes = EncodeIndex(m, {});
+    auto opened = MappedIndex::FromBytes(bytes, {});
+    REQUIRE(opened.ok());
+    std::deque<std::pair<uint64_t, std::string>> queue;
+    RemoteTrace r([&](uint64_t id, const std::string& url) { queue.push_back({id, url}); });
+    auto pump = [&] {
+      while (!queue.empty()) {
+        auto [id, url] = queue.front();
+        queue.pop_front();
+        auto [w, p] = SplitIndexUrl(url);
+        const IndexAnswer x = AnswerIndexQuery(**opened, w, p);
+        r.OnAnswer(id, x.status, x.body);
+      }
+    };
+    r.Start();
+    pump();
+    LocalSource local(&m);
+    size_t with_partner = 0, checked = 0;
+    // About 40 events of every lane: launches, kernels, copies, ranges (no partner).
+    for (LaneId l = 0; l < m.lanes.size(); ++l)
+      for (uint32_t i = 0; i < m.lanes[l].size(); i += std::max<uint32_t>(1, m.lanes[l].size() / 40)) {
+        const EventId e{l, i};
+        const EventId want = FlowPartner(m, e);
+        CHECK(r.Partner(e) == nullptr);  // asked
+        pump();
+        const PartnerInfo* got = r.Partner(e);
+        REQUIRE(got);
+        ++checked;
+        CHECK(got->id == want);
+        const PartnerInfo* mine = local.Partner(e);
+        CHECK(mine->id == want);
+        if (!want.valid()) continue;
+        ++with_partner;
+        CHECK(got->name == m.Str(m.Name(want)));
+        CHECK(got->kind == m.Kind(want));
+        CHECK(got->start == m.Start(want));
+        CHECK(got->end == m.End(want));
+        CHECK(got->launch == (m.TrackOf(want).kind == TrackKind::kThreadApi));
+        CHECK(mine->launch == got->launch);
+        CHECK(mine->name == got->name);
+      }
+    CHECK(checked > 50);
+    CHECK(with_partner > 10);
+  }
+  auto m = Synth(5'000, 3);
+  const std::vector<uint8_t> bytes = EncodeIndex(*m, {});
+  auto opened = MappedIndex::FromBytes(bytes, {});
+  REQUIRE(opened.ok());
+  auto [w, p] = SplitIndexUrl("flows?lane=99999&index=0");
+  CHECK(AnswerIndexQuery(**opened, w, p).status == 404);
+  auto [w2, p2] = SplitIndexUrl("flows?lane=0");
+  CHECK(AnswerIndexQuery(**opened, w2, p2).status == 400);
+}
