@@ -2,6 +2,7 @@
 # Builds the WebAssembly viewer (preset "wasm" -> build/wasm/web) and runs the browser end-to-end tests in
 # headless chromium (playwright-core). Screenshots and console logs land in test-output/web/.
 #   scripts/web-test.sh [--only <test name substring>] [--no-build]
+# E2E_JOBS (default 2): browser tests run that many at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NODE_PATH=/usr/share/nodejs  # emcc's JS optimizer needs Debian's node modules
@@ -21,12 +22,19 @@ if [ ! -d web/tests/node_modules/playwright-core ]; then
   (cd web/tests && npm install --no-audit --no-fund --silent)
 fi
 if [ "$BUILD" = 1 ]; then
-  echo "web-test: building the wasm viewer (build/wasm)"
+  # The two builds at once: each ends in a link that runs on one core (binaryen's wasm-opt, most of a build
+  # with a warm cache), so one build's link overlaps the other's compiling or link.
+  echo "web-test: building the wasm viewer (build/wasm) and the threaded one (build/wasm-mt -> build/wasm/web/gtrace-mt.*)"
   cmake --preset wasm >/dev/null
-  cmake --build build/wasm -j "$JOBS" --target gtrace_web
-  echo "web-test: building the threaded wasm viewer (build/wasm-mt -> build/wasm/web/gtrace-mt.*)"
   cmake --preset wasm-mt >/dev/null
-  cmake --build build/wasm-mt -j "$JOBS" --target gtrace_web
+  cmake --build build/wasm -j "$JOBS" --target gtrace_web 2>&1 | sed -u 's/^/[wasm] /' &
+  wasm_pid=$!
+  cmake --build build/wasm-mt -j "$JOBS" --target gtrace_web 2>&1 | sed -u 's/^/[wasm-mt] /' &
+  wasm_mt_pid=$!
+  wasm_rc=0
+  wait "$wasm_pid" || wasm_rc=$?
+  wait "$wasm_mt_pid" || wasm_rc=$?
+  [ "$wasm_rc" = 0 ] || { echo "web-test: a wasm build failed" >&2; exit 1; }
 fi
 # The deterministic sample .gtrace (tests/web/make_sample_trace.cc) comes from the native build: build/native in
 # CI (scripts/test.sh builds it first), or the folder named by GT_NATIVE_BUILD.
@@ -47,7 +55,17 @@ mkdir -p test-output/web/job
 "$NATIVE/tests/web/gt_job_traces" test-output/web/job  # rank0.gtrace, rank1.gtrace: the merged-open test
 export GT_JOB_DIR=$PWD/test-output/web/job
 export GT_GTRACE_BIN=$PWD/$NATIVE/viewer/cli/gtrace  # `gtrace serve` for the share-link test
-echo "web-test: browser tests (screenshots and logs in test-output/web/)"
-node web/tests/e2e.mjs --web-root build/wasm/web --out test-output/web "${ARGS[@]}"
+# The browser tests (E2E_JOBS of them at a time) and the share links against `gtrace serve` side by side; each
+# prints its output when it ends.
+echo "web-test: browser tests (screenshots and logs in test-output/web/), and share links against gtrace serve (test-output/share/)"
+share_log=$(mktemp)
+node tests/server/share_e2e.mjs "$GT_GTRACE_BIN" build/wasm/web tests/data/h200_torch_train.gtrace >"$share_log" 2>&1 &
+share_pid=$!
+e2e_rc=0
+node web/tests/e2e.mjs --web-root build/wasm/web --out test-output/web --jobs "${E2E_JOBS:-2}" "${ARGS[@]}" || e2e_rc=$?
+share_rc=0
+wait "$share_pid" || share_rc=$?
 echo "web-test: share links against gtrace serve (screenshots in test-output/share/)"
-node tests/server/share_e2e.mjs "$GT_GTRACE_BIN" build/wasm/web tests/data/h200_torch_train.gtrace
+cat "$share_log"
+rm -f "$share_log"
+[ "$e2e_rc" = 0 ] && [ "$share_rc" = 0 ]

@@ -2,10 +2,13 @@
 // playwright-core. Serves the built page from a throwaway 127.0.0.1 server, asks the running page what it shows
 // through the viewer's exported C API (window.gtApi), and saves a screenshot per test.
 //
-//   node e2e.mjs [--web-root build/wasm/web] [--out test-output/web] [--only substring]
+//   node e2e.mjs [--web-root build/wasm/web] [--out test-output/web] [--only substring] [--jobs N]
 //
+// --jobs N (default 2): tests run N at a time, each worker with its own chromium (so its own GPU process, where
+// SwiftShader draws the pages' frames on the CPU). A test's output is printed in one piece when it ends.
 // Prints "N passed, M failed" last; exits 1 when anything failed.
 import { launchBrowser, serveLink } from './harness.mjs';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawn } from 'node:child_process';
 import os from 'node:os';
 import fs from 'node:fs';
@@ -21,6 +24,7 @@ const opt = (name, dflt) => { const i = argv.indexOf(name); return i >= 0 ? argv
 const webRoot = path.resolve(opt('--web-root', path.join(repo, 'build/wasm/web')));
 const outDir = path.resolve(opt('--out', path.join(repo, 'test-output/web')));
 const only = opt('--only', '');
+const jobs = Math.max(1, Number(opt('--jobs', '2')) || 1);
 fs.mkdirSync(outDir, { recursive: true });
 
 // ---- fixtures ------------------------------------------------------------------------------------------------
@@ -102,14 +106,24 @@ await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const base = `http://127.0.0.1:${server.address().port}`;
 
 // ---- browser ---------------------------------------------------------------------------------------------------
-const browser = await launchBrowser();
+// The running test's worker browser, the contexts it opened (closed when it ends) and its output lines, found
+// through the async call chain so that tests running side by side never see each other's.
+const running = new AsyncLocalStorage();
+async function newContext(options) {
+  const run = running.getStore();
+  const context = await run.browser.newContext(options);
+  run.contexts.push(context);
+  return context;
+}
+// A line of the test's own output, printed after its ok/FAIL line.
+const say = (line) => running.getStore().lines.push(line);
 
 class Failure extends Error {}
 function check(cond, message) { if (!cond) throw new Failure(message); }
 function near(a, b, tol, message) { check(Math.abs(a - b) <= tol, `${message}: ${a} vs ${b} (tolerance ${tol})`); }
 
 async function openPage(name, query = '', contextOptions = {}, prefix = '') {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 800 }, ...contextOptions });
+  const context = await newContext({ viewport: { width: 1400, height: 800 }, ...contextOptions });
   const page = await context.newPage();
   const log = [];
   page.on('console', (m) => log.push(`[${m.type()}] ${m.text()}`));
@@ -173,7 +187,8 @@ const timelineRect = (page) => apiJson(page, 'gt_timeline_rect');
 
 // ---- tests -----------------------------------------------------------------------------------------------------
 const tests = [];
-const test = (name, fn) => tests.push({ name, fn });
+// cost: about how many seconds the test takes where it is much longer than most (the runner starts those first).
+const test = (name, fn, { cost = 0 } = {}) => tests.push({ name, fn, cost });
 
 test('page loads and shows the welcome screen', async () => {
   const page = await openPage('welcome');
@@ -578,7 +593,7 @@ test('hi-DPI screen (devicePixelRatio 2): sharp backing store, fonts and right m
   check(again && again.key === sel.key, 'click at CSS coordinates selects the event: ' + JSON.stringify(again));
   await shot(page, '13b-hidpi-trace.png');
   return page;
-});
+}, { cost: 12 });
 
 // The slow-DataLoader trace (sampled CPU stacks, tests/data/README.md), on the page its per-trace test already
 // opened: shift-drag the steady state (0.3-0.8 s after the start-up gap), the Flame graph tab names the
@@ -690,7 +705,7 @@ for (const trace of gtraces) {
     // Informational: the viewer's own CPU time per frame (inside the wasm), not SwiftShader's frame rate.
     let worst = 0;
     for (let i = 0; i < 5; ++i) { await frames(page, 1); worst = Math.max(worst, await api(page, 'gt_last_frame_ms')); }
-    console.log(`     ${trace.name}: UI frame CPU time (fit-all view) max ${worst.toFixed(2)} ms over 5 frames`);
+    say(`     ${trace.name}: UI frame CPU time (fit-all view) max ${worst.toFixed(2)} ms over 5 frames`);
     await shot(page, `10b-${trace.name}-all.png`);
     if (trace.name === 'cpu_h200_loader.gtrace') await checkFlameGraph(page);
 
@@ -703,40 +718,46 @@ for (const trace of gtraces) {
     check(k2 <= kernels, `no more kernels than the whole file (${k2} <= ${kernels})`);
     await shot(page, `10c-truncated-${trace.name}.png`);
     return page;
-  });
+  }, { cost: trace.name === 'cpu_h200_loader.gtrace' ? 15 : 0 });
 }
 
 // Threads: a cross-origin isolated page runs the threaded build (gtrace-mt.js) and loads on several
-// threads; every trace shows the same tracks and counts as on the one-thread page, also when truncated.
-test('isolated page loads on threads: same tracks and counts as one thread', async () => {
-  // A small screen: 76 loads wait for frames drawn by SwiftShader on the CPU, and the counts are what is checked.
-  const small = { viewport: { width: 700, height: 420 } };
-  const iso = await openPage('threads-iso', '', small, '/iso');
-  check(await iso.evaluate(() => window.crossOriginIsolated), 'the /iso/ page is cross-origin isolated');
-  const threads = await iso.evaluate(() => window.gtThreads());
-  check(threads >= 2, `the threaded build runs with workers: gtThreads() = ${threads}`);
-  check(await iso.evaluate(() => !!document.querySelector('script[src="gtrace-mt.js"]')), 'gtrace-mt.js loaded');
-  const one = await openPage('threads-one', '?threads=0', small, '/iso');
-  check(await one.evaluate(() => window.gtThreads()) === 1, '?threads=0 runs the one-thread build');
-  const kinds = ['all', 'kernel', 'memcpy', 'memset', 'api', 'nvtx', 'counter_samples'];
-  const summary = async (page) => {
-    const out = { tracks: (await apiJson(page, 'gt_tracks')).map((t) => t.name), losses: await apiJson(page, 'gt_losses') };
-    for (const k of kinds) out[k] = await api(page, 'gt_event_count', k);
-    return JSON.stringify(out);
-  };
-  const names = gtraces.map((t) => t.name);
-  for (const name of [...names, ...names.map((n) => 'truncated-' + n)]) {
-    await drop(iso, name);
-    check(await settled(iso) === 2, `${name} loads on threads: ` + await apiStr(iso, 'gt_last_error'));
-    await drop(one, name);
-    check(await settled(one) === 2, `${name} loads on one thread`);
-    const a = await summary(iso), b = await summary(one);
-    check(a === b, `${name}: threads ${a} vs one thread ${b}`);
-  }
-  check(iso.gtPageErrors.length === 0, 'no page errors: ' + iso.gtPageErrors.join('; '));
-  await shot(iso, '14-threads.png');
-  return iso;
-});
+// threads; every trace shows the same tracks and counts as on the one-thread page, also when truncated. The
+// traces are split over two tests (76 loads in all) so that two workers share them.
+const threadParts = 2;
+for (let part = 0; part < threadParts; ++part) {
+  const title = `isolated page loads on threads: same tracks and counts as one thread (part ${part + 1} of ${threadParts})`;
+  test(title, async () => {
+    // A small screen: the loads wait for frames drawn by SwiftShader on the CPU, and the counts are what is checked.
+    const small = { viewport: { width: 700, height: 420 } };
+    const iso = await openPage(`threads-iso-${part + 1}`, '', small, '/iso');
+    check(await iso.evaluate(() => window.crossOriginIsolated), 'the /iso/ page is cross-origin isolated');
+    const threads = await iso.evaluate(() => window.gtThreads());
+    check(threads >= 2, `the threaded build runs with workers: gtThreads() = ${threads}`);
+    check(await iso.evaluate(() => !!document.querySelector('script[src="gtrace-mt.js"]')), 'gtrace-mt.js loaded');
+    const one = await openPage(`threads-one-${part + 1}`, '?threads=0', small, '/iso');
+    check(await one.evaluate(() => window.gtThreads()) === 1, '?threads=0 runs the one-thread build');
+    const kinds = ['all', 'kernel', 'memcpy', 'memset', 'api', 'nvtx', 'counter_samples'];
+    const summary = async (page) => {
+      const out = { tracks: (await apiJson(page, 'gt_tracks')).map((t) => t.name), losses: await apiJson(page, 'gt_losses') };
+      for (const k of kinds) out[k] = await api(page, 'gt_event_count', k);
+      return JSON.stringify(out);
+    };
+    const names = gtraces.map((t) => t.name).filter((_, i) => i % threadParts === part);
+    for (const name of [...names, ...names.map((n) => 'truncated-' + n)]) {
+      // Both pages load at once: each waits for its own frames, and those of the two pages overlap.
+      await Promise.all([drop(iso, name), drop(one, name)]);
+      const [onThreads, onOne] = await Promise.all([settled(iso), settled(one)]);
+      check(onThreads === 2, `${name} loads on threads: ` + await apiStr(iso, 'gt_last_error'));
+      check(onOne === 2, `${name} loads on one thread`);
+      const a = await summary(iso), b = await summary(one);
+      check(a === b, `${name}: threads ${a} vs one thread ${b}`);
+    }
+    check(iso.gtPageErrors.length === 0, 'no page errors: ' + iso.gtPageErrors.join('; '));
+    await shot(iso, `14-threads-${part + 1}.png`);
+    return iso;
+  }, { cost: 25 });
+}
 
 // The counters section sits below the event's fields in the details panel: scroll it down by `wheels` steps,
 // then park the mouse where no tooltip covers the panel.
@@ -833,7 +854,7 @@ if (process.env.GT_GTRACE_BIN && gtraces.length) {
                                                    webRoot, '--store', path.join(store, 's'), '--open', traceFile]);
     try {
       const link = await serveLink(proc);
-      const context = await browser.newContext({ viewport: { width: 1400, height: 800 } });
+      const context = await newContext({ viewport: { width: 1400, height: 800 } });
       const page = await context.newPage();
       page.gtPageErrors = [];
       page.gtLog = [];
@@ -1160,7 +1181,7 @@ if (cmpA && cmpB && fs.existsSync(gtraceBin)) {
       check(s3.counterpart && s3.counterpart.key === aKey, 'and outlines A\'s');
       await shot(page, '22-compare-click-b.png');
     } else {
-      console.log('     (B\'s counterpart below the visible rows: ' + JSON.stringify(st.counterpart) + ')');
+      say('     (B\'s counterpart below the visible rows: ' + JSON.stringify(st.counterpart) + ')');
     }
 
     // Another alignment, then the share link keeps the pair, the alignment and B's selection.
@@ -1187,7 +1208,7 @@ if (cmpA && cmpB && fs.existsSync(gtraceBin)) {
     // An old link (v1, one trace) still opens.
     check(await api(page2, 'gt_apply_view_state', 'v1!0!1000!!!!kernels!') === 1, 'v1 view state applies');
     return page;
-  });
+  }, { cost: 15 });
 
   test('compare: a trace with itself has zero deltas', async () => {
     const t = gtraces.find((x) => x.name === 'h200_torch_train.gtrace');
@@ -1260,7 +1281,7 @@ if (cmpA && cmpB && fs.existsSync(gtraceBin)) {
     try {
       const link = await serveLink(proc);
       check(/\?trace=[a-z0-9]+&compare=[a-z0-9]+$/.test(link), 'a link with both ids: ' + link);
-      const context = await browser.newContext({ viewport: { width: 1400, height: 800 } });
+      const context = await newContext({ viewport: { width: 1400, height: 800 } });
       const page = await context.newPage();
       page.gtPageErrors = [];
       page.on('pageerror', (e) => page.gtPageErrors.push(e.message));
@@ -1365,7 +1386,7 @@ if (process.env.GT_GTRACE_BIN && streams) {
     try {
       const link = await serveLink(proc);
       const newPage = async (name, url) => {
-        const context = await browser.newContext({ viewport: { width: 1400, height: 800 } });
+        const context = await newContext({ viewport: { width: 1400, height: 800 } });
         const page = await context.newPage();
         page.gtPageErrors = [];
         page.gtLog = [];
@@ -1438,37 +1459,49 @@ if (process.env.GT_GTRACE_BIN && streams) {
       proc.kill('SIGTERM');
       fs.rmSync(store, { recursive: true, force: true });
     }
-  });
+  }, { cost: 20 });
 }
 
 // ---- runner ----------------------------------------------------------------------------------------------------
 let passed = 0, failed = 0;
-for (const t of tests) {
-  if (only && !t.name.includes(only)) continue;
+async function runTest(t, browser) {
+  const run = { browser, contexts: [], lines: [] };
   const started = Date.now();
-  let page = null;
+  const out = [];
   try {
-    page = await t.fn();
+    const page = await running.run(run, t.fn);
     if (page && page.gtPageErrors.length) throw new Failure('page errors: ' + page.gtPageErrors.join('; '));
     passed++;
-    console.log(`ok   ${t.name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    out.push(`ok   ${t.name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   } catch (e) {
     failed++;
-    console.log(`FAIL ${t.name}: ${e instanceof Failure ? e.message : e.stack}`);
-    for (const ctx of browser.contexts()) for (const p of ctx.pages()) {
+    out.push(`FAIL ${t.name}: ${e instanceof Failure ? e.message : e.stack}`);
+    for (const ctx of run.contexts) for (const p of ctx.pages()) {
       try { await p.screenshot({ path: path.join(outDir, `FAILED-${t.name.replace(/\W+/g, '_')}.png`) }); }
       catch (_) { /* page already gone */ }
-      if (p.gtLog) console.log('  console:\n    ' + p.gtLog.slice(-20).join('\n    '));
+      if (p.gtLog) out.push('  console:\n    ' + p.gtLog.slice(-20).join('\n    '));
     }
   } finally {
-    for (const ctx of browser.contexts()) {
+    for (const ctx of run.contexts) {
       for (const p of ctx.pages())
         if (p.gtLog) fs.writeFileSync(path.join(outDir, `${p.gtName}.console.log`), p.gtLog.join('\n') + '\n');
-      await ctx.close();
+      await ctx.close().catch(() => {});
     }
   }
+  console.log([...out, ...run.lines].join('\n'));
 }
-await browser.close();
+// The longest tests start first, so that no worker is left with one at the end while the other idles.
+const queue = tests.filter((t) => !only || t.name.includes(only)).sort((a, b) => (b.cost || 0) - (a.cost || 0));
+const workers = Math.min(jobs, queue.length);
+const started = Date.now();
+await Promise.all(Array.from({ length: workers }, async () => {
+  const browser = await launchBrowser();
+  try {
+    for (let t; (t = queue.shift());) await runTest(t, browser);
+  } finally {
+    await browser.close();
+  }
+}));
 server.close();
-console.log(`${passed} passed, ${failed} failed`);
+console.log(`${passed} passed, ${failed} failed (${((Date.now() - started) / 1000).toFixed(1)} s, ${workers} at a time)`);
 process.exit(failed ? 1 : 0);
