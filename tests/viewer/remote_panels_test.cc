@@ -30,6 +30,24 @@ std::unique_ptr<TraceModel> Synth(uint64_t events, uint64_t seed) {
   return b.Finish();
 }
 
+// The page's client answered in process from a mapped index (as `gtrace-ui --index` does): requests queue up
+// until Pump answers them, so a test sees the client before and after the answers.
+struct InProcessRemote {
+  const MappedIndex& index;
+  std::deque<std::pair<uint64_t, std::string>> queue;
+  RemoteTrace r{[this](uint64_t id, const std::string& url) { queue.push_back({id, url}); }};
+  explicit InProcessRemote(const MappedIndex& mapped) : index(mapped) {}
+  void Pump() {
+    while (!queue.empty()) {
+      auto [id, url] = queue.front();
+      queue.pop_front();
+      auto [what, params] = SplitIndexUrl(url);
+      const IndexAnswer a = AnswerIndexQuery(index, what, params);
+      r.OnAnswer(id, a.status, a.body);
+    }
+  }
+};
+
 json Ask(const MappedIndex& index, const std::string& url, int want = 200) {
   auto [what, params] = SplitIndexUrl(url);
   const IndexAnswer a = AnswerIndexQuery(index, what, params);
@@ -181,17 +199,9 @@ TEST_CASE("remote search: the page's client counts, highlights and steps as the 
   auto opened = MappedIndex::FromBytes(bytes, {});
   REQUIRE(opened.ok());
   const MappedIndex& index = **opened;
-  std::deque<std::pair<uint64_t, std::string>> queue;
-  RemoteTrace r([&](uint64_t id, const std::string& url) { queue.push_back({id, url}); });
-  auto pump = [&] {
-    while (!queue.empty()) {
-      auto [id, url] = queue.front();
-      queue.pop_front();
-      auto [what, params] = SplitIndexUrl(url);
-      const IndexAnswer a = AnswerIndexQuery(index, what, params);
-      r.OnAnswer(id, a.status, a.body);
-    }
-  };
+  InProcessRemote client(index);
+  RemoteTrace& r = client.r;
+  auto pump = [&] { client.Pump(); };
   r.Start();
   pump();
   REQUIRE(r.state() == RemoteTrace::State::kReady);
@@ -202,7 +212,7 @@ TEST_CASE("remote search: the page's client counts, highlights and steps as the 
   CHECK(r.search().count == 0);
   r.SetSearch("step 5", false);
   r.SetSearch("step 5", false);  // unchanged: not asked again
-  CHECK(queue.size() == 1);
+  CHECK(client.queue.size() == 1);
   pump();
   const Search local(*m, "step 5");
   REQUIRE(r.search().ready);
@@ -259,17 +269,9 @@ TEST_CASE("remote idle gaps: the server's answer is ExplainIdleGaps of the loade
     }
     with_gaps += !want.empty();
     // The page's client: nothing until the answer is in, then the same gaps.
-    std::deque<std::pair<uint64_t, std::string>> queue;
-    RemoteTrace r([&](uint64_t id, const std::string& url) { queue.push_back({id, url}); });
-    auto pump = [&] {
-      while (!queue.empty()) {
-        auto [id, url] = queue.front();
-        queue.pop_front();
-        auto [w, p] = SplitIndexUrl(url);
-        const IndexAnswer x = AnswerIndexQuery(**opened, w, p);
-        r.OnAnswer(id, x.status, x.body);
-      }
-    };
+    InProcessRemote client(**opened);
+    RemoteTrace& r = client.r;
+    auto pump = [&] { client.Pump(); };
     r.Start();
     pump();
     CHECK(r.IdleGaps() == nullptr);
@@ -292,17 +294,9 @@ TEST_CASE("remote flows: the launch <-> GPU work partner is FlowPartner's", "[re
     const std::vector<uint8_t> bytes = EncodeIndex(m, {});
     auto opened = MappedIndex::FromBytes(bytes, {});
     REQUIRE(opened.ok());
-    std::deque<std::pair<uint64_t, std::string>> queue;
-    RemoteTrace r([&](uint64_t id, const std::string& url) { queue.push_back({id, url}); });
-    auto pump = [&] {
-      while (!queue.empty()) {
-        auto [id, url] = queue.front();
-        queue.pop_front();
-        auto [w, p] = SplitIndexUrl(url);
-        const IndexAnswer x = AnswerIndexQuery(**opened, w, p);
-        r.OnAnswer(id, x.status, x.body);
-      }
-    };
+    InProcessRemote client(**opened);
+    RemoteTrace& r = client.r;
+    auto pump = [&] { client.Pump(); };
     r.Start();
     pump();
     LocalSource local(&m);
