@@ -316,9 +316,11 @@ TEST_CASE("cpu sampler: the cached unwinder from the signal's context gives libg
   const auto after = inject::cpu::GetStats();
   REQUIRE(cached);  // glibc 2.35+ (_dl_find_object)
   // The libgcc run did not touch the cache; the cached one unwound without libgcc and read each rule once per
-  // thread and address, not per sample.
+  // thread and address, not per sample. "Without libgcc": every thread of the process is sampled, and one
+  // caught starting, exiting or in libc's own assembly may stop in a frame whose rules the cache does not
+  // follow (a clean CI run saw one such sample in ~300); the nest's samples themselves are checked below.
   CHECK(mid.unwind_cached_frames == before.unwind_cached_frames);
-  CHECK(after.unwind_fallbacks == mid.unwind_fallbacks);
+  CHECK(after.unwind_fallbacks - mid.unwind_fallbacks <= uint64_t(n_cached) / 50 + 1);
   CHECK(after.unwind_cached_frames - mid.unwind_cached_frames >= uint64_t(n_cached) * 8);
   CHECK((after.unwind_rules_read - mid.unwind_rules_read) * 4 <
         after.unwind_cached_frames - mid.unwind_cached_frames);
