@@ -283,12 +283,11 @@ int UnwindLibgcc(State& s, const ucontext_t* uc, uintptr_t stop_lo, uintptr_t st
 // The cached unwinder (cfi_unwind.h), from the interrupted frame's registers: the handler's own frames and
 // the signal trampoline are never unwound. -1: a frame needs rules it does not follow (the caller unwinds
 // the sample with libgcc).
-int UnwindCached(State& s, Slot& slot, const ucontext_t* uc, uintptr_t stop_lo, uintptr_t stop_hi,
-                 uint64_t* out, uint8_t* flags) {
+int UnwindCached(State& s, Slot& slot, PinnedMaps& maps, const ucontext_t* uc, uintptr_t stop_lo,
+                 uintptr_t stop_hi, uint64_t* out, uint8_t* flags) {
   const greg_t* r = uc->uc_mcontext.gregs;
   // Stack slots are read only below the end of the mapping that holds the interrupted rsp: a frame rule that
   // leads past the thread's stack (an outermost frame not marked so) ends the unwind instead of faulting.
-  PinnedMaps maps(s);
   const uintptr_t stack_end = maps.EndOfRange(uintptr_t(r[REG_RSP]));
   const UnwindResult res = UnwindFromContext(
       s.find_object, *slot.rules, s.modules_generation.load(std::memory_order_relaxed), uintptr_t(r[REG_RIP]),
@@ -313,11 +312,11 @@ int UnwindCached(State& s, Slot& slot, const ucontext_t* uc, uintptr_t stop_lo, 
   return res.frames;
 }
 
-int UnwindNative(State& s, Slot& slot, void* uc, uintptr_t stop_lo, uintptr_t stop_hi, uint64_t* out,
-                 uint8_t* flags) {
+int UnwindNative(State& s, Slot& slot, PinnedMaps& maps, void* uc, uintptr_t stop_lo, uintptr_t stop_hi,
+                 uint64_t* out, uint8_t* flags) {
   const auto* context = static_cast<const ucontext_t*>(uc);
   if (s.cached_unwind && slot.rules) {
-    const int n = UnwindCached(s, slot, context, stop_lo, stop_hi, out, flags);
+    const int n = UnwindCached(s, slot, maps, context, stop_lo, stop_hi, out, flags);
     if (n >= 0) return n;
     s.unwind_fallbacks.fetch_add(1, std::memory_order_relaxed);
   }
@@ -348,7 +347,9 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
   const bool py_ready = s->py_ready.load(std::memory_order_acquire);
   const uintptr_t ts = py_ready ? reinterpret_cast<uintptr_t>(s->py_this_tstate()) : 0;
   const uintptr_t stop_lo = ts && s->py ? s->py_text_lo : 0, stop_hi = ts && s->py ? s->py_text_hi : 0;
-  const int nn = UnwindNative(*s, *slot, uc_void, stop_lo, stop_hi, e + 2, &flags);
+  // One snapshot of the mappings for this sample: the unwinder's stack bound and the Python walk's checks.
+  PinnedMaps mem(*s);
+  const int nn = UnwindNative(*s, *slot, mem, uc_void, stop_lo, stop_hi, e + 2, &flags);
   const int64_t t_unwound = Now();
   // Python: this thread's state, then the chain of interpreter frames.
   int np = 0;
@@ -359,7 +360,6 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
         flags |= kSampleNoPython;
         s->py_unsupported.fetch_add(1, std::memory_order_relaxed);
       } else {
-        PinnedMaps mem(*s);
         uint64_t* out = e + 2 + nn;
         const uint32_t frame_size = std::max({L->frame_code, L->frame_previous, L->frame_prev_instr}) + 8;
         const uint32_t code_size = std::max<uint32_t>(16, L->code_firstlineno + 4);

@@ -148,6 +148,9 @@ Spill& SpillState() {
   return *s;
 }
 std::atomic<bool> g_spilling{false};
+// Spilled columns alive: while none is, freeing or growing a column does not look in the registry (the
+// parallel load's threads would meet on its lock for nothing).
+std::atomic<size_t> g_spilled_alive{0};
 #endif  // elsewhere (wasm) every column is a malloc block
 // A mapping can also fail for the number of mappings (vm.max_map_count, about 65,000 by default): each long
 // column is one, so that limit is met only by tens of thousands of long lanes; say which it was.
@@ -195,12 +198,13 @@ void* SpillAllocate(size_t bytes) {
   }
   s.fds.emplace(p, fd);
   ++s.made;
+  g_spilled_alive.fetch_add(1, std::memory_order_relaxed);
   return p;
 }
 
 // -1: not a spilled column.
 int SpillFd(void* p) {
-  if (!p) return -1;
+  if (!p || g_spilled_alive.load(std::memory_order_relaxed) == 0) return -1;
   Spill& s = SpillState();
   std::lock_guard lock(s.mu);
   const auto it = s.fds.find(p);
@@ -213,6 +217,7 @@ void SpillFree(void* p, size_t bytes, int fd) {
   Spill& s = SpillState();
   std::lock_guard lock(s.mu);
   s.fds.erase(p);
+  g_spilled_alive.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void* SpillResize(void* p, size_t old_bytes, size_t new_bytes, int fd) {
@@ -280,9 +285,7 @@ std::string SpillDirProblem(const std::string& dir) {
 
 size_t SpilledColumns() {
 #if defined(__linux__)
-  Spill& s = SpillState();
-  std::lock_guard lock(s.mu);
-  return s.fds.size();
+  return g_spilled_alive.load(std::memory_order_relaxed);
 #else
   return 0;
 #endif
