@@ -342,7 +342,8 @@
   // kRemoteBytes) is not downloaded; the viewer asks for tiles of what it shows, an event's details on a
   // click, the kernel and summary tables (viewer/core remote.h). &remote=1 forces it, &remote=0 downloads.
   // The viewer hands out requests through Module.gtRemoteFetch; answers go back with gt_remote_answer. Panels
-  // that scan events (search, flows, counters, notes) offer gtDownloadRemote, which opens the whole trace.
+  // that scan events (the list of search matches, notes, collectives) offer gtDownloadRemote, which opens the
+  // whole trace.
   const kRemoteEvents = 20e6;
   const kRemoteBytes = 256 * 1024 * 1024;
   let remoteBase = null;  // "/api/t/<id>/" while a remote trace is open

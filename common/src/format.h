@@ -30,8 +30,8 @@ inline constexpr uint16_t kVersionMinor = 4;
 // change to its layout or to the model structs it holds bumps it, and an index of another version is rebuilt.
 inline constexpr uint16_t kIndexVersionMajor = 2;
 // 2.0: compressed column blocks (1.1: sampled CPU stacks); 2.1: a compressed block's values byte-shuffled;
-// 2.2: the idle-gap explanations in the summaries
-inline constexpr uint16_t kIndexVersionMinor = 2;
+// 2.2: the idle-gap explanations in the summaries; 2.3: the counter tables' timeline joins (ProfiledData)
+inline constexpr uint16_t kIndexVersionMinor = 3;
 
 // ---- segment header: 20 bytes
 // -------------------------------------------------------------------------------- magic[10]

@@ -10,6 +10,7 @@
 #include "fuzz_sample.h"
 #include "gt/viewer/index.h"
 #include "gt/viewer/index_query.h"
+#include "gt/viewer/profiled.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gt::viewer;
@@ -36,6 +37,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!deep) return 0;
   AnswerIndexQuery(**index, "kernels", {});
   AnswerIndexQuery(**index, "summary", {});
+  // The counter tables' JSON (damaged with the rest of the summaries here) as the page parses and analyses
+  // it.
+  const IndexAnswer profiled = AnswerIndexQuery(**index, "profiled", {});
+  if (auto data = ParseProfiledData(profiled.body); data.ok()) {
+    const ProfiledKernels p = AnalyzeProfiledKernels(*data);
+    for (const auto& [e, launch] : data->launch_of) (void)p.LaunchOf(e);
+  }
   (void)(*index)->Materialize();
   return 0;
 }

@@ -129,7 +129,43 @@ try {
   const eventsC = await num(c, 'gt_event_count', 'all');
   check(eventsC > 0 && await num(d, 'gt_event_count', 'all') === eventsC, `D: same event count (${eventsC})`);
   check(await str(d, 'gt_trace_name') === 'kineto_small.json', 'D: under its file name');
-  for (const p of [a, b, c, d]) check(cspViolations(p).length === 0, 'no CSP violations: ' + cspViolations(p).join(' | '));
+
+  // ---- E: a counters trace stored on the server, opened by link as a remote trace (&remote=1): the counters
+  // of each profiled kernel and the roofline come from the server's /profiled and equal the downloaded page's.
+  const countersFile = path.join(root, 'tests/data/counters_torch_graph_h200.gtrace');
+  const up = await fetch(`${base}/api/traces?name=graph.gtrace`, {
+    method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body: fs.readFileSync(countersFile) });
+  const id = (await up.json()).id;
+  check(up.status === 201 && id, `E: stored the counters trace as ${id}`);
+  for (let i = 0; i < 600 && (await fetch(`${base}/api/t/${id}/meta`)).status !== 200; ++i)
+    await new Promise((r) => setTimeout(r, 100));
+  const profiled = await (await fetch(`${base}/api/t/${id}/profiled`)).json();
+  check(profiled.launch_of && profiled.launch_of.length >= 15, `E: /profiled maps ${profiled.launch_of.length} launches`);
+  const keys = [];
+  for (const [lane, index] of profiled.launch_of.filter((_, i) => i % 5 === 0).slice(0, 6))
+    keys.push((await (await fetch(`${base}/api/t/${id}/event?lane=${lane}&index=${index}`)).json()).key);
+  const e = await openPage(`${base}/?trace=${id}&remote=1`);
+  const f = await openPage(`${base}/?trace=${id}&remote=0`);
+  check(await settled(e) === 2 && await settled(f) === 2, 'E: the link opens remotely and downloaded');
+  check(await e.evaluate(() => window.gtRemote === true), 'E: the first page is remote');
+  for (const key of keys) {
+    await num(e, 'gt_select', key);
+    await num(f, 'gt_select', key);
+    const want = await str(f, 'gt_counters');
+    await e.waitForFunction((w) => gtApi.str('gt_counters') === w, want, { timeout: 30000 }).catch(() => {});
+    const got = await str(e, 'gt_counters');
+    check(got === want && JSON.parse(want).selected && JSON.parse(want).selected.launch,
+          `E: ${key}: the remote counters section is the downloaded one's (${JSON.parse(got).selected &&
+           JSON.parse(got).selected.launch})`);
+  }
+  await num(e, 'gt_show_panel', 'roofline');
+  await e.waitForTimeout(300);
+  check(await str(e, 'gt_panel') === 'roofline', 'E: the roofline tab is open on the remote trace');
+  await e.screenshot({ path: path.join(outDir, 'share-e-remote-roofline.png') });
+  await num(e, 'gt_show_panel', 'details');
+  await e.waitForTimeout(200);
+  await e.screenshot({ path: path.join(outDir, 'share-e-remote-counters.png') });
+  for (const p of [a, b, c, d, e, f]) check(cspViolations(p).length === 0, 'no CSP violations: ' + cspViolations(p).join(' | '));
 } catch (e) {
   console.log('FAIL ' + (e && e.stack || e));
   failed = true;

@@ -434,6 +434,11 @@ TEST_CASE("index fuzz seeds", "[.index-seeds]") {
   std::vector<std::unique_ptr<TraceModel>> models;
   models.push_back(test::SmallTrace());
   for (uint64_t n : {200, 1500, 6000}) models.push_back(Synth(n, n));
+  // A real trace with hardware counters: its summaries hold the counter tables' JSON (what=profiled).
+  auto counters = LoadTraceFile(std::string(GT_TESTS_DATA) + "/counters_h200.gtrace");
+  REQUIRE(counters.ok());
+  REQUIRE_FALSE((*counters)->kernel_metrics.empty());
+  models.push_back(std::move(*counters));
   int k = 0;
   for (const auto& m : models)
     WriteAll(std::string(dir) + "/seed" + std::to_string(k++), EncodeIndex(*m, kSource));

@@ -6,11 +6,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gt/viewer/csv.h"
 #include "gt/viewer/index_query.h"
 #include "gt/viewer/json.h"
 #include "gt/viewer/query.h"
 #include "headless_ui.h"
 #include "ui/app.h"
+#include "ui/teamui.h"
 
 using namespace gt;
 namespace fs = std::filesystem;
@@ -304,4 +306,77 @@ TEST_CASE("a remote trace opens, draws from tiles, selects an event, searches, a
   test::UiFrames(app, 2);
   pump();
   CHECK(app.remote()->stats().failures == 0);
+}
+
+// The counters section, PC sampling and the roofline of a remote trace: the server's what=profiled (built
+// with the index) analysed in the page, equal to the loaded trace's for every kernel event, graph launches
+// too.
+TEST_CASE("a remote trace's counters section and roofline are the loaded trace's", "[remote][counters]") {
+  Headless h;
+  size_t compared = 0, this_launch = 0;
+  for (const char* name : {"counters_torch_graph_h200.gtrace", "pcsampling_h200.gtrace"}) {
+    INFO(name);
+    ui::App local;
+    LoadLocal(local, std::string(GT_TESTS_DATA) + "/" + name);
+    const viewer::TraceModel& lm = *local.model();
+    const std::vector<uint8_t> bytes = viewer::EncodeIndex(lm, {1, "t"});
+    auto index = viewer::MappedIndex::FromBytes(bytes, {1, "t"});
+    REQUIRE(index.ok());
+    std::vector<std::pair<uint64_t, std::string>> queue;
+    ui::App app;
+    ui::SetGlobalApp(&app);
+    app.OpenRemote(name, [&](uint64_t id, const std::string& url) { queue.push_back({id, url}); });
+    auto pump = [&] {
+      for (int round = 0; round < 20 && !queue.empty(); ++round) {
+        auto batch = std::move(queue);
+        queue.clear();
+        for (auto& [id, url] : batch) {
+          const auto [what, params] = viewer::SplitIndexUrl(url);
+          const viewer::IndexAnswer a = viewer::AnswerIndexQuery(**index, what, params);
+          app.remote()->OnAnswer(id, a.status, a.body);
+        }
+        test::UiFrames(app, 1);
+      }
+    };
+    test::UiFrames(app);
+    pump();
+    REQUIRE(app.load_state() == ui::LoadState::kLoaded);
+    REQUIRE(app.remote());
+    // The roofline tab draws from the server's tables (not the download offer): the same points, the same
+    // CSV.
+    app.ShowPanel(ui::Panel::kRoofline);
+    test::UiFrames(app, 2);
+    pump();
+    test::UiFrames(app, 1);
+    ui::SetGlobalApp(&local);
+    const std::string want_all = ui::CountersJson(local);
+    ui::SetGlobalApp(&app);
+    CHECK(ui::CountersJson(app) == want_all);
+    auto csv = ui::UiTableCsv(app, "roofline");
+    auto want_csv = ui::UiTableCsv(local, "roofline");
+    REQUIRE((csv.ok() && want_csv.ok()));
+    CHECK(viewer::ToCsv(*csv) == viewer::ToCsv(*want_csv));
+    // Every kernel event selected in both: the details' counters (this launch's when it was profiled) and
+    // PC sampling are the same.
+    for (viewer::LaneId l = 0; l < lm.lanes.size(); ++l)
+      for (uint32_t i = 0; i < lm.lanes[l].size(); ++i) {
+        const viewer::EventId e{l, i};
+        if (lm.Kind(e) != viewer::EventKind::kKernel) continue;
+        local.Select(e, false);
+        app.Select(e, false);
+        app.ShowPanel(ui::Panel::kDetails);
+        test::UiFrames(app, 1);
+        pump();
+        test::UiFrames(app, 1);
+        ui::SetGlobalApp(&local);
+        const std::string want = ui::CountersJson(local);
+        ui::SetGlobalApp(&app);
+        CHECK(ui::CountersJson(app) == want);
+        ++compared;
+        this_launch += want.find("\"launch\":\"") != std::string::npos;
+      }
+    CHECK(app.remote()->stats().failures == 0);
+  }
+  CHECK(compared > 20);
+  CHECK(this_launch >= 15);  // graph launches among them, each its own profiled launch
 }

@@ -1068,7 +1068,7 @@ void App::Frame() {
           ImGui::BeginChild("##panel");
           // Panels that scan events need them in memory; on a remote trace they offer the download.
           if (remote_ && tab.panel != Panel::kDetails && tab.panel != Panel::kKernels &&
-              tab.panel != Panel::kSummary)
+              tab.panel != Panel::kSummary && tab.panel != Panel::kRoofline)
             DrawRemoteFallback(*this, tab.label);
           else
             tab.draw(*this);

@@ -52,6 +52,7 @@ void ResetShown(CompareState& c) {
   c.counter_pairs.clear();
   c.counter_pair = 0;
   c.counters_b.reset();
+  c.data_b.reset();
   c.b_selected = c.a_counterpart = c.b_counterpart = c.a_selected_seen = {};
   c.search = viewer::Search();
   c.search_for.clear();
@@ -483,17 +484,22 @@ void DrawCountersSideBySide(App& app) {
   ImGui::TableSetupColumn(("B: " + c.name).c_str());
   ImGui::TableHeadersRow();
   ImGui::TableNextColumn();
+  // Each side's counters panel as the details panel draws it (A: the open trace's state).
+  const viewer::ProfiledData* da = app.source()->Profiled();
   CountersState& sa = app.counters();
-  if (sa.built_for != &a) BuildCountersState(sa, a);
+  if (da && sa.built_for != da) BuildCountersState(sa, *da);
   ImGui::PushID("a");
-  if (!ka.valid() || !DrawKernelCountersPanel(sa, a, ka)) ImGui::TextDisabled("%s", p.a->verdict.c_str());
+  if (!da || !ka.valid() || !DrawKernelCountersPanel(sa, {ka, p.a->pid, p.name}))
+    ImGui::TextDisabled("%s", p.a->verdict.c_str());
   ImGui::PopID();
   ImGui::TableNextColumn();
   if (!c.counters_b) c.counters_b = std::make_unique<CountersState>();
+  if (!c.data_b) c.data_b = std::make_unique<viewer::ProfiledData>(viewer::CollectProfiledData(b));
   CountersState& sb = *c.counters_b;
-  if (sb.built_for != &b) BuildCountersState(sb, b);
+  if (sb.built_for != c.data_b.get()) BuildCountersState(sb, *c.data_b);
   ImGui::PushID("b");
-  if (!kb.valid() || !DrawKernelCountersPanel(sb, b, kb)) ImGui::TextDisabled("%s", p.b->verdict.c_str());
+  if (!kb.valid() || !DrawKernelCountersPanel(sb, {kb, p.b->pid, p.name}))
+    ImGui::TextDisabled("%s", p.b->verdict.c_str());
   ImGui::PopID();
   ImGui::EndTable();
 }

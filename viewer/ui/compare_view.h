@@ -39,8 +39,9 @@ struct CompareState {
   bool computed = false;
   std::unique_ptr<viewer::ProfiledKernels> profiled_a, profiled_b;  // built when the panel first needs them
   std::vector<viewer::CounterPair> counter_pairs;
-  int counter_pair = 0;                       // the pair shown side by side
-  std::unique_ptr<CountersState> counters_b;  // B's counters panel state
+  int counter_pair = 0;                          // the pair shown side by side
+  std::unique_ptr<viewer::ProfiledData> data_b;  // B's counter tables and timeline joins, for its panel
+  std::unique_ptr<CountersState> counters_b;     // B's counters panel state
 
   // ---- B's view: collapse state, layout, selection, highlight ----
   std::vector<uint8_t> group_collapsed, track_collapsed;

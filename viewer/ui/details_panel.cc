@@ -85,13 +85,16 @@ void DrawDetailsPanel(App& app) {
     ImGui::EndTable();
   }
   // Hardware counters of a profiled kernel (speed of light, occupancy, stalls): viewer/ui/counters.
-  if (local && info->kind == viewer::EventKind::kKernel) DrawCountersDetails(app);
+  // A remote trace's come from the server's /profiled (the tables and their timeline joins).
+  if (info->kind == viewer::EventKind::kKernel) DrawCountersDetails(app);
 }
 
 void DrawRemoteFallback(App& app, const char* what) {
   ImGui::TextWrapped(
       "%s needs the whole trace in this page. This trace stays on the server (it has %s events): the "
-      "timeline, event details, the kernel table and the summary tables are fetched as you look at them.",
+      "timeline, event details, the kernel table, the summary tables, the counters and the roofline are "
+      "fetched as "
+      "you look at them.",
       what, FormatCount(app.model() ? app.model()->event_count : 0).c_str());
   if (ImGui::Button("Download the whole trace into this page")) DownloadRemoteTrace();
 }

@@ -41,7 +41,7 @@ void DrawKernelTable(App& app) {
   ImGui::EndDisabled();
   ImGui::SameLine();
   CsvButton(app, "kernels");
-  if (!m->kernel_metrics.empty()) {
+  if (const viewer::ProfiledData* d = app.source()->Profiled(); d && !d->kernel_metrics.empty()) {
     ImGui::SameLine();
     ImGui::TextDisabled("counters:");
     ImGui::SameLine();

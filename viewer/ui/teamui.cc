@@ -407,8 +407,12 @@ StatusOr<viewer::CsvTable> UiTableCsv(App& app, std::string_view table) {
     if (!c.active() || !c.computed) return InvalidArgument("no comparison is open (File > Compare with...)");
     return table == "compare-kernels" ? viewer::CompareKernelsCsv(c.rows) : viewer::CompareStepsCsv(c.steps);
   }
-  if (table == "counters" || table == "losses" || table == "roofline" || table == "collectives" ||
-      table == "collective-ranks")
+  if (table == "roofline" || table == "counters") {  // a remote trace's counters come from the server
+    const viewer::ProfiledKernels* p = ProfiledKernelsOf(app);
+    if (!p) return InvalidArgument("the hardware counters are still on their way from the server");
+    return table == "roofline" ? viewer::RooflineCsv(*p) : viewer::KernelCountersCsv(p->launches);
+  }
+  if (table == "losses" || table == "collectives" || table == "collective-ranks")
     return viewer::TraceTableCsv(*m, table);
   return InvalidArgument("unknown table '" + std::string(table) + "'");
 }

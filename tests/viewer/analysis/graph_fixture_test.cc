@@ -46,13 +46,15 @@ TEST_CASE("graph kernels of a real PyTorch CUDA graph carry their own counters",
   CHECK(graph_kernels.size() >= 5);
   CHECK(launches.size() > graph_launches);  // the eager runs of the same model, counted apart
 
-  // Every profiled graph launch is a kernel event of the timeline: FindProfiledLaunch (what the details panel
-  // uses) finds each exactly once.
+  // Every profiled graph launch is a kernel event of the timeline: LaunchOf (what the details panel uses)
+  // finds each exactly once.
+  const viewer::ProfiledKernels p = viewer::AnalyzeProfiledKernels(m);
+  REQUIRE(p.launches.size() == launches.size());
   std::map<size_t, int> found;  // launch index -> events mapped to it
   size_t graph_events = 0;
   for (viewer::LaneId l = 0; l < m.lanes.size(); ++l)
     for (uint32_t i = 0; i < m.lanes[l].size(); ++i) {
-      size_t idx = viewer::FindProfiledLaunch(m, launches, {l, i});
+      size_t idx = p.LaunchOf({l, i});
       if (idx == SIZE_MAX) continue;
       ++found[idx];
       graph_events += IsGraphOrdinal(launches[idx].launch_ordinal);

@@ -253,7 +253,7 @@ TEST_CASE("ncu fixtures: joined to the gcollect timeline of the same program", "
                 [&](EventId a, EventId b) { return model.Start(a) < model.Start(b); });
       const size_t n = ordinal[base]++;
       REQUIRE(n < events.size());
-      const size_t launch = FindProfiledLaunch(model, p.launches, events[n]);
+      const size_t launch = p.LaunchOf(events[n]);
       REQUIRE(launch != SIZE_MAX);
       CHECK(p.launches[launch].Get(metric::kTime) == Approx(csv.Number(row, "gpu__time_duration.sum")));
       CHECK(p.launches[launch].Get(metric::kDramBytesRead) ==

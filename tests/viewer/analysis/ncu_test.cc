@@ -209,8 +209,7 @@ TEST_CASE("ncu CSV standalone: launches, counters panel values, roofline point, 
   size_t found = 0;
   for (uint32_t l = 0; l < m.lanes.size(); ++l)
     for (uint32_t i = 0; i < m.lanes[l].size(); ++i)
-      if (m.Kind({l, i}) == EventKind::kKernel && FindProfiledLaunch(m, p.launches, {l, i}) != SIZE_MAX)
-        ++found;
+      if (m.Kind({l, i}) == EventKind::kKernel && p.LaunchOf({l, i}) != SIZE_MAX) ++found;
   CHECK(found == 3);
   // The roofline places the FMA kernel at 256 FLOP/byte, 2 MFLOP in 2 us.
   RooflineModel roof = BuildRoofline(p.device);
@@ -326,11 +325,11 @@ TEST_CASE("ncu join: launches paired with timeline kernels by base name and ordi
         copies.push_back({l, i});
   REQUIRE(copies.size() == 3);
   std::sort(copies.begin(), copies.end(), [&](EventId a, EventId b) { return m->Start(a) < m->Start(b); });
-  const size_t second = FindProfiledLaunch(*m, p.launches, copies[1]);
+  const size_t second = p.LaunchOf(copies[1]);
   REQUIRE(second != SIZE_MAX);
   CHECK(p.launches[second].Get(metric::kTime) == Approx(12'000));
   CHECK(p.launches[second].Get(metric::kDramBytesRead) == Approx(4.19e6));
-  CHECK(FindProfiledLaunch(*m, p.launches, copies[2]) == SIZE_MAX);  // ncu profiled two of three
+  CHECK(p.LaunchOf(copies[2]) == SIZE_MAX);  // ncu profiled two of three
   // Merged per kernel with the timeline's total time (all three launches, 60 us), not ncu's.
   const KernelAnalysis* copy = FindKernel(p, "copy_kernel");
   REQUIRE(copy);
@@ -390,7 +389,7 @@ TEST_CASE("ncu with a timeline opened together: LoadTracesWithNcu", "[ncu]") {
   CHECK(p.launches[0].Get(metric::kDramBytesRead) == Approx(32768));
   EventId e = test::FindByName(**m, "volta_sgemm_64x64_nn");
   REQUIRE(e.valid());
-  CHECK(FindProfiledLaunch(**m, p.launches, e) == 0);
+  CHECK(p.LaunchOf(e) == 0);
   // A bad CSV next to a timeline: the timeline opens, the CSV is named as left out.
   const std::string bad = "\"ID\",\"Process ID\",\"Kernel Name\"\n\"0\",\"1\",\"k\"\n";
   std::vector<MergeInput> with_bad = {{"bad.csv", Bytes(bad)}, {"kineto_small.json", Bytes(timeline)}};

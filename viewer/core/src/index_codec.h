@@ -208,6 +208,7 @@ void VisitSummaries(V& v, S& s) {
     }
   }
   v.Str(s.idle_gaps_json);  // 2.2
+  v.Str(s.profiled_json);   // 2.3
 }
 
 }  // namespace gt::viewer::index_detail

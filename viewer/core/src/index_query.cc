@@ -69,6 +69,7 @@ std::string MetaJson(const TraceModel& m) {
                       {"lanes", t.lane_count},
                       {"first_lane", t.first_lane},
                       {"device", t.device_id == kNone ? json(nullptr) : json(t.device_id)},
+                      {"pid", t.pid},
                       {"events", t.event_count},
                       {"first_ns", t.first_ns},
                       {"last_ns", t.last_ns},
@@ -530,6 +531,10 @@ IndexAnswer AnswerIndexQuery(const MappedIndex& index, std::string_view what, co
   if (what == "gaps") {  // computed at build (ExplainIdleGaps reads the events around each gap)
     const std::string& gaps = index.summaries().idle_gaps_json;
     return {200, gaps.empty() ? IdleGapsWithDevicesJson({}) : gaps};
+  }
+  if (what == "profiled") {  // computed at build (CollectProfiledData scans the GPU lanes)
+    const std::string& profiled = index.summaries().profiled_json;
+    return {200, profiled.empty() ? std::string("{}") : profiled};
   }
   return Error(404, "not found");
 }

@@ -14,6 +14,7 @@
 #include "gt/index_format.h"
 #include "gt/viewer/index.h"
 #include "gt/viewer/json.h"
+#include "gt/viewer/profiled.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
 #include "index_blocks.h"
@@ -122,6 +123,8 @@ IndexSummaries ComputeSummaries(const TraceModel& model) {
   IndexSummaries s;
   SummarizeAll(model, &s.kernels, s.by_name);
   s.idle_gaps_json = IdleGapsWithDevicesJson(ExplainIdleGaps(model, kIndexIdleGaps));
+  if (!model.kernel_metrics.empty() || !model.stall_samples.empty())
+    s.profiled_json = ProfiledDataJson(CollectProfiledData(model));
   return s;
 }
 

@@ -233,6 +233,8 @@ std::string RemoteTrace::UrlOf(const Request& r) const {
       return "summary";
     case Ask::kGaps:
       return "gaps";
+    case Ask::kProfiled:
+      return "profiled";
     case Ask::kFlows:
       return "flows?lane=" + std::to_string(r.event.lane) + "&index=" + std::to_string(r.event.index);
     case Ask::kSearch:
@@ -359,6 +361,23 @@ void RemoteTrace::OnAnswer(uint64_t request, int status, std::string_view body, 
       if (status == 200)
         if (auto gaps = ParseIdleGapsJson(body); gaps.ok()) gaps_ = std::move(*gaps);
       return;
+    case Ask::kProfiled: {
+      if (again) return Retry(r, after);
+      // A failure is said, not asked again: the counters section shows the reason.
+      auto data =
+          status == 200 ? ParseProfiledData(body) : StatusOr<ProfiledData>(Status(StatusCode::kNotFound, ""));
+      if (data.ok()) {
+        profiled_ = std::move(*data);
+        profiled_ready_ = true;
+      } else {
+        const json j = status == 200 ? json() : Parse(body);
+        profiled_error_ = status == 200   ? data.status().message()
+                          : j.is_object() ? Get<std::string>(j, "error")
+                                          : "the server answered " + std::to_string(status);
+        if (profiled_error_.empty()) profiled_error_ = "the server answered " + std::to_string(status);
+      }
+      return;
+    }
     case Ask::kSearch:
       if (r.generation != search_generation_) return;  // the text changed since
       if (again) return Retry(r, after);
@@ -487,6 +506,7 @@ Status RemoteTrace::TakeMeta(std::string_view body) {
     track.first_ns = Get<int64_t>(t, "first_ns");
     track.last_ns = Get<int64_t>(t, "last_ns");
     track.device_id = Get<uint32_t>(t, "device", kNone);
+    track.pid = Get<uint32_t>(t, "pid");  // the counters of a selected kernel are its process's
     track.default_collapsed = Get<bool>(t, "collapsed");
     next_lane = std::max(next_lane, track.first_lane + track.lane_count);
     m.tracks.push_back(std::move(track));
@@ -725,6 +745,15 @@ const std::vector<IdleGap>* RemoteTrace::IdleGaps() {
   if (!gaps_asked_ && state_ == State::kReady) {
     gaps_asked_ = true;
     Issue({.ask = Ask::kGaps});
+  }
+  return nullptr;
+}
+
+const ProfiledData* RemoteTrace::Profiled() {
+  if (profiled_ready_) return &profiled_;
+  if (!profiled_asked_ && state_ == State::kReady) {
+    profiled_asked_ = true;
+    Issue({.ask = Ask::kProfiled});
   }
   return nullptr;
 }

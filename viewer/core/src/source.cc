@@ -104,4 +104,9 @@ const std::vector<IdleGap>* LocalSource::IdleGaps() {
   return &gaps_;
 }
 
+const ProfiledData* LocalSource::Profiled() {
+  if (!profiled_built_) profiled_ = CollectProfiledData(*m_), profiled_built_ = true;
+  return &profiled_;
+}
+
 }  // namespace gt::viewer

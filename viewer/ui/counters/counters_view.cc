@@ -166,10 +166,10 @@ void ResetCountersState(CountersState& s) {
   s = CountersState{};
 }
 
-size_t BuildCountersState(CountersState& s, const viewer::TraceModel& m) {
+size_t BuildCountersState(CountersState& s, const viewer::ProfiledData& data) {
   ResetCountersState(s);
-  s.built_for = &m;
-  s.profiled = viewer::AnalyzeProfiledKernels(m);
+  s.built_for = &data;
+  s.profiled = viewer::AnalyzeProfiledKernels(data);
   s.roofline = BuildRoofline(s.profiled.device);
   s.points = PlaceOnRoofline(s.roofline, s.profiled.kernels, s.level, s.profiled.kernel_total_time_s);
   return s.profiled.launches.size();
@@ -178,27 +178,23 @@ size_t BuildCountersState(CountersState& s, const viewer::TraceModel& m) {
 // ---- [SECTION] panel
 // ------------------------------------------------------------------------------------------
 
-size_t ProfiledLaunchOf(CountersState& s, const viewer::TraceModel& m, viewer::EventId e) {
-  if (s.built_for != &m) BuildCountersState(s, m);
-  if (s.launch_of != e) {
-    s.launch_of = e;
-    s.launch_index = viewer::FindProfiledLaunch(m, s.profiled.launches, e);
-  }
-  return s.launch_index;
+bool SelectedKernelOf(App& app, SelectedKernel* out) {
+  const viewer::EventId e = app.view().selected;
+  if (!app.source() || !e.valid()) return false;
+  const viewer::TraceModel& layout = app.source()->layout();
+  if (e.lane >= layout.lanes.size() || layout.lanes[e.lane].track >= layout.tracks.size()) return false;
+  const viewer::EventInfo* info = app.source()->Event(e);
+  if (!info || !info->found || info->kind != viewer::EventKind::kKernel) return false;
+  *out = {e, layout.tracks[layout.lanes[e.lane].track].pid, info->name};
+  return true;
 }
 
-bool DrawKernelCountersPanel(CountersState& s, const viewer::TraceModel& m, viewer::EventId e) {
-  if (s.built_for != &m) BuildCountersState(s, m);
-  if (!e.valid() || m.Kind(e) != viewer::EventKind::kKernel || s.profiled.launches.empty()) return false;
-  const uint32_t pid = m.TrackOf(e).pid;
-  const std::string& name = m.Str(m.Name(e));
-  const KernelAnalysis* a = nullptr;
-  const size_t launch = ProfiledLaunchOf(s, m, e);
+bool DrawKernelCountersPanel(CountersState& s, const SelectedKernel& k) {
+  if (s.profiled.launches.empty()) return false;
+  const size_t launch = s.profiled.LaunchOf(k.event);
   const bool this_launch = launch != SIZE_MAX;
-  if (this_launch) a = &s.profiled.launch_analyses[launch];
-  if (!a)
-    for (const auto& k : s.profiled.kernels)
-      if (k.pid == pid && k.kernel_name == name) a = &k;
+  const KernelAnalysis* a =
+      this_launch ? &s.profiled.launch_analyses[launch] : s.profiled.KernelOf(k.pid, k.name);
   if (!a) return false;
 
   ImGui::SeparatorText("Hardware counters");
@@ -349,8 +345,7 @@ constexpr size_t kMaxPointLabels = 12;  // the rest are named on hover
 
 }  // namespace
 
-viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m) {
-  if (s.built_for != &m) BuildCountersState(s, m);
+viewer::EventId DrawRooflineWindow(CountersState& s) {
   viewer::EventId clicked;
   if (s.profiled.kernels.empty()) {
     ImGui::TextDisabled("No kernel counters in this trace: collect them with gcollect --counters -- ./app");
@@ -539,8 +534,8 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
     ImGui::EndTooltip();
     if (clicked_canvas) {
       s.selected = s.hovered;
-      const StringId id = viewer::FindString(m, pt.kernel_name);
-      if (id) clicked = viewer::FirstKernelEvent(m, k.pid, id);
+      if (pt.analysis_index < s.profiled.kernel_first_event.size())
+        clicked = s.profiled.kernel_first_event[pt.analysis_index];
     }
   }
   return clicked;
@@ -549,17 +544,16 @@ viewer::EventId DrawRooflineWindow(CountersState& s, const viewer::TraceModel& m
 // ---- [SECTION] pc sampling
 // ------------------------------------------------------------------------------------------
 
-void BuildPcSamplingState(PcSamplingState& s, const viewer::TraceModel& m) {
+void BuildPcSamplingState(PcSamplingState& s, const viewer::ProfiledData& data) {
   s = PcSamplingState{};
-  s.built_for = &m;
-  s.profiles =
-      BuildPcSamplingProfiles(m.stall_samples, [&](StringId id) -> std::string_view { return m.Str(id); });
+  s.built_for = &data;
+  s.profiles = BuildPcSamplingProfiles(data.stall_samples,
+                                       [&](StringId id) -> std::string_view { return data.Str(id); });
 }
 
-bool DrawPcSamplingPanel(PcSamplingState& s, const viewer::TraceModel& m, viewer::EventId e) {
-  if (s.built_for != &m) BuildPcSamplingState(s, m);
-  if (!e.valid() || m.Kind(e) != viewer::EventKind::kKernel || s.profiles.empty()) return false;
-  const PcSamplingProfile* p = FindPcSamplingProfile(s.profiles, m.TrackOf(e).pid, m.Str(m.Name(e)));
+bool DrawPcSamplingPanel(PcSamplingState& s, const SelectedKernel& k) {
+  if (s.profiles.empty()) return false;
+  const PcSamplingProfile* p = FindPcSamplingProfile(s.profiles, k.pid, k.name);
   if (!p) return false;
 
   ImGui::SeparatorText("Warp states (PC sampling, all launches of this kernel)");
@@ -643,57 +637,75 @@ bool DrawPcSamplingPanel(PcSamplingState& s, const viewer::TraceModel& m, viewer
 // ------------------------------------------------------------------------------------------
 
 namespace {
-// The app owns both states and resets them with every load; they are built for the loaded model on first use.
-CountersState& Counters(App& app, const viewer::TraceModel& m) {
+// The app owns both states and resets them with every load; they are built for the trace's ProfiledData on
+// first use (null: a remote trace's are on their way, or the server could not send them).
+CountersState* Counters(App& app) {
+  const viewer::ProfiledData* data = app.source() ? app.source()->Profiled() : nullptr;
+  if (!data) return nullptr;
   CountersState& s = app.counters();
-  if (s.built_for != &m) BuildCountersState(s, m);
-  return s;
+  if (s.built_for != data) BuildCountersState(s, *data);
+  return &s;
 }
 
-PcSamplingState& PcSampling(App& app, const viewer::TraceModel& m) {
+PcSamplingState* PcSampling(App& app) {
+  const viewer::ProfiledData* data = app.source() ? app.source()->Profiled() : nullptr;
+  if (!data) return nullptr;
   PcSamplingState& s = app.pc_sampling();
-  if (s.built_for != &m) BuildPcSamplingState(s, m);
-  return s;
+  if (s.built_for != data) BuildPcSamplingState(s, *data);
+  return &s;
+}
+
+// Says why a remote trace's counters are not drawn yet; true when there is nothing to draw.
+bool CountersPending(App& app) {
+  if (!app.remote() || app.source()->Profiled()) return false;
+  const std::string& error = app.remote()->profiled_error();
+  if (error.empty())
+    ImGui::TextDisabled("Asking the server for the hardware counters...");
+  else
+    ImGui::TextDisabled("The server could not send the hardware counters: %s", error.c_str());
+  return true;
 }
 }  // namespace
 
+const viewer::ProfiledKernels* ProfiledKernelsOf(App& app) {
+  CountersState* s = Counters(app);
+  return s ? &s->profiled : nullptr;
+}
+
 void DrawCountersDetails(App& app) {
-  const viewer::TraceModel* m = app.model();
-  if (!m) return;
-  if (!m->kernel_metrics.empty()) DrawKernelCountersPanel(Counters(app, *m), *m, app.view().selected);
-  if (!m->stall_samples.empty()) DrawPcSamplingPanel(PcSampling(app, *m), *m, app.view().selected);
+  SelectedKernel k;
+  if (!SelectedKernelOf(app, &k) || CountersPending(app)) return;
+  if (CountersState* s = Counters(app)) DrawKernelCountersPanel(*s, k);
+  if (PcSamplingState* s = PcSampling(app)) DrawPcSamplingPanel(*s, k);
 }
 
 void DrawRooflineTab(App& app) {
-  const viewer::TraceModel* m = app.model();
-  if (!m) {
+  if (!app.model()) {
     ImGui::TextDisabled("Open a trace to see its roofline.");
     return;
   }
-  if (!m->kernel_metrics.empty()) CsvButton(app, "roofline");
-  viewer::EventId e = DrawRooflineWindow(Counters(app, *m), *m);
-  if (e.valid()) app.Select(e, true);
+  if (CountersPending(app)) return;
+  CountersState* s = Counters(app);
+  if (!s) return;
+  if (!s->profiled.launches.empty()) CsvButton(app, "roofline");
+  const viewer::EventId e = DrawRooflineWindow(*s);
+  if (e.valid() && e.lane < app.source()->layout().lanes.size()) app.Select(e, true);
 }
 
 std::string CountersJson(App& app) {
-  const viewer::TraceModel* m = app.model();
-  if (!m) return viewer::KernelCountersJson({}, {}, nullptr, nullptr, nullptr);
-  CountersState& s = Counters(app, *m);
-  const viewer::EventId e = app.view().selected;
-  const bool kernel = e.valid() && m->Kind(e) == viewer::EventKind::kKernel;
-  const KernelAnalysis* sel = nullptr;
-  if (kernel)
-    for (const auto& a : s.profiled.kernels)
-      if (a.pid == m->TrackOf(e).pid && a.kernel_name == m->Str(m->Name(e))) sel = &a;
+  CountersState* s = Counters(app);
+  if (!s) return viewer::KernelCountersJson({}, {}, nullptr, nullptr, nullptr);
+  SelectedKernel k;
+  const bool kernel = SelectedKernelOf(app, &k);
+  const KernelAnalysis* sel = kernel ? s->profiled.KernelOf(k.pid, k.name) : nullptr;
   std::string launch;
-  const size_t launch_index = sel ? ProfiledLaunchOf(s, *m, e) : SIZE_MAX;
-  if (launch_index != SIZE_MAX) launch = LaunchOrdinalLabel(s.profiled.launches[launch_index].launch_ordinal);
+  const size_t launch_index = sel ? s->profiled.LaunchOf(k.event) : SIZE_MAX;
+  if (launch_index != SIZE_MAX)
+    launch = LaunchOrdinalLabel(s->profiled.launches[launch_index].launch_ordinal);
   // PC sampling of the selected kernel (gcollect --pc-sampling), independent of the range-profiler counters.
-  const PcSamplingProfile* pcs =
-      kernel && !m->stall_samples.empty()
-          ? FindPcSamplingProfile(PcSampling(app, *m).profiles, m->TrackOf(e).pid, m->Str(m->Name(e)))
-          : nullptr;
-  return viewer::KernelCountersJson(s.profiled, s.points, sel, launch_index != SIZE_MAX ? &launch : nullptr,
+  PcSamplingState* pc = kernel ? PcSampling(app) : nullptr;
+  const PcSamplingProfile* pcs = pc ? FindPcSamplingProfile(pc->profiles, k.pid, k.name) : nullptr;
+  return viewer::KernelCountersJson(s->profiled, s->points, sel, launch_index != SIZE_MAX ? &launch : nullptr,
                                     pcs);
 }
 

@@ -46,6 +46,9 @@ struct IndexSummaries {
   // The largest GPU idle gaps and what the CPU did meanwhile (ExplainIdleGaps(model, kIndexIdleGaps)), as the
   // server sends them: IdleGapsWithDevicesJson. It reads the events around each gap: done once, here.
   std::string idle_gaps_json;
+  // The counter tables and what the timeline says of the profiled launches (CollectProfiledData, a scan of
+  // the GPU lanes) as the server sends them: ProfiledDataJson. Empty when the trace has no counters.
+  std::string profiled_json;
 };
 inline constexpr size_t kIndexIdleGaps = 5;  // the Summary tab's and `gtrace stats`' count
 

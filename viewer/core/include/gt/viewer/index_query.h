@@ -72,11 +72,13 @@ struct IndexAnswer {
 };
 // what: "meta" (groups, tracks and the trace's extent), "tiles" (above), "event" (key=<event key> or
 // lane=&index=: EventJson), "flows" (the same parameters: {"partner": the launch <-> GPU work partner's
-// lane, index, key, name, kind, start, end, launch (it is the API call) | null}), "kernels" (limit=N: the kernel table, KernelSummaryJson), "summary" (devices,
-// losses, the per-name tables), "gaps" (the largest GPU idle gaps explained, IdleGapsWithDevicesJson,
-// computed at build), "search" (q=<text>, regex=1: the match count and the matching name ids;
-// with dir=next|prev and t= (and lane=&index= of the event to step from): one IndexSearchStep, budget=N
-// lowers its scan budget). Anything else is a 404.
+// lane, index, key, name, kind, start, end, launch (it is the API call) | null}), "kernels" (limit=N: the
+// kernel table, KernelSummaryJson), "summary" (devices, losses, the per-name tables), "gaps" (the largest GPU
+// idle gaps explained, IdleGapsWithDevicesJson, computed at build), "profiled" (the counter tables and their
+// timeline joins, ProfiledDataJson, computed at build: the counters section and the roofline of a remote
+// trace), "search" (q=<text>, regex=1: the match count and the matching name ids; with dir=next|prev and t=
+// (and lane=&index= of the event to step from): one IndexSearchStep, budget=N lowers its scan budget).
+// Anything else is a 404.
 IndexAnswer AnswerIndexQuery(const MappedIndex& index, std::string_view what, const QueryParams& params);
 
 // One step of a search on a mapped index (the search box's next / previous match on a remote trace): the

@@ -160,6 +160,9 @@ class RemoteTrace final : public TraceSource {
   const std::vector<NameSummary>* Summary(SummaryOf what) override;
   const std::vector<IdleGap>* IdleGaps() override;
   const PartnerInfo* Partner(EventId e) override;
+  const ProfiledData* Profiled() override;
+  // Why the server's counters could not be had ("" while on their way, or once they are in).
+  const std::string& profiled_error() const { return profiled_error_; }
   // The raw /event answer of `e` (the C API hands it on as the local EventJson), "" while on its way.
   const std::string& EventJsonOf(EventId e) const;
 
@@ -176,7 +179,18 @@ class RemoteTrace final : public TraceSource {
   EventId TakeSearchHit() { return std::exchange(search_hit_, EventId{}); }
 
  private:
-  enum class Ask : uint8_t { kMeta, kTile, kEvent, kKernels, kSummary, kSearch, kSearchStep, kGaps, kFlows };
+  enum class Ask : uint8_t {
+    kMeta,
+    kTile,
+    kEvent,
+    kKernels,
+    kSummary,
+    kSearch,
+    kSearchStep,
+    kGaps,
+    kFlows,
+    kProfiled
+  };
   struct Request {
     Ask ask = Ask::kMeta;
     TileKey tile;
@@ -222,6 +236,9 @@ class RemoteTrace final : public TraceSource {
   std::set<EventId> partners_asked_;
   bool gaps_asked_ = false, gaps_ready_ = false;
   std::vector<IdleGap> gaps_;
+  bool profiled_asked_ = false, profiled_ready_ = false;
+  ProfiledData profiled_;
+  std::string profiled_error_;
   RemoteSearch search_;
   uint64_t search_generation_ = 0, step_generation_ = 0;
   uint32_t step_requests_ = 0;  // of the step in progress (a bound: a pathological server cannot loop us)

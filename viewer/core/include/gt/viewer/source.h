@@ -18,6 +18,7 @@
 #include "gt/viewer/index.h"
 #include "gt/viewer/lod.h"
 #include "gt/viewer/model.h"
+#include "gt/viewer/profiled.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
 
@@ -95,6 +96,9 @@ class TraceSource {
   virtual const std::vector<IdleGap>* IdleGaps() = 0;
   // The launch <-> GPU work partner of `e`; nullptr while on its way.
   virtual const PartnerInfo* Partner(EventId e) = 0;
+  // The counter tables and what the timeline says of the profiled launches (gt/viewer/profiled.h): what the
+  // counters section and the roofline analyse. nullptr while on their way (or when the server failed).
+  virtual const ProfiledData* Profiled() = 0;
 };
 
 // A model in memory. `precomputed`: a mapped index's aggregates, which spare the scans (may be null).
@@ -115,6 +119,7 @@ class LocalSource final : public TraceSource {
   const std::vector<NameSummary>* Summary(SummaryOf what) override;
   const std::vector<IdleGap>* IdleGaps() override;
   const PartnerInfo* Partner(EventId e) override;
+  const ProfiledData* Profiled() override;
 
  private:
   const TraceModel* m_;
@@ -129,6 +134,8 @@ class LocalSource final : public TraceSource {
   EventId partner_of_;  // the event partner_ is of (the details panel and the timeline ask every frame)
   PartnerInfo partner_;
   std::vector<IdleGap> gaps_;
+  bool profiled_built_ = false;
+  ProfiledData profiled_;
 };
 
 // EventInfo of an event of a model in memory (what the server's /event answer encodes).
