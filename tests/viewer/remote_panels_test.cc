@@ -336,3 +336,54 @@ TEST_CASE("remote flows: the launch <-> GPU work partner is FlowPartner's", "[re
   auto [w2, p2] = SplitIndexUrl("flows?lane=0");
   CHECK(AnswerIndexQuery(**opened, w2, p2).status == 400);
 }
+
+TEST_CASE("remote flows: the explicit flow records of every event equal the loaded trace's",
+          "[remote][flows]") {
+  // A real torch.profiler trace: framework ops -> the CUDA calls they issued (ac2g and fwdbwd flows).
+  auto m = LoadTraceFile(std::string(GT_TESTS_DATA) + "/h200_torch_profiler.json.gz");
+  REQUIRE(m.ok());
+  const TraceModel& model = **m;
+  REQUIRE(model.flows.size() > 10);
+  const std::vector<uint8_t> bytes = EncodeIndex(model, {});
+  auto opened = MappedIndex::FromBytes(bytes, {});
+  REQUIRE(opened.ok());
+  InProcessRemote client(**opened);
+  RemoteTrace& r = client.r;
+  r.Start();
+  client.Pump();
+  REQUIRE(r.state() == RemoteTrace::State::kReady);
+  LocalSource local(&model);
+  // Every event at either end of a flow, and a sample of the rest (which have none).
+  std::set<EventId> events;
+  for (const Flow& f : model.flows) events.insert(f.from), events.insert(f.to);
+  for (LaneId l = 0; l < model.lanes.size(); l += 3) events.insert({l, model.lanes[l].size() / 2});
+  size_t with_flows = 0, incoming = 0;
+  for (const EventId e : events) {
+    if (!e.valid() || e.index >= model.lanes[e.lane].size()) continue;
+    CHECK(r.Partner(e) == nullptr);  // asked for now
+    client.Pump();
+    const PartnerInfo* got = r.Partner(e);
+    REQUIRE(got);
+    const PartnerInfo want = *local.Partner(e);
+    INFO(model.EventKey(e));
+    CHECK(got->id == want.id);
+    REQUIRE(got->flows.size() == want.flows.size());
+    for (size_t i = 0; i < want.flows.size(); ++i) {
+      CHECK(got->flows[i].id == want.flows[i].id);
+      CHECK(got->flows[i].name == want.flows[i].name);
+      CHECK(got->flows[i].kind == want.flows[i].kind);
+      CHECK(got->flows[i].start == want.flows[i].start);
+      CHECK(got->flows[i].end == want.flows[i].end);
+      CHECK(got->flows[i].outgoing == want.flows[i].outgoing);
+      incoming += !want.flows[i].outgoing;
+    }
+    with_flows += !want.flows.empty();
+  }
+  CHECK(with_flows > 10);
+  CHECK(incoming > 5);
+  // The local list is FlowsOf's, less the correlation partner.
+  const Flow& f = model.flows[0];
+  size_t explicit_flows = 0;
+  for (const FlowArrow& a : FlowsOf(model, f.from)) explicit_flows += !a.correlation;
+  CHECK(local.Partner(f.from)->flows.size() == explicit_flows);
+}

@@ -31,8 +31,7 @@ void DrawDetailsPanel(App& app) {
   ImGui::TextDisabled("(%s)", viewer::EventKindName(info->kind));
   const bool local = app.events_local();
 
-  // Jumps: launch <-> GPU work by correlation id (a remote trace's partner comes from the server), and
-  // explicit flows (they need the events in memory).
+  // Jumps: launch <-> GPU work by correlation id, and explicit flows (a remote trace's come from the server).
   const viewer::PartnerInfo* partner = app.source()->Partner(sel);
   if (partner && partner->id.valid()) {
     const std::string label =
@@ -69,17 +68,15 @@ void DrawDetailsPanel(App& app) {
       }
       ImGui::PopID();
     }
-    // Explicit flows (framework op -> CUDA call, Chrome flow events), each a jump.
-    for (const viewer::FlowArrow& f : local ? viewer::FlowsOf(*m, sel) : std::vector<viewer::FlowArrow>{}) {
-      if (f.correlation) continue;
-      const viewer::EventId other = f.from == sel ? f.to : f.from;
-      if (!other.valid()) continue;
+    // Explicit flows (framework op -> CUDA call, Chrome flow events), each a jump (a remote trace's come with
+    // the partner from the server).
+    for (const viewer::FlowEnd& f : partner ? partner->flows : std::vector<viewer::FlowEnd>{}) {
       ImGui::PushID(i++);
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextDisabled("%s", f.from == sel ? "Flow to" : "Flow from");
+      ImGui::TextDisabled("%s", f.outgoing ? "Flow to" : "Flow from");
       ImGui::TableNextColumn();
-      if (ImGui::SmallButton(m->Str(m->Name(other)).c_str())) app.Select(other, true);
+      if (ImGui::SmallButton(f.name.c_str())) app.Select(f.id, true);
       ImGui::PopID();
     }
     ImGui::EndTable();

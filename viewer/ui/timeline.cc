@@ -367,12 +367,20 @@ void DrawSelectionAndFlows(ImDrawList* dl, const App& app) {
     const float y0 = v.layout.lane_y[sel.lane], y1 = y0 + kLaneHeight;
     dl->AddRect(ImVec2(xa - 1, y0), ImVec2(std::max(xb, xa + 2) + 1, y1), colors::kSelection, 0, 0, 2.5f);
     const viewer::PartnerInfo* p = app.source()->Partner(sel);
-    if (!p || !p->id.valid() || p->id.lane >= v.layout.lane_y.size() || v.layout.lane_y[p->id.lane] < 0)
-      return;
+    if (!p) return;
     const ImVec2 here(xa, y0 + kLaneHeight / 2);
-    const ImVec2 there(static_cast<float>(v.layout.TimeToX(double(p->start), v.t0, v.t1)),
-                       v.layout.lane_y[p->id.lane] + kLaneHeight / 2);
-    DrawArrow(dl, p->launch ? there : here, p->launch ? here : there, colors::kFlow);
+    auto there = [&](viewer::EventId id, int64_t start, ImVec2* at) {
+      if (id.lane >= v.layout.lane_y.size() || v.layout.lane_y[id.lane] < 0) return false;  // collapsed
+      *at = ImVec2(static_cast<float>(v.layout.TimeToX(double(start), v.t0, v.t1)),
+                   v.layout.lane_y[id.lane] + kLaneHeight / 2);
+      return true;
+    };
+    ImVec2 at;
+    if (p->id.valid() && there(p->id, p->start, &at))
+      DrawArrow(dl, p->launch ? at : here, p->launch ? here : at, colors::kFlow);
+    for (const viewer::FlowEnd& f : p->flows)
+      if (there(f.id, f.start, &at))
+        DrawArrow(dl, f.outgoing ? here : at, f.outgoing ? at : here, colors::kFlow);
     return;
   }
   if (v.layout.lane_y[sel.lane] >= 0) {

@@ -320,9 +320,10 @@ EventId IndexFlowPartner(const TraceModel& m, EventId e, Reader&& reader) {
   });
 }
 
-// The flows of an event on a remote trace: its launch <-> GPU work partner ("Go to the launch", the arrow),
-// with what the page draws and labels it by. Explicit flow records are not answered (finding the incoming
-// ones scans every flow).
+// The flows of an event on a remote trace: its launch <-> GPU work partner ("Go to the launch", the arrow)
+// and the other end of each explicit flow record (framework op -> CUDA call, Chrome flows; outgoing by the
+// table's order, incoming through MappedIndex::flows_by_target), each with what the page draws and labels
+// it by. At most kFlowEndsMax each way: a few blocks read per end.
 IndexAnswer IndexFlows(const MappedIndex& index, const QueryParams& params) {
   using index_detail::LaneReader;
   const TraceModel& m = index.model();
@@ -335,25 +336,42 @@ IndexAnswer IndexFlows(const MappedIndex& index, const QueryParams& params) {
     if (!readers[l]) readers[l] = std::make_unique<LaneReader>(index.blocks(), m.lanes[l], l);
     return *readers[l];
   };
-  const EventId p = IndexFlowPartner(m, e, reader);
-  json partner = nullptr;
-  if (p.valid()) {
+  auto end_json = [&](EventId p) -> json {
     LaneReader& rd = reader(p.lane);
     const Lane& lane = m.lanes[p.lane];
     const Track& track = m.tracks[lane.track];
     const EventKind kind = KindOfRef(track.kind, rd.Ref(p.index));
-    partner = {{"lane", p.lane},
-               {"index", p.index},
-               {"key", track.key + "/" + std::to_string(lane.depth) + "/" + std::to_string(p.index)},
-               {"name", m.Str(rd.Name(p.index))},
-               {"kind", EventKindName(kind)},
-               {"start", rd.Start(p.index)},
-               {"end", rd.End(p.index)},
-               {"launch", track.kind == TrackKind::kThreadApi}};  // the partner is the launch (an API call)
-  }
+    return {{"lane", p.lane},
+            {"index", p.index},
+            {"key", track.key + "/" + std::to_string(lane.depth) + "/" + std::to_string(p.index)},
+            {"name", m.Str(rd.Name(p.index))},
+            {"kind", EventKindName(kind)},
+            {"start", rd.Start(p.index)},
+            {"end", rd.End(p.index)},
+            {"launch", track.kind == TrackKind::kThreadApi}};  // it is the launch (an API call)
+  };
+  const EventId p = IndexFlowPartner(m, e, reader);
+  json partner = p.valid() ? end_json(p) : json(nullptr);
+  // Explicit flows: the table may be damaged (its ends are checked against the lanes before they are read).
+  json flows = json::array();
+  auto add = [&](EventId other, bool outgoing) {
+    if (other.lane >= m.lanes.size() || other.index >= index.lane_size(other.lane)) return;
+    json end = end_json(other);
+    end["outgoing"] = outgoing;
+    flows.push_back(std::move(end));
+  };
+  const auto& table = m.flows;
+  auto out =
+      std::lower_bound(table.begin(), table.end(), e, [](const Flow& f, EventId x) { return f.from < x; });
+  for (size_t n = 0; out != table.end() && out->from == e && n < kFlowEndsMax; ++out, ++n) add(out->to, true);
+  const std::span<const uint32_t> by_target = index.flows_by_target();
+  auto in = std::lower_bound(by_target.begin(), by_target.end(), e,
+                             [&](uint32_t i, EventId x) { return table[i].to < x; });
+  for (size_t n = 0; in != by_target.end() && table[*in].to == e && n < kFlowEndsMax; ++in, ++n)
+    add(table[*in].from, false);
   for (const auto& rd : readers)
     if (rd && !rd->status().ok()) return DamagedAnswer(rd->status());
-  return {200, Dump(json{{"partner", std::move(partner)}})};
+  return {200, Dump(json{{"partner", std::move(partner)}, {"flows", std::move(flows)}})};
 }
 
 // One event's details: the model's own EventJson over a scratch copy of the tables whose lanes hold just

@@ -360,6 +360,17 @@ uint32_t MappedIndex::lane_size(LaneId lane) const {
   return lane < blocks_->lanes.size() ? uint32_t(blocks_->lanes[lane].start.count) : 0;
 }
 
+std::span<const uint32_t> MappedIndex::flows_by_target() const {
+  std::call_once(flows_by_target_once_, [this] {
+    const auto& flows = model_->flows;
+    flows_by_target_.resize(flows.size());
+    for (uint32_t i = 0; i < flows_by_target_.size(); ++i) flows_by_target_[i] = i;
+    std::stable_sort(flows_by_target_.begin(), flows_by_target_.end(),
+                     [&](uint32_t a, uint32_t b) { return flows[a].to < flows[b].to; });
+  });
+  return flows_by_target_;
+}
+
 std::string MappedIndex::damage() const {
   std::lock_guard<std::mutex> lock(blocks_->mu);
   return blocks_->damage;

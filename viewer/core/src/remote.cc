@@ -351,6 +351,16 @@ void RemoteTrace::OnAnswer(uint64_t request, int status, std::string_view body, 
             info.launch = Get<bool>(*p, "launch");
           }
         }
+      if (j.is_object())
+        if (auto f = j.find("flows"); f != j.end() && f->is_array())
+          for (const json& end : *f) {
+            const EventId id{Get<uint32_t>(end, "lane", kNone), Get<uint32_t>(end, "index", kNone)};
+            if (!end.is_object() || !id.valid() || id.lane >= layout_.lanes.size()) continue;
+            if (info.flows.size() >= 2 * kFlowEndsMax) break;
+            info.flows.push_back({id, Get<std::string>(end, "name"),
+                                  KindFromName(Get<std::string>(end, "kind")), Get<int64_t>(end, "start"),
+                                  Get<int64_t>(end, "end"), Get<bool>(end, "outgoing")});
+          }
       if (partners_.size() >= 512) partners_.erase(partners_.begin());
       partners_[r.event] = std::move(info);
       return;

@@ -94,7 +94,18 @@ const PartnerInfo* LocalSource::Partner(EventId e) {
     if (p.valid())
       partner_ = {p,           m_->Str(m_->Name(p)),
                   m_->Kind(p), m_->Start(p),
-                  m_->End(p),  m_->TrackOf(p).kind == TrackKind::kThreadApi};
+                  m_->End(p),  m_->TrackOf(p).kind == TrackKind::kThreadApi,
+                  {}};
+    if (e.valid() && e.lane < m_->lanes.size() && e.index < m_->lanes[e.lane].size()) {
+      size_t out = 0, in = 0;
+      for (const FlowArrow& f : FlowsOf(*m_, e)) {
+        const bool outgoing = f.from == e;
+        const EventId other = outgoing ? f.to : f.from;
+        if (f.correlation || !other.valid() || (outgoing ? out++ : in++) >= kFlowEndsMax) continue;
+        partner_.flows.push_back(
+            {other, m_->Str(m_->Name(other)), m_->Kind(other), m_->Start(other), m_->End(other), outgoing});
+      }
+    }
   }
   return &partner_;
 }

@@ -234,7 +234,9 @@ ProfiledKernels AnalyzeProfiledKernels(const ProfiledData& d) {
   for (const auto& c : p.launches) p.launch_analyses.push_back(AnalyzeKernel(c, device_of(c), shape_of(c)));
   std::map<std::pair<uint32_t, std::string>, std::vector<KernelCounters>> by_name;
   for (const auto& c : p.launches) by_name[{c.pid, c.kernel_name}].push_back(c);
-  for (auto& [key, launches] : by_name) {
+  for (auto& [name_key, launches] : by_name) {
+    const std::pair<uint32_t, std::string>& key =
+        name_key;  // a lambda below names it (clang 14: not a binding)
     p.kernels.push_back(
         AnalyzeKernel(MergeLaunches(launches), device_of(launches.front()), shape_of(launches.front())));
     auto t = std::find_if(d.names.begin(), d.names.end(),

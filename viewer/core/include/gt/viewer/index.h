@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -116,6 +117,9 @@ class MappedIndex {
   const IndexSummaries& summaries() const { return summaries_; }
   const IndexSource& source() const { return source_; }
   uint64_t file_bytes() const { return bytes_.size(); }
+  // model().flows ordered by target (indices into it): an event's incoming flows by binary search. Sorted on
+  // first use, once (concurrent requests wait for it), then shared.
+  std::span<const uint32_t> flows_by_target() const;
 
  private:
   MappedIndex() = default;
@@ -128,6 +132,8 @@ class MappedIndex {
   IndexSource source_;
   std::span<const uint8_t> bytes_;
   void* map_ = nullptr;  // munmap'ed last (after model_)
+  mutable std::once_flag flows_by_target_once_;
+  mutable std::vector<uint32_t> flows_by_target_;
   size_t map_bytes_ = 0;
 };
 

@@ -55,12 +55,24 @@ struct EventInfo {
 
 // The other end of an event's launch <-> GPU work link (FlowPartner), as "Go to the launch" and the flow
 // arrow show it. id invalid: the event has none.
-struct PartnerInfo {
+// The other end of one explicit flow record of an event (a framework op -> the CUDA call it issued, a
+// Chrome/Kineto flow).
+struct FlowEnd {
   EventId id;
   std::string name;
   EventKind kind = EventKind::kKernel;
   int64_t start = 0, end = 0;
-  bool launch = false;  // the partner is the launch (a CUDA API call), else the GPU work
+  bool outgoing = false;  // the flow runs from the event to this end
+};
+inline constexpr size_t kFlowEndsMax = 64;  // explicit flows listed per event and direction
+
+struct PartnerInfo {
+  EventId id;  // the launch <-> GPU work partner; invalid when none
+  std::string name;
+  EventKind kind = EventKind::kKernel;
+  int64_t start = 0, end = 0;
+  bool launch = false;         // the partner is the launch (a CUDA API call), else the GPU work
+  std::vector<FlowEnd> flows;  // explicit flows of the event: at most kFlowEndsMax each way
 };
 
 class TraceSource {
