@@ -8,6 +8,7 @@
 #include <set>
 
 #include "gt/viewer/builder.h"
+#include "gt/viewer/filter.h"
 #include "gt/viewer/index.h"
 #include "gt/viewer/index_query.h"
 #include "gt/viewer/json.h"
@@ -386,4 +387,108 @@ TEST_CASE("remote flows: the explicit flow records of every event equal the load
   size_t explicit_flows = 0;
   for (const FlowArrow& a : FlowsOf(model, f.from)) explicit_flows += !a.correlation;
   CHECK(local.Partner(f.from)->flows.size() == explicit_flows);
+}
+
+TEST_CASE("remote search list: the matches in a window equal Search::List's", "[remote][search]") {
+  auto m = Synth(80'000, 5);
+  const std::vector<uint8_t> bytes = EncodeIndex(*m, {});
+  auto opened = MappedIndex::FromBytes(bytes, {});
+  REQUIRE(opened.ok());
+  const MappedIndex& index = **opened;
+  const int64_t span = m->last_ns - m->first_ns;
+  size_t listed = 0;
+  for (const char* needle : {"gemm_kernel_7<", "step 3", "cudaMemcpy", "no such name"}) {
+    const Search search(*m, needle);
+    for (auto [a, b] : {std::pair{0.0, 1.0}, {0.3, 0.31}, {0.5, 0.5001}, {0.99, 1.5}}) {
+      const int64_t t0 = m->first_ns + int64_t(span * a), t1 = m->first_ns + int64_t(span * b) + 1;
+      INFO(needle << " [" << t0 << ", " << t1 << ")");
+      const std::vector<EventId> want = search.List(*m, t0, t1, 500);
+      const SearchListResult got = IndexSearchList(index, search, t0, t1, 500);
+      REQUIRE(got.status.ok());
+      CHECK(got.complete);
+      CHECK(got.hits == want);
+      for (size_t i = 0; i < got.hits.size(); ++i) {
+        CHECK(got.start[i] == m->Start(want[i]));
+        CHECK(got.end[i] == m->End(want[i]));
+        CHECK(got.name[i] == m->Name(want[i]));
+      }
+      listed += got.hits.size();
+    }
+  }
+  CHECK(listed > 500);
+  // A budget smaller than the window: what it found is a part of the full list, and it says so.
+  const Search search(*m, "gemm_kernel");  // kernels on every GPU stream
+  const std::vector<EventId> all = search.List(*m, m->first_ns, m->last_ns + 1, SIZE_MAX);
+  uint64_t budget = 0, events = 0;  // through the first lane that has a match
+  for (const Lane& lane : m->lanes) {
+    events += lane.size();
+    if (budget) continue;
+    for (uint32_t i = 0; i < lane.size() && !budget; ++i)
+      if (search.Matches(lane.name[i])) budget = events;
+  }
+  REQUIRE(budget < events);
+  const SearchListResult part = IndexSearchList(index, search, m->first_ns, m->last_ns + 1, SIZE_MAX, budget);
+  CHECK_FALSE(part.complete);
+  CHECK(part.examined == budget);
+  CHECK_FALSE(part.hits.empty());
+  CHECK(part.hits.size() < all.size());
+  for (EventId e : part.hits) CHECK(std::find(all.begin(), all.end(), e) != all.end());
+  // Through the API: a bad window is a 400, a wide one answers within the budget.
+  CHECK(Ask(index, "search?q=step&dir=list&t0=5&t1=x", 400).is_object());
+  const json wide =
+      Ask(index, "search?q=gemm_kernel&dir=list&t0=-9223372036854775808&t1=9223372036854775807");
+  CHECK(wide["complete"] == true);  // 80 k events: within the budget
+  CHECK(wide["hits"].size() == std::min<size_t>(all.size(), 2000));
+
+  // The page's client: the panel asks for its window, once per change.
+  InProcessRemote client(index);
+  RemoteTrace& r = client.r;
+  r.Start();
+  client.Pump();
+  r.SetSearch("gemm_kernel_7<", false);
+  client.Pump();
+  const int64_t t0 = m->first_ns + span / 3, t1 = t0 + span / 50;
+  r.AskSearchList(t0, t1);
+  r.AskSearchList(t0, t1);  // one request in flight
+  CHECK(client.queue.size() == 1);
+  client.Pump();
+  r.AskSearchList(t0, t1);  // answered: not asked again
+  CHECK(client.queue.empty());
+  const RemoteSearchList& list = r.search_list();
+  REQUIRE(list.ready);
+  CHECK(list.complete);
+  CHECK(list.hits == Search(*m, "gemm_kernel_7<").List(*m, t0, t1, 2000));
+  REQUIRE_FALSE(list.hits.empty());
+  CHECK(list.name[0] == m->Str(m->Name(list.hits[0])));
+  r.SetSearch("step 3", false);  // a new text drops the list
+  CHECK_FALSE(r.search_list().ready);
+}
+
+TEST_CASE("remote search filter: the tracks with a match are BuildTrackFilter's", "[remote][search]") {
+  auto m = Synth(60'000, 3);
+  const std::vector<uint8_t> bytes = EncodeIndex(*m, {});
+  auto opened = MappedIndex::FromBytes(bytes, {});
+  REQUIRE(opened.ok());
+  size_t shown = 0;
+  for (const char* needle : {"gemm_kernel_7<", "step 3", "cudaMemcpy", "GEMM", "no such name"}) {
+    INFO(needle);
+    const Search local(*m, needle);
+    const TrackFilter want = BuildTrackFilter(*m, local);
+    const json a = Ask(**opened, std::string("search?q=") + Url(needle));
+    REQUIRE(a.contains("tracks"));
+    const TrackFilter got = TrackFilterOf(*m, a["tracks"].get<std::vector<TrackId>>());
+    CHECK(got.track_visible == want.track_visible);
+    CHECK(got.group_visible == want.group_visible);
+    CHECK(got.visible_tracks == want.visible_tracks);
+    shown += want.visible_tracks;
+  }
+  CHECK(shown > 0);
+  // A track of more names than the index lists counts as one with a match (not known: shown).
+  IndexSummaries& s = const_cast<IndexSummaries&>((*opened)->summaries());
+  REQUIRE(s.track_name_ends.size() == m->tracks.size());
+  const uint64_t first_end = s.track_name_ends[0];
+  REQUIRE(first_end > 0);
+  s.track_names[0] = kNone;
+  const json a = Ask(**opened, "search?q=no%20such%20name");
+  CHECK(a["tracks"].get<std::vector<TrackId>>() == std::vector<TrackId>{0});
 }

@@ -278,6 +278,25 @@ TEST_CASE("a remote trace opens, draws from tiles, selects an event, searches, a
   pump();
   CHECK(app.view().selected == want.Prev(lm, want.Next(lm, k)));
   CHECK(app.CurrentViewState().search == needle);
+  // The Search results tab lists the matches in the visible range, asked of the server for that window.
+  app.ShowPanel(ui::Panel::kSearch);
+  for (int i = 0; i < 4; ++i) test::UiFrames(app, 1), pump();
+  const viewer::RemoteSearchList& list = app.remote()->search_list();
+  REQUIRE(list.ready);
+  CHECK(list.complete);
+  CHECK(list.hits == want.List(lm, int64_t(app.view().t0), int64_t(app.view().t1) + 1, 2000));
+  CHECK_FALSE(list.hits.empty());
+  // The Filter toggle hides the tracks without a match, as the loaded trace's filter does.
+  app.SetSearchMode(false, true);
+  local.SetSearch(needle);
+  local.SetSearchMode(false, true);
+  REQUIRE(app.search().track_filter.active);
+  CHECK(app.search().track_filter.track_visible == local.search().track_filter.track_visible);
+  CHECK(app.search().track_filter.visible_tracks < lm.tracks.size());
+  test::UiFrames(app, 2);
+  pump();
+  app.SetSearchMode(false, false);
+  CHECK_FALSE(app.search().track_filter.active);
   // A kernel row click: the server's search for its name.
   const viewer::KernelSummaryRow row = viewer::KernelSummary(lm).front();
   app.ZoomToKernel(row);

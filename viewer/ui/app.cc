@@ -556,10 +556,19 @@ void App::SetTrackCollapsed(viewer::TrackId t, bool collapsed) {
 // [SECTION] Search
 // ---------------------------------------------------------------------------------------------------------------
 
-// The filter follows the search it was built from (ui: hides what does not match when the toggle is on).
-// A remote trace has no events to filter tracks by: its search highlights only.
-static void RebuildFilter(const viewer::TraceModel& m, SearchState& s, bool events_local = true) {
-  s.track_filter = s.filter && events_local ? viewer::BuildTrackFilter(m, s.search) : viewer::TrackFilter{};
+// The filter follows the search it was built from (ui: hides what does not match when the toggle is on). A
+// remote trace's tracks with a match are the server's answer (its events on them are drawn from tiles,
+// matching items only).
+static void RebuildFilter(const viewer::TraceModel& m, SearchState& s,
+                          const viewer::RemoteTrace* remote = nullptr) {
+  if (!s.filter || s.search.empty())
+    s.track_filter = viewer::TrackFilter{};
+  else if (!remote)
+    s.track_filter = viewer::BuildTrackFilter(m, s.search);
+  else if (remote->search().tracks_known && s.remote_applied)
+    s.track_filter = viewer::TrackFilterOf(m, remote->search().tracks);
+  else
+    s.track_filter = viewer::TrackFilter{};  // not known (yet): everything shows
 }
 
 // A remote trace's search is the server's (what=search): its counts and matching names arrive later, and
@@ -575,6 +584,7 @@ void App::TakeRemoteSearch() {
     } else {
       search_.search = viewer::Search::FromMatches(rs.text, rs.regex, rs.ids, rs.count, rs.names);
     }
+    RebuildFilter(*model_, search_, remote_.get());
   }
   if (const viewer::EventId hit = remote_->TakeSearchHit(); hit.valid()) {
     search_.current = hit;
@@ -593,6 +603,7 @@ uint64_t App::SetSearch(std::string_view text) {
     if (text != remote_->search().text || search_.regex != remote_->search().regex) {
       remote_->SetSearch(text, search_.regex);
       search_.search = viewer::Search();
+      search_.track_filter = viewer::TrackFilter{};  // until the server's answer names the tracks
       search_.remote_applied = false;
       search_.current = {};
       search_.error.clear();
@@ -627,7 +638,8 @@ void App::SetSearchMode(bool regex, bool filter) {
   search_.filter = filter;
   if (!model_) return;
   if (remote_) {
-    SetSearch(std::string(search_.text));  // re-asks when the mode changed; no track filter remotely
+    SetSearch(std::string(search_.text));  // re-asks when the regex mode changed
+    RebuildFilter(*model_, search_, remote_.get());
     return;
   }
   if (regex_changed) {
@@ -1068,7 +1080,7 @@ void App::Frame() {
           ImGui::BeginChild("##panel");
           // Panels that scan events need them in memory; on a remote trace they offer the download.
           if (remote_ && tab.panel != Panel::kDetails && tab.panel != Panel::kKernels &&
-              tab.panel != Panel::kSummary && tab.panel != Panel::kRoofline)
+              tab.panel != Panel::kSummary && tab.panel != Panel::kRoofline && tab.panel != Panel::kSearch)
             DrawRemoteFallback(*this, tab.label);
           else
             tab.draw(*this);

@@ -30,13 +30,13 @@ void DrawSearchBar(App& app) {
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("The text is a regular expression (linear time; no back-references or look-around)");
   ImGui::SameLine();
-  // A remote trace's tracks cannot be filtered without their events: its search highlights only.
-  ImGui::BeginDisabled(!app.events_local());
   const bool f_changed = ImGui::Checkbox("Filter", &filter);
-  ImGui::EndDisabled();
-  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
-    ImGui::SetTooltip(app.events_local() ? "Hide tracks and events that do not match (instead of dimming)"
-                                         : "Hiding what does not match needs the whole trace in this page");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(app.events_local()
+                          ? "Hide tracks and events that do not match (instead of dimming)"
+                          : "Hide tracks and events that do not match (instead of dimming); on "
+                            "this remote trace a folded run of tiny events shows when its "
+                            "first event matches");
   if (r_changed || f_changed) app.SetSearchMode(regex, filter);
   ImGui::SameLine();
   if (!s.error.empty()) {
@@ -97,18 +97,37 @@ void DrawSearchResults(App& app) {
     ImGui::TextDisabled("Type in the search box above; matches in the visible range are listed here.");
     return;
   }
-  if (!app.events_local()) {  // matches are stepped through on the server; a list of them is not built
-    ImGui::TextDisabled("%s matches in the trace: Enter / N and Shift+Enter / Shift+N step through them.",
-                        FormatCount(s.search.match_count()).c_str());
-    DrawRemoteFallback(app, "The list of matches in the visible range");
-    return;
-  }
   constexpr size_t kLimit = 2000;  // a list, not a dump: narrow the range to see more
   const View& v = app.view();
-  const std::vector<viewer::EventId> hits =
-      s.search.List(*m, static_cast<int64_t>(v.t0), static_cast<int64_t>(v.t1) + 1, kLimit);
-  ImGui::TextDisabled("%zu%s matches in the visible range (%s in the trace)", hits.size(),
-                      hits.size() == kLimit ? "+" : "", FormatCount(s.search.match_count()).c_str());
+  const int64_t t0 = static_cast<int64_t>(v.t0), t1 = static_cast<int64_t>(v.t1) + 1;
+  // One list for both: a loaded trace's from its events, a remote trace's from the server (the answer for
+  // the last window asked stays on screen while the next is on its way).
+  struct Hit {
+    viewer::EventId id;
+    int64_t start = 0, end = 0;
+  };
+  std::vector<Hit> hits;
+  viewer::RemoteTrace* remote = app.remote();
+  if (remote) {
+    remote->AskSearchList(t0, t1);
+    const viewer::RemoteSearchList& list = remote->search_list();
+    if (!list.ready) {
+      ImGui::TextDisabled("Asking the server for the matches in the visible range...");
+      return;
+    }
+    for (size_t i = 0; i < list.hits.size(); ++i) hits.push_back({list.hits[i], list.start[i], list.end[i]});
+  } else {
+    for (const viewer::EventId e : s.search.List(*m, t0, t1, kLimit))
+      hits.push_back({e, m->Start(e), m->End(e)});
+  }
+  const bool partial = remote && !remote->search_list().complete;
+  ImGui::TextDisabled("%zu%s matches in the visible range (%s in the trace)%s", hits.size(),
+                      hits.size() >= kLimit || partial ? "+" : "",
+                      FormatCount(s.search.match_count()).c_str(),
+                      partial ? ": the server listed part of this range, zoom in to list them all" : "");
+  auto name_of = [&](size_t i) -> const std::string& {
+    return remote ? remote->search_list().name[i] : m->Str(m->Name(hits[i].id));
+  };
   if (!ImGui::BeginTable("##hits", 4,
                          ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable |
                              ImGuiTableFlags_BordersInnerV))
@@ -123,22 +142,22 @@ void DrawSearchResults(App& app) {
   clipper.Begin(static_cast<int>(hits.size()));
   while (clipper.Step()) {
     for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
-      const viewer::EventId e = hits[i];
+      const viewer::EventId e = hits[i].id;
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::PushID(i);
-      if (ImGui::Selectable(m->Str(m->Name(e)).c_str(), v.selected == e,
+      if (ImGui::Selectable(name_of(size_t(i)).c_str(), v.selected == e,
                             ImGuiSelectableFlags_SpanAllColumns)) {
         s.current = e;
         app.Select(e, true);
       }
       ImGui::PopID();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(m->TrackOf(e).name.c_str());
+      ImGui::TextUnformatted(m->TrackOf(e).name.c_str());  // the layout knows every lane's track
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(viewer::FormatTimestamp(*m, m->Start(e)).c_str());
+      ImGui::TextUnformatted(viewer::FormatTimestamp(*m, hits[i].start).c_str());
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(FormatDuration(m->End(e) - m->Start(e)).c_str());
+      ImGui::TextUnformatted(FormatDuration(hits[i].end - hits[i].start).c_str());
     }
   }
   ImGui::EndTable();

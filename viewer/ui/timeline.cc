@@ -208,7 +208,8 @@ void DrawLane(ImDrawList* dl, App& app, const Side& side, LaneId lane_id, float 
   const double ns_per_px = span / (plot_max.x - plot_min.x);
   const int64_t q0 = static_cast<int64_t>(std::floor(t0));
   const int64_t q1 = static_cast<int64_t>(std::ceil(t0 + span)) + 1;
-  if (side.filter) {
+  const bool local = side.src->events_local();
+  if (side.filter && local) {
     // The search filter: only the matching events are drawn, one by one (an LOD block would fold hidden
     // events in); events that would land on the pixel just drawn are skipped, and at most kMaxFiltered per
     // lane.
@@ -230,7 +231,6 @@ void DrawLane(ImDrawList* dl, App& app, const Side& side, LaneId lane_id, float 
     dl->AddRectFilled(ImVec2(plot_min.x, y + 6), ImVec2(plot_max.x, y + kLaneHeight - 6),
                       IM_COL32(255, 255, 255, 16));
   }
-  const bool local = side.src->events_local();
 
   const viewer::Search& search = *side.search;
   const bool searching = !search.empty();
@@ -246,6 +246,9 @@ void DrawLane(ImDrawList* dl, App& app, const Side& side, LaneId lane_id, float 
     x1 = std::min(x1, plot_max.x + 2);
     if (x1 - x0 < 1) x1 = x0 + 1;  // everything that exists gets at least a pixel
     const EventId first{lane_id, it.first};
+    // A remote trace's filter: the tile's items that do not match are left out (a folded run by its first
+    // event's name, as the highlight judges it).
+    if (side.filter && !local && !side.search->Matches(li.name)) continue;
     const ImU32 base = EventColor(li.kind, side.src->Str(li.name), li.style);
     if (it.merged()) {
       // Folded run of tiny events: muted color, a lighter top edge, and the count when there is room.

@@ -27,6 +27,20 @@ TrackFilter BuildTrackFilter(const TraceModel& m, const Search& search) {
   return f;
 }
 
+TrackFilter TrackFilterOf(const TraceModel& m, std::span<const TrackId> tracks) {
+  TrackFilter f;
+  f.active = true;
+  f.track_visible.assign(m.tracks.size(), 0);
+  f.group_visible.assign(m.groups.size(), 0);
+  for (TrackId t : tracks) {
+    if (t >= m.tracks.size() || f.track_visible[t]) continue;
+    f.track_visible[t] = 1;
+    ++f.visible_tracks;
+    if (m.tracks[t].group < f.group_visible.size()) f.group_visible[m.tracks[t].group] = 1;
+  }
+  return f;
+}
+
 std::vector<uint32_t> MatchingEventsIn(const TraceModel& m, const Search& search, LaneId lane, int64_t t0,
                                        int64_t t1, size_t limit) {
   std::vector<uint32_t> out;

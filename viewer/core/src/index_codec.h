@@ -209,6 +209,7 @@ void VisitSummaries(V& v, S& s) {
   }
   v.Str(s.idle_gaps_json);  // 2.2
   v.Str(s.profiled_json);   // 2.3
+  v.Raw(s.track_name_ends), v.Raw(s.track_names);
 }
 
 }  // namespace gt::viewer::index_detail

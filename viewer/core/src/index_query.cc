@@ -437,9 +437,47 @@ IndexAnswer IndexSearch(const MappedIndex& index, const QueryParams& params) {
     }
     out["ids"] = std::move(ids);
     out["ids_truncated"] = truncated;
+    // The tracks with a match (the Filter toggle), from each track's distinct names (checked: the index may
+    // be damaged); a track whose names were too many to list counts as one.
+    const auto& ends = index.summaries().track_name_ends;
+    const auto& names = index.summaries().track_names;
+    if (ends.size() == m.tracks.size() && (ends.empty() || ends.back() <= names.size())) {
+      json tracks = json::array();
+      uint64_t begin = 0;
+      for (TrackId t = 0; t < ends.size(); begin = std::max(begin, ends[t]), ++t) {
+        if (ends[t] < begin) continue;
+        for (uint64_t k = begin; k < ends[t]; ++k)
+          if (names[k] == kNone || search.Matches(names[k])) {
+            tracks.push_back(t);
+            break;
+          }
+      }
+      out["tracks"] = std::move(tracks);
+    }
     return {200, Dump(out)};
   }
-  if (*dir != "next" && *dir != "prev") return Error(400, "dir must be next or prev");
+  if (*dir == "list") {  // the matches overlapping [t0, t1): the search results panel
+    int64_t t0 = 0, t1 = 0;
+    uint32_t limit = 2000;
+    if (Status s = Number(params, "t0", &t0); !s.ok()) return ErrorOf(s);
+    if (Status s = Number(params, "t1", &t1); !s.ok()) return ErrorOf(s);
+    if (Param(params, "limit"))
+      if (Status s = Number(params, "limit", &limit); !s.ok()) return ErrorOf(s);
+    const SearchListResult list =
+        IndexSearchList(index, search, t0, t1, std::min<uint32_t>(limit, kSearchListMax));
+    if (!list.status.ok()) return DamagedAnswer(list.status);
+    json hits = json::array(), names = json::object();
+    for (size_t i = 0; i < list.hits.size(); ++i) {
+      hits.push_back({list.hits[i].lane, list.hits[i].index, list.start[i], list.end[i], list.name[i]});
+      names[std::to_string(list.name[i])] = m.Str(list.name[i]);
+    }
+    out["hits"] = std::move(hits);  // [lane, index, start, end, name id]
+    out["names"] = std::move(names);
+    out["complete"] = list.complete;
+    out["examined"] = list.examined;
+    return {200, Dump(out)};
+  }
+  if (*dir != "next" && *dir != "prev") return Error(400, "dir must be next, prev or list");
   int64_t t = 0;
   if (Status s = Number(params, "t", &t); !s.ok()) return ErrorOf(s);
   EventId from;

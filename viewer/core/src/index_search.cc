@@ -10,6 +10,7 @@
 #include "gt/sat_math.h"
 #include "gt/viewer/index_query.h"
 #include "index_blocks.h"
+#include "lod_query.h"
 
 namespace gt::viewer {
 
@@ -123,6 +124,38 @@ SearchStepResult IndexSearchStep(const MappedIndex& index, const Search& search,
     }
     if (width < (int64_t{1} << 61)) width *= 2;
   }
+}
+
+SearchListResult IndexSearchList(const MappedIndex& index, const Search& search, int64_t t0, int64_t t1,
+                                 size_t limit, uint64_t budget) {
+  const TraceModel& m = index.model();
+  SearchListResult r;
+  if (search.match_count() == 0 || t0 >= t1) return r;
+  std::vector<std::tuple<int64_t, LaneId, uint32_t, int64_t, StringId>>
+      found;  // (start, lane, index, end, name)
+  for (LaneId l = 0; l < m.lanes.size() && r.status.ok(); ++l) {
+    LaneReader rd(index.blocks(), m.lanes[l], l);
+    auto [a, b] = lod_detail::LaneRangeOf(rd, t0, t1);
+    if (r.examined + (b - a) > budget) {  // the rest of this lane, and the lanes after it, are not scanned
+      b = a + uint32_t(budget - std::min(budget, r.examined));
+      r.complete = false;
+    }
+    for (uint32_t i = a; i < b; ++i)
+      if (const StringId name = rd.Name(i); search.Matches(name))
+        found.emplace_back(rd.Start(i), l, i, rd.End(i), name);
+    r.examined += b - a;
+    if (!rd.status().ok()) r.status = rd.status();
+    if (!r.complete) break;
+  }
+  std::sort(found.begin(), found.end());
+  if (found.size() > limit) found.resize(limit);
+  for (const auto& [start, lane, i, end, name] : found) {
+    r.hits.push_back({lane, i});
+    r.start.push_back(start);
+    r.end.push_back(end);
+    r.name.push_back(name);
+  }
+  return r;
 }
 
 }  // namespace gt::viewer

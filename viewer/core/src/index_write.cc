@@ -1,6 +1,7 @@
 // Writing the viewer index: VisitModel numbers the column blocks while it encodes the small tables, then the
 // file is written in one sequential pass, each block compressed from the model's own arrays, so the writer
 // holds no second copy of the events.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -125,6 +126,34 @@ IndexSummaries ComputeSummaries(const TraceModel& model) {
   s.idle_gaps_json = IdleGapsWithDevicesJson(ExplainIdleGaps(model, kIndexIdleGaps));
   if (!model.kernel_metrics.empty() || !model.stall_samples.empty())
     s.profiled_json = ProfiledDataJson(CollectProfiledData(model));
+  // Each track's distinct names: `seen` remembers the last track a name was met on, so an event costs one
+  // load and compare, no hashing.
+  std::vector<TrackId> seen(model.strings.size(), kNone);
+  for (TrackId t = 0; t < model.tracks.size(); ++t) {
+    const Track& track = model.tracks[t];
+    const size_t begin = s.track_names.size();
+    bool too_many = false;
+    for (uint32_t d = 0; d < track.lane_count && !too_many; ++d) {
+      const Lane& lane = model.lanes[track.first_lane + d];
+      for (uint32_t i = 0; i < lane.size(); ++i) {
+        const StringId name = lane.name[i];
+        if (name >= seen.size() || seen[name] == t) continue;
+        seen[name] = t;
+        if (s.track_names.size() - begin == kTrackNamesMax) {
+          too_many = true;
+          break;
+        }
+        s.track_names.push_back(name);
+      }
+    }
+    if (too_many) {
+      s.track_names.resize(begin);
+      s.track_names.push_back(kNone);
+    } else {
+      std::sort(s.track_names.begin() + begin, s.track_names.end());
+    }
+    s.track_name_ends.push_back(s.track_names.size());
+  }
   return s;
 }
 

@@ -238,9 +238,12 @@ std::string RemoteTrace::UrlOf(const Request& r) const {
     case Ask::kFlows:
       return "flows?lane=" + std::to_string(r.event.lane) + "&index=" + std::to_string(r.event.index);
     case Ask::kSearch:
+    case Ask::kSearchList:
     case Ask::kSearchStep: {
       std::string url = "search?q=" + PercentEncode(search_.text) + (search_.regex ? "&regex=1" : "");
       if (r.ask == Ask::kSearch) return url;
+      if (r.ask == Ask::kSearchList)
+        return url + "&dir=list&t0=" + std::to_string(r.t) + "&t1=" + std::to_string(r.t1) + "&limit=2000";
       url += std::string("&dir=") + (r.forward ? "next" : "prev") + "&t=" + std::to_string(r.t);
       if (r.event.valid())
         url += "&lane=" + std::to_string(r.event.lane) + "&index=" + std::to_string(r.event.index);
@@ -388,6 +391,40 @@ void RemoteTrace::OnAnswer(uint64_t request, int status, std::string_view body, 
       }
       return;
     }
+    case Ask::kSearchList: {
+      if (again) return Retry(r, after);
+      list_in_flight_ = false;
+      if (r.generation != search_generation_) return;  // the text changed since: asked again by the panel
+      RemoteSearchList list;
+      list.t0 = r.t, list.t1 = r.t1, list.generation = r.generation, list.ready = true;
+      const json j = status == 200 ? Parse(body) : json();
+      if (j.is_object()) {
+        list.complete = Get<bool>(j, "complete", true);
+        const json* names = j.contains("names") && j["names"].is_object() ? &j["names"] : nullptr;
+        if (auto hits = j.find("hits"); hits != j.end() && hits->is_array())
+          for (const json& h : *hits) {
+            if (!h.is_array() || h.size() != 5 || !h[0].is_number_unsigned() || !h[1].is_number_unsigned() ||
+                !h[2].is_number_integer() || !h[3].is_number_integer() || !h[4].is_number_unsigned())
+              continue;
+            const EventId e{h[0].get<uint32_t>(), h[1].get<uint32_t>()};
+            if (e.lane >= layout_.lanes.size() || list.hits.size() >= kSearchListMax) continue;
+            list.hits.push_back(e);
+            list.start.push_back(h[2].get<int64_t>());
+            list.end.push_back(h[3].get<int64_t>());
+            std::string name;
+            if (names)
+              if (auto n = names->find(std::to_string(h[4].get<uint64_t>()));
+                  n != names->end() && n->is_string())
+                name = n->get<std::string>();
+            list.name.push_back(std::move(name));
+          }
+      } else {
+        list.complete =
+            false;  // an error answer: an empty, incomplete list (the window asks again on a change)
+      }
+      list_ = std::move(list);
+      return;
+    }
     case Ask::kSearch:
       if (r.generation != search_generation_) return;  // the text changed since
       if (again) return Retry(r, after);
@@ -421,11 +458,19 @@ void RemoteTrace::SetSearch(std::string_view text, bool regex) {
   step_pending_ = false;  // a step of the old text is dropped
   ++step_generation_;
   search_hit_ = {};
+  list_ = RemoteSearchList{};
   if (text.empty()) {
     search_.ready = true;
     return;
   }
   if (state_ == State::kReady) Issue({.ask = Ask::kSearch, .generation = search_generation_});
+}
+
+void RemoteTrace::AskSearchList(int64_t t0, int64_t t1) {
+  if (state_ != State::kReady || search_.text.empty() || list_in_flight_) return;
+  if (list_.ready && list_.generation == search_generation_ && list_.t0 == t0 && list_.t1 == t1) return;
+  list_in_flight_ = true;
+  Issue({.ask = Ask::kSearchList, .generation = search_generation_, .t = t0, .t1 = t1});
 }
 
 void RemoteTrace::TakeSearch(std::string_view body) {
@@ -441,6 +486,12 @@ void RemoteTrace::TakeSearch(std::string_view body) {
     for (const json& id : *ids)
       if (id.is_number_unsigned() && id.get<uint64_t>() < (uint64_t{1} << 31))
         search_.ids.push_back(id.get<StringId>());
+  if (auto tracks = j.find("tracks"); tracks != j.end() && tracks->is_array()) {
+    search_.tracks_known = true;
+    for (const json& t : *tracks)
+      if (t.is_number_unsigned() && t.get<uint64_t>() < layout_.tracks.size())
+        search_.tracks.push_back(t.get<TrackId>());
+  }
 }
 
 void RemoteTrace::SearchStep(bool forward, EventId from, int64_t t) {

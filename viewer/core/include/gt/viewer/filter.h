@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "gt/viewer/model.h"
@@ -22,6 +23,9 @@ struct TrackFilter {
 
 // O(events) once per search change (a keystroke, not a frame): stops at a lane's first match.
 TrackFilter BuildTrackFilter(const TraceModel& model, const Search& search);
+
+// The filter of a trace whose events are elsewhere (a remote trace): the tracks the server says have a match.
+TrackFilter TrackFilterOf(const TraceModel& layout, std::span<const TrackId> tracks_with_matches);
 
 // The matching events of `lane` in [t0, t1) (time order), at most `limit`: what a filtered lane draws
 // instead of its LOD blocks, which would fold hidden events in.

@@ -50,7 +50,13 @@ struct IndexSummaries {
   // The counter tables and what the timeline says of the profiled launches (CollectProfiledData, a scan of
   // the GPU lanes) as the server sends them: ProfiledDataJson. Empty when the trace has no counters.
   std::string profiled_json;
+  // Per track, the distinct name ids of its events, ascending: track t's are track_names[track_name_ends[t -
+  // 1] .. track_name_ends[t]). The search Filter hides a remote trace's tracks without a match by them. A
+  // track of more than kTrackNamesMax distinct names lists kNone alone (not known: always shown).
+  std::vector<uint64_t> track_name_ends;
+  std::vector<StringId> track_names;
 };
+inline constexpr size_t kTrackNamesMax = size_t{1} << 16;
 inline constexpr size_t kIndexIdleGaps = 5;  // the Summary tab's and `gtrace stats`' count
 
 struct IndexWriteStats {

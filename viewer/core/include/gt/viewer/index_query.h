@@ -28,6 +28,7 @@ inline constexpr size_t kKernelRowsMax = 100'000;  // rows per /kernels answer
 // resume), and matching name ids sent for the highlight.
 inline constexpr uint64_t kSearchScanBudget = uint64_t{1} << 22;
 inline constexpr size_t kSearchIdsMax = size_t{1} << 16;
+inline constexpr uint32_t kSearchListMax = 10'000;  // matches per list answer (the panel shows 2,000)
 
 struct TileRequest {
   TrackId track = kNone;
@@ -98,6 +99,21 @@ struct SearchStepResult {
 };
 SearchStepResult IndexSearchStep(const MappedIndex& index, const Search& search, bool forward, int64_t t,
                                  EventId from, uint64_t budget = kSearchScanBudget);
+
+// The search results list on a remote trace: the matches among the events that overlap [t0, t1)
+// (Search::List's set and order: time, then lane and index), at most `limit`. `complete` is false when the
+// scan stopped after about `budget` names (a wide window of a big trace): then `hits` are those found in the
+// part scanned, and a narrower window lists them all.
+struct SearchListResult {
+  std::vector<EventId> hits;
+  std::vector<int64_t> start, end;  // per hit
+  std::vector<StringId> name;       // per hit
+  bool complete = true;
+  uint64_t examined = 0;
+  Status status;  // a damaged block
+};
+SearchListResult IndexSearchList(const MappedIndex& index, const Search& search, int64_t t0, int64_t t1,
+                                 size_t limit, uint64_t budget = kSearchScanBudget);
 
 // A RemoteTrace request URL ("tiles?track=3&t0=...") as AnswerIndexQuery takes it: what, and its parameters
 // (values percent-decoded, '+' as a space, as the server's HTTP layer decodes them). For viewers answering in

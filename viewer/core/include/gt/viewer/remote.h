@@ -127,6 +127,19 @@ struct RemoteSearch {
   uint32_t names = 0;
   std::vector<StringId> ids;
   bool ids_truncated = false;  // more names match than the answer lists (highlight partial)
+  bool tracks_known = false;   // the server listed the tracks with a match (the Filter toggle)
+  std::vector<TrackId> tracks;
+};
+
+// The search results panel on a remote trace (what=search&dir=list): the matches overlapping a window.
+struct RemoteSearchList {
+  int64_t t0 = 0, t1 = 0;   // the window answered
+  uint64_t generation = 0;  // of the search text it is for
+  bool ready = false;
+  bool complete = true;  // false: the server scanned part of a wide window (narrow it to list all)
+  std::vector<EventId> hits;
+  std::vector<int64_t> start, end;
+  std::vector<std::string> name;  // per hit
 };
 
 class RemoteTrace final : public TraceSource {
@@ -177,6 +190,11 @@ class RemoteTrace final : public TraceSource {
   bool search_step_pending() const { return step_pending_; }
   // The match the last step found, once (then invalid); invalid also when it found none.
   EventId TakeSearchHit() { return std::exchange(search_hit_, EventId{}); }
+  // The list of matches overlapping [t0, t1) for the search results panel: asked when the text or the
+  // window changed, one request at a time (a pan asks again once the answer for the last window is in).
+  // search_list() is the last answer, for search_list().t0/t1 (ready false before the first).
+  void AskSearchList(int64_t t0, int64_t t1);
+  const RemoteSearchList& search_list() const { return list_; }
 
  private:
   enum class Ask : uint8_t {
@@ -189,7 +207,8 @@ class RemoteTrace final : public TraceSource {
     kSearchStep,
     kGaps,
     kFlows,
-    kProfiled
+    kProfiled,
+    kSearchList,
   };
   struct Request {
     Ask ask = Ask::kMeta;
@@ -198,7 +217,7 @@ class RemoteTrace final : public TraceSource {
     // kSearch, kSearchStep: which search (answers of an older one are dropped) and where a step is.
     uint64_t generation = 0;
     bool forward = true, wrapped = false;
-    int64_t t = 0;
+    int64_t t = 0, t1 = 0;  // kSearchList: the window
   };
   void Issue(const Request& r);  // sends now, or queues when max_in_flight are out
   void Retry(const Request& r, double after_s);
@@ -244,6 +263,8 @@ class RemoteTrace final : public TraceSource {
   uint32_t step_requests_ = 0;  // of the step in progress (a bound: a pathological server cannot loop us)
   bool step_pending_ = false;
   EventId search_hit_;
+  RemoteSearchList list_;
+  bool list_in_flight_ = false;
   RemoteStats stats_;
 };
 
