@@ -135,17 +135,17 @@ try {
   const countersFile = path.join(root, 'tests/data/counters_torch_graph_h200.gtrace');
   const up = await fetch(`${base}/api/traces?name=graph.gtrace`, {
     method: 'POST', headers: { 'Content-Type': 'application/octet-stream' }, body: fs.readFileSync(countersFile) });
-  const id = (await up.json()).id;
-  check(up.status === 201 && id, `E: stored the counters trace as ${id}`);
-  for (let i = 0; i < 600 && (await fetch(`${base}/api/t/${id}/meta`)).status !== 200; ++i)
+  const cid = (await up.json()).id;
+  check(up.status === 201 && cid, `E: stored the counters trace as ${cid}`);
+  for (let i = 0; i < 600 && (await fetch(`${base}/api/t/${cid}/meta`)).status !== 200; ++i)
     await new Promise((r) => setTimeout(r, 100));
-  const profiled = await (await fetch(`${base}/api/t/${id}/profiled`)).json();
+  const profiled = await (await fetch(`${base}/api/t/${cid}/profiled`)).json();
   check(profiled.launch_of && profiled.launch_of.length >= 15, `E: /profiled maps ${profiled.launch_of.length} launches`);
   const keys = [];
   for (const [lane, index] of profiled.launch_of.filter((_, i) => i % 5 === 0).slice(0, 6))
-    keys.push((await (await fetch(`${base}/api/t/${id}/event?lane=${lane}&index=${index}`)).json()).key);
-  const e = await openPage(`${base}/?trace=${id}&remote=1`);
-  const f = await openPage(`${base}/?trace=${id}&remote=0`);
+    keys.push((await (await fetch(`${base}/api/t/${cid}/event?lane=${lane}&index=${index}`)).json()).key);
+  const e = await openPage(`${base}/?trace=${cid}&remote=1`);
+  const f = await openPage(`${base}/?trace=${cid}&remote=0`);
   check(await settled(e) === 2 && await settled(f) === 2, 'E: the link opens remotely and downloaded');
   check(await e.evaluate(() => window.gtRemote === true), 'E: the first page is remote');
   for (const key of keys) {
