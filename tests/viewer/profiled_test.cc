@@ -20,6 +20,7 @@
 #include "gt/viewer/profiled.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/remote.h"
+#include "in_process_remote.h"
 
 using namespace gt;
 using namespace gt::viewer;
@@ -233,18 +234,10 @@ TEST_CASE("profiled data: a remote trace's counters equal the loaded trace's", "
     const std::vector<uint8_t> bytes = EncodeIndex(**m, {});
     auto opened = MappedIndex::FromBytes(bytes, {});
     REQUIRE(opened.ok());
-    // The page's client, answered in process from the mapped index.
-    std::deque<std::pair<uint64_t, std::string>> queue;
-    RemoteTrace r([&](uint64_t id, const std::string& url) { queue.push_back({id, url}); });
-    auto pump = [&] {
-      while (!queue.empty()) {
-        auto [id, url] = queue.front();
-        queue.pop_front();
-        auto [what, params] = SplitIndexUrl(url);
-        const IndexAnswer a = AnswerIndexQuery(**opened, what, params);
-        r.OnAnswer(id, a.status, a.body);
-      }
-    };
+    test::InProcessRemote client(**opened);
+    RemoteTrace& r = client.r;
+    auto& queue = client.queue;
+    auto pump = [&] { client.Pump(); };
     r.Start();
     pump();
     REQUIRE(r.state() == RemoteTrace::State::kReady);

@@ -14,6 +14,7 @@
 #include "gt/viewer/json.h"
 #include "gt/viewer/load.h"
 #include "gt/viewer/remote.h"
+#include "in_process_remote.h"
 #include "synth_trace.h"
 
 using namespace gt;
@@ -30,24 +31,6 @@ std::unique_ptr<TraceModel> Synth(uint64_t events, uint64_t seed) {
   gt::synth::GenerateSynthTrace(b, o);
   return b.Finish();
 }
-
-// The page's client answered in process from a mapped index (as `gtrace-ui --index` does): requests queue up
-// until Pump answers them, so a test sees the client before and after the answers.
-struct InProcessRemote {
-  const MappedIndex& index;
-  std::deque<std::pair<uint64_t, std::string>> queue;
-  RemoteTrace r{[this](uint64_t id, const std::string& url) { queue.push_back({id, url}); }};
-  explicit InProcessRemote(const MappedIndex& mapped) : index(mapped) {}
-  void Pump() {
-    while (!queue.empty()) {
-      auto [id, url] = queue.front();
-      queue.pop_front();
-      auto [what, params] = SplitIndexUrl(url);
-      const IndexAnswer a = AnswerIndexQuery(index, what, params);
-      r.OnAnswer(id, a.status, a.body);
-    }
-  }
-};
 
 json Ask(const MappedIndex& index, const std::string& url, int want = 200) {
   auto [what, params] = SplitIndexUrl(url);
@@ -200,7 +183,7 @@ TEST_CASE("remote search: the page's client counts, highlights and steps as the 
   auto opened = MappedIndex::FromBytes(bytes, {});
   REQUIRE(opened.ok());
   const MappedIndex& index = **opened;
-  InProcessRemote client(index);
+  test::InProcessRemote client(index);
   RemoteTrace& r = client.r;
   auto pump = [&] { client.Pump(); };
   r.Start();
@@ -270,7 +253,7 @@ TEST_CASE("remote idle gaps: the server's answer is ExplainIdleGaps of the loade
     }
     with_gaps += !want.empty();
     // The page's client: nothing until the answer is in, then the same gaps.
-    InProcessRemote client(**opened);
+    test::InProcessRemote client(**opened);
     RemoteTrace& r = client.r;
     auto pump = [&] { client.Pump(); };
     r.Start();
@@ -295,7 +278,7 @@ TEST_CASE("remote flows: the launch <-> GPU work partner is FlowPartner's", "[re
     const std::vector<uint8_t> bytes = EncodeIndex(m, {});
     auto opened = MappedIndex::FromBytes(bytes, {});
     REQUIRE(opened.ok());
-    InProcessRemote client(**opened);
+    test::InProcessRemote client(**opened);
     RemoteTrace& r = client.r;
     auto pump = [&] { client.Pump(); };
     r.Start();
@@ -348,7 +331,7 @@ TEST_CASE("remote flows: the explicit flow records of every event equal the load
   const std::vector<uint8_t> bytes = EncodeIndex(model, {});
   auto opened = MappedIndex::FromBytes(bytes, {});
   REQUIRE(opened.ok());
-  InProcessRemote client(**opened);
+  test::InProcessRemote client(**opened);
   RemoteTrace& r = client.r;
   r.Start();
   client.Pump();
@@ -441,7 +424,7 @@ TEST_CASE("remote search list: the matches in a window equal Search::List's", "[
   CHECK(wide["hits"].size() == std::min<size_t>(all.size(), 2000));
 
   // The page's client: the panel asks for its window, once per change.
-  InProcessRemote client(index);
+  test::InProcessRemote client(index);
   RemoteTrace& r = client.r;
   r.Start();
   client.Pump();

@@ -53,6 +53,35 @@ viewer::EventId FirstKernel(const viewer::TraceModel& m) {
   return {};
 }
 
+// An App showing `local`'s trace as a remote one, its requests answered in process from the trace's mapped
+// index (as `gtrace serve` answers them), frames drawn between answers.
+struct InProcessPage {
+  std::vector<uint8_t> bytes;
+  std::unique_ptr<viewer::MappedIndex> index;
+  std::vector<std::pair<uint64_t, std::string>> queue;
+  ui::App app;
+  InProcessPage(const viewer::TraceModel& local, const std::string& name) {
+    bytes = viewer::EncodeIndex(local, {1, "t"});
+    auto opened = viewer::MappedIndex::FromBytes(bytes, {1, "t"});
+    REQUIRE(opened.ok());
+    index = std::move(*opened);
+    ui::SetGlobalApp(&app);
+    app.OpenRemote(name, [this](uint64_t id, const std::string& url) { queue.push_back({id, url}); });
+  }
+  void Pump() {
+    for (int round = 0; round < 20 && !queue.empty(); ++round) {
+      auto batch = std::move(queue);
+      queue.clear();
+      for (auto& [id, url] : batch) {
+        const auto [what, params] = viewer::SplitIndexUrl(url);
+        const viewer::IndexAnswer a = viewer::AnswerIndexQuery(*index, what, params);
+        app.remote()->OnAnswer(id, a.status, a.body);
+      }
+      test::UiFrames(app, 1);
+    }
+  }
+};
+
 }  // namespace
 
 TEST_CASE("gtrace-ui --index builds the index next to the trace once and shows what the trace shows",
@@ -207,25 +236,9 @@ TEST_CASE("a remote trace opens, draws from tiles, selects an event, searches, a
   ui::App local;
   LoadLocal(local, kTrace);
   const viewer::TraceModel& lm = *local.model();
-  const std::vector<uint8_t> bytes = viewer::EncodeIndex(lm, {1, "t"});
-  auto index = viewer::MappedIndex::FromBytes(bytes, {1, "t"});
-  REQUIRE(index.ok());
-  std::vector<std::pair<uint64_t, std::string>> queue;
-  ui::App app;
-  ui::SetGlobalApp(&app);
-  app.OpenRemote("train (remote)", [&](uint64_t id, const std::string& url) { queue.push_back({id, url}); });
-  auto pump = [&] {
-    for (int round = 0; round < 20 && !queue.empty(); ++round) {
-      auto batch = std::move(queue);
-      queue.clear();
-      for (auto& [id, url] : batch) {
-        const auto [what, params] = viewer::SplitIndexUrl(url);
-        const viewer::IndexAnswer a = viewer::AnswerIndexQuery(**index, what, params);
-        app.remote()->OnAnswer(id, a.status, a.body);
-      }
-      test::UiFrames(app, 1);
-    }
-  };
+  InProcessPage page(lm, "train (remote)");
+  ui::App& app = page.app;
+  auto pump = [&] { page.Pump(); };
   test::UiFrames(app);
   CHECK(app.load_state() == ui::LoadState::kLoading);
   pump();
@@ -338,25 +351,9 @@ TEST_CASE("a remote trace's counters section and roofline are the loaded trace's
     ui::App local;
     LoadLocal(local, std::string(GT_TESTS_DATA) + "/" + name);
     const viewer::TraceModel& lm = *local.model();
-    const std::vector<uint8_t> bytes = viewer::EncodeIndex(lm, {1, "t"});
-    auto index = viewer::MappedIndex::FromBytes(bytes, {1, "t"});
-    REQUIRE(index.ok());
-    std::vector<std::pair<uint64_t, std::string>> queue;
-    ui::App app;
-    ui::SetGlobalApp(&app);
-    app.OpenRemote(name, [&](uint64_t id, const std::string& url) { queue.push_back({id, url}); });
-    auto pump = [&] {
-      for (int round = 0; round < 20 && !queue.empty(); ++round) {
-        auto batch = std::move(queue);
-        queue.clear();
-        for (auto& [id, url] : batch) {
-          const auto [what, params] = viewer::SplitIndexUrl(url);
-          const viewer::IndexAnswer a = viewer::AnswerIndexQuery(**index, what, params);
-          app.remote()->OnAnswer(id, a.status, a.body);
-        }
-        test::UiFrames(app, 1);
-      }
-    };
+    InProcessPage page(lm, name);
+    ui::App& app = page.app;
+    auto pump = [&] { page.Pump(); };
     test::UiFrames(app);
     pump();
     REQUIRE(app.load_state() == ui::LoadState::kLoaded);
