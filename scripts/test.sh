@@ -28,14 +28,33 @@ step() {
   LAST_CPU=$CPU
 }
 
+# Every test runs in one of the steps. The native step (preset native-ci, in build/native) builds what the
+# later steps use (the CLI, collector, UI, Python package, the browser tests' helpers) and the tests only it runs
+# or runs differently; the test executables the ASan+UBSan step runs the same way, the benchmarks and the CUDA
+# workloads are not compiled there (tests/CMakeLists.txt, GT_ASAN_COVERED_TESTS). `cmake --preset native`
+# configures the whole tree again, in the same folder.
 step "native build + tests"
-cmake --preset native >/dev/null
-cmake --build --preset native -j "$JOBS"
-ctest --preset native -j "$JOBS"
+cmake --preset native-ci >/dev/null
+cmake --build --preset native-ci -j "$JOBS"
+ctest --preset native-ci -j "$JOBS"
 
-step "ASan+UBSan build + tests"
-cmake --preset asan >/dev/null
-cmake --build --preset asan -j "$JOBS"
+# The two wasm builds beside the ASan+UBSan build: they need nothing built before them, and each ends in a link
+# on one core (binaryen's wasm-opt) that the other builds' compiling fills. The tests start once all three are
+# done, on an otherwise idle machine; the browser tests' step below finds the page built.
+step "ASan+UBSan build, wasm builds beside it; ASan+UBSan tests"
+wasm_log=$(mktemp)
+bash scripts/web-test.sh --build-only >"$wasm_log" 2>&1 &
+wasm_pid=$!
+asan_rc=0
+cmake --preset asan >/dev/null && cmake --build --preset asan -j "$JOBS" || asan_rc=$?
+wasm_rc=0
+wait "$wasm_pid" || wasm_rc=$?
+if [ "$wasm_rc" != 0 ]; then
+  cat "$wasm_log"
+  echo "test: the wasm builds failed" >&2
+fi
+rm -f "$wasm_log"
+if [ "$asan_rc" != 0 ] || [ "$wasm_rc" != 0 ]; then exit 1; fi
 ctest --preset asan -j "$JOBS"
 
 if [ -x scripts/fuzz.sh ]; then
@@ -45,7 +64,7 @@ if [ -x scripts/fuzz.sh ]; then
 fi
 
 if [ -x scripts/web-test.sh ]; then
-  step "wasm viewer + browser end-to-end"
+  step "browser end-to-end (wasm viewer built beside the ASan+UBSan build)"
   bash scripts/web-test.sh
 fi
 if [ -x scripts/package-test.sh ]; then

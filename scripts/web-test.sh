@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Builds the WebAssembly viewer (preset "wasm" -> build/wasm/web) and runs the browser end-to-end tests in
 # headless chromium (playwright-core). Screenshots and console logs land in test-output/web/.
-#   scripts/web-test.sh [--only <test name substring>] [--no-build]
+#   scripts/web-test.sh [--only <test name substring>] [--no-build | --build-only]
+# --build-only: the two wasm builds and nothing else (scripts/test.sh runs them beside the ASan+UBSan build).
 # E2E_JOBS (default 2): browser tests run that many at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NODE_PATH=/usr/share/nodejs  # emcc's JS optimizer needs Debian's node modules
 JOBS=${JOBS:-2}
 BUILD=1
+BUILD_ONLY=0
 ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) BUILD=0 ;;
+    --build-only) BUILD_ONLY=1 ;;
     --only) ARGS+=(--only "$2"); shift ;;
     *) echo "web-test: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -36,6 +39,7 @@ if [ "$BUILD" = 1 ]; then
   wait "$wasm_mt_pid" || wasm_rc=$?
   [ "$wasm_rc" = 0 ] || { echo "web-test: a wasm build failed" >&2; exit 1; }
 fi
+[ "$BUILD_ONLY" = 0 ] || exit 0
 # The deterministic sample .gtrace (tests/web/make_sample_trace.cc) comes from the native build: build/native in
 # CI (scripts/test.sh builds it first), or the folder named by GT_NATIVE_BUILD.
 NATIVE=${GT_NATIVE_BUILD:-build/native}
