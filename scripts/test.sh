@@ -30,8 +30,9 @@ step() {
 
 # Every test runs in one of the steps. The native step (preset native-ci, in build/native) builds what the
 # later steps use (the CLI, collector, UI, Python package, the browser tests' helpers) and the tests only it runs
-# or runs differently; the test executables the ASan+UBSan step runs the same way, the benchmarks and the CUDA
-# workloads are not compiled there (tests/CMakeLists.txt, GT_ASAN_COVERED_TESTS). `cmake --preset native`
+# or runs differently, and the benchmarks (compiled, not run: a break in them is caught); the test executables
+# the ASan+UBSan step runs the same way and the CUDA workloads are not compiled there (tests/CMakeLists.txt,
+# GT_ASAN_COVERED_TESTS). `cmake --preset native`
 # configures the whole tree again, in the same folder.
 step "native build + tests"
 cmake --preset native-ci >/dev/null
