@@ -437,16 +437,16 @@ IndexAnswer IndexSearch(const MappedIndex& index, const QueryParams& params) {
     }
     out["ids"] = std::move(ids);
     out["ids_truncated"] = truncated;
-    // The tracks with a match (the Filter toggle), from each track's distinct names (checked: the index may
-    // be damaged); a track whose names were too many to list counts as one.
+    // The tracks with a match (the Filter toggle), from each track's distinct names (checked: ends that do
+    // not ascend to at most the names' count are a damaged index, and the answer has no track list); a track
+    // whose names were too many to list counts as one.
     const auto& ends = index.summaries().track_name_ends;
     const auto& names = index.summaries().track_names;
-    if (ends.size() == m.tracks.size() && (ends.empty() || ends.back() <= names.size())) {
+    if (ends.size() == m.tracks.size() && std::is_sorted(ends.begin(), ends.end()) &&
+        (ends.empty() || ends.back() <= names.size())) {
       json tracks = json::array();
-      uint64_t begin = 0;
-      for (TrackId t = 0; t < ends.size(); begin = std::max(begin, ends[t]), ++t) {
-        if (ends[t] < begin) continue;
-        for (uint64_t k = begin; k < ends[t]; ++k)
+      for (TrackId t = 0; t < ends.size(); ++t) {
+        for (uint64_t k = t ? ends[t - 1] : 0; k < ends[t]; ++k)
           if (names[k] == kNone || search.Matches(names[k])) {
             tracks.push_back(t);
             break;

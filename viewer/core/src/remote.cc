@@ -377,18 +377,16 @@ void RemoteTrace::OnAnswer(uint64_t request, int status, std::string_view body, 
     case Ask::kProfiled: {
       if (again) return Retry(r, after);
       // A failure is said, not asked again: the counters section shows the reason.
-      auto data =
-          status == 200 ? ParseProfiledData(body) : StatusOr<ProfiledData>(Status(StatusCode::kNotFound, ""));
-      if (data.ok()) {
-        profiled_ = std::move(*data);
-        profiled_ready_ = true;
-      } else {
-        const json j = status == 200 ? json() : Parse(body);
-        profiled_error_ = status == 200   ? data.status().message()
-                          : j.is_object() ? Get<std::string>(j, "error")
-                                          : "the server answered " + std::to_string(status);
-        if (profiled_error_.empty()) profiled_error_ = "the server answered " + std::to_string(status);
+      if (status == 200) {
+        auto data = ParseProfiledData(body);
+        if (data.ok())
+          profiled_ = std::move(*data), profiled_ready_ = true;
+        else
+          profiled_error_ = data.status().message();
+        return;
       }
+      if (const json j = Parse(body); j.is_object()) profiled_error_ = Get<std::string>(j, "error");
+      if (profiled_error_.empty()) profiled_error_ = "the server answered " + std::to_string(status);
       return;
     }
     case Ask::kSearchList: {
@@ -397,6 +395,8 @@ void RemoteTrace::OnAnswer(uint64_t request, int status, std::string_view body, 
       if (r.generation != search_generation_) return;  // the text changed since: asked again by the panel
       RemoteSearchList list;
       list.t0 = r.t, list.t1 = r.t1, list.generation = r.generation, list.ready = true;
+      // An error answer: an empty, incomplete list (the panel asks again when the window changes).
+      list.complete = false;
       const json j = status == 200 ? Parse(body) : json();
       if (j.is_object()) {
         list.complete = Get<bool>(j, "complete", true);
@@ -418,9 +418,6 @@ void RemoteTrace::OnAnswer(uint64_t request, int status, std::string_view body, 
                 name = n->get<std::string>();
             list.name.push_back(std::move(name));
           }
-      } else {
-        list.complete =
-            false;  // an error answer: an empty, incomplete list (the window asks again on a change)
       }
       list_ = std::move(list);
       return;

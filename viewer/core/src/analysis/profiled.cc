@@ -169,13 +169,29 @@ ProfiledData CollectProfiledData(const TraceModel& m) {
     return std::tie(a.pid, a.correlation_id) < std::tie(b.pid, b.correlation_id);
   });
   // Only what the timeline has (the analysis falls back to the profiled time for the rest).
-  for (size_t i = d.names.size(); i-- > 0;)
-    if (!seen[i]) d.names.erase(d.names.begin() + i);
+  size_t kept = 0;
+  for (size_t i = 0; i < d.names.size(); ++i) {
+    if (!seen[i]) continue;
+    if (kept != i) d.names[kept] = std::move(d.names[i]);  // never onto itself: that would empty it
+    ++kept;
+  }
+  d.names.resize(kept);
   return d;
 }
 
 // ---- [SECTION] analyse
 // ------------------------------------------------------------------------------------------
+
+namespace {
+
+// What the timeline says of the kernel (pid, name), or null when it has none of its events.
+const ProfiledName* NameOf(const ProfiledData& d, uint32_t pid, const std::string& name) {
+  for (const ProfiledName& n : d.names)
+    if (n.pid == pid && n.name == name) return &n;
+  return nullptr;
+}
+
+}  // namespace
 
 size_t ProfiledKernels::LaunchOf(EventId e) const {
   auto it = std::lower_bound(launch_of.begin(), launch_of.end(), e,
@@ -234,16 +250,12 @@ ProfiledKernels AnalyzeProfiledKernels(const ProfiledData& d) {
   for (const auto& c : p.launches) p.launch_analyses.push_back(AnalyzeKernel(c, device_of(c), shape_of(c)));
   std::map<std::pair<uint32_t, std::string>, std::vector<KernelCounters>> by_name;
   for (const auto& c : p.launches) by_name[{c.pid, c.kernel_name}].push_back(c);
-  for (auto& [name_key, launches] : by_name) {
-    const std::pair<uint32_t, std::string>& key =
-        name_key;  // a lambda below names it (clang 14: not a binding)
+  for (auto& [key, launches] : by_name) {
     p.kernels.push_back(
         AnalyzeKernel(MergeLaunches(launches), device_of(launches.front()), shape_of(launches.front())));
-    auto t = std::find_if(d.names.begin(), d.names.end(),
-                          [&](const ProfiledName& n) { return n.pid == key.first && n.name == key.second; });
-    p.kernel_total_time_s.push_back(t != d.names.end() ? t->total_s
-                                                       : (p.kernels.back().time_s.value * launches.size()));
-    p.kernel_first_event.push_back(t != d.names.end() ? t->first : EventId{});
+    const ProfiledName* t = NameOf(d, key.first, key.second);
+    p.kernel_total_time_s.push_back(t ? t->total_s : (p.kernels.back().time_s.value * launches.size()));
+    p.kernel_first_event.push_back(t ? t->first : EventId{});
   }
   return p;
 }
