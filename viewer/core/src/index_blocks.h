@@ -40,30 +40,12 @@ inline uint64_t BlocksOf(uint64_t count) {
 }
 
 // A compressed block's values are byte-shuffled (format 2.1): every value's byte 0, then every byte 1, and so
-// on. Unshuffle is the inverse. The build and every block read pass through these, so the index's value
-// widths (4 and 8 bytes) get loops of a fixed width; kElem 0 takes `elem` at run time.
-template <size_t kElem>
-void ShuffleWidth(const uint8_t* in, size_t n, size_t elem, uint8_t* out) {
-  const size_t w = kElem ? kElem : elem;
-  for (size_t i = 0; i < n; ++i)
-    for (size_t b = 0; b < w; ++b) out[b * n + i] = in[i * w + b];
-}
-template <size_t kElem>
-void UnshuffleWidth(const uint8_t* in, size_t n, size_t elem, uint8_t* out) {
-  const size_t w = kElem ? kElem : elem;
-  for (size_t i = 0; i < n; ++i)
-    for (size_t b = 0; b < w; ++b) out[i * w + b] = in[b * n + i];
-}
-inline void ShuffleBytes(const uint8_t* in, size_t n, size_t elem, uint8_t* out) {
-  if (elem == 4) return ShuffleWidth<4>(in, n, elem, out);
-  if (elem == 8) return ShuffleWidth<8>(in, n, elem, out);
-  ShuffleWidth<0>(in, n, elem, out);
-}
-inline void UnshuffleBytes(const uint8_t* in, size_t n, size_t elem, uint8_t* out) {
-  if (elem == 4) return UnshuffleWidth<4>(in, n, elem, out);
-  if (elem == 8) return UnshuffleWidth<8>(in, n, elem, out);
-  UnshuffleWidth<0>(in, n, elem, out);
-}
+// on. Unshuffle is the inverse. The build and every block read pass through these (index_shuffle.cc: widths
+// 4 and 8 in SSE2 registers where there are any). DeltaShuffle64 is the int64 columns' delta pass and the
+// shuffle in one pass over the block (the first value's difference is from 0).
+void ShuffleBytes(const uint8_t* in, size_t n, size_t elem, uint8_t* out);
+void UnshuffleBytes(const uint8_t* in, size_t n, size_t elem, uint8_t* out);
+void DeltaShuffle64(const uint8_t* in, size_t n, uint8_t* out);
 
 // One column in the blocks section: `count` values of `elem` bytes in blocks [first_block, first_block +
 // BlocksOf(count)).

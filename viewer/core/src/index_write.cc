@@ -167,7 +167,7 @@ struct Sink {
   virtual bool Patch(const void* p, uint64_t n) = 0;  // at offset 0
 };
 
-// Compresses one block (a delta pass first for ascending int64 columns). Falls back to the raw bytes when
+// Compresses one block (as differences for ascending int64 columns). Falls back to the raw bytes when
 // zstd does not shrink them or this build has no compressor (wasm): kStoredFlag in the directory says so.
 // Values of more than one byte are byte-shuffled before zstd (every value's byte 0, then every byte 1, ...):
 // a column's high bytes are mostly equal, which makes long runs zstd's fastest level finds at once (about
@@ -191,33 +191,40 @@ class BlockCompressor {
     const uint64_t n = std::min<uint64_t>(kBlockValues, c.count - first);
     const size_t raw_bytes = size_t(n * c.elem);
     const uint8_t* raw = static_cast<const uint8_t*>(c.data) + first * c.elem;
-    if (c.codec == Codec::kDelta64) {
-      delta_.resize(n);
-      const int64_t* v = reinterpret_cast<const int64_t*>(raw);
-      uint64_t prev = 0;
-      for (uint64_t i = 0; i < n; ++i) {
-        int64_t x;
-        std::memcpy(&x, v + i, 8);
-        delta_[i] = uint64_t(x) - prev;  // wraps: the reader's prefix sum wraps back
-        prev = uint64_t(x);
-      }
-      raw = reinterpret_cast<const uint8_t*>(delta_.data());
-    }
 #if GT_HAVE_ZSTD_COMPRESS
+    // Delta and shuffle in one pass over the block (index_shuffle.cc); the unshuffled differences are only
+    // needed when zstd cannot shrink the block, which a compressible column's blocks almost never are.
     const uint8_t* packed = raw;
-    if (c.elem > 1) {
+    if (c.codec == Codec::kDelta64 || c.elem > 1) {
       shuffled_.resize(raw_bytes);
-      ShuffleBytes(raw, size_t(n), c.elem, shuffled_.data());
+      if (c.codec == Codec::kDelta64)
+        DeltaShuffle64(raw, size_t(n), shuffled_.data());
+      else
+        ShuffleBytes(raw, size_t(n), c.elem, shuffled_.data());
       packed = shuffled_.data();
     }
     out_.resize(ZSTD_compressBound(raw_bytes));
     const size_t z = ZSTD_compress2(cctx_, out_.data(), out_.size(), packed, raw_bytes);
     if (!ZSTD_isError(z) && z < raw_bytes) return {{out_.data(), z}, true};
 #endif
-    return {{raw, raw_bytes}, false};
+    return Stored(c, raw, size_t(n));
   }
 
  private:
+  // The block as it is stored uncompressed: its values, or for int64 columns their differences.
+  std::pair<std::span<const uint8_t>, bool> Stored(const ColumnSrc& c, const uint8_t* raw, size_t n) {
+    if (c.codec != Codec::kDelta64) return {{raw, n * c.elem}, false};
+    delta_.resize(n);
+    uint64_t prev = 0;
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t x;
+      std::memcpy(&x, raw + i * 8, 8);
+      delta_[i] = x - prev;  // wraps: the reader's prefix sum wraps back
+      prev = x;
+    }
+    return {{reinterpret_cast<const uint8_t*>(delta_.data()), n * 8}, false};
+  }
+
 #if GT_HAVE_ZSTD_COMPRESS
   std::vector<uint8_t> shuffled_;
   ZSTD_CCtx* cctx_ = nullptr;
