@@ -1,4 +1,4 @@
-// gtrace index build TRACE [-o IDX] [--threads N] [--spill DIR | --no-spill]: the viewer index of a trace
+// gtrace index build TRACE [-o IDX] [--threads N] [--write-threads N] [--spill DIR | --no-spill]: the viewer index of a trace
 // (gt/viewer/index.h, docs/format.md "The viewer index"), what `gtrace serve` builds for a stored trace;
 // prints the build's throughput and the index's size per event.
 #include <chrono>
@@ -15,7 +15,7 @@ namespace gt::cli {
 
 int CmdIndex(int argc, char** argv) {
   const char* kUsage =
-      "Usage: gtrace index build TRACE [-o IDX] [--threads N] [--spill DIR | --no-spill]\n\n"
+      "Usage: gtrace index build TRACE [-o IDX] [--threads N] [--write-threads N] [--spill DIR | --no-spill]\n\n"
       "Builds the viewer index of TRACE (.gtrace, Chrome/Kineto JSON, an Nsight Systems export): the "
       "timeline\n"
       "model the viewer draws from, laid out to be memory-mapped (docs/format.md, \"The viewer index\"). "
@@ -26,7 +26,10 @@ int CmdIndex(int argc, char** argv) {
       "rebuilt.\n\n"
       "Options:\n"
       "  -o IDX       output (default: TRACE.gtindex)\n"
-      "  --threads N  loading threads (default 1; 0: one per hardware thread)\n"
+      "  --threads N  threads loading the trace (default 1; 0: one per hardware thread)\n"
+      "  --write-threads N\n"
+      "               threads compressing the index's blocks (default: as --threads; the file is the\n"
+      "               same for any number)\n"
       "  --spill DIR  keep the model's long columns as files in DIR while building (for traces whose\n"
       "               model exceeds memory; by default this happens in IDX's folder when the trace\n"
       "               would not fit in the memory available now)\n"
@@ -42,6 +45,7 @@ int CmdIndex(int argc, char** argv) {
   viewer::LoadOptions load;
   load.threads = 1;
   viewer::IndexSpill spill = viewer::IndexSpill::kAuto;
+  unsigned write_threads = 0;  // 0: as the load
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     if (IsHelp(a)) {
@@ -51,9 +55,14 @@ int CmdIndex(int argc, char** argv) {
     if (a == "-o") {
       if (i + 1 >= argc) return UsageError("index", "-o needs a file");
       out = argv[++i];
-    } else if (a == "--threads") {
-      if (i + 1 >= argc) return UsageError("index", "--threads needs a number");
-      load.threads = unsigned(std::strtoul(argv[++i], nullptr, 10));
+    } else if (a == "--threads" || a == "--write-threads") {
+      if (i + 1 >= argc) return UsageError("index", a + " needs a number");
+      const char* v = argv[++i];
+      char* end = nullptr;
+      const long n = std::strtol(v, &end, 10);
+      if (end == v || *end != '\0' || n < 0 || n > 4096)
+        return UsageError("index", "bad " + a + " value '" + v + "' (0 to 4096)");
+      (a == "--threads" ? load.threads : write_threads) = unsigned(n);
     } else if (a == "--spill") {
       if (i + 1 >= argc) return UsageError("index", "--spill needs a folder");
       load.spill_dir = argv[++i];
@@ -75,7 +84,7 @@ int CmdIndex(int argc, char** argv) {
   // The trace is mapped, not read: a trace bigger than memory builds (spilling) and its pages stay the
   // page cache's to drop.
   viewer::IndexBuildReport r;
-  auto index = viewer::OpenOrBuildIndexFile(trace, out, load, &r, spill);
+  auto index = viewer::OpenOrBuildIndexFile(trace, out, load, &r, spill, write_threads);
   if (!index.ok())
     return Fail("index", Status(index.status().code(), trace + ": " + index.status().message()));
   const viewer::TraceModel& m = (*index)->model();

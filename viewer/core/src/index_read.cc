@@ -506,7 +506,8 @@ bool IndexBuildShouldSpill(uint64_t trace_bytes, uint64_t available_bytes) {
 StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t> trace_bytes,
                                                         const IndexSource& source,
                                                         const std::string& index_path, LoadOptions load,
-                                                        IndexBuildReport* report, IndexSpill spill) {
+                                                        IndexBuildReport* report, IndexSpill spill,
+                                                        unsigned write_threads) {
   IndexBuildReport local;
   IndexBuildReport& r = report ? *report : local;
   r = {};
@@ -539,7 +540,9 @@ StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t>
     auto model = LoadTrace(trace_bytes, load);
     if (!model.ok()) return model.status();
     r.load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const unsigned threads = load.threads ? load.threads : std::max(1u, std::thread::hardware_concurrency());
+    const unsigned threads = write_threads ? write_threads
+                             : load.threads ? load.threads
+                                            : std::max(1u, std::thread::hardware_concurrency());
     GT_RETURN_IF_ERROR(WriteIndex(**model, source, index_path, &r.write, threads));
   }
   return MappedIndex::Open(index_path, source);
@@ -547,7 +550,8 @@ StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t>
 
 StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndexFile(const std::string& trace_path,
                                                             const std::string& index_path, LoadOptions load,
-                                                            IndexBuildReport* report, IndexSpill spill) {
+                                                            IndexBuildReport* report, IndexSpill spill,
+                                                            unsigned write_threads) {
 #if !defined(__EMSCRIPTEN__) && !defined(_WIN32)
   // A regular file is mapped: fingerprinting it reads it through the page cache, never into the heap, so a
   // trace bigger than RAM whose index exists opens without loading anything.
@@ -558,7 +562,7 @@ StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndexFile(const std::string& t
     ::close(fd);
     if (p != MAP_FAILED) {
       const std::span<const uint8_t> bytes(static_cast<const uint8_t*>(p), size_t(st.st_size));
-      auto index = OpenOrBuildIndex(bytes, FingerprintBytes(bytes), index_path, load, report, spill);
+      auto index = OpenOrBuildIndex(bytes, FingerprintBytes(bytes), index_path, load, report, spill, write_threads);
       munmap(p, size_t(st.st_size));
       return index;
     }
@@ -570,7 +574,7 @@ StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndexFile(const std::string& t
   auto bytes = ReadTraceOrParts(trace_path);
   if (!bytes.ok()) return bytes.status();
   const std::span<const uint8_t> b(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size());
-  return OpenOrBuildIndex(b, FingerprintBytes(b), index_path, load, report, spill);
+  return OpenOrBuildIndex(b, FingerprintBytes(b), index_path, load, report, spill, write_threads);
 }
 
 }  // namespace gt::viewer

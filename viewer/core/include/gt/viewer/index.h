@@ -164,12 +164,14 @@ uint64_t MemoryAvailableForModels();  // MemAvailable, or the cgroup's limit les
 bool IndexBuildShouldSpill(uint64_t trace_bytes, uint64_t available_bytes);
 
 // Opens `index_path` if it matches `source`; otherwise loads the trace from `trace_bytes`, writes the index
-// and opens that. The loaded model is dropped before the index is opened.
+// and opens that. The loaded model is dropped before the index is opened. `write_threads` compress the
+// index's blocks (0: as many as load.threads gives the load).
 StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t> trace_bytes,
                                                         const IndexSource& source,
                                                         const std::string& index_path, LoadOptions load = {},
                                                         IndexBuildReport* report = nullptr,
-                                                        IndexSpill spill = IndexSpill::kAuto);
+                                                        IndexSpill spill = IndexSpill::kAuto,
+                                                        unsigned write_threads = 0);
 
 // The same for a trace file (a .gtrace, JSON, an Nsight export, a NAME.gtrace.parts folder), fingerprinted as
 // `gtrace index build` does (FingerprintBytes), so either reuses the other's index. A plain file is mapped,
@@ -178,6 +180,7 @@ StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndexFile(const std::string& t
                                                             const std::string& index_path,
                                                             LoadOptions load = {},
                                                             IndexBuildReport* report = nullptr,
-                                                            IndexSpill spill = IndexSpill::kAuto);
+                                                            IndexSpill spill = IndexSpill::kAuto,
+                                                            unsigned write_threads = 0);
 
 }  // namespace gt::viewer
