@@ -434,7 +434,7 @@ TEST_CASE("index: the vector shuffle and the fused delta pass equal the per-byte
   using index_detail::ShuffleBytes;
   using index_detail::UnshuffleBytes;
   std::mt19937_64 rng(7);
-  for (size_t elem : {4, 8})
+  for (size_t elem : {4, 8, 16})
     for (size_t n : {1, 15, 16, 17, 31, 32, 33, 100, 16383, 16384}) {
       std::vector<uint8_t> in(n * elem), want(in.size()), got(in.size()), back(in.size());
       for (auto& b : in) b = uint8_t(rng());

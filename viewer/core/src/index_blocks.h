@@ -41,7 +41,7 @@ inline uint64_t BlocksOf(uint64_t count) {
 
 // A compressed block's values are byte-shuffled (format 2.1): every value's byte 0, then every byte 1, and so
 // on. Unshuffle is the inverse. The build and every block read pass through these (index_shuffle.cc: widths
-// 4 and 8 in SSE2 registers where there are any). DeltaShuffle64 is the int64 columns' delta pass and the
+// 4, 8 and 16 in SSE2 registers where there are any). DeltaShuffle64 is the int64 columns' delta pass and the
 // shuffle in one pass over the block (the first value's difference is from 0).
 void ShuffleBytes(const uint8_t* in, size_t n, size_t elem, uint8_t* out);
 void UnshuffleBytes(const uint8_t* in, size_t n, size_t elem, uint8_t* out);

@@ -1,6 +1,6 @@
 // The byte shuffle of the index's compressed blocks (index_blocks.h): every value's byte 0, then every
 // byte 1, ... Every block the build writes and every block a query reads passes through here, so the widths
-// the index uses (4 and 8 bytes) transpose 16 values at a time in SSE2 registers (baseline x86-64: no
+// the index uses (4 and 8 bytes, 16 for LOD entries) transpose 16 values at a time in SSE2 registers (baseline x86-64: no
 // run-time dispatch); the scalar loops do the tails, other widths and wasm. Profiled at 10 M events, the
 // scalar shuffle plus the delta pass was ~45% of the build's write (docs/benchmarks.md, "stop 32").
 //
@@ -133,6 +133,20 @@ inline void Unshuffle8x16(const uint8_t* in, size_t stride, uint8_t* out) {
       St(o + 16, _mm_unpackhi_epi32(x[4 * g + h], x[4 * g + 2 + h]));
     }
 }
+// 16 rows of 16 bytes at in + k * in_stride, transposed to out + b * out_stride: four rounds that each
+// interleave row k with row k + 8 (the LOD levels' 16-byte entries; the network is its own inverse).
+inline void Transpose16x16(const uint8_t* in, size_t in_stride, uint8_t* out, size_t out_stride) {
+  __m128i r[16], o[16];
+  for (int k = 0; k < 16; ++k) r[k] = Ld(in + k * in_stride);
+  for (int round = 0; round < 4; ++round) {
+    for (int k = 0; k < 8; ++k) {
+      o[2 * k] = _mm_unpacklo_epi8(r[k], r[k + 8]);
+      o[2 * k + 1] = _mm_unpackhi_epi8(r[k], r[k + 8]);
+    }
+    for (int k = 0; k < 16; ++k) r[k] = o[k];
+  }
+  for (int b = 0; b < 16; ++b) St(out + b * out_stride, r[b]);
+}
 #endif  // GT_SHUFFLE_SSE2
 
 }  // namespace
@@ -157,10 +171,13 @@ void ShuffleBytes(const uint8_t* in, size_t n, size_t elem, uint8_t* out) {
       for (int k = 0; k < 8; ++k) r[k] = Ld(p + 16 * k);
       Shuffle8x16(r, out + done, n);
     }
+  } else if (elem == 16) {
+    for (; done + 16 <= n; done += 16) Transpose16x16(in + done * 16, 16, out + done, n);
   }
 #endif
   if (elem == 4) return ShuffleTail<4>(in, done, n, elem, out);
   if (elem == 8) return ShuffleTail<8>(in, done, n, elem, out);
+  if (elem == 16) return ShuffleTail<16>(in, done, n, elem, out);
   ShuffleTail<0>(in, done, n, elem, out);
 }
 
@@ -171,9 +188,12 @@ void UnshuffleBytes(const uint8_t* in, size_t n, size_t elem, uint8_t* out) {
     for (; done + 16 <= n; done += 16) Unshuffle4x16(in + done, n, out + done * 4);
   else if (elem == 8)
     for (; done + 16 <= n; done += 16) Unshuffle8x16(in + done, n, out + done * 8);
+  else if (elem == 16)
+    for (; done + 16 <= n; done += 16) Transpose16x16(in + done, n, out + done * 16, 16);
 #endif
   if (elem == 4) return UnshuffleTail<4>(in, done, n, elem, out);
   if (elem == 8) return UnshuffleTail<8>(in, done, n, elem, out);
+  if (elem == 16) return UnshuffleTail<16>(in, done, n, elem, out);
   UnshuffleTail<0>(in, done, n, elem, out);
 }
 
