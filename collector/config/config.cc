@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -57,6 +59,16 @@ bool ParseI64(const char* s, int64_t* out) {
 }
 
 }  // namespace
+
+bool ParseOverheadPct(std::string_view text, double* pct) {
+  const std::string s(text);
+  if (s.empty() || s[0] == '-' || s[0] == '+' || std::isspace(static_cast<unsigned char>(s[0]))) return false;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (*end != '\0' || !std::isfinite(v) || v < 0 || v > 100) return false;
+  *pct = v;
+  return true;
+}
 
 bool ParseTraceKinds(std::string_view list, uint32_t* kinds, std::string* error) {
   uint32_t bits = 0;
@@ -141,6 +153,11 @@ void ConfigToEnv(const Config& c, void (*set)(void*, const char*, const char*), 
     set(ctx, env::Name(env::Var::kPcSamplingPeriod), std::to_string(c.pc_sampling_period_exp).c_str());
   set(ctx, env::Name(env::Var::kNcclPlugin), NcclPluginModeName(c.nccl_plugin));
   set(ctx, env::Name(env::Var::kSampleHz), std::to_string(c.cpu_sample_hz).c_str());
+  {
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.9g", c.cpu_sample_max_overhead_pct);
+    set(ctx, env::Name(env::Var::kSampleOverhead), pct);
+  }
   if (c.kinds & kTraceOsrt)
     set(ctx, env::Name(env::Var::kOsrtThresholdNs), std::to_string(c.osrt_threshold_ns).c_str());
 }
@@ -206,6 +223,14 @@ Config ConfigFromEnv(const char* (*get)(void*, const char*), void* ctx, std::str
       c.cpu_sample_hz = static_cast<uint32_t>(hz);
     else
       warn("GTRACE_SAMPLE_HZ: expected 0..10000; using " + std::to_string(kCpuSampleDefaultHz));
+  }
+  if (const char* v = get(ctx, env::Name(env::Var::kSampleOverhead))) {
+    double pct = 0;
+    if (ParseOverheadPct(v, &pct))
+      c.cpu_sample_max_overhead_pct = pct;
+    else
+      warn("GTRACE_SAMPLE_OVERHEAD: expected a percentage 0..100; using " +
+           std::to_string(kCpuSampleDefaultOverheadPct));
   }
   if (const char* v = get(ctx, env::Name(env::Var::kOsrtThresholdNs))) {
     int64_t ns = 0;

@@ -15,6 +15,7 @@ void StartCpuSampling(Injection& inj) {
   if (inj.config.cpu_sample_hz == 0) return;
   cpu::Options o;
   o.hz = inj.config.cpu_sample_hz;
+  o.max_overhead = inj.config.cpu_sample_max_overhead_pct / 100;
   o.now = &config::TraceClockNow;
   o.window_start_ns = inj.config.window_start_ns;
   o.window_end_ns = inj.config.window_end_ns;
@@ -66,6 +67,12 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
         static_cast<unsigned long long>(s.unwind_stack_unbounded), double(s.drain_ns) / 1e6,
         static_cast<unsigned long long>(s.drained), double(s.sampler_cpu_ns) / 1e6,
         static_cast<unsigned long long>(s.maps_reads), static_cast<unsigned long long>(s.maps_misses));
+    std::fprintf(stderr,
+                 "gtrace: CPU sampling, pid %u: rate %u Hz at its lowest, %u Hz at the end (asked %u, budget "
+                 "%.3g%%), below the asked rate for %.1f s; the sample cost that set the lowest %.1f us\n",
+                 inj.pid, s.rate_min_hz, s.rate_final_hz, inj.config.cpu_sample_hz,
+                 inj.config.cpu_sample_max_overhead_pct, double(s.rate_lowered_ns) / 1e9,
+                 double(s.sample_cost_ns) / 1e3);
     // Why samples went to libgcc, with the last address of each reason (FrameRule::Why).
     for (int i = 1; i < cpu::FrameRule::kWhyCount; ++i) {
       if (!s.unwind_fallback_why[i]) continue;
@@ -79,6 +86,16 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
           static_cast<unsigned long long>(found ? pc - uintptr_t(info.dli_fbase) : pc),
           found && info.dli_sname ? info.dli_sname : "");
     }
+  }
+  if (s.ticks_not_taken) {
+    char what[320];
+    std::snprintf(what, sizeof what,
+                  "CPU samples not taken: a signalled sample cost %.0f us (signal delivery and handler), so the "
+                  "rate came down to keep sampling under %.3g%% of a busy thread's time: %u Hz at its lowest, "
+                  "%u Hz at the end, for %.1f s of the %u Hz asked for (--sample-overhead)",
+                  double(s.sample_cost_ns) / 1e3, inj.config.cpu_sample_max_overhead_pct, s.rate_min_hz,
+                  s.rate_final_hz, double(s.rate_lowered_ns) / 1e9, inj.config.cpu_sample_hz);
+    add("cpu_sample_rate_lowered", Severity::kInfo, s.ticks_not_taken, what);
   }
   add("cpu_samples_ring_full", Severity::kDataLoss, s.ring_full,
       "CPU samples dropped: a thread's sample ring was full before the flusher drained it");

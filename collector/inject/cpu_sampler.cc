@@ -121,6 +121,10 @@ struct State {
   std::atomic<uint64_t> maps_misses{0};
   std::atomic<uint64_t> handled{0}, handler_ns{0}, unwind_ns{0}, python_ns{0}, cpu_clock_ns{0},
       delivery_ns{0};
+  // The governor (Options::max_overhead): each signalled sample's cost, tgkill to the handler's end, counted
+  // by the handler in power-of-two buckets (bucket b: [2^b, 2^(b+1)) ns) and read by the sampler thread.
+  static constexpr int kCostBuckets = 32;
+  std::atomic<uint64_t> cost_buckets[kCostBuckets] = {};
   // Drain.
   struct NativeName {
     StringId id;
@@ -439,6 +443,10 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
   s->cpu_clock_ns.fetch_add(uint64_t(t_end - t_written), std::memory_order_relaxed);
   if (sent > 0 && t_start > sent)
     s->delivery_ns.fetch_add(uint64_t(t_start - sent), std::memory_order_relaxed);
+  if (sent > 0 && t_end > sent) {
+    const int b = std::min(State::kCostBuckets - 1, 63 - __builtin_clzll(uint64_t(t_end - sent)));
+    s->cost_buckets[b].fetch_add(1, std::memory_order_relaxed);
+  }
   slot->token.store(0, std::memory_order_release);
   errno = saved_errno;
 }
@@ -670,18 +678,76 @@ void RefreshMaps(State& s) {
   ++s.stats.maps_reads;
 }
 
+// The lower quartile of the costs counted in `n` (State::cost_buckets' layout), at its bucket's middle.
+double LowerQuartileNs(const uint64_t* n) {
+  uint64_t total = 0;
+  for (int b = 0; b < State::kCostBuckets; ++b) total += n[b];
+  uint64_t below = 0;
+  for (int b = 0; b < State::kCostBuckets; ++b) {
+    below += n[b];
+    if (below * 4 >= total) return double(uint64_t(1) << b) * 1.5;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int64_t GovernedPeriodNs(int64_t current, int64_t requested, double cost_ns, double max_overhead) {
+  const int64_t slowest = std::max<int64_t>(requested, 1000000000 / kMinGovernedHz);
+  if (max_overhead <= 0) return requested;
+  const double want = cost_ns / max_overhead;
+  const int64_t target = want >= double(slowest) ? slowest : std::max(requested, int64_t(want));
+  // Slower at once; faster by a quarter a window, so that one window of cheap samples (the busy threads
+  // blocked for a while) does not bring back at once a rate that cost too much.
+  if (target >= current) return target;
+  const int64_t next = std::max(target, current - (current - requested + 3) / 4);
+  return next - requested < requested / 64 ? requested : next;  // within 1.6%: the rate asked for
+}
+
+namespace {
+
 void SamplerMain(State* s) {
   s->sampler_tid = static_cast<uint32_t>(syscall(SYS_gettid));
   if (s->options.on_sampler_thread) s->options.on_sampler_thread();
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);  // the app's signals go to its own threads
-  const int64_t period = 1000000000 / int64_t(s->options.hz);
+  const int64_t requested = 1000000000 / int64_t(s->options.hz);
+  int64_t period = requested;
+  // The governor's window: the cost counts when it opened, and when.
+  uint64_t seen[State::kCostBuckets];
+  for (int b = 0; b < State::kCostBuckets; ++b) seen[b] = s->cost_buckets[b].load();
+  int64_t window_start = Now();
+  double not_taken = 0;
   timespec next;
   clock_gettime(CLOCK_MONOTONIC, &next);
   int64_t next_scan = 0;
   while (!s->stop.load()) {
     const int64_t now = Now();
+    // Every 250 ms to 1 s (32 signalled samples, or a second with fewer), the rate that keeps the
+    // samples' cost under the budget. Fewer than 8 samples in a second say nothing of the cost (the threads
+    // are blocked, which costs no signal): the rate goes back toward the requested one.
+    if (s->options.max_overhead > 0 && now - window_start >= 250000000) {
+      uint64_t d[State::kCostBuckets], n = 0;
+      for (int b = 0; b < State::kCostBuckets; ++b) {
+        const uint64_t c = s->cost_buckets[b].load(std::memory_order_relaxed);
+        d[b] = c - seen[b];
+        n += d[b];
+      }
+      if (n >= 32 || now - window_start >= 1000000000) {
+        const double cost = n >= 8 ? LowerQuartileNs(d) : 0;
+        const int64_t before = period;
+        period = GovernedPeriodNs(period, requested, cost, s->options.max_overhead);
+        const auto hz = uint32_t(1000000000 / period);
+        if (period > before && hz < s->stats.rate_min_hz) {
+          s->stats.rate_min_hz = hz;
+          s->stats.sample_cost_ns = uint64_t(cost);
+        }
+        s->stats.rate_final_hz = hz;
+        for (int b = 0; b < State::kCostBuckets; ++b) seen[b] += d[b];
+        window_start = now;
+      }
+    }
     if (now >= next_scan) {
       if (!s->py_checked.load()) CheckPython(*s);
       Rescan(*s);
@@ -696,6 +762,11 @@ void SamplerMain(State* s) {
       s->maps_read_ns = now;
     }
     Tick(*s, now);
+    if (period > requested) {
+      s->stats.rate_lowered_ns += uint64_t(period);
+      not_taken += double(period) / double(requested) - 1;
+      s->stats.ticks_not_taken = uint64_t(not_taken);
+    }
     next.tv_nsec += period;
     while (next.tv_nsec >= 1000000000) next.tv_nsec -= 1000000000, ++next.tv_sec;
     clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr);
@@ -930,6 +1001,8 @@ bool Start(const Options& options, std::string* error) {
     *error = std::string("sigaction(SIGPROF): ") + std::strerror(errno);
     return false;
   }
+  g->stats.rate_min_hz = g->stats.rate_final_hz = options.hz;
+  g->stats.rate_lowered_ns = g->stats.ticks_not_taken = g->stats.sample_cost_ns = 0;
   g->stop.store(false);
   g->running.store(true);
   g->thread = std::thread(SamplerMain, g);

@@ -30,6 +30,12 @@ namespace gt::inject::cpu {
 
 inline constexpr uint32_t kDefaultHz = 1000;
 inline constexpr uint32_t kMaxHz = 10000;
+// The overhead governor's defaults: a signalled sample costs the thread its signal's delivery and return plus
+// the handler, a few microseconds on Linux but 35-90 us under gVisor (docs/benchmarks.md), so a fixed 1 kHz
+// costs a busy thread anywhere from 0.5% to 9%. Like the kernel's perf_cpu_time_max_percent, the sampler
+// lowers its rate (never below kMinGovernedHz) to keep that cost under max_overhead of a busy thread's time.
+inline constexpr double kDefaultMaxOverhead = 0.015;
+inline constexpr uint32_t kMinGovernedHz = 20;
 
 struct Options {
   uint32_t hz = kDefaultHz;
@@ -42,6 +48,10 @@ struct Options {
   // every frame's rule read again), kept for comparisons (GTRACE_SAMPLE_UNWIND=libgcc).
   enum class Unwinder : uint8_t { kCached, kLibgcc };
   Unwinder unwinder = Unwinder::kCached;
+  // The most of a busy thread's time sampling may take (0: keep `hz` whatever it costs). Measured from the
+  // signalled samples' cost (tgkill to the handler's end, the lower quartile of each window: a loaded
+  // machine's scheduling delays are not the sample's cost).
+  double max_overhead = kDefaultMaxOverhead;
 };
 
 // Installs the SIGPROF handler and starts the sampler thread. False with `error` set when it cannot (the app
@@ -86,6 +96,11 @@ struct Stats {
   uint64_t delivery_ns = 0;                                 // from tgkill to the handler's start
   uint64_t drain_ns = 0, drained = 0;  // turning raw entries into records (the flusher, under its lock)
   uint64_t sampler_cpu_ns = 0;         // the sampler thread's CPU (ticks, rescans)
+  // The governor (Options::max_overhead), since the last Start.
+  uint32_t rate_min_hz = 0, rate_final_hz = 0;  // the lowest and the last tick rate (the requested one if kept)
+  uint64_t rate_lowered_ns = 0;                 // time spent below the requested rate
+  uint64_t ticks_not_taken = 0;                 // ticks the requested rate would have made meanwhile
+  uint64_t sample_cost_ns = 0;                  // the cost that set the lowest rate (lower quartile)
   uint64_t maps_reads = 0;             // snapshots of /proc/self/maps (the Python walk, the stack bound)
   uint64_t maps_misses = 0;            // Python walks ended by a pointer outside them
   bool cached_unwind = false;          // the last Start unwinds with the cache (false: libgcc only)
@@ -93,6 +108,10 @@ struct Stats {
   bool python_supported = false;
 };
 Stats GetStats();
+
+// The governor's next tick period: `cost_ns` a signalled sample (0: none measured), `requested` the period of
+// Options::hz. Tests drive it with made-up costs.
+int64_t GovernedPeriodNs(int64_t current, int64_t requested, double cost_ns, double max_overhead);
 
 // Tests: whether the handler's check of a pointer (against a snapshot of /proc/self/maps taken now) lets it
 // read [p, p + n).

@@ -253,6 +253,7 @@ int main(int argc, char** argv) {
   config.launcher_pid = static_cast<uint32_t>(getpid());
   config.nccl_plugin = o.nccl_plugin;
   config.cpu_sample_hz = o.cpu_sample_hz;
+  config.cpu_sample_max_overhead_pct = o.cpu_sample_max_overhead_pct;
   config.osrt_threshold_ns = o.osrt_threshold_ns;
   if (o.pc_sampling_period_exp) {  // rides the timeline run (the counters run builds its own Config)
     config.modules = config.modules.empty() ? "pcsampling" : config.modules + ",pcsampling";

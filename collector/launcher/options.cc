@@ -93,6 +93,9 @@ Kernel counters (CUPTI Range Profiler, kernel replay; see docs/counters.md):
                                the traced processes: idle gaps are attributed to the hottest frames (default
                                none)
       --sample-hz=N            samples a second per thread, 1..10000 (default 1000; implies --sample=cpu)
+      --sample-overhead=PCT    the most of a busy thread's time sampling may take (default 1.5): where a
+                               sample costs more (signal delivery under gVisor: 35-90 us), the rate comes
+                               down to keep it, never below 20 Hz, and the trace says so; 0 = keep the rate
       --upload URL             after recording, upload the trace to a `gtrace serve` server and print its link
                                (runs `gtrace upload`; a token comes from $GTRACE_TOKEN_FILE)
       --inject-lib FILE        the injection library (default: $GTRACE_INJECT_LIB, else
@@ -336,6 +339,13 @@ StatusOr<LaunchOptions> ParseOptions(const std::vector<std::string>& args) {
         return InvalidArgument("--sample-hz: expected 1.." + std::to_string(config::kCpuSampleMaxHz) +
                                " samples a second per thread, got '" + value + "'");
       o.cpu_sample_hz = static_cast<uint32_t>(n);
+    } else if (flag == "--sample-overhead") {
+      GT_RETURN_IF_ERROR(value_of(flag));
+      if (!config::ParseOverheadPct(value, &o.cpu_sample_max_overhead_pct))
+        return InvalidArgument(
+            "--sample-overhead: expected the most of a busy thread's time sampling may take, 0..100 "
+            "(percent; 0 = keep the rate), got '" +
+            value + "'");
     } else if (flag == "--osrt-threshold") {
       GT_RETURN_IF_ERROR(value_of(flag));
       char* end = nullptr;

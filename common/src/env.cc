@@ -33,6 +33,10 @@ constexpr VarInfo kVars[] = {
     {Var::kSampleHz, "GTRACE_SAMPLE_HZ", "0",
      "CPU stack sampling rate of every thread, 1..10000 Hz; 0 = off (`--sample=cpu|none`, `--sample-hz=N`)",
      Kind::kInternal},
+    {Var::kSampleOverhead, "GTRACE_SAMPLE_OVERHEAD", "1.5",
+     "the most of a busy thread's time CPU sampling may take, in percent; the rate comes down to keep it "
+     "(never below 20 Hz); 0 = the rate as given (`--sample-overhead=PCT`)",
+     Kind::kInternal},
     {Var::kOsrtThresholdNs, "GTRACE_OSRT_THRESHOLD_NS", "1000",
      "OS runtime waits shorter than this many ns are not recorded (`--osrt-threshold`; read by "
      "libgtrace_osrt.so)",

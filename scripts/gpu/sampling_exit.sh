@@ -10,7 +10,7 @@
 # exit: the new build's job N times in a row (each must exit by itself within 90 s); overhead: N rounds, each
 # interleaving the configurations CFGS (default "plain default sample sample250": plain / `gcollect
 # --sample=none` / `--sample=cpu` / `--sample-hz=250`; `libgcc`: --sample=cpu unwinding with libgcc as the first
-# version did) on torch_loop.py --iters ITERS and cpu_gaps.py --mode train --steps ITERS (default 1000; median
+# version did; `fixed`: --sample=cpu at 1 kHz whatever it costs, --sample-overhead=0) on torch_loop.py --iters ITERS and cpu_gaps.py --mode train --steps ITERS (default 1000; median
 # ms per iteration), with GTRACE_SAMPLE_VERBOSE's cost lines (FIRST_EXTRA: configurations added to round 1
 # only); no round starts after SECONDS_MAX (default 330) s;
 # bench: bench_cpu_sampler's handler cost per sample, libgcc against the cached unwinder (N rounds).
@@ -96,15 +96,16 @@ if [ "$WHAT" = overhead ] || [ "$WHAT" = all ]; then
           sample) P="$C/gcollect -q -f --sample=cpu -o $D/o_${name}_$cfg --" ;;
           libgcc) P="$C/gcollect -q -f --sample=cpu -o $D/o_${name}_$cfg --"; U=libgcc ;;
           sample250) P="$C/gcollect -q -f --sample-hz=250 -o $D/o_${name}_$cfg --" ;;
+          fixed) P="$C/gcollect -q -f --sample=cpu --sample-overhead=0 -o $D/o_${name}_$cfg --" ;;
         esac
         GTRACE_SAMPLE_UNWIND=$U GTRACE_SAMPLE_VERBOSE=1 timeout 120 $P python3 $cmd >$D/o.log 2>&1
         line="$line $cfg=$(grep -o 'median_ms=[0-9.]*' $D/o.log | cut -d= -f2)"
-        case $cfg in sample|libgcc) grep "^gtrace: CPU sampling" $D/o.log | head -2 | sed "s/^/[$name $cfg] /" >>"$R" ;; esac
+        case $cfg in sample|libgcc|fixed) grep "^gtrace: CPU sampling" $D/o.log | head -3 | sed "s/^/[$name $cfg] /" >>"$R" ;; esac
       done
       log "$line"
     done
   done
-  for name in loop train; do for cfg in sample libgcc; do
+  for name in loop train; do for cfg in sample libgcc fixed; do
     cp $D/o_${name}_$cfg.gtrace $OUT/${name}_$cfg.gtrace 2>/dev/null; done; done
 fi
 log "== $(date +%T) done"

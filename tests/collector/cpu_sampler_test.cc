@@ -100,6 +100,7 @@ extern "C" __attribute__((noinline, visibility("default"))) void GtSleepForTest(
 TEST_CASE("cpu sampler: a spinning thread and a sleeping thread are sampled where they are") {
   inject::cpu::Options o;
   o.hz = 1000;
+  o.max_overhead = 0;  // the rate as given: this counts samples (the governor has its own test)
   std::string error;
   // The sleeping thread exists before sampling starts: threads the injection finds already running count too.
   std::atomic<uint32_t> sleeper_tid{0}, spinner_tid{0};
@@ -165,6 +166,72 @@ TEST_CASE("cpu sampler: a spinning thread and a sleeping thread are sampled wher
   std::map<uint32_t, int> ids;
   for (const auto& n : d.cpu_stack_nodes) CHECK(++ids[n.node] == 1);
   for (const auto& n : d.cpu_stack_nodes) CHECK((n.parent == 0 || ids.count(n.parent) == 1));
+}
+
+TEST_CASE("cpu sampler: the governor's period keeps a sample's cost under the budget") {
+  using inject::cpu::GovernedPeriodNs;
+  const int64_t ms = 1000000, requested = ms;  // 1 kHz asked
+  // 5 us a sample under a 1.5% budget: 333 us would do, the requested 1 ms stays.
+  CHECK(GovernedPeriodNs(ms, requested, 5000, 0.015) == requested);
+  // 80 us (gVisor's signal delivery): 5.33 ms (187 Hz), at once.
+  CHECK(GovernedPeriodNs(ms, requested, 80000, 0.015) == 5333333);
+  // A cost no rate down to 20 Hz keeps under the budget: 20 Hz, not less.
+  CHECK(GovernedPeriodNs(ms, requested, 5e6, 0.015) == 50 * ms);
+  // Cheaper again (or nothing measured): faster by a quarter of the excess a window, not at once.
+  CHECK(GovernedPeriodNs(50 * ms, requested, 0, 0.015) == 50 * ms - 49 * ms / 4);
+  int64_t p = 50 * ms;
+  for (int i = 0; i < 40; ++i) p = GovernedPeriodNs(p, requested, 2000, 0.015);
+  CHECK(p == requested);
+  // Budget 0: the rate as given, whatever a sample costs. A requested rate under 20 Hz is kept.
+  CHECK(GovernedPeriodNs(ms, requested, 5e6, 0) == requested);
+  CHECK(GovernedPeriodNs(100 * ms, 100 * ms, 5e6, 0.015) == 100 * ms);
+}
+
+TEST_CASE("cpu sampler: the rate comes down when samples cost more than the budget, and the stats say so") {
+  // A budget no signal can meet (0.001% of a thread's time: 10 ms a second at 1 kHz would need samples of
+  // 10 ns) against no budget, on the same spinning thread: the governed run ends at 20 Hz.
+  const auto run = [](double max_overhead, uint64_t* spinner_samples) {
+    inject::cpu::Options o;
+    o.hz = 1000;
+    o.max_overhead = max_overhead;
+    std::string error;
+    REQUIRE(inject::cpu::Start(o, &error));
+    Recorder rec;
+    std::atomic<uint32_t> tid{0};
+    const int64_t t0 = MonoNs();
+    std::thread spinner([&] {
+      tid = uint32_t(gettid());
+      GtSpinForTest(t0 + 1'500'000'000);
+    });
+    while (MonoNs() < t0 + 1'550'000'000) {
+      GtSleepForTest(50'000'000);
+      rec.Drain();
+    }
+    spinner.join();
+    inject::cpu::Stop();
+    const TraceData d = rec.Finish();
+    *spinner_samples = 0;
+    for (const auto& s : d.cpu_samples) *spinner_samples += s.tid == tid && s.timestamp > t0 + 1'000'000'000;
+    return inject::cpu::GetStats();
+  };
+  uint64_t governed = 0, fixed = 0;
+  const auto g = run(0.00001, &governed);
+  INFO("governed: " << governed << " samples in the last 0.5 s, lowest " << g.rate_min_hz << " Hz, final "
+                    << g.rate_final_hz << " Hz, cost " << g.sample_cost_ns << " ns, not taken "
+                    << g.ticks_not_taken);
+  CHECK(g.rate_min_hz == inject::cpu::kMinGovernedHz);
+  CHECK(g.rate_final_hz == inject::cpu::kMinGovernedHz);
+  CHECK(g.sample_cost_ns > 0);
+  CHECK(g.ticks_not_taken > 500);  // about 1,300 of 1.5 s at 1 kHz
+  CHECK(g.rate_lowered_ns > 1'000'000'000);
+  CHECK(governed >= 5);  // 20 Hz for the last half second: about 10
+  CHECK(governed <= 15);
+  const auto f = run(0, &fixed);
+  INFO("fixed: " << fixed << " samples in the last 0.5 s");
+  CHECK(f.rate_min_hz == 1000);
+  CHECK(f.ticks_not_taken == 0);
+  CHECK(f.rate_lowered_ns == 0);
+  CHECK(fixed >= 100);  // about 500 (a loaded 2-core machine loses ticks)
 }
 
 // Code that retries an interrupted timed wait with its whole timeout again (NCCL's proxy service thread:
@@ -273,6 +340,7 @@ std::map<std::vector<std::string>, int> NestStacks(inject::cpu::Options::Unwinde
                                                    int* samples, int* not_unwound) {
   inject::cpu::Options o;
   o.hz = 1000;
+  o.max_overhead = 0;  // the rate as given: this counts samples (the governor has its own test)
   o.unwinder = unwinder;
   std::string error;
   REQUIRE(inject::cpu::Start(o, &error));
@@ -411,6 +479,7 @@ TEST_CASE("cpu sampler: the Python frames of an embedded interpreter, with file,
   Py_InitializeEx(0);
   inject::cpu::Options o;
   o.hz = 1000;
+  o.max_overhead = 0;  // the rate as given: this counts samples (the governor has its own test)
   std::string error;
   REQUIRE(inject::cpu::Start(o, &error));
   Recorder rec;

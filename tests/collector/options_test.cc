@@ -27,6 +27,10 @@ TEST_CASE("options: defaults and the app after --") {
   CHECK(Parse({"--sample=cpu", "--", "./app"})->cpu_sample_hz == 1000);
   CHECK(Parse({"--sample-hz=250", "--", "./app"})->cpu_sample_hz == 250);
   CHECK(Parse({"--sample-hz=250", "--sample=none", "--", "./app"})->cpu_sample_hz == 0);
+  // The governor's budget: 1.5% unless given; 0 keeps the rate.
+  CHECK(o->cpu_sample_max_overhead_pct == 1.5);
+  CHECK(Parse({"--sample-overhead=0.5", "--", "./app"})->cpu_sample_max_overhead_pct == 0.5);
+  CHECK(Parse({"--sample-overhead", "0", "--", "./app"})->cpu_sample_max_overhead_pct == 0);
   auto no_dashes = Parse({"-q", "python3", "train.py", "--lr", "1"});
   REQUIRE(no_dashes.ok());
   CHECK(no_dashes->quiet);
@@ -73,6 +77,10 @@ TEST_CASE("options: bad flags are errors that name the flag") {
       {{"--gpu-metrics=fast", "app"}, "--gpu-metrics"},
       {{"-o"}, "-o"},
       {{"--force-overwrite=maybe", "app"}, "--force-overwrite"},
+      {{"--sample-overhead=lots", "app"}, "--sample-overhead"},
+      {{"--sample-overhead=-1", "app"}, "--sample-overhead"},
+      {{"--sample-overhead=101", "app"}, "--sample-overhead"},
+      {{"--sample-overhead=nan", "app"}, "--sample-overhead"},
       {{"-q"}, "no application"},
       {{}, "no application"},
   };
@@ -140,6 +148,7 @@ TEST_CASE("config survives the environment round trip; bad values fall back with
   c.flush_interval_ms = 250;
   c.modules = "counters";
   c.nccl_plugin = NcclPluginMode::kChannels;
+  c.cpu_sample_max_overhead_pct = 0.25;
   std::map<std::string, std::string> env;
   ConfigToEnv(
       c,
@@ -165,12 +174,14 @@ TEST_CASE("config survives the environment round trip; bad values fall back with
   CHECK(back.flush_interval_ms == 250);
   CHECK(back.modules == "counters");
   CHECK(back.nccl_plugin == NcclPluginMode::kChannels);
+  CHECK(back.cpu_sample_max_overhead_pct == 0.25);
 
   std::map<std::string, std::string> bad = {{"GTRACE_TRACE", "cuda,bogus"},
                                             {"GTRACE_WINDOW", "abc"},
                                             {"GTRACE_CAPTURE", "later"},
                                             {"GTRACE_FLUSH_MS", "1"},
-                                            {"GTRACE_NCCL_PLUGIN", "maybe"}};
+                                            {"GTRACE_NCCL_PLUGIN", "maybe"},
+                                            {"GTRACE_SAMPLE_OVERHEAD", "2%"}};
   warnings.clear();
   Config fallback = ConfigFromEnv(get, &bad, &warnings);
   CHECK(fallback.kinds == kTraceDefault);
@@ -182,6 +193,8 @@ TEST_CASE("config survives the environment round trip; bad values fall back with
   CHECK(warnings.find("GTRACE_CAPTURE") != std::string::npos);
   CHECK(warnings.find("GTRACE_NCCL_PLUGIN") != std::string::npos);
   CHECK(fallback.nccl_plugin == NcclPluginMode::kOps);
+  CHECK(warnings.find("GTRACE_SAMPLE_OVERHEAD") != std::string::npos);
+  CHECK(fallback.cpu_sample_max_overhead_pct == 1.5);
 }
 
 TEST_CASE("options: --nccl-plugin, and NCCL_PROFILER_PLUGIN kept when the user set it") {

@@ -20,6 +20,7 @@ enum class Var : uint8_t {
   kPcSamplingPeriod,
   kNcclPlugin,
   kSampleHz,
+  kSampleOverhead,
   kOsrtThresholdNs,
   // gcollect -> injection: the counters run (collector/counters/selection.h round-trips them).
   kCounters,
