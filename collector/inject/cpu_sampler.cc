@@ -17,6 +17,7 @@
 #include <unwind.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -122,8 +123,8 @@ struct State {
   std::atomic<uint64_t> handled{0}, handler_ns{0}, unwind_ns{0}, python_ns{0}, cpu_clock_ns{0},
       delivery_ns{0};
   // The governor (Options::max_overhead): each signalled sample's cost, tgkill to the handler's end, counted
-  // by the handler in power-of-two buckets (bucket b: [2^b, 2^(b+1)) ns) and read by the sampler thread.
-  static constexpr int kCostBuckets = 32;
+  // by the handler in quarter-octave buckets (CostBucket) and read by the sampler thread.
+  static constexpr int kCostBuckets = 4 * 40;
   std::atomic<uint64_t> cost_buckets[kCostBuckets] = {};
   // Drain.
   struct NativeName {
@@ -329,6 +330,18 @@ int UnwindNative(State& s, Slot& slot, PinnedMaps& maps, void* uc, uintptr_t sto
 
 __thread uint32_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
 
+// Quarter-octave buckets of a cost in ns: bucket 4k + q holds [(4 + q) 2^(k-2), (5 + q) 2^(k-2)) (k >= 2;
+// costs under 4 ns in bucket 0..3 by value), so a bucket's middle is within 12% of any cost in it.
+int CostBucket(uint64_t ns) {
+  if (ns < 4) return int(ns);
+  const int k = 63 - __builtin_clzll(ns);
+  return std::min(State::kCostBuckets - 1, 4 * k + int((ns >> (k - 2)) & 3));
+}
+double CostBucketMiddleNs(int b) {
+  if (b < 4) return b;
+  return std::ldexp(4.5 + (b & 3), b / 4 - 2);
+}
+
 void OnSigprof(int, siginfo_t*, void* uc_void) {
   State* s = g;
   if (!s) return;
@@ -443,10 +456,7 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
   s->cpu_clock_ns.fetch_add(uint64_t(t_end - t_written), std::memory_order_relaxed);
   if (sent > 0 && t_start > sent)
     s->delivery_ns.fetch_add(uint64_t(t_start - sent), std::memory_order_relaxed);
-  if (sent > 0 && t_end > sent) {
-    const int b = std::min(State::kCostBuckets - 1, 63 - __builtin_clzll(uint64_t(t_end - sent)));
-    s->cost_buckets[b].fetch_add(1, std::memory_order_relaxed);
-  }
+  if (sent > 0 && t_end > sent) s->cost_buckets[CostBucket(uint64_t(t_end - sent))].fetch_add(1);
   slot->token.store(0, std::memory_order_release);
   errno = saved_errno;
 }
@@ -678,14 +688,16 @@ void RefreshMaps(State& s) {
   ++s.stats.maps_reads;
 }
 
-// The lower quartile of the costs counted in `n` (State::cost_buckets' layout), at its bucket's middle.
-double LowerQuartileNs(const uint64_t* n) {
+// The median of the costs counted in `n` (State::cost_buckets' layout), at its bucket's middle. The median,
+// not the mean: a sample whose thread waited for a CPU (a loaded machine) took long to deliver but cost the
+// thread nothing, and one such wait would move a mean; under gVisor every delivery is slow (median 35-60 us).
+double MedianCostNs(const uint64_t* n) {
   uint64_t total = 0;
   for (int b = 0; b < State::kCostBuckets; ++b) total += n[b];
   uint64_t below = 0;
   for (int b = 0; b < State::kCostBuckets; ++b) {
     below += n[b];
-    if (below * 4 >= total) return double(uint64_t(1) << b) * 1.5;
+    if (below * 2 >= total) return CostBucketMiddleNs(b);
   }
   return 0;
 }
@@ -735,7 +747,7 @@ void SamplerMain(State* s) {
         n += d[b];
       }
       if (n >= 32 || now - window_start >= 1000000000) {
-        const double cost = n >= 8 ? LowerQuartileNs(d) : 0;
+        const double cost = n >= 8 ? MedianCostNs(d) : 0;
         const int64_t before = period;
         period = GovernedPeriodNs(period, requested, cost, s->options.max_overhead);
         const auto hz = uint32_t(1000000000 / period);

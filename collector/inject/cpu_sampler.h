@@ -49,8 +49,8 @@ struct Options {
   enum class Unwinder : uint8_t { kCached, kLibgcc };
   Unwinder unwinder = Unwinder::kCached;
   // The most of a busy thread's time sampling may take (0: keep `hz` whatever it costs). Measured from the
-  // signalled samples' cost (tgkill to the handler's end, the lower quartile of each window: a loaded
-  // machine's scheduling delays are not the sample's cost).
+  // signalled samples' cost (tgkill to the handler's end, the median of each window: a loaded machine's
+  // scheduling delays are not the sample's cost).
   double max_overhead = kDefaultMaxOverhead;
 };
 
@@ -100,7 +100,7 @@ struct Stats {
   uint32_t rate_min_hz = 0, rate_final_hz = 0;  // the lowest and the last tick rate (the requested one if kept)
   uint64_t rate_lowered_ns = 0;                 // time spent below the requested rate
   uint64_t ticks_not_taken = 0;                 // ticks the requested rate would have made meanwhile
-  uint64_t sample_cost_ns = 0;                  // the cost that set the lowest rate (lower quartile)
+  uint64_t sample_cost_ns = 0;                  // the cost that set the lowest rate (a window's median)
   uint64_t maps_reads = 0;             // snapshots of /proc/self/maps (the Python walk, the stack bound)
   uint64_t maps_misses = 0;            // Python walks ended by a pointer outside them
   bool cached_unwind = false;          // the last Start unwinds with the cache (false: libgcc only)
