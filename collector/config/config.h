@@ -58,7 +58,8 @@ inline constexpr uint32_t kPcSamplingDefaultPeriodExp = 10;  // 2.9 M samples, 0
 // runs) and the signal handler reads CPython's frames with plain loads (docs/collector.md).
 inline constexpr uint32_t kCpuSampleDefaultHz = 1000;  // the rate --sample=cpu picks
 inline constexpr uint32_t kCpuSampleMaxHz = 10000;
-// --sample-overhead=PCT: the most of a busy thread's time sampling may take (inject/cpu_sampler.h's governor).
+// --sample-overhead=PCT: the most of a busy thread's time sampling may take (inject/cpu_sampler.h's
+// governor).
 inline constexpr double kCpuSampleDefaultOverheadPct = 1.5;
 
 // kInProcess: the app switches recording itself (gtrace.profile in Python, collector/inject/inproc.cc); never
@@ -74,7 +75,7 @@ inline bool HasCaptureRange(CaptureMode m) {
 enum class NcclPluginMode : uint8_t { kOff = 0, kOps = 1, kChannels = 2 };
 const char* NcclPluginModeName(NcclPluginMode m);                    // "off", "ops", "channels"
 bool ParseNcclPluginMode(std::string_view text, NcclPluginMode* m);  // also "on" = ops
-bool ParseOverheadPct(std::string_view text, double* pct);            // "1.5" -> 1.5; 0..100, finite
+bool ParseOverheadPct(std::string_view text, double* pct);           // "1.5" -> 1.5; 0..100, finite
 
 struct Config {
   uint32_t kinds = kTraceDefault;
@@ -89,8 +90,8 @@ struct Config {
   std::string modules;  // optional injection modules, comma list (e.g. "counters"); see inject/modules.cc
   uint32_t pc_sampling_period_exp =
       0;  // --pc-sampling=N: period 2^N cycles (module "pcsampling"); 0 = default
-  NcclPluginMode nccl_plugin = NcclPluginMode::kOps;    // when NCCL loads the plugin (NCCL_PROFILER_PLUGIN)
-  uint32_t cpu_sample_hz = 0;                           // sampled CPU stacks (inject/cpu_sampler.h); 0 = off
+  NcclPluginMode nccl_plugin = NcclPluginMode::kOps;  // when NCCL loads the plugin (NCCL_PROFILER_PLUGIN)
+  uint32_t cpu_sample_hz = 0;                         // sampled CPU stacks (inject/cpu_sampler.h); 0 = off
   double cpu_sample_max_overhead_pct = kCpuSampleDefaultOverheadPct;  // --sample-overhead; 0 = fixed rate
   int64_t osrt_threshold_ns = kOsrtDefaultThresholdNs;  // --osrt-threshold (read by libgtrace_osrt.so itself)
 };

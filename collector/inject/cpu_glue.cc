@@ -89,12 +89,13 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
   }
   if (s.ticks_not_taken) {
     char what[320];
-    std::snprintf(what, sizeof what,
-                  "CPU samples not taken: a signalled sample cost %.0f us (signal delivery and handler), so the "
-                  "rate came down to keep sampling under %.3g%% of a busy thread's time: %u Hz at its lowest, "
-                  "%u Hz at the end, for %.1f s of the %u Hz asked for (--sample-overhead)",
-                  double(s.sample_cost_ns) / 1e3, inj.config.cpu_sample_max_overhead_pct, s.rate_min_hz,
-                  s.rate_final_hz, double(s.rate_lowered_ns) / 1e9, inj.config.cpu_sample_hz);
+    std::snprintf(
+        what, sizeof what,
+        "CPU samples not taken: a signalled sample cost %.0f us (signal delivery and handler), so the "
+        "rate came down to keep sampling under %.3g%% of a busy thread's time: %u Hz at its lowest, "
+        "%u Hz at the end, for %.1f s of the %u Hz asked for (--sample-overhead)",
+        double(s.sample_cost_ns) / 1e3, inj.config.cpu_sample_max_overhead_pct, s.rate_min_hz,
+        s.rate_final_hz, double(s.rate_lowered_ns) / 1e9, inj.config.cpu_sample_hz);
     add("cpu_sample_rate_lowered", Severity::kInfo, s.ticks_not_taken, what);
   }
   add("cpu_samples_ring_full", Severity::kDataLoss, s.ring_full,

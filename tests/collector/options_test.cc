@@ -176,12 +176,9 @@ TEST_CASE("config survives the environment round trip; bad values fall back with
   CHECK(back.nccl_plugin == NcclPluginMode::kChannels);
   CHECK(back.cpu_sample_max_overhead_pct == 0.25);
 
-  std::map<std::string, std::string> bad = {{"GTRACE_TRACE", "cuda,bogus"},
-                                            {"GTRACE_WINDOW", "abc"},
-                                            {"GTRACE_CAPTURE", "later"},
-                                            {"GTRACE_FLUSH_MS", "1"},
-                                            {"GTRACE_NCCL_PLUGIN", "maybe"},
-                                            {"GTRACE_SAMPLE_OVERHEAD", "2%"}};
+  std::map<std::string, std::string> bad = {
+      {"GTRACE_TRACE", "cuda,bogus"}, {"GTRACE_WINDOW", "abc"},        {"GTRACE_CAPTURE", "later"},
+      {"GTRACE_FLUSH_MS", "1"},       {"GTRACE_NCCL_PLUGIN", "maybe"}, {"GTRACE_SAMPLE_OVERHEAD", "2%"}};
   warnings.clear();
   Config fallback = ConfigFromEnv(get, &bad, &warnings);
   CHECK(fallback.kinds == kTraceDefault);

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "gt/index_format.h"
 #include "gt/viewer/builder.h"

@@ -1,6 +1,6 @@
-// gtrace index build TRACE [-o IDX] [--threads N] [--write-threads N] [--spill DIR | --no-spill]: the viewer index of a trace
-// (gt/viewer/index.h, docs/format.md "The viewer index"), what `gtrace serve` builds for a stored trace;
-// prints the build's throughput and the index's size per event.
+// gtrace index build TRACE [-o IDX] [--threads N] [--write-threads N] [--spill DIR | --no-spill]: the viewer
+// index of a trace (gt/viewer/index.h, docs/format.md "The viewer index"), what `gtrace serve` builds for a
+// stored trace; prints the build's throughput and the index's size per event.
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -15,7 +15,8 @@ namespace gt::cli {
 
 int CmdIndex(int argc, char** argv) {
   const char* kUsage =
-      "Usage: gtrace index build TRACE [-o IDX] [--threads N] [--write-threads N] [--spill DIR | --no-spill]\n\n"
+      "Usage: gtrace index build TRACE [-o IDX] [--threads N] [--write-threads N] [--spill DIR | "
+      "--no-spill]\n\n"
       "Builds the viewer index of TRACE (.gtrace, Chrome/Kineto JSON, an Nsight Systems export): the "
       "timeline\n"
       "model the viewer draws from, laid out to be memory-mapped (docs/format.md, \"The viewer index\"). "

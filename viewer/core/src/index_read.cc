@@ -540,7 +540,7 @@ StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t>
     auto model = LoadTrace(trace_bytes, load);
     if (!model.ok()) return model.status();
     r.load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const unsigned threads = write_threads ? write_threads
+    const unsigned threads = write_threads  ? write_threads
                              : load.threads ? load.threads
                                             : std::max(1u, std::thread::hardware_concurrency());
     GT_RETURN_IF_ERROR(WriteIndex(**model, source, index_path, &r.write, threads));
@@ -562,7 +562,8 @@ StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndexFile(const std::string& t
     ::close(fd);
     if (p != MAP_FAILED) {
       const std::span<const uint8_t> bytes(static_cast<const uint8_t*>(p), size_t(st.st_size));
-      auto index = OpenOrBuildIndex(bytes, FingerprintBytes(bytes), index_path, load, report, spill, write_threads);
+      auto index =
+          OpenOrBuildIndex(bytes, FingerprintBytes(bytes), index_path, load, report, spill, write_threads);
       munmap(p, size_t(st.st_size));
       return index;
     }

@@ -1,8 +1,9 @@
 // The byte shuffle of the index's compressed blocks (index_blocks.h): every value's byte 0, then every
 // byte 1, ... Every block the build writes and every block a query reads passes through here, so the widths
-// the index uses (4 and 8 bytes, 16 for LOD entries) transpose 16 values at a time in SSE2 registers (baseline x86-64: no
-// run-time dispatch); the scalar loops do the tails, other widths and wasm. Profiled at 10 M events, the
-// scalar shuffle plus the delta pass was ~45% of the build's write (docs/benchmarks.md, "stop 32").
+// the index uses (4 and 8 bytes, 16 for LOD entries) transpose 16 values at a time in SSE2 registers
+// (baseline x86-64: no run-time dispatch); the scalar loops do the tails, other widths and wasm. Profiled at
+// 10 M events, the scalar shuffle plus the delta pass was ~45% of the build's write (docs/benchmarks.md,
+// "stop 32").
 //
 // [SECTION] Scalar reference
 // [SECTION] SSE2 transposes of 16 values

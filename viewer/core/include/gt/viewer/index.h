@@ -176,11 +176,8 @@ StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndex(std::span<const uint8_t>
 // The same for a trace file (a .gtrace, JSON, an Nsight export, a NAME.gtrace.parts folder), fingerprinted as
 // `gtrace index build` does (FingerprintBytes), so either reuses the other's index. A plain file is mapped,
 // not read into memory; only a rebuild loads its model. The native viewer's `gtrace-ui --index TRACE`.
-StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndexFile(const std::string& trace_path,
-                                                            const std::string& index_path,
-                                                            LoadOptions load = {},
-                                                            IndexBuildReport* report = nullptr,
-                                                            IndexSpill spill = IndexSpill::kAuto,
-                                                            unsigned write_threads = 0);
+StatusOr<std::unique_ptr<MappedIndex>> OpenOrBuildIndexFile(
+    const std::string& trace_path, const std::string& index_path, LoadOptions load = {},
+    IndexBuildReport* report = nullptr, IndexSpill spill = IndexSpill::kAuto, unsigned write_threads = 0);
 
 }  // namespace gt::viewer
