@@ -2,12 +2,13 @@
 
   python3 cpu_gaps.py --mode loader [--steps N] [--workers W]   # DataLoader whose __getitem__ sleeps
   python3 cpu_gaps.py --mode item [--steps N]                   # .item() sync, then Python bookkeeping
-  python3 cpu_gaps.py --mode train [--steps N]                  # a plain MLP training step, timed (overhead)
+  python3 cpu_gaps.py --mode train [--steps N] [--times FILE]   # a plain MLP training step, timed (overhead)
 
 loader: each batch takes 8 x 2 ms in SlowDataset.__getitem__ (time.sleep) on the main thread (workers 0), while
 the GPU has nothing queued: the gaps belong to __getitem__. item: every step reads loss.item() (the CPU waits for
 the GPU), then spends ~3 ms in log_metrics (pure Python) before it launches the next step: the GPU idles in
-log_metrics. train: prints the median step time (ms) for overhead comparisons.
+log_metrics. train: prints the median step time (ms) for overhead comparisons; --times writes each step's start
+(CLOCK_MONOTONIC ns) and duration (ns), a line each, for scripts/gpu/sampling_ab.py.
 """
 import argparse
 import statistics
@@ -40,6 +41,7 @@ def main():
     ap.add_argument("--mode", required=True, choices=["loader", "item", "train"])
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--workers", type=int, default=0)
+    ap.add_argument("--times", default="")
     args = ap.parse_args()
     dev = torch.device("cuda")
     torch.manual_seed(0)
@@ -75,12 +77,16 @@ def main():
         for _ in range(20):
             step(data, target)
         torch.cuda.synchronize()
-        times = []
+        times, starts = [], []
         for _ in range(args.steps):
-            t0 = time.perf_counter()
+            t0 = time.monotonic_ns()
             step(data, target)
             torch.cuda.synchronize()
-            times.append((time.perf_counter() - t0) * 1e3)
+            starts.append(t0)
+            times.append((time.monotonic_ns() - t0) / 1e6)
+        if args.times:
+            with open(args.times, "w") as f:
+                f.writelines(f"{t0} {int(ms * 1e6)}\n" for t0, ms in zip(starts, times))
         print(f"cpu_gaps train steps={args.steps} median_ms={statistics.median(times):.4f} min_ms={min(times):.4f}")
 
 

@@ -1,9 +1,10 @@
 """A PyTorch loop of small ops, timed per iteration (ms, median), for collector overhead.
 
-  python3 torch_loop.py [--mode plain|profiler] [--iters N] [--train]
+  python3 torch_loop.py [--mode plain|profiler] [--iters N] [--train] [--times FILE]
 
 --mode profiler wraps the timed loop in torch.profiler (CPU + CUDA activities) and also reports how long leaving
-the profiler block took. Under gcollect, run --mode plain. --train runs a tiny MLP training loop instead
+the profiler block took. Under gcollect, run --mode plain. --times writes each timed iteration's start
+(CLOCK_MONOTONIC ns) and duration (ns), a line each, for scripts/gpu/sampling_ab.py. --train runs a tiny MLP training loop instead
 (forward, backward, optimizer step) and is what the GPU suite traces for correctness checks.
 """
 import argparse
@@ -32,6 +33,7 @@ def main():
     ap.add_argument("--iters", type=int, default=300)
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--train", action="store_true")
+    ap.add_argument("--times", default="")
     args = ap.parse_args()
     dev = torch.device("cuda")
 
@@ -58,13 +60,16 @@ def main():
         small_ops_step(x, w)
     torch.cuda.synchronize()
 
+    starts = []
+
     def timed():
         times = []
         for _ in range(args.iters):
-            t0 = time.perf_counter()
+            t0 = time.monotonic_ns()
             small_ops_step(x, w)
             torch.cuda.synchronize()
-            times.append((time.perf_counter() - t0) * 1e3)
+            starts.append(t0)
+            times.append((time.monotonic_ns() - t0) / 1e6)
         return times
 
     exit_s = 0.0
@@ -83,6 +88,9 @@ def main():
         print(f"torch_loop profiler cuda_events={n_cuda}")
     else:
         times = timed()
+    if args.times:
+        with open(args.times, "w") as f:
+            f.writelines(f"{t0} {int(ms * 1e6)}\n" for t0, ms in zip(starts, times))
     print(f"torch_loop mode={args.mode} iters={args.iters} median_ms={statistics.median(times):.4f} "
           f"min_ms={min(times):.4f} profiler_exit_s={exit_s:.3f}")
     return 0

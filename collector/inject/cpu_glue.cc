@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "gt/env.h"
@@ -27,6 +28,15 @@ void StartCpuSampling(Injection& inj) {
       std::fprintf(stderr,
                    "gtrace: GTRACE_SAMPLE_UNWIND=%s is not `libgcc`: CPU samples unwind with cached rules\n",
                    u);
+  }
+  if (const char* a = env::Get(env::Var::kSampleAlternateMs); a && *a) {
+    char* end = nullptr;
+    const unsigned long ms = std::strtoul(a, &end, 10);
+    if (*end == '\0' && ms >= 1 && ms <= 60000)
+      o.alternate_ms = uint32_t(ms);
+    else
+      std::fprintf(stderr, "gtrace: GTRACE_SAMPLE_ALTERNATE_MS=%s is not 1..60000: sampling all the time\n",
+                   a);
   }
   cpu::ResetWrittenNodes();  // a new trace (an in-process recording restarted): its parts need their nodes
   std::string error;
@@ -67,6 +77,9 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
         static_cast<unsigned long long>(s.unwind_stack_unbounded), double(s.drain_ns) / 1e6,
         static_cast<unsigned long long>(s.drained), double(s.sampler_cpu_ns) / 1e6,
         static_cast<unsigned long long>(s.maps_reads), static_cast<unsigned long long>(s.maps_misses));
+    if (s.alternate_start_ns && env::Get(env::Var::kSampleAlternateMs))
+      std::fprintf(stderr, "gtrace: CPU sampling, pid %u: alternate start_ns=%lld window_ms=%s\n", inj.pid,
+                   static_cast<long long>(s.alternate_start_ns), env::Get(env::Var::kSampleAlternateMs));
     std::fprintf(stderr,
                  "gtrace: CPU sampling, pid %u: rate %u Hz at its lowest, %u Hz at the end (asked %u, budget "
                  "%.3g%%), below the asked rate for %.1f s; the sample cost that set the lowest %.1f us\n",

@@ -733,6 +733,8 @@ void SamplerMain(State* s) {
   double not_taken = 0;
   timespec next;
   clock_gettime(CLOCK_MONOTONIC, &next);
+  const int64_t alternate_ns = int64_t(s->options.alternate_ms) * 1000000;
+  s->stats.alternate_start_ns = int64_t(next.tv_sec) * 1000000000 + next.tv_nsec;
   int64_t next_scan = 0;
   while (!s->stop.load()) {
     const int64_t now = Now();
@@ -773,7 +775,14 @@ void SamplerMain(State* s) {
       RefreshMaps(*s);
       s->maps_read_ns = now;
     }
-    Tick(*s, now);
+    bool sampling_window = true;
+    if (alternate_ns > 0) {
+      timespec mono;
+      clock_gettime(CLOCK_MONOTONIC, &mono);
+      const int64_t since = int64_t(mono.tv_sec) * 1000000000 + mono.tv_nsec - s->stats.alternate_start_ns;
+      sampling_window = (since / alternate_ns) % 2 == 0;
+    }
+    if (sampling_window) Tick(*s, now);
     if (period > requested) {
       s->stats.rate_lowered_ns += uint64_t(period);
       not_taken += double(period) / double(requested) - 1;

@@ -52,6 +52,10 @@ struct Options {
   // signalled samples' cost (tgkill to the handler's end, the median of each window: a loaded machine's
   // scheduling delays are not the sample's cost).
   double max_overhead = kDefaultMaxOverhead;
+  // Measurement only (GTRACE_SAMPLE_ALTERNATE_MS): > 0 samples only in the even windows of this many ms of
+  // CLOCK_MONOTONIC counted from Stats::alternate_start_ns, so one process runs with and without sampling in
+  // turns and its own timings compare the two (scripts/gpu/sampling_ab.py).
+  uint32_t alternate_ms = 0;
 };
 
 // Installs the SIGPROF handler and starts the sampler thread. False with `error` set when it cannot (the app
@@ -98,14 +102,15 @@ struct Stats {
   uint64_t sampler_cpu_ns = 0;         // the sampler thread's CPU (ticks, rescans)
   // The governor (Options::max_overhead), since the last Start.
   uint32_t rate_min_hz = 0,
-           rate_final_hz = 0;    // the lowest and the last tick rate (the requested one if kept)
-  uint64_t rate_lowered_ns = 0;  // time spent below the requested rate
-  uint64_t ticks_not_taken = 0;  // ticks the requested rate would have made meanwhile
-  uint64_t sample_cost_ns = 0;   // the cost that set the lowest rate (a window's median)
-  uint64_t maps_reads = 0;       // snapshots of /proc/self/maps (the Python walk, the stack bound)
-  uint64_t maps_misses = 0;      // Python walks ended by a pointer outside them
-  bool cached_unwind = false;    // the last Start unwinds with the cache (false: libgcc only)
-  int python_minor = -1;         // 3.x of the interpreter found in the process; -1 none
+           rate_final_hz = 0;      // the lowest and the last tick rate (the requested one if kept)
+  uint64_t rate_lowered_ns = 0;    // time spent below the requested rate
+  uint64_t ticks_not_taken = 0;    // ticks the requested rate would have made meanwhile
+  uint64_t sample_cost_ns = 0;     // the cost that set the lowest rate (a window's median)
+  int64_t alternate_start_ns = 0;  // Options::alternate_ms: the windows' origin (CLOCK_MONOTONIC)
+  uint64_t maps_reads = 0;         // snapshots of /proc/self/maps (the Python walk, the stack bound)
+  uint64_t maps_misses = 0;        // Python walks ended by a pointer outside them
+  bool cached_unwind = false;      // the last Start unwinds with the cache (false: libgcc only)
+  int python_minor = -1;           // 3.x of the interpreter found in the process; -1 none
   bool python_supported = false;
 };
 Stats GetStats();

@@ -98,6 +98,10 @@ constexpr VarInfo kVars[] = {
      "`libgcc`: CPU sampling unwinds every sample with libgcc's _Unwind_Backtrace, as its first version did "
      "(for comparisons)",
      Kind::kDebug},
+    {Var::kSampleAlternateMs, "GTRACE_SAMPLE_ALTERNATE_MS", "(unset: sample all the time)",
+     "N: CPU sampling samples only in every other N-ms window of CLOCK_MONOTONIC from its start (an A/B "
+     "measure of its cost inside one process: scripts/gpu/sampling_ab.py); the verbose line gives the start",
+     Kind::kDebug},
     {Var::kStore, "GTRACE_STORE", "$XDG_DATA_HOME/gtrace/store, else ~/.local/share/gtrace/store",
      "`gtrace serve`: where traces live (`--store`)", Kind::kUser},
     {Var::kWebRoot, "GTRACE_WEB_ROOT", "<bin>/../share/gtrace/web or build/wasm/web",

@@ -4,7 +4,7 @@
 # .device-carry/sample22b):
 #   prepare here: [CARRY=DIR] bash scripts/gpu/sampling_exit.sh --carry [BUILD] [OLD_DIR]   (OLD_DIR: an earlier
 #                 build's gcollect + libraries, run as "old" for comparison; optional)
-#   run there:    bash .device-carry/<name>/sampling_exit.sh [hang|exit|overhead|bench|all] [N]
+#   run there:    bash .device-carry/<name>/sampling_exit.sh [hang|exit|overhead|bench|ab|all] [N]
 # hang: the old build with --sample=cpu and --sample-hz=1 (a control), a watchdog that dumps every thread of a job
 # still running 50 s after start (/proc state, wchan, Python stacks through faulthandler) then ends it;
 # exit: the new build's job N times in a row (each must exit by itself within 90 s); overhead: N rounds, each
@@ -13,7 +13,9 @@
 # version did; `fixed`: --sample=cpu at 1 kHz whatever it costs, --sample-overhead=0) on torch_loop.py --iters ITERS and cpu_gaps.py --mode train --steps ITERS (default 1000; median
 # ms per iteration), with GTRACE_SAMPLE_VERBOSE's cost lines (FIRST_EXTRA: configurations added to round 1
 # only); no round starts after SECONDS_MAX (default 330) s;
-# bench: bench_cpu_sampler's handler cost per sample, libgcc against the cached unwinder (N rounds).
+# bench: bench_cpu_sampler's handler cost per sample, libgcc against the cached unwinder (N rounds);
+# ab: N rounds of one run per workload sampling in every other WINDOW_MS (100) window, compared inside each
+# run by sampling_ab.py (ITERS default 4000), plus CONTROL_ROUNDS (2) default-trace runs split the same way.
 set -u
 if [ "${1:-}" = --carry ]; then
   B=${2:-build/native}; OLD=${3:-}; C=${CARRY:-/work/main/.device-carry/sample22b}; rm -rf $C; mkdir -p $C/lib
@@ -22,7 +24,7 @@ if [ "${1:-}" = --carry ]; then
   strip --strip-debug $C/gcollect $C/lib*.so $C/bench_cpu_sampler 2>/dev/null
   if [ -n "$OLD" ]; then mkdir -p $C/old; cp $OLD/gcollect $OLD/libgtrace_inject.so $OLD/libgtrace_osrt.so $C/old/; fi
   cp -L /lib/x86_64-linux-gnu/libzstd.so.1 $C/lib/
-  cp scripts/gpu/sampling_exit.sh scripts/gpu/ddp_faulthandler.py $C/
+  cp scripts/gpu/sampling_exit.sh scripts/gpu/ddp_faulthandler.py scripts/gpu/sampling_ab.py $C/
   du -sh $C; exit 0
 fi
 C=$(cd "$(dirname "$0")" && pwd)
@@ -78,6 +80,33 @@ if [ "$WHAT" = exit ] || [ "$WHAT" = all ]; then
 fi
 if [ "$WHAT" = bench ] || [ "$WHAT" = all ]; then
   [ -x $C/bench_cpu_sampler ] && $C/bench_cpu_sampler --rounds $N --ms 1000 --depth 30 2>&1 | tee -a "$R"
+fi
+if [ "$WHAT" = ab ]; then
+  # In-process A/B (scripts/gpu/sampling_ab.py): each run samples only in every other WINDOW_MS window; a
+  # default-trace run split the same way is the control.
+  export CUDA_VISIBLE_DEVICES=0
+  ITERS=${ITERS:-4000}; T0=$(date +%s); W=${WINDOW_MS:-100}; PAIRS=""; CTRL=""
+  for round in $(seq 1 $N); do
+    if [ $(( $(date +%s) - T0 )) -gt ${SECONDS_MAX:-330} ]; then log "(time: no round $round)"; break; fi
+    for wl in "loop:bench/collector/torch_loop.py --iters $ITERS" "train:bench/collector/cpu_gaps.py --mode train --steps $ITERS"; do
+      name=${wl%%:*}; cmd=${wl#*:}
+      GTRACE_SAMPLE_ALTERNATE_MS=$W GTRACE_SAMPLE_VERBOSE=1 timeout 150 $C/gcollect -q -f --sample=cpu \
+        -o $D/ab_${name}_$round -- python3 $cmd --times $D/ab_${name}_$round.times >$D/ab_${name}_$round.log 2>&1
+      grep "^gtrace: CPU sampling.*rate" $D/ab_${name}_$round.log | head -1 | sed "s/^/[$name ab $round] /" >>"$R"
+      python3 $C/sampling_ab.py $D/ab_${name}_$round.log:$D/ab_${name}_$round.times | tee -a "$R"
+      PAIRS="$PAIRS $D/ab_${name}_$round.log:$D/ab_${name}_$round.times"
+      if [ $round -le ${CONTROL_ROUNDS:-2} ]; then
+        timeout 150 $C/gcollect -q -f --sample=none -o $D/abc_${name}_$round -- python3 $cmd \
+          --times $D/abc_${name}_$round.times >/dev/null 2>&1
+        CTRL="$CTRL $D/abc_${name}_$round.times"
+      fi
+    done
+  done
+  for name in loop train; do
+    log "== $name, all rounds"
+    python3 $C/sampling_ab.py $(echo $PAIRS | tr ' ' '\n' | grep "ab_${name}_") | tail -1 | tee -a "$R"
+    python3 $C/sampling_ab.py --control $W $(echo $CTRL | tr ' ' '\n' | grep "abc_${name}_") | tee -a "$R"
+  done
 fi
 if [ "$WHAT" = overhead ] || [ "$WHAT" = all ]; then
   export CUDA_VISIBLE_DEVICES=0

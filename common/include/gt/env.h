@@ -50,6 +50,7 @@ enum class Var : uint8_t {
   kPcsGetData,
   kSampleVerbose,
   kSampleUnwind,
+  kSampleAlternateMs,
   // The gtrace CLI and server.
   kStore,
   kWebRoot,
