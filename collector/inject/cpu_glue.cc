@@ -121,6 +121,9 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
       "threads not sampled: more live threads than the sampler's 512 slots");
   add("cpu_samples_not_unwound", Severity::kInfo, s.unwind_failed,
       "CPU samples whose native stack could not be unwound past the interrupted address (no unwind info)");
+  add("cpu_samples_read_fault", Severity::kInfo, s.read_faults,
+      "CPU samples whose stack reads hit memory unmapped since the mappings were last read (a Python frame "
+      "chain caught mid-change): kept with the frames read before");
   add("cpu_samples_truncated", Severity::kInfo, s.truncated,
       "CPU samples deeper than the 64 native / 64 Python frames kept (outermost frames missing)");
   add("cpu_samples_python_unreadable", Severity::kWarning, s.python_unreadable,

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -104,7 +105,7 @@ struct State {
                                              // module (python3 or libpython): where native frames stop
   Stats stats;
   std::atomic<uint64_t> ring_full{0}, unwind_failed{0}, truncated{0}, py_unreadable{0}, py_unsupported{0},
-      unwind_fallbacks{0}, stack_unbounded{0};
+      unwind_fallbacks{0}, stack_unbounded{0}, read_faults{0};
   bool cached_unwind = false;  // set before the handler is installed (Start), read by it
   // glibc's lock-free lookup of the module holding an address (2.35+; null before: libgcc only).
   FindObjectFn find_object = nullptr;
@@ -258,11 +259,65 @@ struct PinnedMaps : Mapped {
 
 // libgcc: unwinds from here, through the handler and the kernel's signal trampoline, to the interrupted
 // address and on; every frame's FDE is searched for again.
+// ---- the fault guard
+// The handler reads memory the interrupted thread may be changing: a Python frame chain caught mid-push or
+// mid-pop can point into a data-stack chunk the interpreter has just unmapped, which the mappings snapshot
+// (up to a second old) still lists. Such a read faulted and, SIGSEGV being blocked in the handler, killed the
+// process: a PyTorch training loop sampled for 45-250 s on the H200 host died that way, never the same run
+// without sampling. Now the handler's reads run under a guard: SIGSEGV/SIGBUS are not blocked in it, and a
+// fault while the guard is up jumps back to the handler, which keeps what it had read (counted:
+// cpu_samples_read_fault). Any other fault goes to whatever handled it before (the app's, or the default).
+__thread sigjmp_buf t_guard_jmp __attribute__((tls_model("initial-exec")));
+__thread volatile sig_atomic_t t_in_guard __attribute__((tls_model("initial-exec"))) = 0;
+struct sigaction g_prev_fault[2];  // SIGSEGV, SIGBUS: what handled them before the sampler's guard
+
+void OnFault(int sig, siginfo_t* info, void* uc) {
+  if (t_in_guard) {
+    t_in_guard = 0;
+    siglongjmp(t_guard_jmp, 1);
+  }
+  const struct sigaction& prev = g_prev_fault[sig == SIGBUS ? 1 : 0];
+  if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction) {
+    prev.sa_sigaction(sig, info, uc);
+    return;
+  }
+  if (!(prev.sa_flags & SA_SIGINFO) && prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN) {
+    prev.sa_handler(sig);
+    return;
+  }
+  // Nobody else handles it: the default action, which the faulting instruction meets again on return.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(sig, &dfl, nullptr);
+}
+
+// Installs OnFault for SIGSEGV and SIGBUS unless it is already there, keeping what was there to chain to
+// (an app that installs its own later is found by the sampler thread's next check and chained the same way).
+void EnsureFaultGuard() {
+  for (int i = 0; i < 2; ++i) {
+    const int sig = i == 0 ? SIGSEGV : SIGBUS;
+    struct sigaction cur {};
+    if (sigaction(sig, nullptr, &cur) != 0) continue;
+    if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == OnFault) continue;
+    g_prev_fault[i] = cur;
+    struct sigaction sa {};
+    sa.sa_sigaction = OnFault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;  // a stack overflow's fault needs the app's alternate stack
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, nullptr);
+  }
+}
+
 int UnwindLibgcc(State& s, const ucontext_t* uc, uintptr_t stop_lo, uintptr_t stop_hi, uint64_t* out,
                  uint8_t* flags) {
   uint64_t pcs[kMaxNative + 8];
   UnwindState u{pcs, 0, kMaxNative + 8, false, stop_lo, stop_hi};
+  // Not under the guard: libgcc takes the loader's lock to find a frame's unwind info, and jumping out of it
+  // would leave that lock held.
+  const sig_atomic_t guarded = t_in_guard;
+  t_in_guard = 0;
   _Unwind_Backtrace(UnwindOne, &u);
+  t_in_guard = guarded;
   const uint64_t rip = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
   int first = -1;
   for (int i = 0; i < u.n; ++i)
@@ -342,6 +397,73 @@ double CostBucketMiddleNs(int b) {
   return std::ldexp(4.5 + (b & 3), b / 4 - 2);
 }
 
+// The Python frames of the thread whose state is `ts` into `out` (two words a frame, innermost first): the
+// chain of interpreter frames, each pointer checked against the mappings snapshot first. Runs in the handler,
+// under the fault guard.
+int WalkPython(State& st, Mapped& mem, uintptr_t ts, uint64_t* out, uint8_t* flags_out) {
+  State* s = &st;
+  uint8_t flags = *flags_out;
+  int np = 0;
+  const PyLayout* L = s->py;
+  if (!L) {
+    flags |= kSampleNoPython;
+    s->py_unsupported.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    const uint32_t frame_size = std::max({L->frame_code, L->frame_previous, L->frame_prev_instr}) + 8;
+    const uint32_t code_size = std::max<uint32_t>(16, L->code_firstlineno + 4);
+    // bad: a pointer no object can have (misaligned, wrong type: a torn frame); unmapped: outside the
+    // snapshot, perhaps mapped since it was taken (a new arena).
+    bool bad = false, unmapped = false;
+    const auto readable = [&](uintptr_t p, size_t n) {
+      if (!Plausible(p)) {
+        bad = true;
+        return false;
+      }
+      if (mem.Has(p, n)) return true;
+      unmapped = true;
+      return false;
+    };
+    const uintptr_t cframe = readable(ts, L->tstate_cframe + 8) ? Load<uintptr_t>(ts, L->tstate_cframe) : 0;
+    uintptr_t f = 0;
+    if (cframe && readable(cframe, L->cframe_current + 8)) f = Load<uintptr_t>(cframe, L->cframe_current);
+    for (int guard = 0; f && guard < 1024; ++guard) {
+      if (!readable(f, frame_size)) break;
+      const uintptr_t code = Load<uintptr_t>(f, L->frame_code);
+      const int owner = Load<char>(f, L->frame_owner);
+      if (owner != L->owner_cstack) {
+        if (!readable(code, code_size)) break;
+        if (Load<uintptr_t>(code, 8) != s->py_code_type) {
+          bad = true;
+          break;
+        }
+        if (np == kMaxPython) {
+          flags |= kSampleTruncated;
+          break;
+        }
+        const uintptr_t instr = Load<uintptr_t>(f, L->frame_prev_instr);
+        const int64_t index = (int64_t(instr) - int64_t(code + L->code_adaptive)) / 2;
+        const uint32_t first_line = Load<uint32_t>(code, L->code_firstlineno);
+        out[2 * np] = code;
+        out[2 * np + 1] = (uint64_t(first_line) << 32) | uint32_t(index + 1);
+        ++np;
+      }
+      f = Load<uintptr_t>(f, L->frame_previous);
+    }
+    if (unmapped) {
+      s->maps_miss.store(true, std::memory_order_relaxed);  // read them again soon
+      s->maps_misses.fetch_add(1, std::memory_order_relaxed);
+      flags |= kSampleNoPython;
+    } else if (bad) {
+      flags |= kSampleNoPython;
+      s->py_unreadable.fetch_add(1, std::memory_order_relaxed);
+    } else if (np > 0) {
+      flags |= kSamplePython;
+    }
+  }
+  *flags_out = flags;
+  return np;
+}
+
 void OnSigprof(int, siginfo_t*, void* uc_void) {
   State* s = g;
   if (!s) return;
@@ -359,79 +481,36 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
   }
   const int64_t t_start = Now();
   uint64_t e[kMaxEntryWords];
-  uint8_t flags = 0;
   // Native frames, up to the interpreter's own where this thread runs Python.
   const bool py_ready = s->py_ready.load(std::memory_order_acquire);
   const uintptr_t ts = py_ready ? reinterpret_cast<uintptr_t>(s->py_this_tstate()) : 0;
   const uintptr_t stop_lo = ts && s->py ? s->py_text_lo : 0, stop_hi = ts && s->py ? s->py_text_hi : 0;
   // One snapshot of the mappings for this sample: the unwinder's stack bound and the Python walk's checks.
   PinnedMaps mem(*s);
-  const int nn = UnwindNative(*s, *slot, mem, uc_void, stop_lo, stop_hi, e + 2, &flags);
-  const int64_t t_unwound = Now();
-  // Python: this thread's state, then the chain of interpreter frames.
-  int np = 0;
-  if (py_ready) {
-    if (ts) {
-      const PyLayout* L = s->py;
-      if (!L) {
-        flags |= kSampleNoPython;
-        s->py_unsupported.fetch_add(1, std::memory_order_relaxed);
-      } else {
-        uint64_t* out = e + 2 + nn;
-        const uint32_t frame_size = std::max({L->frame_code, L->frame_previous, L->frame_prev_instr}) + 8;
-        const uint32_t code_size = std::max<uint32_t>(16, L->code_firstlineno + 4);
-        // bad: a pointer no object can have (misaligned, wrong type: a torn frame); unmapped: outside the
-        // snapshot, perhaps mapped since it was taken (a new arena).
-        bool bad = false, unmapped = false;
-        const auto readable = [&](uintptr_t p, size_t n) {
-          if (!Plausible(p)) {
-            bad = true;
-            return false;
-          }
-          if (mem.Has(p, n)) return true;
-          unmapped = true;
-          return false;
-        };
-        const uintptr_t cframe =
-            readable(ts, L->tstate_cframe + 8) ? Load<uintptr_t>(ts, L->tstate_cframe) : 0;
-        uintptr_t f = 0;
-        if (cframe && readable(cframe, L->cframe_current + 8)) f = Load<uintptr_t>(cframe, L->cframe_current);
-        for (int guard = 0; f && guard < 1024; ++guard) {
-          if (!readable(f, frame_size)) break;
-          const uintptr_t code = Load<uintptr_t>(f, L->frame_code);
-          const int owner = Load<char>(f, L->frame_owner);
-          if (owner != L->owner_cstack) {
-            if (!readable(code, code_size)) break;
-            if (Load<uintptr_t>(code, 8) != s->py_code_type) {
-              bad = true;
-              break;
-            }
-            if (np == kMaxPython) {
-              flags |= kSampleTruncated;
-              break;
-            }
-            const uintptr_t instr = Load<uintptr_t>(f, L->frame_prev_instr);
-            const int64_t index = (int64_t(instr) - int64_t(code + L->code_adaptive)) / 2;
-            const uint32_t first_line = Load<uint32_t>(code, L->code_firstlineno);
-            out[2 * np] = code;
-            out[2 * np + 1] = (uint64_t(first_line) << 32) | uint32_t(index + 1);
-            ++np;
-          }
-          f = Load<uintptr_t>(f, L->frame_previous);
-        }
-        if (unmapped) {
-          s->maps_miss.store(true, std::memory_order_relaxed);  // read them again soon
-          s->maps_misses.fetch_add(1, std::memory_order_relaxed);
-          flags |= kSampleNoPython;
-        } else if (bad) {
-          flags |= kSampleNoPython;
-          s->py_unreadable.fetch_add(1, std::memory_order_relaxed);
-        } else if (np > 0) {
-          flags |= kSamplePython;
-        }
-      }
-    }
+  // Under the fault guard (above): what a fault leaves is what the volatile copies hold.
+  volatile int nn_done = 0, np_done = 0;
+  volatile uint8_t flags_done = 0;
+  volatile int64_t t_unwound_v = t_start;
+  if (sigsetjmp(t_guard_jmp, 0) == 0) {
+    t_in_guard = 1;
+    uint8_t f = 0;
+    const int nn = UnwindNative(*s, *slot, mem, uc_void, stop_lo, stop_hi, e + 2, &f);
+    nn_done = nn, flags_done = f;
+    if (s->options.fault_test_address)
+      (void)*reinterpret_cast<const volatile uint64_t*>(s->options.fault_test_address);
+    t_unwound_v = Now();
+    // Python: this thread's state, then the chain of interpreter frames.
+    const int np = py_ready && ts ? WalkPython(*s, mem, ts, e + 2 + nn, &f) : 0;
+    np_done = np, flags_done = f;
+    t_in_guard = 0;
+  } else {
+    s->read_faults.fetch_add(1, std::memory_order_relaxed);
+    flags_done = uint8_t(flags_done | (nn_done ? kSampleNoPython : kSampleUnwindFailed));
+    np_done = 0;
   }
+  const int nn = nn_done, np = np_done;
+  const uint8_t flags = flags_done;
+  const int64_t t_unwound = t_unwound_v;
   const int64_t t_walked = Now();
   e[0] = (kMagic << 32) | (uint64_t(flags) << 16) | (uint64_t(np) << 8) | uint64_t(nn);
   e[1] = uint64_t(t_start);
@@ -765,6 +844,7 @@ void SamplerMain(State* s) {
     if (now >= next_scan) {
       if (!s->py_checked.load()) CheckPython(*s);
       Rescan(*s);
+      EnsureFaultGuard();  // an app that installed its own SIGSEGV handler since: chained behind the guard
       next_scan = now + 100000000;
     }
     // The mappings, for the Python walk and the cached unwinder's stack bound: every second, and 50 ms after
@@ -1018,6 +1098,9 @@ bool Start(const Options& options, std::string* error) {
   sa.sa_sigaction = OnSigprof;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigfillset(&sa.sa_mask);
+  sigdelset(&sa.sa_mask, SIGSEGV);  // a fault in the handler's reads must reach the guard (OnFault)
+  sigdelset(&sa.sa_mask, SIGBUS);
+  EnsureFaultGuard();
   if (sigaction(SIGPROF, &sa, nullptr) != 0) {
     *error = std::string("sigaction(SIGPROF): ") + std::strerror(errno);
     return false;
@@ -1147,6 +1230,7 @@ Stats GetStats() {
     out.unwind_fallback_why[i] = g->fallback_why[i].load(),
     out.unwind_fallback_pc[i] = g->fallback_pc[i].load();
   out.truncated = g->truncated.load();
+  out.read_faults = g->read_faults.load();
   out.python_unreadable = g->py_unreadable.load();
   out.python_unsupported = g->py_unsupported.load();
   out.maps_misses = g->maps_misses.load();

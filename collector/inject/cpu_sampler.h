@@ -56,6 +56,9 @@ struct Options {
   // CLOCK_MONOTONIC counted from Stats::alternate_start_ns, so one process runs with and without sampling in
   // turns and its own timings compare the two (scripts/gpu/sampling_ab.py).
   uint32_t alternate_ms = 0;
+  // Tests: each sample also reads 8 bytes here under the handler's fault guard (an unmapped page: the guard's
+  // recovery, without a Python whose frames move).
+  uintptr_t fault_test_address = 0;
 };
 
 // Installs the SIGPROF handler and starts the sampler thread. False with `error` set when it cannot (the app
@@ -89,6 +92,7 @@ struct Stats {
   // Samples given to libgcc by reason (FrameRule::Why in cfi_unwind.h), with the last address of each.
   uint64_t unwind_fallback_why[FrameRule::kWhyCount] = {}, unwind_fallback_pc[FrameRule::kWhyCount] = {};
   uint64_t truncated = 0;               // samples deeper than the frames kept
+  uint64_t read_faults = 0;             // samples whose reads faulted (the guard kept the frames read before)
   uint64_t python_unreadable = 0;       // Python threads whose frame chain could not be read (bad frame)
   uint64_t python_unsupported = 0;      // samples of threads of an unsupported CPython (native stack only)
   uint64_t python_code_unreadable = 0;  // Python frames whose code object could not be read at drain
