@@ -65,7 +65,8 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
         stderr,
         "gtrace: CPU sampling, pid %u: %llu samples (%llu signalled, %llu idle repeats); handler %.1f "
         "us a sample (unwind %.1f, Python %.1f, own CPU clock %.1f), signal delivery %.1f us; unwinder "
-        "%s (%llu frames, %llu rules read, %llu samples to libgcc, %llu without a stack bound); "
+        "%s (%llu frames, %llu rules read, %llu samples cut at a frame not followed, %llu without a stack "
+        "bound); "
         "drain %.1f ms for %llu records; sampler thread %.1f ms CPU; %llu reads of the mappings, %llu "
         "walks ended outside them\n",
         inj.pid, static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.handled),
@@ -86,7 +87,7 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
                  inj.pid, s.rate_min_hz, s.rate_final_hz, inj.config.cpu_sample_hz,
                  inj.config.cpu_sample_max_overhead_pct, double(s.rate_lowered_ns) / 1e9,
                  double(s.sample_cost_ns) / 1e3);
-    // Why samples went to libgcc, with the last address of each reason (FrameRule::Why).
+    // Why samples were cut short, with the last address of each reason (FrameRule::Why).
     for (int i = 1; i < cpu::FrameRule::kWhyCount; ++i) {
       if (!s.unwind_fallback_why[i]) continue;
       Dl_info info{};
@@ -94,7 +95,7 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
       const bool found = dladdr(reinterpret_cast<void*>(pc), &info) && info.dli_fname;
       std::fprintf(
           stderr,
-          "gtrace: CPU sampling, pid %u: %llu samples to libgcc for reason %d, last at %s+0x%llx (%s)\n",
+          "gtrace: CPU sampling, pid %u: %llu samples cut short for reason %d, last at %s+0x%llx (%s)\n",
           inj.pid, static_cast<unsigned long long>(s.unwind_fallback_why[i]), i, found ? info.dli_fname : "?",
           static_cast<unsigned long long>(found ? pc - uintptr_t(info.dli_fbase) : pc),
           found && info.dli_sname ? info.dli_sname : "");

@@ -83,13 +83,13 @@ struct Stats {
   uint64_t threads_exited = 0;     // threads that exited while sampled (their samples kept)
   uint64_t too_many_threads = 0;   // threads not sampled: every slot in use
   uint64_t unwind_failed = 0;      // samples with no native frame beyond the interrupted address
-  uint64_t unwind_fallbacks = 0;   // samples the cached unwinder gave to libgcc (a rule it does not follow)
+  uint64_t unwind_fallbacks = 0;   // samples the cached unwinder cut at a frame whose rule it does not follow
   uint64_t unwind_rules_read = 0;  // frames whose unwind rule was read from .eh_frame (cache misses)
   uint64_t unwind_cached_frames = 0;  // frames unwound by the cached unwinder
   // Samples the cached unwinder took without its stack bound (the thread's stack newer than the snapshot of
   // the mappings): 256 MiB above the interrupted rsp instead.
   uint64_t unwind_stack_unbounded = 0;
-  // Samples given to libgcc by reason (FrameRule::Why in cfi_unwind.h), with the last address of each.
+  // Samples cut short by reason (FrameRule::Why in cfi_unwind.h), with the last address of each.
   uint64_t unwind_fallback_why[FrameRule::kWhyCount] = {}, unwind_fallback_pc[FrameRule::kWhyCount] = {};
   uint64_t truncated = 0;               // samples deeper than the frames kept
   uint64_t read_faults = 0;             // samples whose reads faulted (the guard kept the frames read before)

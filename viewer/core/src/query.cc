@@ -325,12 +325,17 @@ std::vector<FlowArrow> FlowsOf(const TraceModel& model, EventId e) {
     else
       out.push_back({p, e, true});
   }
+  AppendExplicitFlows(model, e, &out);
+  return out;
+}
+
+void AppendExplicitFlows(const TraceModel& model, EventId e, std::vector<FlowArrow>* out_arrows) {
+  std::vector<FlowArrow>& out = *out_arrows;
   auto it = std::lower_bound(model.flows.begin(), model.flows.end(), e,
                              [](const Flow& f, EventId x) { return f.from < x; });
   for (; it != model.flows.end() && it->from == e; ++it) out.push_back({it->from, it->to, false});
   for (const Flow& f : model.flows)  // incoming arrows: flows are few next to events
     if (f.to == e) out.push_back({f.from, f.to, false});
-  return out;
 }
 
 // -----------------------------------------------------------------------------------------------------------------

@@ -98,10 +98,12 @@ const PartnerInfo* LocalSource::Partner(EventId e) {
                   {}};
     if (e.valid() && e.lane < m_->lanes.size() && e.index < m_->lanes[e.lane].size()) {
       size_t out = 0, in = 0;
-      for (const FlowArrow& f : FlowsOf(*m_, e)) {
+      std::vector<FlowArrow> explicit_flows;  // the correlation partner is above: not looked up twice
+      AppendExplicitFlows(*m_, e, &explicit_flows);
+      for (const FlowArrow& f : explicit_flows) {
         const bool outgoing = f.from == e;
         const EventId other = outgoing ? f.to : f.from;
-        if (f.correlation || !other.valid() || (outgoing ? out++ : in++) >= kFlowEndsMax) continue;
+        if (!other.valid() || (outgoing ? out++ : in++) >= kFlowEndsMax) continue;
         partner_.flows.push_back(
             {other, m_->Str(m_->Name(other)), m_->Kind(other), m_->Start(other), m_->End(other), outgoing});
       }

@@ -122,6 +122,8 @@ struct FlowArrow {
 };
 // Every arrow touching `e`: its correlation partner plus explicit flows (Chrome/Kineto/FlowRecord).
 std::vector<FlowArrow> FlowsOf(const TraceModel& model, EventId e);
+// Only the explicit flow records touching `e` (outgoing in the table's order, then incoming), appended.
+void AppendExplicitFlows(const TraceModel& model, EventId e, std::vector<FlowArrow>* out);
 
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] Details
