@@ -53,6 +53,7 @@ struct Slot {
   // The thread's CPU clock when the handler finished its last sample.
   std::atomic<int64_t> cpu_after_sample{-1};
   std::atomic<int64_t> signal_sent_ns{0};  // when the sampler sent the signal in flight (costs only)
+  sigjmp_buf guard_jmp;                    // the handler's fault guard: where a fault in its reads returns
   // Sampler thread only.
   int64_t token_since_ns = 0;
   bool confirmed = false;  // the signal that confirms where a thread stopped was sent (see Tick)
@@ -267,14 +268,17 @@ struct PinnedMaps : Mapped {
 // without sampling. Now the handler's reads run under a guard: SIGSEGV/SIGBUS are not blocked in it, and a
 // fault while the guard is up jumps back to the handler, which keeps what it had read (counted:
 // cpu_samples_read_fault). Any other fault goes to whatever handled it before (the app's, or the default).
-__thread sigjmp_buf t_guard_jmp __attribute__((tls_model("initial-exec")));
-__thread volatile sig_atomic_t t_in_guard __attribute__((tls_model("initial-exec"))) = 0;
+// While the guard is up: where a fault jumps to (the sampled thread's slot holds it). One pointer of
+// initial-exec TLS, not the 200-byte jump buffer itself: the injection is dlopen'ed, and its initial-exec TLS
+// comes out of glibc's small static surplus, which other libraries need too (the handler cannot use the
+// general TLS model: its first access in a thread may allocate).
+__thread sigjmp_buf* volatile t_guard __attribute__((tls_model("initial-exec"))) = nullptr;
 struct sigaction g_prev_fault[2];  // SIGSEGV, SIGBUS: what handled them before the sampler's guard
 
 void OnFault(int sig, siginfo_t* info, void* uc) {
-  if (t_in_guard) {
-    t_in_guard = 0;
-    siglongjmp(t_guard_jmp, 1);
+  if (sigjmp_buf* to = t_guard) {
+    t_guard = nullptr;
+    siglongjmp(*to, 1);
   }
   const struct sigaction& prev = g_prev_fault[sig == SIGBUS ? 1 : 0];
   if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction) {
@@ -314,10 +318,10 @@ int UnwindLibgcc(State& s, const ucontext_t* uc, uintptr_t stop_lo, uintptr_t st
   UnwindState u{pcs, 0, kMaxNative + 8, false, stop_lo, stop_hi};
   // Not under the guard: libgcc takes the loader's lock to find a frame's unwind info, and jumping out of it
   // would leave that lock held.
-  const sig_atomic_t guarded = t_in_guard;
-  t_in_guard = 0;
+  sigjmp_buf* const guarded = t_guard;
+  t_guard = nullptr;
   _Unwind_Backtrace(UnwindOne, &u);
-  t_in_guard = guarded;
+  t_guard = guarded;
   const uint64_t rip = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
   int first = -1;
   for (int i = 0; i < u.n; ++i)
@@ -496,8 +500,8 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
   volatile int nn_done = 0, np_done = 0;
   volatile uint8_t flags_done = 0;
   volatile int64_t t_unwound_v = t_start;
-  if (sigsetjmp(t_guard_jmp, 0) == 0) {
-    t_in_guard = 1;
+  if (sigsetjmp(slot->guard_jmp, 0) == 0) {
+    t_guard = &slot->guard_jmp;
     uint8_t f = 0;
     const int nn = UnwindNative(*s, *slot, mem, uc_void, stop_lo, stop_hi, e + 2, &f);
     nn_done = nn, flags_done = f;
@@ -507,7 +511,7 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
     // Python: this thread's state, then the chain of interpreter frames.
     const int np = py_ready && ts ? WalkPython(*s, mem, ts, e + 2 + nn, &f) : 0;
     np_done = np, flags_done = f;
-    t_in_guard = 0;
+    t_guard = nullptr;
   } else {
     s->read_faults.fetch_add(1, std::memory_order_relaxed);
     flags_done = uint8_t(flags_done | (nn_done ? kSampleNoPython : kSampleUnwindFailed));
