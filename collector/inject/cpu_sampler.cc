@@ -516,6 +516,10 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
     s->read_faults.fetch_add(1, std::memory_order_relaxed);
     flags_done = uint8_t(flags_done | (nn_done ? kSampleNoPython : kSampleUnwindFailed));
     np_done = 0;
+    if (nn_done == 0) {  // the fault was in the native unwind: the interrupted address, as an unwind failure
+      e[2] = uint64_t(static_cast<const ucontext_t*>(uc_void)->uc_mcontext.gregs[REG_RIP]);
+      nn_done = 1;
+    }
   }
   const int nn = nn_done, np = np_done;
   const uint8_t flags = flags_done;
