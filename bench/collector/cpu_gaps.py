@@ -7,8 +7,7 @@
 loader: each batch takes 8 x 2 ms in SlowDataset.__getitem__ (time.sleep) on the main thread (workers 0), while
 the GPU has nothing queued: the gaps belong to __getitem__. item: every step reads loss.item() (the CPU waits for
 the GPU), then spends ~3 ms in log_metrics (pure Python) before it launches the next step: the GPU idles in
-log_metrics. train: prints the median step time (ms) for overhead comparisons; --times writes each step's start
-(CLOCK_MONOTONIC ns) and duration (ns), a line each, for scripts/gpu/sampling_ab.py.
+log_metrics. train: prints the median step time (ms) for overhead comparisons (--times: each step's too).
 """
 import argparse
 import statistics
@@ -41,7 +40,8 @@ def main():
     ap.add_argument("--mode", required=True, choices=["loader", "item", "train"])
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--workers", type=int, default=0)
-    ap.add_argument("--times", default="")
+    ap.add_argument("--times", default="", help="train: write each step's start (CLOCK_MONOTONIC ns) and "
+                    "duration (ns), a line each (scripts/gpu/sampling_ab.py)")
     args = ap.parse_args()
     dev = torch.device("cuda")
     torch.manual_seed(0)
