@@ -503,10 +503,14 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
   if (sigsetjmp(slot->guard_jmp, 0) == 0) {
     t_guard = &slot->guard_jmp;
     uint8_t f = 0;
+    const auto fault_test = [s] {
+      if (s->options.fault_test_address)
+        (void)*reinterpret_cast<const volatile uint64_t*>(s->options.fault_test_address);
+    };
+    if (s->options.fault_test_before_unwind) fault_test();
     const int nn = UnwindNative(*s, *slot, mem, uc_void, stop_lo, stop_hi, e + 2, &f);
     nn_done = nn, flags_done = f;
-    if (s->options.fault_test_address)
-      (void)*reinterpret_cast<const volatile uint64_t*>(s->options.fault_test_address);
+    if (!s->options.fault_test_before_unwind) fault_test();
     t_unwound_v = Now();
     // Python: this thread's state, then the chain of interpreter frames.
     const int np = py_ready && ts ? WalkPython(*s, mem, ts, e + 2 + nn, &f) : 0;

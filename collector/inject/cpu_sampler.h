@@ -59,6 +59,7 @@ struct Options {
   // Tests: each sample also reads 8 bytes here under the handler's fault guard (an unmapped page: the guard's
   // recovery, without a Python whose frames move).
   uintptr_t fault_test_address = 0;
+  bool fault_test_before_unwind = false;  // read it before the native unwind instead of after
 };
 
 // Installs the SIGPROF handler and starts the sampler thread. False with `error` set when it cannot (the app

@@ -242,33 +242,49 @@ TEST_CASE("cpu sampler: a read that faults in the handler is caught, and other f
   // range is handed to the next mmap (the sampler's own rings), and then reads fine.
   void* page = mmap(nullptr, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   REQUIRE(page != MAP_FAILED);
-  inject::cpu::Options o;
-  o.hz = 1000;
-  o.max_overhead = 0;
-  o.fault_test_address = reinterpret_cast<uintptr_t>(page);
-  const uint64_t faults_before = inject::cpu::GetStats().read_faults;
-  std::string error;
-  REQUIRE(inject::cpu::Start(o, &error));
-  Recorder rec;
-  std::atomic<uint32_t> tid{0};
-  std::thread spinner([&] {
-    tid = uint32_t(gettid());
-    GtSpinForTest(MonoNs() + 300'000'000);
-  });
-  spinner.join();
-  inject::cpu::Stop();
-  const TraceData d = rec.Finish();
-  const uint64_t faults = inject::cpu::GetStats().read_faults - faults_before;
-  uint64_t spun = 0, named = 0;
-  for (const auto& s : d.cpu_samples) {
-    if (s.tid != tid) continue;
-    ++spun;
-    named += HasFrame(Frames(d, s.stack), "GtSpinForTest");  // the frames read before the fault are kept
+  // After the native unwind (as in the Python walk): the native frames are kept. Before it: the sample keeps
+  // the interrupted address alone, flagged as not unwound.
+  for (const bool before_unwind : {false, true}) {
+    inject::cpu::Options o;
+    o.hz = 1000;
+    o.max_overhead = 0;
+    o.fault_test_address = reinterpret_cast<uintptr_t>(page);
+    o.fault_test_before_unwind = before_unwind;
+    const uint64_t faults_before = inject::cpu::GetStats().read_faults;
+    std::string error;
+    REQUIRE(inject::cpu::Start(o, &error));
+    Recorder rec;
+    std::atomic<uint32_t> tid{0};
+    std::thread spinner([&] {
+      tid = uint32_t(gettid());
+      GtSpinForTest(MonoNs() + 300'000'000);
+    });
+    spinner.join();
+    inject::cpu::Stop();
+    const TraceData d = rec.Finish();
+    const uint64_t faults = inject::cpu::GetStats().read_faults - faults_before;
+    uint64_t spun = 0, named = 0, one_frame = 0, not_unwound = 0;
+    for (const auto& s : d.cpu_samples) {
+      if (s.tid != tid) continue;
+      ++spun;
+      const auto frames = Frames(d, s.stack);
+      named += HasFrame(frames, "GtSpinForTest");
+      one_frame += frames.size() == 1;
+      not_unwound += (s.flags & kSampleUnwindFailed) != 0;
+    }
+    INFO("before unwind " << before_unwind << ": faults " << faults << ", spinner samples " << spun
+                          << ", named " << named << ", one frame " << one_frame << ", not unwound "
+                          << not_unwound);
+    CHECK(faults >= 50);  // every signalled sample faulted once: about 300 at 1 kHz
+    CHECK(spun >= 50);
+    if (before_unwind) {  // the interrupted address alone (mostly in the clock read the spinner loops on)
+      CHECK(one_frame >= spun * 9 / 10);
+      CHECK(not_unwound >= spun * 9 / 10);
+    } else {
+      CHECK(named >= spun * 9 / 10);
+      CHECK(one_frame <= spun / 10);  // the spinner's callers were unwound before the fault
+    }
   }
-  INFO("faults " << faults << ", spinner samples " << spun << ", named " << named);
-  CHECK(faults >= 50);  // every signalled sample faulted once: about 300 at 1 kHz
-  CHECK(spun >= 50);
-  CHECK(named >= spun * 9 / 10);
 
   // A fault outside the handler is the app's as before: its own SIGSEGV handler runs (here: exits 42), and
   // without one the process dies of SIGSEGV. In children, the sampler running.
@@ -337,8 +353,10 @@ TEST_CASE("cpu sampler: a timed wait retried on EINTR with its whole timeout sti
   const TraceData d = rec.Finish();
   INFO("interrupted " << interrupted.load() << " samples " << d.cpu_samples.size());
   CHECK(done == 3);
-  // The signal sent while it still ran and the one that confirms where it stopped, not one per tick.
-  CHECK(interrupted.load() <= 4);
+  // The signal sent while it still ran and the one that confirms where it stopped, not one per tick (the old
+  // rule: 31 in 3 s). Each of the three timeouts may add such a pair when the thread's turn through its loop
+  // costs more CPU than the idle threshold (50 us: a loaded machine; 1 run in 12 here): at most 8.
+  CHECK(interrupted.load() <= 8);
 }
 
 // The handler reads CPython's frames with plain loads; a torn frame's pointer is followed only into memory
