@@ -78,9 +78,9 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
         static_cast<unsigned long long>(s.unwind_stack_unbounded), double(s.drain_ns) / 1e6,
         static_cast<unsigned long long>(s.drained), double(s.sampler_cpu_ns) / 1e6,
         static_cast<unsigned long long>(s.maps_reads), static_cast<unsigned long long>(s.maps_misses));
-    if (s.alternate_start_ns && env::Get(env::Var::kSampleAlternateMs))
-      std::fprintf(stderr, "gtrace: CPU sampling, pid %u: alternate start_ns=%lld window_ms=%s\n", inj.pid,
-                   static_cast<long long>(s.alternate_start_ns), env::Get(env::Var::kSampleAlternateMs));
+    if (s.alternate_ms)
+      std::fprintf(stderr, "gtrace: CPU sampling, pid %u: alternate start_ns=%lld window_ms=%u\n", inj.pid,
+                   static_cast<long long>(s.alternate_start_ns), s.alternate_ms);
     std::fprintf(stderr,
                  "gtrace: CPU sampling, pid %u: rate %u Hz at its lowest, %u Hz at the end (asked %u, budget "
                  "%.3g%%), below the asked rate for %.1f s; the sample cost that set the lowest %.1f us\n",

@@ -258,8 +258,6 @@ struct PinnedMaps : Mapped {
   }
 };
 
-// libgcc: unwinds from here, through the handler and the kernel's signal trampoline, to the interrupted
-// address and on; every frame's FDE is searched for again.
 // ---- the fault guard
 // The handler reads memory the interrupted thread may be changing: a Python frame chain caught mid-push or
 // mid-pop can point into a data-stack chunk the interpreter has just unmapped, which the mappings snapshot
@@ -268,6 +266,7 @@ struct PinnedMaps : Mapped {
 // without sampling. Now the handler's reads run under a guard: SIGSEGV/SIGBUS are not blocked in it, and a
 // fault while the guard is up jumps back to the handler, which keeps what it had read (counted:
 // cpu_samples_read_fault). Any other fault goes to whatever handled it before (the app's, or the default).
+//
 // While the guard is up: where a fault jumps to (the sampled thread's slot holds it). One pointer of
 // initial-exec TLS, not the 200-byte jump buffer itself: the injection is dlopen'ed, and its initial-exec TLS
 // comes out of glibc's small static surplus, which other libraries need too (the handler cannot use the
@@ -312,6 +311,8 @@ void EnsureFaultGuard() {
   }
 }
 
+// libgcc: unwinds from here, through the handler and the kernel's signal trampoline, to the interrupted
+// address and on; every frame's FDE is searched for again.
 int UnwindLibgcc(State& s, const ucontext_t* uc, uintptr_t stop_lo, uintptr_t stop_hi, uint64_t* out,
                  uint8_t* flags) {
   uint64_t pcs[kMaxNative + 8];
@@ -367,9 +368,7 @@ int UnwindCached(State& s, Slot& slot, PinnedMaps& maps, const ucontext_t* uc, u
     s.fallback_why[why].fetch_add(1, std::memory_order_relaxed);
     s.fallback_pc[why].store(res.complex_pc, std::memory_order_relaxed);
     s.unwind_fallbacks.fetch_add(1, std::memory_order_relaxed);
-    s.cached_frames.fetch_add(uint64_t(res.frames), std::memory_order_relaxed);
     *flags |= kSampleTruncated;
-    return res.frames;
   }
   s.cached_frames.fetch_add(uint64_t(res.frames), std::memory_order_relaxed);
   if (res.not_unwound) {
@@ -552,7 +551,8 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
   s->cpu_clock_ns.fetch_add(uint64_t(t_end - t_written), std::memory_order_relaxed);
   if (sent > 0 && t_start > sent)
     s->delivery_ns.fetch_add(uint64_t(t_start - sent), std::memory_order_relaxed);
-  if (sent > 0 && t_end > sent) s->cost_buckets[CostBucket(uint64_t(t_end - sent))].fetch_add(1);
+  if (sent > 0 && t_end > sent)
+    s->cost_buckets[CostBucket(uint64_t(t_end - sent))].fetch_add(1, std::memory_order_relaxed);
   slot->token.store(0, std::memory_order_release);
   errno = saved_errno;
 }
@@ -830,7 +830,10 @@ void SamplerMain(State* s) {
   timespec next;
   clock_gettime(CLOCK_MONOTONIC, &next);
   const int64_t alternate_ns = int64_t(s->options.alternate_ms) * 1000000;
-  s->stats.alternate_start_ns = int64_t(next.tv_sec) * 1000000000 + next.tv_nsec;
+  if (alternate_ns > 0) {
+    s->stats.alternate_start_ns = int64_t(next.tv_sec) * 1000000000 + next.tv_nsec;
+    s->stats.alternate_ms = s->options.alternate_ms;
+  }
   int64_t next_scan = 0;
   while (!s->stop.load()) {
     const int64_t now = Now();
@@ -1124,6 +1127,7 @@ bool Start(const Options& options, std::string* error) {
   }
   g->stats.rate_min_hz = g->stats.rate_final_hz = options.hz;
   g->stats.rate_lowered_ns = g->stats.ticks_not_taken = g->stats.sample_cost_ns = 0;
+  g->stats.alternate_start_ns = 0, g->stats.alternate_ms = 0;
   g->stop.store(false);
   g->running.store(true);
   g->thread = std::thread(SamplerMain, g);

@@ -112,6 +112,7 @@ struct Stats {
   uint64_t ticks_not_taken = 0;    // ticks the requested rate would have made meanwhile
   uint64_t sample_cost_ns = 0;     // the cost that set the lowest rate (a window's median)
   int64_t alternate_start_ns = 0;  // Options::alternate_ms: the windows' origin (CLOCK_MONOTONIC)
+  uint32_t alternate_ms = 0;       // Options::alternate_ms when it alternated (0: sampled all the time)
   uint64_t maps_reads = 0;         // snapshots of /proc/self/maps (the Python walk, the stack bound)
   uint64_t maps_misses = 0;        // Python walks ended by a pointer outside them
   bool cached_unwind = false;      // the last Start unwinds with the cache (false: libgcc only)

@@ -46,6 +46,7 @@ inline uint64_t BlocksOf(uint64_t count) {
 void ShuffleBytes(const uint8_t* in, size_t n, size_t elem, uint8_t* out);
 void UnshuffleBytes(const uint8_t* in, size_t n, size_t elem, uint8_t* out);
 void DeltaShuffle64(const uint8_t* in, size_t n, uint8_t* out);
+void Delta64(const uint8_t* in, size_t n, uint8_t* out);  // the differences alone (a block stored raw)
 
 // One column in the blocks section: `count` values of `elem` bytes in blocks [first_block, first_block +
 // BlocksOf(count)).

@@ -198,6 +198,10 @@ void UnshuffleBytes(const uint8_t* in, size_t n, size_t elem, uint8_t* out) {
   UnshuffleTail<0>(in, done, n, elem, out);
 }
 
+void Delta64(const uint8_t* in, size_t n, uint8_t* out) {
+  DeltaTail(in, 0, n, 0, out);
+}
+
 void DeltaShuffle64(const uint8_t* in, size_t n, uint8_t* out) {
   size_t done = 0;
 #if GT_SHUFFLE_SSE2

@@ -214,22 +214,16 @@ class BlockCompressor {
   // The block as it is stored uncompressed: its values, or for int64 columns their differences.
   std::pair<std::span<const uint8_t>, bool> Stored(const ColumnSrc& c, const uint8_t* raw, size_t n) {
     if (c.codec != Codec::kDelta64) return {{raw, n * c.elem}, false};
-    delta_.resize(n);
-    uint64_t prev = 0;
-    for (size_t i = 0; i < n; ++i) {
-      uint64_t x;
-      std::memcpy(&x, raw + i * 8, 8);
-      delta_[i] = x - prev;  // wraps: the reader's prefix sum wraps back
-      prev = x;
-    }
-    return {{reinterpret_cast<const uint8_t*>(delta_.data()), n * 8}, false};
+    delta_.resize(n * 8);
+    Delta64(raw, n, delta_.data());  // wraps: the reader's prefix sum wraps back
+    return {{delta_.data(), n * 8}, false};
   }
 
 #if GT_HAVE_ZSTD_COMPRESS
   std::vector<uint8_t> shuffled_;
   ZSTD_CCtx* cctx_ = nullptr;
 #endif
-  std::vector<uint64_t> delta_;
+  std::vector<uint8_t> delta_;
   std::vector<uint8_t> out_;
 };
 
