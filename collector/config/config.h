@@ -53,11 +53,11 @@ inline constexpr uint32_t kPcSamplingMinPeriodExp = 5;
 inline constexpr uint32_t kPcSamplingMaxPeriodExp = 31;
 inline constexpr uint32_t kPcSamplingDefaultPeriodExp = 10;  // 2.9 M samples, 0 dropped on the H200 suite
 
-// --sample=cpu|none, --sample-hz=N: CPU stack sampling of every thread of the traced processes. Its cost is
-// within 2% (+1.0-1.4% measured inside one process, docs/benchmarks.md "in-process A/B"), but it stays off
-// unless asked for: long sampled PyTorch runs on the H200 host died in the signal handler, and the last fix
-// for that (no libgcc in the handler) is not yet run there (docs/collector.md).
-inline constexpr uint32_t kCpuSampleDefaultHz = 1000;  // the rate --sample=cpu picks
+// --sample=cpu|none, --sample-hz=N: CPU stack sampling of every thread of the traced processes, on by
+// default: its governor (--sample-overhead) keeps its cost at +1.0-1.4% against the trace without it,
+// measured inside one process on the H200 hosts (docs/benchmarks.md "in-process A/B"), and long sampled
+// PyTorch runs there (3 x 514 s at once) ran to their end since the handler stopped calling libgcc.
+inline constexpr uint32_t kCpuSampleDefaultHz = 1000;  // gcollect's rate unless --sample-hz or --sample=none
 inline constexpr uint32_t kCpuSampleMaxHz = 10000;
 // --sample-overhead=PCT: the most of a busy thread's time sampling may take (inject/cpu_sampler.h's
 // governor).

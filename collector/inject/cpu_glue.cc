@@ -68,7 +68,7 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
         "%s (%llu frames, %llu rules read, %llu samples cut at a frame not followed, %llu without a stack "
         "bound); "
         "drain %.1f ms for %llu records; sampler thread %.1f ms CPU; %llu reads of the mappings, %llu "
-        "walks ended outside them\n",
+        "walks ended outside them; %llu stack nodes, %llu native and %llu Python frame names\n",
         inj.pid, static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.handled),
         static_cast<unsigned long long>(s.idle_repeats), per(s.handler_ns), per(s.unwind_ns),
         per(s.python_ns), per(s.cpu_clock_ns), per(s.delivery_ns), s.cached_unwind ? "cached" : "libgcc",
@@ -77,7 +77,9 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
         static_cast<unsigned long long>(s.unwind_fallbacks),
         static_cast<unsigned long long>(s.unwind_stack_unbounded), double(s.drain_ns) / 1e6,
         static_cast<unsigned long long>(s.drained), double(s.sampler_cpu_ns) / 1e6,
-        static_cast<unsigned long long>(s.maps_reads), static_cast<unsigned long long>(s.maps_misses));
+        static_cast<unsigned long long>(s.maps_reads), static_cast<unsigned long long>(s.maps_misses),
+        static_cast<unsigned long long>(s.stack_nodes), static_cast<unsigned long long>(s.native_names),
+        static_cast<unsigned long long>(s.python_names));
     if (s.alternate_ms)
       std::fprintf(stderr, "gtrace: CPU sampling, pid %u: alternate start_ns=%lld window_ms=%u\n", inj.pid,
                    static_cast<long long>(s.alternate_start_ns), s.alternate_ms);

@@ -1261,6 +1261,9 @@ Stats GetStats() {
   out.python_ns = g->python_ns.load();
   out.cpu_clock_ns = g->cpu_clock_ns.load();
   out.delivery_ns = g->delivery_ns.load();
+  out.stack_nodes = g->nodes.size();
+  out.native_names = g->native_names.size();
+  out.python_names = g->python_names.size();
   return out;
 }
 

@@ -113,12 +113,16 @@ struct Stats {
   uint64_t sample_cost_ns = 0;     // the cost that set the lowest rate (a window's median)
   int64_t alternate_start_ns = 0;  // Options::alternate_ms: the windows' origin (CLOCK_MONOTONIC)
   uint32_t alternate_ms = 0;       // Options::alternate_ms when it alternated (0: sampled all the time)
-  uint64_t maps_reads = 0;         // snapshots of /proc/self/maps (the Python walk, the stack bound)
-  uint64_t maps_misses = 0;        // Python walks ended by a pointer outside them
-  bool cached_unwind = false;      // the last Start unwinds with the cache (false: libgcc only)
-  int python_minor = -1;           // 3.x of the interpreter found in the process; -1 none
+  // The drain's tables, which live as long as the process (read under the drain's lock): they grow with the
+  // code that runs, not with time (a long run's memory: docs/benchmarks.md "Long runs").
+  uint64_t stack_nodes = 0, native_names = 0, python_names = 0;
+  uint64_t maps_reads = 0;     // snapshots of /proc/self/maps (the Python walk, the stack bound)
+  uint64_t maps_misses = 0;    // Python walks ended by a pointer outside them
+  bool cached_unwind = false;  // the last Start unwinds with the cache (false: libgcc only)
+  int python_minor = -1;       // 3.x of the interpreter found in the process; -1 none
   bool python_supported = false;
 };
+// The counters, and the drain's own fields: serialized with Drain by the caller, as Drain is.
 Stats GetStats();
 
 // The governor's next tick period: `cost_ns` a signalled sample (0: none measured), `requested` the period of

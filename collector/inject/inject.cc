@@ -3,8 +3,9 @@
 // [SECTION] entry points (InitializeInjection, InitializeInjectionNvtx2)
 // [SECTION] start: config, part file, process record, CUPTI, flusher, exit hooks
 // [SECTION] in-process recording (gtrace.profile: started and stopped by the app; inproc.cc's C API)
-// [SECTION] flusher thread: periodic flush (crash loses <= one interval), window on/off, fatal-signal
-// finalize [SECTION] exit, fork and signals
+// [SECTION] flusher thread: periodic flush (crash loses <= one interval), window on/off
+// [SECTION] finisher thread: the trace's tail after a fatal signal
+// [SECTION] exit, fork and signals
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <fcntl.h>
@@ -14,6 +15,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -45,6 +48,10 @@ Injection* g_injection = nullptr;  // leaked on purpose: it must outlive static 
 std::mutex g_start_mu;
 bool g_start_attempted = false;
 uint32_t g_owner_pid = 0;  // a forked child must not touch the parent's writer
+// A termination request that arrives while the injection starts (CUPTI's start takes 1-3 s, the trace is
+// already open) waits until the finisher exists, then is raised again: killed there, the part was cut short.
+std::atomic<bool> g_starting{false};
+std::atomic<int> g_deferred_signal{0};
 
 std::string ReadSmallFile(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -98,6 +105,12 @@ void StopFlusher(Injection& inj) {
   }
   inj.flush_cv.notify_all();
   if (inj.flusher.joinable()) inj.flusher.join();
+  if (inj.finisher.joinable()) {
+    inj.stop_finisher.store(true);
+    sem_post(&inj.fatal_sem);
+    inj.finisher.join();
+    sem_destroy(&inj.fatal_sem);
+  }
 }
 
 // Wall-clock anchors of in-process traces, as often as gcollect records them.
@@ -140,24 +153,7 @@ void FlusherMain(Injection* inj) {
       inj->flush_cv.wait_for(lock, tick, [&] { return inj->stop_flusher || inj->fatal_signal.load() != 0; });
       if (inj->stop_flusher) return;
     }
-    if (int sig = inj->fatal_signal.load()) {
-      // The signal may have interrupted an app thread inside CUPTI or the driver, holding a lock that a
-      // forced CUPTI flush needs: flush on a helper thread and give it 1.5 s, then finish with what was
-      // decoded.
-      auto done = std::make_shared<std::atomic<bool>>(false);
-      std::thread([done] {
-        FlushActivity(true);
-        done->store(true);
-      }).detach();
-      for (int i = 0; i < 150 && !done->load(); ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      StopApiCalls();
-      DrainApiCalls(*inj, DrainMode::kNoWait);
-      std::lock_guard<std::mutex> lock(inj->mu);
-      FinalizeLocked(*inj, strsignal(sig));
-      inj->fatal_flush_done.store(true);
-      return;
-    }
+    if (inj->fatal_signal.load()) return;  // the finisher writes the tail (FinisherMain)
     int64_t now = TraceClockNow();
     // --delay / --duration: keep CUPTI off outside the window (records are also filtered by time).
     const Config& c = inj->config;
@@ -174,7 +170,8 @@ void FlusherMain(Injection* inj) {
       {
         std::lock_guard<std::mutex> lock(inj->mu);
         DrainOsrt(*inj);
-        if (inj->config.cpu_sample_hz) DrainCpuSamples(*inj);  // rings: ~330 ms of the deepest stacks at 1 kHz
+        if (inj->config.cpu_sample_hz)
+          DrainCpuSamples(*inj);  // rings: ~330 ms of the deepest stacks at 1 kHz
       }
       if (NcclPluginDrainWanted()) {  // a burst of NCCL operations: free the plugin's slots before the flush
         std::lock_guard<std::mutex> lock(inj->mu);
@@ -182,6 +179,39 @@ void FlusherMain(Injection* inj) {
       }
     }
   }
+}
+
+// ---- [SECTION] finisher thread
+// ------------------------------------------------------------------------------------
+
+// After a fatal signal: the trace's tail, whatever the flusher is doing. The signal may have interrupted an
+// app thread inside CUPTI or the driver, holding a lock that a forced CUPTI flush needs, so the flush runs on
+// a helper given 1.5 s; API buffers whose owner holds their lock are skipped (kNoWait); the writer's lock is
+// waited for at most 2 s (the flusher may be stuck holding it), then the trace is finished with what was
+// decoded. The handler waits for `fatal_flush_done` and says so when it does not come.
+void FinisherMain(Injection* inj) {
+  OsrtIgnoreThisThread();
+  while (sem_wait(&inj->fatal_sem) != 0 && errno == EINTR) {
+  }
+  if (inj->stop_finisher.load()) return;
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::thread([done] {
+    FlushActivity(true);
+    done->store(true);
+  }).detach();
+  for (int i = 0; i < 150 && !done->load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  StopApiCalls();
+  DrainApiCalls(*inj, DrainMode::kNoWait);
+  std::unique_lock<std::mutex> lock(inj->mu, std::defer_lock);
+  for (int i = 0; i < 200 && !lock.try_lock(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (lock.owns_lock()) {
+    FinalizeLocked(*inj, strsignal(inj->fatal_signal.load()));
+    inj->fatal_finish.store(Injection::FatalFinish::kFinished);
+  } else {
+    inj->fatal_finish.store(Injection::FatalFinish::kWriterBusy);
+  }
+  inj->fatal_flush_done.store(true);
 }
 
 // ---- [SECTION] exit, fork and signals
@@ -264,7 +294,7 @@ void OnForkChild() {
   // The child has no flusher thread and shares the parent's part file offset: it must never write to it.
   // CUDA cannot be used in a child forked after cuInit anyway; a child that execs starts a fresh injection.
   g_owner_pid = 0;
-  g_injection = nullptr;  // leaked copy-on-write memory; cheap
+  g_injection = nullptr;   // leaked copy-on-write memory; cheap
   cpu::ForgetAfterFork();  // the sampler thread stayed in the parent: nothing is sampled here
   new (&g_start_mu) std::mutex();
   g_start_attempted = false;
@@ -277,30 +307,61 @@ void FatalSignalHandler(int sig) {
   // A termination request that landed on a helper thread (CUPTI's worker, a pool thread) is handed to the
   // main thread: waiting here could block the very thread the final flush needs.
   bool async = sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
+  // GTRACE_DEBUG_BACKTRACE=1: which path a signal takes (a trace cut short after a SIGTERM).
+  static const bool debug = env::Get(env::Var::kDebugBacktrace) != nullptr;
+  if (debug) {
+    char line[160];
+    const int n = std::snprintf(line, sizeof line,
+                                "gtrace: pid %d tid %d: signal %d (starting %d, injection %d, finisher %d)\n",
+                                int(getpid()), int(gettid()), sig, int(g_starting.load()), inj != nullptr,
+                                inj && inj->finisher.joinable());
+    if (n > 0) (void)!write(STDERR_FILENO, line, size_t(std::min<int>(n, sizeof line - 1)));
+  }
+  if (async && g_starting.load()) {
+    int expected = 0;
+    g_deferred_signal.compare_exchange_strong(expected, sig);
+    return;
+  }
+  // The same request again, while the trace finishes: timeout(1), Slurm and a terminal signal the process and
+  // then its group, and that copy, if it found the default action restored on another thread, ended the
+  // process mid-finish (a part cut short, about half of `timeout -s TERM` runs on the H200 host).
+  if (async && inj && inj->fatal_signal.load() != 0) return;
   if (async && inj && gettid() != getpid() && syscall(SYS_tgkill, getpid(), getpid(), sig) == 0) return;
-  // Restore the default first: a second fault (or a signal on the flusher itself) terminates at once.
-  signal(sig, SIG_DFL);
-  // GTRACE_DEBUG_BACKTRACE=1: where a crash happened (GPU machines may have no debugger).
-  static const bool backtrace_wanted = env::Get(env::Var::kDebugBacktrace) != nullptr;
-  if (backtrace_wanted && !async) {
+  // A fault restores the default first: a second fault (or one on the finisher itself) terminates at once.
+  if (!async) signal(sig, SIG_DFL);
+  // ... and where a crash happened (GPU machines may have no debugger).
+  if (debug && !async) {
     void* frames[48];
     int n = backtrace(frames, 48);
     backtrace_symbols_fd(frames, n, STDERR_FILENO);
   }
-  if (inj && static_cast<uint32_t>(getpid()) == g_owner_pid && inj->flusher.joinable() &&
-      std::this_thread::get_id() != inj->flusher.get_id()) {
+  if (inj && static_cast<uint32_t>(getpid()) == g_owner_pid && inj->finisher.joinable() &&
+      std::this_thread::get_id() != inj->finisher.get_id()) {
     int expected = 0;
     if (inj->fatal_signal.compare_exchange_strong(expected, sig)) {
-      inj->flush_cv.notify_all();  // not formally async-signal-safe; the flusher also polls every 50 ms
-      // Wait (bounded: 5 s) for the flusher to write the tail of the trace; a busy app can leave ~1 s of
+      sem_post(&inj->fatal_sem);
+      // Wait (bounded: 5 s) for the finisher to write the tail of the trace; a busy app can leave ~1 s of
       // records to decode and compress.
       for (int i = 0; i < 500 && !inj->fatal_flush_done.load(); ++i) {
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, nullptr);
       }
+      if (inj->fatal_finish.load() != Injection::FatalFinish::kFinished) {
+        // Said here, in the process, because gcollect only sees a part cut short.
+        char line[256];
+        const int n = std::snprintf(
+            line, sizeof line,
+            "gtrace: pid %d: the trace could not be finished after signal %d (%s): its part keeps what was "
+            "flushed before (about the last second is lost)\n",
+            int(getpid()), sig,
+            inj->fatal_finish.load() == Injection::FatalFinish::kWriterBusy ? "the writer stayed busy"
+                                                                            : "no answer within 5 s");
+        if (n > 0) (void)!write(STDERR_FILENO, line, size_t(std::min<int>(n, sizeof line - 1)));
+      }
     }
   }
-  raise(sig);
+  signal(sig, SIG_DFL);
+  raise(sig);  // delivered when the handler returns (sig is blocked in it): the default action, at last
 }
 
 void InstallSignalHandlers() {
@@ -431,8 +492,11 @@ class BlockTerminationSignals {
 
 void StartFlusher(Injection& inj) {
   inj.stop_flusher = false;
+  inj.stop_finisher.store(false);
+  sem_init(&inj.fatal_sem, 0, 0);
   BlockTerminationSignals blocked;
   inj.flusher = std::thread(FlusherMain, &inj);
+  inj.finisher = std::thread(FinisherMain, &inj);
 }
 
 Injection* StartLocked(const Config& config, std::string* error) {
@@ -444,6 +508,17 @@ Injection* StartLocked(const Config& config, std::string* error) {
     delete inj;
     return nullptr;
   }
+  // From here a termination request is held until the trace can be finished (g_starting).
+  struct StartWindow {
+    StartWindow() {
+      g_starting.store(true);
+      InstallSignalHandlers();
+    }
+    ~StartWindow() {
+      g_starting.store(false);
+      if (const int sig = g_deferred_signal.exchange(0)) kill(getpid(), sig);
+    }
+  } start_window;
 
   {
     BlockTerminationSignals blocked;
@@ -485,7 +560,6 @@ Injection* StartLocked(const Config& config, std::string* error) {
     pthread_atfork(nullptr, nullptr, OnForkChild);
     atfork_done = true;
   }
-  InstallSignalHandlers();
   return inj;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cupti.h>
+#include <semaphore.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -58,8 +59,16 @@ struct Injection {
   std::mutex flush_mu;
   std::condition_variable flush_cv;
   bool stop_flusher = false;
-  std::atomic<int> fatal_signal{0};  // set by a signal handler; the flusher finalizes and re-raises
+  std::atomic<int> fatal_signal{0};  // set by a signal handler; the finisher finalizes, the handler re-raises
   std::atomic<bool> fatal_flush_done{false};
+  // The finisher thread writes the trace's tail after a fatal signal. Not the flusher: the signal may have
+  // stopped an app thread holding a lock (CUPTI's, an API buffer's) that the flusher's periodic work waits
+  // for. The handler posts `fatal_sem` (sem_post is async-signal-safe; a condition variable is not).
+  std::thread finisher;
+  sem_t fatal_sem;
+  std::atomic<bool> stop_finisher{false};
+  enum class FatalFinish : uint8_t { kPending, kFinished, kWriterBusy };
+  std::atomic<FatalFinish> fatal_finish{FatalFinish::kPending};
 
   // In-process recording (gtrace.profile; inproc.cc): the app starts and stops it, and the trace is published
   // to this path at stop (or at exit). Empty when started by CUDA or NVTX under gcollect.

@@ -53,8 +53,7 @@ struct LaunchOptions {
   uint32_t pc_sampling_period_exp =
       0;  // --pc-sampling[=N]: PC sampling in the timeline run, 2^N cycles; 0 = off
   config::NcclPluginMode nccl_plugin = config::NcclPluginMode::kOps;  // --nccl-plugin
-  uint32_t cpu_sample_hz =
-      0;  // --sample=cpu|none, --sample-hz=N (off by default: docs/collector.md says why)
+  uint32_t cpu_sample_hz = config::kCpuSampleDefaultHz;  // --sample=cpu|none, --sample-hz=N (0: off)
   double cpu_sample_max_overhead_pct = config::kCpuSampleDefaultOverheadPct;  // --sample-overhead=PCT
   int64_t osrt_threshold_ns = config::kOsrtDefaultThresholdNs;                // --osrt-threshold
   std::string upload_url;  // --upload URL: hand the finished trace to `gtrace upload` (a link is printed)

@@ -464,12 +464,14 @@ int main(int argc, char** argv) {
     summary.warnings.clear();
     std::string text = FormatSummary(summary, output, merged->bytes);
     std::fputs(text.c_str(), stderr);
-    if (!report.clean())
-      std::fprintf(stderr,
-                   "  note: %" PRIu64 " chunk(s) lost, %s (a process ended without finishing its part)\n",
-                   report.chunks_lost, report.truncated ? "truncated segment(s)" : "no truncation");
     std::fprintf(stderr, "  finalized %.3f s after the app exited\n", finalize_s);
   }
+  if (!report.clean())  // data lost: said under --quiet too
+    std::fprintf(stderr,
+                 "gcollect: warning: %" PRIu64
+                 " chunk(s) lost, %s (a process ended without finishing its part; "
+                 "`gtrace info` names it)\n",
+                 report.chunks_lost, report.truncated ? "truncated segment(s)" : "no truncation");
   if (!o.upload_url.empty()) {
     // The app's exit status stays gcollect's; a failed upload is a warning, and the local trace is kept.
     int rc = UploadTrace(output, o.upload_url);

@@ -91,7 +91,7 @@ Kernel counters (CUPTI Range Profiler, kernel replay; see docs/counters.md):
                                NCCL 2.27+, adds work to NCCL's proxy thread), off
       --sample=cpu|none        sample every thread's stack (native, and Python for CPython 3.11/3.12) of
                                the traced processes: idle gaps are attributed to the hottest frames (default
-                               none)
+                               cpu; none turns it off)
       --sample-hz=N            samples a second per thread, 1..10000 (default 1000; implies --sample=cpu)
       --sample-overhead=PCT    the most of a busy thread's time sampling may take (default 1.5): where a
                                sample costs more (signal delivery under gVisor: 35-90 us), the rate comes

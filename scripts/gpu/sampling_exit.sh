@@ -15,7 +15,15 @@
 # only); no round starts after SECONDS_MAX (default 330) s;
 # bench: bench_cpu_sampler's handler cost per sample, libgcc against the cached unwinder (N rounds);
 # ab: N rounds of one run per workload sampling in every other WINDOW_MS (100) window, compared inside each
-# run by sampling_ab.py (ITERS default 4000), plus CONTROL_ROUNDS (2) default-trace runs split the same way.
+# run by sampling_ab.py (ITERS default 4000), plus CONTROL_ROUNDS (2) default-trace runs split the same way;
+# long: runs at once (LONG, default N sampled training runs), each ended by SIGTERM after SECS (default 270) s:
+# each must end by that signal (rc 124 from timeout), not a fault; the apps' resident memory every 30 s, the
+# traces' sizes and `gtrace info`'s records and losses (when the carry has the CLI: --carry copies build/native's
+# gtrace and its libraries);
+# term: N rounds, each stopping with SIGTERM a run of every build (old/ when carried, then this one) x sampling
+# (none, default) x workload (train, loop), TERM_PAR (6) at a time, after TERM_MIN + 0..TERM_SPAN-1 s (4, 26;
+# the first seconds fall before CUDA starts, or while the injection starts): each trace must say
+# process_terminated_by_signal, not a truncated segment (the finisher thread; docs/collector.md).
 set -u
 if [ "${1:-}" = --carry ]; then
   B=${2:-build/native}; OLD=${3:-}; C=${CARRY:-/work/main/.device-carry/sample22b}; rm -rf $C; mkdir -p $C/lib
@@ -24,6 +32,11 @@ if [ "${1:-}" = --carry ]; then
   strip --strip-debug $C/gcollect $C/lib*.so $C/bench_cpu_sampler 2>/dev/null
   if [ -n "$OLD" ]; then mkdir -p $C/old; cp $OLD/gcollect $OLD/libgtrace_inject.so $OLD/libgtrace_osrt.so $C/old/; fi
   cp -L /lib/x86_64-linux-gnu/libzstd.so.1 $C/lib/
+  if [ -x $B/viewer/cli/gtrace ]; then  # the GPU image lacks bookworm's httplib (and maybe sqlite): carried
+    cp $B/viewer/cli/gtrace $C/; strip --strip-debug $C/gtrace
+    for l in libcpp-httplib.so.0.11 libsqlite3.so.0 libbrotlidec.so.1 libbrotlienc.so.1 libbrotlicommon.so.1; do
+      cp -L /lib/x86_64-linux-gnu/$l $C/lib/; done
+  fi
   cp scripts/gpu/sampling_exit.sh scripts/gpu/ddp_faulthandler.py scripts/gpu/sampling_ab.py $C/
   du -sh $C; exit 0
 fi
@@ -106,6 +119,81 @@ if [ "$WHAT" = ab ]; then
     log "== $name, all rounds"
     python3 $C/sampling_ab.py $(echo $PAIRS | tr ' ' '\n' | grep "ab_${name}_") | tail -1 | tee -a "$R"
     python3 $C/sampling_ab.py --control $W $(echo $CTRL | tr ' ' '\n' | grep "abc_${name}_") | tee -a "$R"
+  done
+fi
+if [ "$WHAT" = long ]; then
+  # LONG: the runs at once, each CFG:WORKLOAD (CFG default = gcollect's defaults, cpu = --sample=cpu, none =
+  # --sample=none; WORKLOAD train = cpu_gaps.py's training step, loop = torch_loop.py's launch-bound loop).
+  SECS=${SECS:-270}; LONG=${LONG:-$(for i in $(seq 1 $N); do printf 'cpu:train '; done)}
+  i=0
+  for run in $LONG; do
+    i=$((i + 1)); cfg=${run%%:*}; wl=${run#*:}
+    case $cfg in default) F="" ;; cpu) F="--sample=cpu" ;; none) F="--sample=none" ;; esac
+    case $wl in train) W="bench/collector/cpu_gaps.py --mode train --steps 100000000" ;;
+                loop) W="bench/collector/torch_loop.py --iters 100000000" ;; esac
+    echo "$run" >$D/long_$i.what
+    ( CUDA_VISIBLE_DEVICES=0 GTRACE_SAMPLE_VERBOSE=1 $C/gcollect -q -f $F -o $D/long_$i -- \
+        timeout -s TERM $SECS python3 $W >$D/long_$i.log 2>&1
+      echo "rc=$?" >>$D/long_$i.log ) &
+  done
+  T0=$(date +%s)
+  while [ $(( $(date +%s) - T0 )) -lt $((SECS + 20)) ]; do
+    sleep 30
+    line="t=$(( $(date +%s) - T0 ))s rss_mib:"
+    for p in $(pgrep -f "python3 bench/collector/" | sort -n); do
+      grep -q '^python' /proc/$p/comm 2>/dev/null || continue
+      line="$line $(tr '\0' ' ' </proc/$p/cmdline | grep -o 'cpu_gaps\|torch_loop')@$p=$(( $(awk '/^VmRSS/ {print $2}' /proc/$p/status 2>/dev/null || echo 0) / 1024 ))"
+    done
+    log "$line"
+    [ -z "$(pgrep -f 'python3 bench/collector/')" ] && break
+  done
+  wait
+  for j in $(seq 1 $i); do
+    log "long_$j ($(cat $D/long_$j.what)): $(tail -1 $D/long_$j.log) trace=$(stat -c %s $D/long_$j.gtrace 2>/dev/null) bytes"
+    grep -E "^gtrace: CPU sampling|terminated by signal|Segmentation|Fatal" $D/long_$j.log | head -6 >>"$R"
+    [ -x $C/gtrace ] && $C/gtrace info $D/long_$j.gtrace 2>&1 | grep -v "clock sync" | sed -n '/^Records/,$p' | tee -a "$R"
+  done
+fi
+if [ "$WHAT" = term ]; then
+  builds="new"; [ -x $C/old/gcollect ] && builds="old new"
+  jobs=(); k=0
+  for round in $(seq 1 $N); do for b in $builds; do for cfg in none default; do for wl in train loop; do
+    k=$((k + 1)); jobs+=("$b:$cfg:$wl:$(( ${TERM_MIN:-4} + RANDOM % ${TERM_SPAN:-26} )):$k")
+  done; done; done; done
+  run_term() {  # b:cfg:wl:secs:k
+    IFS=: read -r b cfg wl secs k <<<"$1"
+    G=$C/gcollect; [ $b = old ] && G=$C/old/gcollect
+    F=""; [ $cfg = none ] && F="--sample=none"
+    case $wl in train) W="bench/collector/cpu_gaps.py --mode train --steps 100000000" ;;
+                loop) W="bench/collector/torch_loop.py --iters 100000000" ;; esac
+    CUDA_VISIBLE_DEVICES=0 GTRACE_DEBUG_BACKTRACE=1 timeout 60 $G -q -f $F -o $D/term_$k -- \
+      timeout -s TERM $secs python3 $W >$D/term_$k.log 2>&1 &
+    local gpid=$!
+    sleep $((secs - 1))  # the app's signal dispositions and masks just before the signal
+    for p in $(pgrep -f "python3 $W"); do
+      local up=$p; for _ in 1 2 3; do up=$(ps -o ppid= -p ${up:-1} 2>/dev/null | tr -d ' '); done
+      [ "$up" = "$gpid" ] || continue  # python <- timeout -s TERM <- gcollect <- timeout 60
+      echo "k=$k pid $p $(grep -E '^Sig(Cgt|Ign)' /proc/$p/status | tr '\n' ' ') blocked:$(grep -h SigBlk /proc/$p/task/*/status | sort | uniq -c | tr '\n' ' ')" >>$D/term_$k.log
+    done
+    wait $gpid
+    local info; info=$($C/gtrace info $D/term_$k.gtrace 2>&1)
+    local v="other"
+    grep -q "process_terminated_by_signal" <<<"$info" && v="finished"
+    grep -q "file_truncated" <<<"$info" && v="truncated"
+    echo "$b $cfg $wl secs=$secs k=$k $v $(grep -c 'could not be finished' $D/term_$k.log)" >>$D/term.txt
+  }
+  rm -f $D/term.txt
+  for j in "${jobs[@]}"; do
+    while [ $(jobs -rp | wc -l) -ge ${TERM_PAR:-6} ]; do sleep 0.5; done
+    run_term "$j" &
+  done
+  wait
+  sort $D/term.txt | tee -a "$R"
+  log "== term: $(awk '{n[$1" "$2" "$3" "$6]++} END {for (x in n) printf "%s=%d; ", x, n[x]}' $D/term.txt)"
+  grep -h "could not be finished" $D/term_*.log | head -5 | tee -a "$R"
+  for k in $(awk '$6 != "finished" {print $5}' $D/term.txt | cut -d= -f2 | head -6); do
+    log "-- term_$k ($(grep "k=$k " $D/term.txt))"; grep -v "^\[" $D/term_$k.log | tail -8 | tee -a "$R"
+    $C/gtrace info $D/term_$k.gtrace 2>&1 | grep -v "clock sync" | sed -n '/^Processes/,/^Devices/p;/^Losses/,$p' | head -30 | tee -a "$R"
   done
 fi
 if [ "$WHAT" = overhead ] || [ "$WHAT" = all ]; then
