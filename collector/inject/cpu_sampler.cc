@@ -67,16 +67,21 @@ struct Slot {
 // Python frame layouts (x86-64), per 3.minor. 3.11's are checked against its headers by a test.
 struct PyLayout {
   int minor;
-  uint32_t tstate_cframe;   // PyThreadState::cframe
-  uint32_t cframe_current;  // _PyCFrame::current_frame
+  uint32_t tstate_cframe;   // PyThreadState::cframe (3.13+: PyThreadState::current_frame, the frame itself)
+  uint32_t cframe_current;  // _PyCFrame::current_frame (kNoCFrame: 3.13 dropped _PyCFrame)
   uint32_t frame_code, frame_previous, frame_prev_instr, frame_owner;
   int owner_cstack;  // frames of this owner are C-stack shims (-1: none)
   uint32_t code_firstlineno, code_filename, code_qualname, code_linetable, code_adaptive;
   uint32_t ascii_size, compact_size, compact_utf8;  // PyASCIIObject, PyCompactUnicodeObject, its utf8
 };
+constexpr uint32_t kNoCFrame = ~0u;
 constexpr PyLayout kLayouts[] = {
     {11, 56, 8, 32, 48, 56, 69, -1, 72, 112, 128, 136, 184, 48, 72, 56},
     {12, 56, 0, 0, 8, 56, 70, 3, 68, 112, 128, 136, 192, 40, 56, 48},
+    // 3.13: offsetof() against Debian's 3.13.5 sources (scripts/python_layout.sh), then the embedded-interpreter
+    // test run against that build. instr_ptr (the instruction executing) replaced prev_instr (the last one run):
+    // for a frame that is calling, both name the call.
+    {13, 72, kNoCFrame, 0, 8, 56, 70, 3, 68, 112, 128, 136, 200, 40, 56, 48},
 };
 
 // The process's readable mappings (/proc/self/maps, adjacent ones merged), for the handler to check a pointer
@@ -364,7 +369,7 @@ int UnwindCached(State& s, Slot& slot, PinnedMaps& maps, const ucontext_t* uc, u
     // (it may hold the loader's or its own lock when a read faults), and with it the handler still killed one
     // in three long sampled PyTorch runs on the H200 host. 0.6-1.8% of samples meet such a frame
     // (docs/benchmarks.md); they keep the frames below it.
-    const int why = res.why < FrameRule::kWhyCount ? res.why : FrameRule::kWhyNone;
+    const int why = res.why < FrameRule::kWhyCount ? int(res.why) : int(FrameRule::kWhyNone);
     s.fallback_why[why].fetch_add(1, std::memory_order_relaxed);
     s.fallback_pc[why].store(res.complex_pc, std::memory_order_relaxed);
     s.unwind_fallbacks.fetch_add(1, std::memory_order_relaxed);
@@ -433,7 +438,10 @@ int WalkPython(State& st, Mapped& mem, uintptr_t ts, uint64_t* out, uint8_t* fla
     };
     const uintptr_t cframe = readable(ts, L->tstate_cframe + 8) ? Load<uintptr_t>(ts, L->tstate_cframe) : 0;
     uintptr_t f = 0;
-    if (cframe && readable(cframe, L->cframe_current + 8)) f = Load<uintptr_t>(cframe, L->cframe_current);
+    if (L->cframe_current == kNoCFrame)
+      f = cframe;
+    else if (cframe && readable(cframe, L->cframe_current + 8))
+      f = Load<uintptr_t>(cframe, L->cframe_current);
     for (int guard = 0; f && guard < 1024; ++guard) {
       if (!readable(f, frame_size)) break;
       const uintptr_t code = Load<uintptr_t>(f, L->frame_code);
@@ -508,12 +516,14 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
     };
     if (s->options.fault_test_before_unwind) fault_test();
     const int nn = UnwindNative(*s, *slot, mem, uc_void, stop_lo, stop_hi, e + 2, &f);
-    nn_done = nn, flags_done = f;
+    nn_done = nn;
+    flags_done = f;
     if (!s->options.fault_test_before_unwind) fault_test();
     t_unwound_v = Now();
     // Python: this thread's state, then the chain of interpreter frames.
     const int np = py_ready && ts ? WalkPython(*s, mem, ts, e + 2 + nn, &f) : 0;
-    np_done = np, flags_done = f;
+    np_done = np;
+    flags_done = f;
     t_guard = nullptr;
   } else {
     s->read_faults.fetch_add(1, std::memory_order_relaxed);
@@ -572,8 +582,11 @@ void CheckPython(State& s) {
   int major = 0, minor = -1;
   if (std::sscanf(version(), "%d.%d", &major, &minor) != 2 || major != 3) minor = -1;
   s.stats.python_minor = minor;
+  // A free-threaded build (3.13t: "... experimental free-threading build") lays its objects out otherwise.
+  const bool free_threaded = std::strstr(version(), "free-threading") != nullptr;
+  s.stats.python_free_threaded = free_threaded;
   for (const PyLayout& L : kLayouts)
-    if (L.minor == minor) s.py = &L;
+    if (L.minor == minor && !free_threaded) s.py = &L;
   s.stats.python_supported = s.py != nullptr;
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(version), &info)) {

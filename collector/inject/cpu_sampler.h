@@ -1,5 +1,5 @@
 // Periodic CPU sampling of every thread of this process (gcollect --sample=cpu, 1 kHz unless --sample-hz; off
-// by default): native stacks and, for CPython 3.11 and 3.12, the Python stack of each sampled thread.
+// by default): native stacks and, for CPython 3.11, 3.12 and 3.13, the Python stack of each sampled thread.
 //
 // One sampler thread wakes `hz` times a second. For each thread of the process (/proc/self/task, re-read
 // every 100 ms, so threads created before the injection loaded are covered) it reads the thread's CPU clock:
@@ -121,6 +121,7 @@ struct Stats {
   bool cached_unwind = false;  // the last Start unwinds with the cache (false: libgcc only)
   int python_minor = -1;       // 3.x of the interpreter found in the process; -1 none
   bool python_supported = false;
+  bool python_free_threaded = false;  // a free-threaded CPython (3.13t): native stacks only
 };
 // The counters, and the drain's own fields: serialized with Drain by the caller, as Drain is.
 Stats GetStats();

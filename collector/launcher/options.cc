@@ -89,7 +89,7 @@ Kernel counters (CUPTI Range Profiler, kernel replay; see docs/counters.md):
                                every collective and send/recv with its communicator, sequence number,
                                algorithm, protocol, channels), channels (+ each channel's GPU start/stop;
                                NCCL 2.27+, adds work to NCCL's proxy thread), off
-      --sample=cpu|none        sample every thread's stack (native, and Python for CPython 3.11/3.12) of
+      --sample=cpu|none        sample every thread's stack (native, and Python for CPython 3.11-3.13) of
                                the traced processes: idle gaps are attributed to the hottest frames (default
                                cpu; none turns it off)
       --sample-hz=N            samples a second per thread, 1..10000 (default 1000; implies --sample=cpu)

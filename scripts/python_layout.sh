@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Checks the CPU sampler's CPython frame layouts (collector/inject/cpu_sampler.cc, kLayouts) against a CPython
+# built from Debian's source package, for an interpreter this machine does not have:
+#   bash scripts/python_layout.sh PACKAGE SUITE   e.g. python3.13 trixie
+# 1. fetches PACKAGE's source from SUITE (deb-src, removed right after), configures it and prints the offsets a
+#    kLayouts row needs (offsetof() on the interpreter's own headers);
+# 2. builds and installs it under build/PACKAGE (a few minutes on 2 cores);
+# 3. builds test_cpu_sampler against that libpython (build/PACKAGE-sampler) and runs its embedded-interpreter
+#    test, which samples a running script and checks file, function and line of its frames.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+PKG=${1:?package, e.g. python3.13}
+SUITE=${2:?suite, e.g. trixie}
+WORK=$ROOT/build/$PKG-src
+PREFIX=$ROOT/build/$PKG
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+JOBS=${JOBS:-$(nproc)}
+
+if [ ! -e "$WORK/.fetched" ]; then
+  list=/etc/apt/sources.list.d/gtrace-src-$SUITE.sources
+  $SUDO tee "$list" >/dev/null <<SRC
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: $SUITE
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  trap '$SUDO rm -f "$list"' EXIT
+  $SUDO apt-get update -qq -o Dir::Etc::sourcelist="$list" -o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0
+  dl=$(mktemp -d)
+  (cd "$dl" && apt-get source -qq --download-only -o Dir::Etc::sourcelist="$list" -o Dir::Etc::sourceparts=- \
+    "$PKG/$SUITE" >/dev/null)
+  rm -rf "$WORK"; mkdir -p "$WORK"
+  tar -xf "$(ls "$dl"/*.orig.tar.* | grep -v '\.asc$' | head -1)" -C "$WORK" --strip-components=1
+  rm -rf "$dl"
+  $SUDO rm -f "$list"
+  touch "$WORK/.fetched"
+fi
+if [ ! -e "$WORK/pyconfig.h" ]; then
+  (cd "$WORK" && ./configure --prefix="$PREFIX" --enable-shared --without-ensurepip >/dev/null)
+fi
+
+# The offsets, in kLayouts' order.
+cat >"$WORK/gt_layout.c" <<'C'
+#define Py_BUILD_CORE 1
+#include "Python.h"
+#include "internal/pycore_frame.h"
+#include <stddef.h>
+#include <stdio.h>
+int main(void) {
+  printf("{%d, %zu, kNoCFrame, %zu, %zu, %zu, %zu, %d, %zu, %zu, %zu, %zu, %zu, %zu, %zu, %zu}\n", PY_MINOR_VERSION,
+         offsetof(PyThreadState, current_frame), offsetof(_PyInterpreterFrame, f_executable),
+         offsetof(_PyInterpreterFrame, previous), offsetof(_PyInterpreterFrame, instr_ptr),
+         offsetof(_PyInterpreterFrame, owner), (int)FRAME_OWNED_BY_CSTACK, offsetof(PyCodeObject, co_firstlineno),
+         offsetof(PyCodeObject, co_filename), offsetof(PyCodeObject, co_qualname),
+         offsetof(PyCodeObject, co_linetable), offsetof(PyCodeObject, co_code_adaptive), sizeof(PyASCIIObject),
+         sizeof(PyCompactUnicodeObject), offsetof(PyCompactUnicodeObject, utf8));
+  return 0;
+}
+C
+gcc -I"$WORK" -I"$WORK/Include" -I"$WORK/Include/internal" "$WORK/gt_layout.c" -o "$WORK/gt_layout"
+echo "python_layout: $PKG's row for kLayouts (3.13's field names; other versions may need the program edited):"
+"$WORK/gt_layout"
+
+minor=$(sed -n 's/^#define PY_MINOR_VERSION[[:space:]]*\([0-9]*\).*/\1/p' "$WORK/Include/patchlevel.h")
+if [ ! -e "$PREFIX/lib/libpython3.$minor.so" ]; then
+  (cd "$WORK" && make -j"$JOBS" >/dev/null && make altinstall >/dev/null)
+fi
+# The embed lookup would find the system's libpython first: named outright.
+export LD_LIBRARY_PATH="$PREFIX/lib"
+cmake -S . -B "build/$PKG-sampler" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGT_BUILD_UI=OFF -DGT_BUILD_BENCH=OFF \
+  -DGT_BUILD_KERNELS=OFF -DPython3_ROOT_DIR="$PREFIX" -DPython3_FIND_STRATEGY=LOCATION \
+  -DPython3_EXECUTABLE="$PREFIX/bin/python3.$minor" -DPython3_LIBRARY="$PREFIX/lib/libpython3.$minor.so" \
+  -DPython3_INCLUDE_DIR="$PREFIX/include/python3.$minor" >/dev/null
+cmake --build "build/$PKG-sampler" -j "$JOBS" --target test_cpu_sampler
+# Catch2 splits test names at commas: patterns.
+"build/$PKG-sampler/tests/collector/test_cpu_sampler" "*embedded interpreter*" "*location tables*"
