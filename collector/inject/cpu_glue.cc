@@ -68,7 +68,8 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
         "%s (%llu frames, %llu rules read, %llu samples cut at a frame not followed, %llu without a stack "
         "bound); "
         "drain %.1f ms for %llu records; sampler thread %.1f ms CPU; %llu reads of the mappings, %llu "
-        "walks ended outside them; %llu stack nodes, %llu native and %llu Python frame names\n",
+        "walks ended outside them; %llu stack nodes, %llu native and %llu Python frame names (%llu read "
+        "early)\n",
         inj.pid, static_cast<unsigned long long>(s.samples), static_cast<unsigned long long>(s.handled),
         static_cast<unsigned long long>(s.idle_repeats), per(s.handler_ns), per(s.unwind_ns),
         per(s.python_ns), per(s.cpu_clock_ns), per(s.delivery_ns), s.cached_unwind ? "cached" : "libgcc",
@@ -79,7 +80,8 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
         static_cast<unsigned long long>(s.drained), double(s.sampler_cpu_ns) / 1e6,
         static_cast<unsigned long long>(s.maps_reads), static_cast<unsigned long long>(s.maps_misses),
         static_cast<unsigned long long>(s.stack_nodes), static_cast<unsigned long long>(s.native_names),
-        static_cast<unsigned long long>(s.python_names));
+        static_cast<unsigned long long>(s.python_names),
+        static_cast<unsigned long long>(s.python_names_early));
     if (s.alternate_ms)
       std::fprintf(stderr, "gtrace: CPU sampling, pid %u: alternate start_ns=%lld window_ms=%u\n", inj.pid,
                    static_cast<long long>(s.alternate_start_ns), s.alternate_ms);
@@ -138,7 +140,8 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
     add("cpu_samples_python_unsupported", Severity::kInfo, s.python_unsupported,
         "CPU samples of Python threads of CPython 3." + std::to_string(s.python_minor) +
             (s.python_free_threaded ? " (free-threaded)" : "") +
-            ", whose frames this build cannot read (3.11, 3.12 and 3.13 with the GIL can): native stacks only");
+            ", whose frames this build cannot read (3.11, 3.12 and 3.13 with the GIL can): native stacks "
+            "only");
   add("cpu_samples_python_code_unreadable", Severity::kInfo, s.python_code_unreadable,
       "Python frames whose code object was gone or changed before it could be named (shown as "
       "<unreadable code object>)");

@@ -23,9 +23,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace gt::inject::cpu {
@@ -34,9 +36,25 @@ namespace {
 // ---- raw entries
 // --------------------------------------------------------------------------------------------- word 0: magic
 // << 32 | flags << 16 | python frames << 8 | native frames; word 1: timestamp; then the native return
-// addresses (innermost first), then two words per Python frame (innermost first): the code object and (first
-// line << 32 | code unit index + 1).
+// addresses (innermost first), then two words per Python frame (innermost first): the code object and
+// PackPythonLine's word (its file's hash, first line, code unit index).
 constexpr uint64_t kMagic = 0x47545350;  // "GTSP"
+
+// A Python frame's second word: a 20-bit hash of its file name | first line (20 bits) | code unit index + 1
+// (24 bits). The hash tells apart code objects that took a freed one's address (a module body or exec'd code
+// is freed when it finishes; the next one is often allocated in its place, with the same first line): the
+// frame names are cached by (address, this word). Files past line 2^20 - 1 fail the first-line check (named
+// "<unreadable code object>"); an index past 2^24 - 2 gives the function's first line.
+constexpr uint64_t PackPythonLine(uint32_t file_hash, uint32_t first_line, int64_t index) {
+  const uint64_t unit = index >= 0 && index < 0xffffff ? uint64_t(index + 1) : 0;
+  return uint64_t(file_hash & 0xfffff) << 44 | uint64_t(std::min<uint32_t>(first_line, 0xfffff)) << 24 | unit;
+}
+constexpr int PythonFirstLine(uint64_t word) {
+  return int((word >> 24) & 0xfffff);
+}
+constexpr int64_t PythonUnitIndex(uint64_t word) {
+  return int64_t(word & 0xffffff) - 1;
+}
 constexpr int kMaxNative = 64;
 constexpr int kMaxPython = 64;
 constexpr size_t kMaxEntryWords = 2 + kMaxNative + 2 * kMaxPython;
@@ -49,6 +67,7 @@ struct Slot {
   std::atomic<uint32_t> token{0};  // 1: a producer (the handler or the sampler) owns the ring's head
   std::atomic<uint64_t> head{0}, tail{0};
   uint64_t* ring = nullptr;    // kRingWords, allocated once by the sampler thread
+  uint64_t peeked = 0;         // sampler thread only: where PeekPython stopped reading this ring
   RuleCache* rules = nullptr;  // the handler's unwind rules (mapped with the ring, kept with it)
   // The thread's CPU clock when the handler finished its last sample.
   std::atomic<int64_t> cpu_after_sample{-1};
@@ -78,9 +97,9 @@ constexpr uint32_t kNoCFrame = ~0u;
 constexpr PyLayout kLayouts[] = {
     {11, 56, 8, 32, 48, 56, 69, -1, 72, 112, 128, 136, 184, 48, 72, 56},
     {12, 56, 0, 0, 8, 56, 70, 3, 68, 112, 128, 136, 192, 40, 56, 48},
-    // 3.13: offsetof() against Debian's 3.13.5 sources (scripts/python_layout.sh), then the embedded-interpreter
-    // test run against that build. instr_ptr (the instruction executing) replaced prev_instr (the last one run):
-    // for a frame that is calling, both name the call.
+    // 3.13: offsetof() against Debian's 3.13.5 sources (scripts/python_layout.sh), then the
+    // embedded-interpreter test run against that build. instr_ptr (the instruction executing) replaced
+    // prev_instr (the last one run): for a frame that is calling, both name the call.
     {13, 72, kNoCFrame, 0, 8, 56, 70, 3, 68, 112, 128, 136, 200, 40, 56, 48},
 };
 
@@ -147,6 +166,13 @@ struct State {
     size_t operator()(const CodeKey& k) const { return std::hash<uint64_t>()(k.code * 31 + k.lines); }
   };
   std::unordered_map<CodeKey, StringId, CodeKeyHash> python_names;
+  // Python frames named by the sampler thread right after their samples (PeekPython), before the drain: the
+  // code object of a module body or of exec'd code is freed when it finishes, often within the drain's 50 ms
+  // (importing torch: hundreds of frames a run were <unreadable code object>). The drain takes the text out.
+  std::mutex early_mu;
+  std::unordered_map<CodeKey, std::string, CodeKeyHash> early_names;  // under early_mu
+  std::unordered_set<CodeKey, CodeKeyHash> early_seen;                // sampler thread only
+  std::atomic<uint64_t> early_used{0};
   struct NodeKey {
     uint32_t parent;
     StringId frame;
@@ -423,7 +449,7 @@ int WalkPython(State& st, Mapped& mem, uintptr_t ts, uint64_t* out, uint8_t* fla
     s->py_unsupported.fetch_add(1, std::memory_order_relaxed);
   } else {
     const uint32_t frame_size = std::max({L->frame_code, L->frame_previous, L->frame_prev_instr}) + 8;
-    const uint32_t code_size = std::max<uint32_t>(16, L->code_firstlineno + 4);
+    const uint32_t code_size = std::max<uint32_t>({16, L->code_firstlineno + 4, L->code_filename + 8});
     // bad: a pointer no object can have (misaligned, wrong type: a torn frame); unmapped: outside the
     // snapshot, perhaps mapped since it was taken (a new arena).
     bool bad = false, unmapped = false;
@@ -459,8 +485,28 @@ int WalkPython(State& st, Mapped& mem, uintptr_t ts, uint64_t* out, uint8_t* fla
         const uintptr_t instr = Load<uintptr_t>(f, L->frame_prev_instr);
         const int64_t index = (int64_t(instr) - int64_t(code + L->code_adaptive)) / 2;
         const uint32_t first_line = Load<uint32_t>(code, L->code_firstlineno);
+        // The file name's hash (a compact ASCII name, 8 bytes a step: ~2 us a sample byte by byte on deep
+        // PyTorch stacks; 0 for other names: their frames are told apart by address and lines alone).
+        uint32_t file_hash = 0;
+        const uintptr_t file = Load<uintptr_t>(code, L->code_filename);
+        if (Plausible(file) && mem.Has(file, L->ascii_size)) {  // not `readable`: a name alone ends no walk
+          const uint32_t state = Load<uint32_t>(file, 32);
+          const int64_t length = Load<int64_t>(file, 16);
+          if ((state >> 5 & 1) && (state >> 6 & 1) && length > 0 && length <= 512 &&
+              mem.Has(file + L->ascii_size, size_t(length))) {
+            uint64_t h = 0x9e3779b97f4a7c15ull ^ uint64_t(length);
+            const uint32_t text = L->ascii_size;
+            int64_t i = 0;
+            for (; i + 8 <= length; i += 8) {
+              h = (h ^ Load<uint64_t>(file, text + uint32_t(i))) * 0x100000001b3ull;
+              h ^= h >> 29;
+            }
+            for (; i < length; ++i) h = (h ^ Load<uint8_t>(file, text + uint32_t(i))) * 0x100000001b3ull;
+            file_hash = uint32_t(h ^ (h >> 32)) | 1;  // never 0: 0 says "no name read"
+          }
+        }
         out[2 * np] = code;
-        out[2 * np + 1] = (uint64_t(first_line) << 32) | uint32_t(index + 1);
+        out[2 * np + 1] = PackPythonLine(file_hash, first_line, index);
         ++np;
       }
       f = Load<uintptr_t>(f, L->frame_previous);
@@ -827,6 +873,46 @@ int64_t GovernedPeriodNs(int64_t current, int64_t requested, double cost_ns, dou
 
 namespace {
 
+bool PythonFrameText(State& s, uint64_t code, uint64_t lines, std::string* text);  // drain section
+
+// The Python frames of the samples written since the last look, named while their code objects are alive
+// (most are: each was running when sampled). Entries up to `head` are whole and stay put until the drain
+// consumes them, and new ones come only from handlers this thread signalled: reading here races nothing.
+void PeekPython(State& s) {
+  if (!s.py) return;
+  for (Slot& x : s.slots) {
+    if (!x.tid.load(std::memory_order_acquire) || !x.ring) continue;
+    const uint64_t head = x.head.load(std::memory_order_acquire);
+    const uint64_t tail = x.tail.load(std::memory_order_acquire);
+    uint64_t at = x.peeked;
+    if (at < tail || at > head) at = tail;  // drained past it, or the slot was freed and taken again
+    while (at + 2 <= head) {
+      const uint64_t h = x.ring[at % kRingWords];
+      if ((h >> 32) != kMagic) {
+        at = head;
+        break;
+      }
+      const int nn = int(h & 0xff), np = int((h >> 8) & 0xff);
+      if (uint8_t(h >> 16) & kSampleIdleRepeat) {
+        at += 2;
+        continue;
+      }
+      const uint64_t base = at + 2;
+      for (int i = 0; i < np; ++i) {
+        const uint64_t code = x.ring[(base + nn + 2 * i) % kRingWords];
+        const uint64_t lines = x.ring[(base + nn + 2 * i + 1) % kRingWords];
+        if (!s.early_seen.insert({code, lines}).second) continue;
+        std::string text;
+        if (!PythonFrameText(s, code, lines, &text)) continue;
+        std::lock_guard<std::mutex> lock(s.early_mu);
+        s.early_names.emplace(State::CodeKey{code, lines}, std::move(text));
+      }
+      at = base + nn + 2 * uint64_t(np);
+    }
+    x.peeked = at;
+  }
+}
+
 void SamplerMain(State* s) {
   s->sampler_tid = static_cast<uint32_t>(syscall(SYS_gettid));
   if (s->options.on_sampler_thread) s->options.on_sampler_thread();
@@ -895,6 +981,7 @@ void SamplerMain(State* s) {
       const int64_t since = int64_t(mono.tv_sec) * 1000000000 + mono.tv_nsec - s->stats.alternate_start_ns;
       sampling_window = (since / alternate_ns) % 2 == 0;
     }
+    PeekPython(*s);  // the last tick's samples, before this tick's signals add more
     if (sampling_window) Tick(*s, now);
     if (period > requested) {
       s->stats.rate_lowered_ns += uint64_t(period);
@@ -952,32 +1039,47 @@ std::string ShortPath(const std::string& path) {
   return path;
 }
 
+// The frame's text ("file:function:line") from its code object, false where the object is gone or changed
+// (the code object may have been freed since the sample: process_vm_readv cannot fault, and its first line,
+// read in the handler, must still match). The drain and the sampler thread (PeekPython) both call it.
+bool PythonFrameText(State& s, uint64_t code, uint64_t lines, std::string* text) {
+  const PyLayout& L = *s.py;
+  const int first_line = PythonFirstLine(lines);
+  const int64_t index = PythonUnitIndex(lines);
+  uint32_t check_line = 0;
+  uintptr_t filename = 0, qualname = 0, linetable = 0;
+  if (!ReadSelf(code + L.code_firstlineno, &check_line, 4) ||
+      int(std::min(check_line, 0xfffffu)) != first_line || first_line == 0xfffff ||
+      !ReadSelf(code + L.code_filename, &filename, 8) || !ReadSelf(code + L.code_qualname, &qualname, 8) ||
+      !ReadSelf(code + L.code_linetable, &linetable, 8))
+    return false;
+  int line = first_line;
+  int64_t size = 0;
+  if (Plausible(linetable) && ReadSelf(linetable + 16, &size, 8) && size > 0 && size < (1 << 20)) {
+    std::vector<uint8_t> table(size_t(size), 0);
+    if (ReadSelf(linetable + 32, table.data(), table.size()))
+      line = LineFromLocationTable(table.data(), table.size(), first_line, index);
+  }
+  *text = ShortPath(ReadPyString(L, filename)) + ":" + ReadPyString(L, qualname) + ":" + std::to_string(line);
+  return true;
+}
+
 StringId PythonFrame(State& s, TraceWriter& w, uint64_t code, uint64_t lines) {
   auto it = s.python_names.find({code, lines});
   if (it != s.python_names.end()) return it->second;
-  const PyLayout& L = *s.py;
-  const int first_line = int(lines >> 32);
-  const int64_t index = int64_t(uint32_t(lines)) - 1;
   std::string text;
-  uint32_t check_line = 0;
-  uintptr_t filename = 0, qualname = 0, linetable = 0;
-  // The code object may have been freed since the sample: process_vm_readv cannot fault, and its first line
-  // (read in the handler) must still match.
-  if (!ReadSelf(code + L.code_firstlineno, &check_line, 4) || int(check_line) != first_line ||
-      !ReadSelf(code + L.code_filename, &filename, 8) || !ReadSelf(code + L.code_qualname, &qualname, 8) ||
-      !ReadSelf(code + L.code_linetable, &linetable, 8)) {
+  {
+    std::lock_guard<std::mutex> lock(s.early_mu);
+    auto early = s.early_names.find({code, lines});
+    if (early != s.early_names.end()) {
+      text = std::move(early->second);
+      s.early_names.erase(early);
+      s.early_used.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  if (text.empty() && !PythonFrameText(s, code, lines, &text)) {
     ++s.stats.python_code_unreadable;
     text = "<unreadable code object>";
-  } else {
-    int line = first_line;
-    int64_t size = 0;
-    if (Plausible(linetable) && ReadSelf(linetable + 16, &size, 8) && size > 0 && size < (1 << 20)) {
-      std::vector<uint8_t> table(size_t(size), 0);
-      if (ReadSelf(linetable + 32, table.data(), table.size()))
-        line = LineFromLocationTable(table.data(), table.size(), first_line, index);
-    }
-    text =
-        ShortPath(ReadPyString(L, filename)) + ":" + ReadPyString(L, qualname) + ":" + std::to_string(line);
   }
   const StringId id = w.Intern(text);
   s.python_names.emplace(State::CodeKey{code, lines}, id);
@@ -1277,6 +1379,7 @@ Stats GetStats() {
   out.stack_nodes = g->nodes.size();
   out.native_names = g->native_names.size();
   out.python_names = g->python_names.size();
+  out.python_names_early = g->early_used.load();
   return out;
 }
 

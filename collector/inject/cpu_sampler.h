@@ -116,6 +116,8 @@ struct Stats {
   // The drain's tables, which live as long as the process (read under the drain's lock): they grow with the
   // code that runs, not with time (a long run's memory: docs/benchmarks.md "Long runs").
   uint64_t stack_nodes = 0, native_names = 0, python_names = 0;
+  uint64_t python_names_early =
+      0;                       // of the Python names, those the sampler thread read right after the sample
   uint64_t maps_reads = 0;     // snapshots of /proc/self/maps (the Python walk, the stack bound)
   uint64_t maps_misses = 0;    // Python walks ended by a pointer outside them
   bool cached_unwind = false;  // the last Start unwinds with the cache (false: libgcc only)

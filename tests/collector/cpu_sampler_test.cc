@@ -132,9 +132,9 @@ TEST_CASE("cpu sampler: a spinning thread and a sleeping thread are sampled wher
   const auto stats = inject::cpu::GetStats();
   INFO("samples " << stats.samples << " idle " << stats.idle_repeats << " unwind_failed "
                   << stats.unwind_failed);
-  // The drain's tables as the verbose line reports them: every node this trace holds (earlier tests' nodes stay
-  // in the table: ids are the process's), a name per address (call sites of one function share a node), far
-  // fewer than the samples.
+  // The drain's tables as the verbose line reports them: every node this trace holds (earlier tests' nodes
+  // stay in the table: ids are the process's), a name per address (call sites of one function share a node),
+  // far fewer than the samples.
   CHECK(stats.stack_nodes >= d.cpu_stack_nodes.size());
   CHECK(stats.native_names > 0);
   CHECK(stats.native_names < d.cpu_samples.size());
@@ -565,6 +565,61 @@ TEST_CASE("cpu sampler: CPython 3.11+ location tables give a code unit's line") 
 }
 
 #ifdef GT_TEST_PYTHON_EMBED
+// A module body, or code exec'd once, is freed when it finishes, often before the drain reads it, and the
+// next one often takes its address. The sampler thread names such frames right after their samples, and a
+// frame's key holds its file name's hash. Here the drain comes only at the end, after all of them are gone:
+// before, all 600 samples read the last piece's name (the drain found it at every piece's address); with the
+// early names but no hash, the first piece's. Declared before the test that finalizes the interpreter.
+TEST_CASE("cpu sampler: frames of code freed before the drain keep their names") {
+  Py_InitializeEx(0);
+  inject::cpu::Options o;
+  o.hz = 1000;
+  o.max_overhead = 0;
+  std::string error;
+  REQUIRE(inject::cpu::Start(o, &error));
+  Recorder rec;
+  rec.Drain();  // the writer the names go to, before any sample
+  const uint64_t early_before = inject::cpu::GetStats().python_names_early;
+  // Each piece spins on its line 3 for 30 ms, then its code object is dropped.
+  const char* script =
+      "def run(i):\n"
+      "    src = 'import time\\nt = time.time()\\nwhile time.time() - t < 0.03: pass\\n'\n"
+      "    exec(compile(src, '<gen%02d>' % i, 'exec'), {})\n"
+      "for i in range(20): run(i)\n";
+  REQUIRE(PyRun_SimpleString(script) == 0);
+  inject::cpu::Stop();
+  const TraceData d = rec.Finish();
+  const auto stats = inject::cpu::GetStats();
+  const uint32_t me = uint32_t(gettid());
+  uint64_t in_gen = 0, unreadable = 0, out_of_order = 0;
+  int last_gen = -1;
+  std::set<int> gens;
+  for (const auto& smp : d.cpu_samples) {  // in time order per thread
+    if (smp.tid != me) continue;
+    const auto f = Frames(d, smp.stack);
+    int gen = -1;
+    for (const auto& name : f) {
+      unreadable += name == "<unreadable code object>";
+      if (name.rfind("<gen", 0) == 0 && name.find(">:<module>:3") != std::string::npos)
+        gen = std::atoi(name.c_str() + 4);
+    }
+    if (gen < 0) continue;
+    ++in_gen;
+    // A name from another piece (a freed code object's address taken by the next one) would go backwards.
+    out_of_order += gen < last_gen;
+    last_gen = gen;
+    gens.insert(gen);
+  }
+  INFO("samples in the pieces " << in_gen << " under " << gens.size() << " names, unreadable frames "
+                                << unreadable << ", read early " << stats.python_names_early - early_before);
+  CHECK(in_gen >= 200);  // ~600 at 1 kHz
+  CHECK(unreadable * 20 <= in_gen);
+  CHECK(out_of_order == 0);
+  CHECK(gens.size() >= 18);  // each piece under its own name (~30 samples each), not the last one's for all
+  CHECK(last_gen == 19);
+  CHECK(stats.python_names_early > early_before);
+}
+
 TEST_CASE("cpu sampler: the Python frames of an embedded interpreter, with file, function and line") {
   Py_InitializeEx(0);
   inject::cpu::Options o;
