@@ -17,26 +17,8 @@ PREFIX=$ROOT/build/$PKG
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 JOBS=${JOBS:-$(nproc)}
 
-if [ ! -e "$WORK/.fetched" ]; then
-  list=/etc/apt/sources.list.d/gtrace-src-$SUITE.sources
-  $SUDO tee "$list" >/dev/null <<SRC
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: $SUITE
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-  trap '$SUDO rm -f "$list"' EXIT
-  $SUDO apt-get update -qq -o Dir::Etc::sourcelist="$list" -o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0
-  dl=$(mktemp -d)
-  (cd "$dl" && apt-get source -qq --download-only -o Dir::Etc::sourcelist="$list" -o Dir::Etc::sourceparts=- \
-    "$PKG/$SUITE" >/dev/null)
-  rm -rf "$WORK"; mkdir -p "$WORK"
-  tar -xf "$(ls "$dl"/*.orig.tar.* | grep -v '\.asc$' | head -1)" -C "$WORK" --strip-components=1
-  rm -rf "$dl"
-  $SUDO rm -f "$list"
-  touch "$WORK/.fetched"
-fi
+source scripts/debian_source.sh
+fetch_source "$PKG" "$SUITE" "$WORK"
 if [ ! -e "$WORK/pyconfig.h" ]; then
   (cd "$WORK" && ./configure --prefix="$PREFIX" --enable-shared --without-ensurepip >/dev/null)
 fi

@@ -23,30 +23,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Debian source packages: Dear ImGui (trixie's 1.90.1: fixed and reproducible) and zstd (for the wasm decoder).
-fetch_source() { # name suite dest-dir marker
-  local name=$1 suite=$2 dest=$3
-  [ -e "$dest/.fetched" ] && return 0
-  local list=/etc/apt/sources.list.d/gtrace-src-$suite.sources
-  local work; work=$(mktemp -d)
-  $SUDO tee "$list" >/dev/null <<SRC
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: $suite
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-  # Only *source* is fetched from the extra suite; the entry is removed right after.
-  trap '$SUDO rm -f "$list"' RETURN
-  $SUDO apt-get update -qq -o Dir::Etc::sourcelist="$list" -o Dir::Etc::sourceparts=- -o APT::Get::List-Cleanup=0
-  (cd "$work" && apt-get source -qq --download-only -o Dir::Etc::sourcelist="$list" -o Dir::Etc::sourceparts=- "$name/$suite" >/dev/null)
-  local orig; orig=$(ls "$work"/*.orig.tar.* | head -1)
-  rm -rf "$dest"; mkdir -p "$dest"
-  tar -xf "$orig" -C "$dest" --strip-components=1
-  touch "$dest/.fetched"
-  rm -rf "$work"
-  $SUDO rm -f "$list"
-  $SUDO apt-get update -qq >/dev/null 2>&1 || true
-}
+source "$ROOT/scripts/debian_source.sh"  # fetch_source
 fetch_source imgui trixie "$THIRD/imgui"
 fetch_source libzstd bookworm "$THIRD/zstd"
 fetch_source zlib bookworm "$THIRD/zlib"   # gzip import in the wasm viewer (no Emscripten ports here)
