@@ -193,7 +193,7 @@ void FinisherMain(Injection* inj) {
   OsrtIgnoreThisThread();
   while (sem_wait(&inj->fatal_sem) != 0 && errno == EINTR) {
   }
-  if (inj->stop_finisher.load()) return;
+  if (inj->stop_finisher.load() || inj->fatal_signal.load() == 0) return;  // stopped (or sem_wait failed)
   auto done = std::make_shared<std::atomic<bool>>(false);
   std::thread([done] {
     FlushActivity(true);
@@ -294,8 +294,10 @@ void OnForkChild() {
   // The child has no flusher thread and shares the parent's part file offset: it must never write to it.
   // CUDA cannot be used in a child forked after cuInit anyway; a child that execs starts a fresh injection.
   g_owner_pid = 0;
-  g_injection = nullptr;   // leaked copy-on-write memory; cheap
-  cpu::ForgetAfterFork();  // the sampler thread stayed in the parent: nothing is sampled here
+  g_injection = nullptr;    // leaked copy-on-write memory; cheap
+  cpu::ForgetAfterFork();   // the sampler thread stayed in the parent: nothing is sampled here
+  g_starting.store(false);  // a fork while another thread started the injection: nothing starts here
+  g_deferred_signal.store(0);
   new (&g_start_mu) std::mutex();
   g_start_attempted = false;
 }
