@@ -55,6 +55,21 @@ constexpr int PythonFirstLine(uint64_t word) {
 constexpr int64_t PythonUnitIndex(uint64_t word) {
   return int64_t(word & 0xffffff) - 1;
 }
+// An entry's header word, read back (the drain, PeekPython).
+struct EntryHeader {
+  int native = 0, python = 0;
+  uint8_t flags = 0;
+  uint64_t Words() const {
+    return flags & kSampleIdleRepeat ? 2 : 2 + uint64_t(native) + 2 * uint64_t(python);
+  }
+  // Where Python frame i's two words start, the entry starting at `at`.
+  uint64_t PythonAt(uint64_t at, int i) const { return at + 2 + uint64_t(native) + 2 * uint64_t(i); }
+};
+inline bool ReadHeader(uint64_t word, EntryHeader* h) {
+  if ((word >> 32) != kMagic) return false;
+  h->native = int(word & 0xff), h->python = int((word >> 8) & 0xff), h->flags = uint8_t(word >> 16);
+  return true;
+}
 constexpr int kMaxNative = 64;
 constexpr int kMaxPython = 64;
 constexpr size_t kMaxEntryWords = 2 + kMaxNative + 2 * kMaxPython;
@@ -94,6 +109,11 @@ struct PyLayout {
   uint32_t ascii_size, compact_size, compact_utf8;  // PyASCIIObject, PyCompactUnicodeObject, its utf8
 };
 constexpr uint32_t kNoCFrame = ~0u;
+// PyASCIIObject, the same in 3.11-3.13: its length, and its state word's compact and ascii bits.
+constexpr uint32_t kStrLength = 16, kStrState = 32;
+constexpr bool StrCompactAscii(uint32_t state) {
+  return (state >> 5 & 1) && (state >> 6 & 1);
+}
 constexpr PyLayout kLayouts[] = {
     {11, 56, 8, 32, 48, 56, 69, -1, 72, 112, 128, 136, 184, 48, 72, 56},
     {12, 56, 0, 0, 8, 56, 70, 3, 68, 112, 128, 136, 192, 40, 56, 48},
@@ -436,6 +456,25 @@ double CostBucketMiddleNs(int b) {
   return std::ldexp(4.5 + (b & 3), b / 4 - 2);
 }
 
+// A code object's file name, hashed 8 bytes a step (a byte at a time cost ~2 us a sample on deep PyTorch
+// stacks), for PackPythonLine; 0 for a name that is not compact ASCII or not readable: those frames are told
+// apart by address and lines alone. Never ends a walk. In the handler, under the fault guard.
+uint32_t FileNameHash(Mapped& mem, const PyLayout& L, uintptr_t str) {
+  if (!mem.Has(str, L.ascii_size)) return 0;
+  const int64_t length = Load<int64_t>(str, kStrLength);
+  if (!StrCompactAscii(Load<uint32_t>(str, kStrState)) || length <= 0 || length > 512 ||
+      !mem.Has(str + L.ascii_size, size_t(length)))
+    return 0;
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ uint64_t(length);
+  int64_t i = 0;
+  for (; i + 8 <= length; i += 8) {
+    h = (h ^ Load<uint64_t>(str, L.ascii_size + uint32_t(i))) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  for (; i < length; ++i) h = (h ^ Load<uint8_t>(str, L.ascii_size + uint32_t(i))) * 0x100000001b3ull;
+  return uint32_t(h ^ (h >> 32)) | 1;  // never 0: 0 says "no name read"
+}
+
 // The Python frames of the thread whose state is `ts` into `out` (two words a frame, innermost first): the
 // chain of interpreter frames, each pointer checked against the mappings snapshot first. Runs in the handler,
 // under the fault guard.
@@ -485,26 +524,7 @@ int WalkPython(State& st, Mapped& mem, uintptr_t ts, uint64_t* out, uint8_t* fla
         const uintptr_t instr = Load<uintptr_t>(f, L->frame_prev_instr);
         const int64_t index = (int64_t(instr) - int64_t(code + L->code_adaptive)) / 2;
         const uint32_t first_line = Load<uint32_t>(code, L->code_firstlineno);
-        // The file name's hash (a compact ASCII name, 8 bytes a step: ~2 us a sample byte by byte on deep
-        // PyTorch stacks; 0 for other names: their frames are told apart by address and lines alone).
-        uint32_t file_hash = 0;
-        const uintptr_t file = Load<uintptr_t>(code, L->code_filename);
-        if (Plausible(file) && mem.Has(file, L->ascii_size)) {  // not `readable`: a name alone ends no walk
-          const uint32_t state = Load<uint32_t>(file, 32);
-          const int64_t length = Load<int64_t>(file, 16);
-          if ((state >> 5 & 1) && (state >> 6 & 1) && length > 0 && length <= 512 &&
-              mem.Has(file + L->ascii_size, size_t(length))) {
-            uint64_t h = 0x9e3779b97f4a7c15ull ^ uint64_t(length);
-            const uint32_t text = L->ascii_size;
-            int64_t i = 0;
-            for (; i + 8 <= length; i += 8) {
-              h = (h ^ Load<uint64_t>(file, text + uint32_t(i))) * 0x100000001b3ull;
-              h ^= h >> 29;
-            }
-            for (; i < length; ++i) h = (h ^ Load<uint8_t>(file, text + uint32_t(i))) * 0x100000001b3ull;
-            file_hash = uint32_t(h ^ (h >> 32)) | 1;  // never 0: 0 says "no name read"
-          }
-        }
+        const uint32_t file_hash = FileNameHash(mem, *L, Load<uintptr_t>(code, L->code_filename));
         out[2 * np] = code;
         out[2 * np + 1] = PackPythonLine(file_hash, first_line, index);
         ++np;
@@ -886,28 +906,22 @@ void PeekPython(State& s) {
     const uint64_t tail = x.tail.load(std::memory_order_acquire);
     uint64_t at = x.peeked;
     if (at < tail || at > head) at = tail;  // drained past it, or the slot was freed and taken again
-    while (at + 2 <= head) {
-      const uint64_t h = x.ring[at % kRingWords];
-      if ((h >> 32) != kMagic) {
+    EntryHeader e;
+    for (; at + 2 <= head; at += e.Words()) {
+      if (!ReadHeader(x.ring[at % kRingWords], &e)) {
         at = head;
         break;
       }
-      const int nn = int(h & 0xff), np = int((h >> 8) & 0xff);
-      if (uint8_t(h >> 16) & kSampleIdleRepeat) {
-        at += 2;
-        continue;
-      }
-      const uint64_t base = at + 2;
-      for (int i = 0; i < np; ++i) {
-        const uint64_t code = x.ring[(base + nn + 2 * i) % kRingWords];
-        const uint64_t lines = x.ring[(base + nn + 2 * i + 1) % kRingWords];
+      if (e.flags & kSampleIdleRepeat) continue;
+      for (int i = 0; i < e.python; ++i) {
+        const uint64_t code = x.ring[e.PythonAt(at, i) % kRingWords];
+        const uint64_t lines = x.ring[(e.PythonAt(at, i) + 1) % kRingWords];
         if (!s.early_seen.insert({code, lines}).second) continue;
         std::string text;
         if (!PythonFrameText(s, code, lines, &text)) continue;
         std::lock_guard<std::mutex> lock(s.early_mu);
         s.early_names.emplace(State::CodeKey{code, lines}, std::move(text));
       }
-      at = base + nn + 2 * uint64_t(np);
     }
     x.peeked = at;
   }
@@ -1011,12 +1025,12 @@ bool ReadSelf(uintptr_t addr, void* out, size_t n) {
 std::string ReadPyString(const PyLayout& L, uintptr_t obj) {
   uint32_t state = 0;
   int64_t length = 0;
-  if (!Plausible(obj) || !ReadSelf(obj + 32, &state, 4) || !ReadSelf(obj + 16, &length, 8) || length < 0 ||
-      length > 4096)
+  if (!Plausible(obj) || !ReadSelf(obj + kStrState, &state, 4) || !ReadSelf(obj + kStrLength, &length, 8) ||
+      length < 0 || length > 4096)
     return "?";
-  const bool compact = (state >> 5) & 1, ascii = (state >> 6) & 1;
+  const bool compact = (state >> 5) & 1;
   std::string text(size_t(length), '\0');
-  if (compact && ascii) {
+  if (StrCompactAscii(state)) {
     if (ReadSelf(obj + L.ascii_size, text.data(), text.size())) return text;
     return "?";
   }
@@ -1285,28 +1299,28 @@ uint64_t Drain(TraceWriter& w, uint32_t pid) {
     const uint64_t head = x.head.load(std::memory_order_acquire);
     uint64_t at = x.tail.load(std::memory_order_relaxed);
     while (at + 2 <= head) {
-      const uint64_t h = x.ring[at % kRingWords];
+      EntryHeader e;
       const int64_t ts = int64_t(x.ring[(at + 1) % kRingWords]);
-      if ((h >> 32) != kMagic) {  // cannot happen: entries are written whole; resynchronize by dropping all
-        at = head;
+      if (!ReadHeader(x.ring[at % kRingWords],
+                      &e)) {  // cannot happen: entries are written whole; resynchronize
+        at = head;            // by dropping all
         break;
       }
-      const int nn = int(h & 0xff), np = int((h >> 8) & 0xff);
-      uint8_t flags = uint8_t(h >> 16);
+      const int nn = e.native, np = e.python;
+      const uint8_t flags = e.flags;
       CpuSampleRecord r;
       r.timestamp = ts, r.pid = pid, r.tid = tid;
       if (flags & kSampleIdleRepeat) {
         r.stack = x.last_leaf;
         r.flags = uint8_t(x.last_flags | kSampleIdleRepeat);
-        at += 2;
       } else {
         const uint64_t base = at + 2;
         // Root first: Python frames (outermost first), then the native frames run by the innermost one (those
         // above the interpreter's own); without Python, the whole native stack.
         uint32_t node = 0;
         for (int i = np - 1; i >= 0; --i) {
-          const uint64_t code = x.ring[(base + nn + 2 * i) % kRingWords];
-          const uint64_t lines = x.ring[(base + nn + 2 * i + 1) % kRingWords];
+          const uint64_t code = x.ring[e.PythonAt(at, i) % kRingWords];
+          const uint64_t lines = x.ring[(e.PythonAt(at, i) + 1) % kRingWords];
           node = Child(s, w, pid, node, s.py ? PythonFrame(s, w, code, lines) : w.Intern("?"),
                        FrameKind::kPython);
         }
@@ -1330,8 +1344,8 @@ uint64_t Drain(TraceWriter& w, uint32_t pid) {
         r.flags = flags;
         x.last_leaf = node;
         x.last_flags = uint8_t(flags & ~kSampleIdleRepeat);
-        at = base + nn + 2 * uint64_t(np);
       }
+      at += e.Words();
       const Options& o = s.options;
       if ((o.window_start_ns && r.timestamp < o.window_start_ns) ||
           (o.window_end_ns && r.timestamp >= o.window_end_ns))

@@ -1,5 +1,6 @@
-// Periodic CPU sampling of every thread of this process (gcollect --sample=cpu, 1 kHz unless --sample-hz; off
-// by default): native stacks and, for CPython 3.11, 3.12 and 3.13, the Python stack of each sampled thread.
+// Periodic CPU sampling of every thread of this process (gcollect's default, 1 kHz unless --sample-hz;
+// --sample=none turns it off): native stacks and, for CPython 3.11, 3.12 and 3.13, the Python stack of each
+// sampled thread.
 //
 // One sampler thread wakes `hz` times a second. For each thread of the process (/proc/self/task, re-read
 // every 100 ms, so threads created before the injection loaded are covered) it reads the thread's CPU clock:
@@ -116,8 +117,8 @@ struct Stats {
   // The drain's tables, which live as long as the process (read under the drain's lock): they grow with the
   // code that runs, not with time (a long run's memory: docs/benchmarks.md "Long runs").
   uint64_t stack_nodes = 0, native_names = 0, python_names = 0;
-  uint64_t python_names_early =
-      0;                       // of the Python names, those the sampler thread read right after the sample
+  // Of the Python names, those the sampler thread read right after their sample (PeekPython).
+  uint64_t python_names_early = 0;
   uint64_t maps_reads = 0;     // snapshots of /proc/self/maps (the Python walk, the stack bound)
   uint64_t maps_misses = 0;    // Python walks ended by a pointer outside them
   bool cached_unwind = false;  // the last Start unwinds with the cache (false: libgcc only)

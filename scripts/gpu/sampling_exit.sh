@@ -167,15 +167,7 @@ if [ "$WHAT" = term ]; then
     case $wl in train) W="bench/collector/cpu_gaps.py --mode train --steps 100000000" ;;
                 loop) W="bench/collector/torch_loop.py --iters 100000000" ;; esac
     CUDA_VISIBLE_DEVICES=0 GTRACE_DEBUG_BACKTRACE=1 timeout 60 $G -q -f $F -o $D/term_$k -- \
-      timeout -s TERM $secs python3 $W >$D/term_$k.log 2>&1 &
-    local gpid=$!
-    sleep $((secs - 1))  # the app's signal dispositions and masks just before the signal
-    for p in $(pgrep -f "python3 $W"); do
-      local up=$p; for _ in 1 2 3; do up=$(ps -o ppid= -p ${up:-1} 2>/dev/null | tr -d ' '); done
-      [ "$up" = "$gpid" ] || continue  # python <- timeout -s TERM <- gcollect <- timeout 60
-      echo "k=$k pid $p $(grep -E '^Sig(Cgt|Ign)' /proc/$p/status | tr '\n' ' ') blocked:$(grep -h SigBlk /proc/$p/task/*/status | sort | uniq -c | tr '\n' ' ')" >>$D/term_$k.log
-    done
-    wait $gpid
+      timeout -s TERM $secs python3 $W >$D/term_$k.log 2>&1
     local info; info=$($C/gtrace info $D/term_$k.gtrace 2>&1)
     local v="other"
     grep -q "process_terminated_by_signal" <<<"$info" && v="finished"
