@@ -144,7 +144,7 @@
     markLoad('copied');
     const rc = api.num('gt_open_buffer', name, ptr, size);
     if (rc !== 0) { hideProgress(); showError(api.str('gt_last_error') || `Cannot open ${name}.`); return; }
-    pollParse(name);
+    pollParse(name, false, loadSerial);
   }
 
   // Several files of one job (one per rank or per node), opened as one trace: the wasm merges them onto one
@@ -168,17 +168,20 @@
     showProgress(`Merging ${label} onto one clock…`, null);
     const rc = api.num('gt_open_staged');
     if (rc !== 0) { hideProgress(); showError(api.str('gt_last_error') || `Cannot open ${label}.`); return; }
-    pollParse(label, true);
+    pollParse(label, true, loadSerial);
   }
 
-  function pollParse(name, merging = false) {
+  // `serial`: the load this poll follows. A later drop cancels the load in the wasm (the new file wins) and
+  // starts its own poll; this one then stops without a word, so the overlay names the new file only.
+  function pollParse(name, merging, serial) {
+    if (serial !== loadSerial) return;
     const state = api.num('gt_load_state');  // 0 idle, 1 loading, 2 loaded, 3 failed
     if (state === 1) {
       if (window.gtRemote) showProgress(`Opening ${name} on the server (the trace stays there)…`, null);
       else if (merging) showProgress(`Merging ${name} onto one clock…`, null);
       else if (api.num('gt_load_building')) showProgress(`Building the timeline of ${name} (${count(api.num('gt_load_records'))} records)…`, null);
       else showProgress(`Parsing ${name}… ${count(api.num('gt_load_records'))} records`, api.num('gt_load_progress'));
-      requestAnimationFrame(() => pollParse(name, merging));
+      requestAnimationFrame(() => pollParse(name, merging, serial));
       return;
     }
     hideProgress();
@@ -233,6 +236,20 @@
     return ptr;
   }
 
+  // The canvas is not redrawn while a local file is read (a second or less; the progress overlay still moves):
+  // under a software renderer each drawn frame cost as much CPU as the read, on the same cores, and reading
+  // 62 MB took 0.8 s with frames against 0.17 s without (bench/viewer/bench_page_load.mjs). Downloads keep
+  // their frames: they are as slow as the network, and the open trace stays usable meanwhile.
+  let framesPaused = 0;
+  async function withoutFrames(read) {
+    if (framesPaused++ === 0) Module.pauseMainLoop();
+    try {
+      return await read();
+    } finally {
+      if (--framesPaused === 0) Module.resumeMainLoop();
+    }
+  }
+
   async function openFile(file) {
     const serial = ++loadSerial;
     window.gtLastLoad = { start: performance.now(), bytes: file.size };
@@ -243,7 +260,7 @@
       if (ready && file.stream && file.size > 0) {
         const ptr = Module._malloc(file.size);
         if (!ptr) { showError(`Cannot open ${file.name}: not enough memory for ${mb(file.size)}.`); hideProgress(); return; }
-        if (await readStreamIntoHeap(file.stream(), file.size, label, ptr, serial)) {
+        if (await withoutFrames(() => readStreamIntoHeap(file.stream(), file.size, label, ptr, serial))) {
           source = { file };
           openHeap(file.name, ptr, file.size);
         }
@@ -372,7 +389,7 @@
     source = { traceId };
     window.gtRemote = true;
     api.num('gt_open_remote', traceId);
-    pollParse(traceId);
+    pollParse(traceId, false, loadSerial);
   }
   Module.gtRemoteFetch = (id, url) => {
     const base = remoteBase;

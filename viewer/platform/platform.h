@@ -11,6 +11,10 @@ namespace gt::platform {
 struct Callbacks {
   std::function<void()> frame;                           // between ImGui::NewFrame() and ImGui::Render()
   std::function<void(const std::string& path)> on_drop;  // native only: the browser's drop is handled in JS
+  // Web only: called at the start of each animation frame; true = it advanced background work (a load behind
+  // the page's progress overlay) and this frame draws nothing. Under a software renderer a drawn frame cost
+  // as much CPU as the loader's step, and the same two cores ran both (bench/viewer/bench_page_load.mjs).
+  std::function<bool()> busy_step;
 };
 
 struct WindowOptions {

@@ -65,6 +65,7 @@ void CursorEnter(GLFWwindow* window, int entered) {
 }
 
 void Frame() {
+  if (g_callbacks.busy_step && g_callbacks.busy_step()) return;  // nothing is drawn: the canvas keeps its image
   g_scale = MeasureScale();
   if (std::fabs(g_scale - g_font_scale) > 0.01f) BuildFonts(g_scale);
   ImGui_ImplOpenGL3_NewFrame();

@@ -305,12 +305,12 @@ void App::StepLoad() {
     FinishLoad();
     return;
   }
-  // Between two frames' Steps the browser draws, composites and waits for the next animation frame: about
-  // a vsync interval on a GPU, 50-100 ms under a software renderer on a busy machine, where 30 ms of Steps a
-  // frame left the loader a third of the wall time (bench/viewer/bench_page_load.mjs). The budget is 4x
-  // what the last frame spent outside the loader, so that loading keeps about 4/5 of the wall time, and
-  // stays between 30 ms (a page that draws fast keeps its frame rate) and 250 ms (input and the progress
-  // bar still answer a few times a second).
+  // Between two frames' Steps the browser runs the page's scripts, composites and waits for the next
+  // animation frame: about a vsync interval (the page draws nothing while it loads: StepBusy), but 50-100 ms
+  // when frames were drawn under a software renderer on a busy machine, where 30 ms of Steps a frame left the
+  // loader a third of the wall time (bench/viewer/bench_page_load.mjs). The budget is 4x what the last frame
+  // spent outside the loader, so that loading keeps about 4/5 of the wall time, and stays between 30 ms and
+  // 250 ms (input and the progress bar still answer a few times a second).
   const auto start = std::chrono::steady_clock::now();
   double budget_ms = 30;
   if (load_clock_.frames > 0)
@@ -995,6 +995,12 @@ void App::HandleGlobalKeys() {
     }
   }
   if (ImGui::IsKeyPressed(ImGuiKey_N)) SearchStep(!io.KeyShift);
+}
+
+bool App::StepBusy() {
+  if (load_state_ != LoadState::kLoading || remote_) return false;
+  StepLoad();
+  return true;
 }
 
 void App::Frame() {

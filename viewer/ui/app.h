@@ -131,6 +131,10 @@ class App {
 
   // Draws one frame of UI (between ImGui::NewFrame and Render); advances a load in progress.
   void Frame();
+  // Advances a local load without drawing (the page's progress overlay covers the view meanwhile); false
+  // when there is none, and the frame should be drawn. A remote trace's opening is drawn: its answers are
+  // handed over by Frame().
+  bool StepBusy();
 
   // Starts loading. Both replace the current trace once the new one is in; a failed load keeps nothing of the
   // previous trace (the error names the new file). OpenBuffer takes ownership of `data` (malloc'ed).

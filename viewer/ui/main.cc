@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
   if (!compare.empty()) gt::ui::CompareOpenFile(app, compare);
   gt::platform::Callbacks callbacks;
   callbacks.frame = [] { gt::ui::GlobalApp()->Frame(); };
+  callbacks.busy_step = [] { return gt::ui::GlobalApp()->StepBusy(); };
   // Shift held while dropping on an open trace: compare with the dropped one (as on the page).
   callbacks.on_drop = [](const std::string& path) {
     gt::ui::App& a = *gt::ui::GlobalApp();

@@ -36,6 +36,10 @@ const garbage = addFixture(fixtures.garbage());
 const cutJson = addFixture(fixtures.truncatedJson());
 const kineto = addFixture(fixtures.gzipped(fixtures.kinetoTrace()));
 const prefixKernels = addFixture(fixtures.prefixKernelsTrace());
+// Big enough that parsing it spans several frames (the loader parses about 8 MB of JSON a step).
+const bigJson = addFixture({ name: 'big-slow.json', bytes: Buffer.from('{"traceEvents":[' +
+  Array.from({ length: 500000 }, (_, i) => `{"name":"op${i % 97}","ph":"X","ts":${2 * i},"dur":1,"pid":9,"tid":${i % 4}}`)
+    .join(',') + ']}') });
 
 // .gtrace inputs: the bundled real trace recorded with gcollect on the GPU machine (tests/data/*.gtrace) and the
 // deterministic sample written by gt_sample_trace (GT_SAMPLE_GTRACE, set by scripts/web-test.sh). Expected
@@ -344,6 +348,44 @@ test('garbage file shows an error and the page keeps working', async () => {
   check(await settled(page) === 2, 'a good trace opens after errors');
   check(await banner.isHidden(), 'error banner cleared by the successful load');
   await shot(page, '07c-recovered.png');
+  return page;
+});
+
+test('a drop during a load cancels it: the new file opens, nothing of the first comes back', async () => {
+  const page = await openPage('cancel');
+  // All in the page, so that the second drop lands while the first file is being parsed, whatever the speed.
+  const seen = await page.evaluate(async ([big, small]) => {
+    const file = async (name) => new File([await (await fetch('/fixtures/' + encodeURIComponent(name))).blob()], name);
+    const bigFile = await file(big), smallFile = await file(small);
+    const dropFile = (f) => {
+      const dt = new DataTransfer();
+      dt.items.add(f);
+      for (const type of ['dragenter', 'dragover', 'drop'])
+        document.getElementById('canvas').dispatchEvent(new DragEvent(type, { dataTransfer: dt, bubbles: true, cancelable: true }));
+    };
+    dropFile(bigFile);
+    for (let i = 0; i < 3000; ++i) {
+      await new Promise((r) => requestAnimationFrame(r));
+      if (gtApi.num('gt_load_state') === 1 && gtApi.num('gt_load_records') > 0) break;
+    }
+    const at = { state: gtApi.num('gt_load_state'), records: gtApi.num('gt_load_records'),
+                 label: document.getElementById('loading-label').textContent };
+    dropFile(smallFile);
+    return at;
+  }, [bigJson.name, chrome.name]);
+  check(seen.state === 1 && seen.records > 0 && seen.records < 500000,
+        'the second drop came while the first file was parsed: ' + JSON.stringify(seen));
+  check(/big-slow\.json/.test(seen.label), 'the overlay named the file being parsed: ' + seen.label);
+  check(await settled(page) === 2, 'the second file opens: ' + await apiStr(page, 'gt_last_error'));
+  const count = await api(page, 'gt_event_count', 'all');
+  check(count >= chrome.expect.xEvents && count < 1000, 'the model is the second file\'s: ' + count + ' events');
+  await frames(page, 10);  // the first load, had it gone on, would have finished by now
+  check(await api(page, 'gt_event_count', 'all') === count && await api(page, 'gt_load_state') === 2,
+        'still the second file');
+  check(await page.locator('#loading').isHidden() && await page.locator('#error-banner').isHidden(),
+        'no overlay, no error');
+  const names = (await apiJson(page, 'gt_tracks')).map((t) => t.name).join(' | ');
+  check(names.includes('main'), 'the second file\'s tracks: ' + names);
   return page;
 });
 
