@@ -1301,16 +1301,15 @@ uint64_t Drain(TraceWriter& w, uint32_t pid) {
     while (at + 2 <= head) {
       EntryHeader e;
       const int64_t ts = int64_t(x.ring[(at + 1) % kRingWords]);
-      if (!ReadHeader(x.ring[at % kRingWords],
-                      &e)) {  // cannot happen: entries are written whole; resynchronize
-        at = head;            // by dropping all
+      // A bad header cannot happen (entries are written whole): resynchronize by dropping the rest.
+      if (!ReadHeader(x.ring[at % kRingWords], &e)) {
+        at = head;
         break;
       }
       const int nn = e.native, np = e.python;
-      const uint8_t flags = e.flags;
       CpuSampleRecord r;
       r.timestamp = ts, r.pid = pid, r.tid = tid;
-      if (flags & kSampleIdleRepeat) {
+      if (e.flags & kSampleIdleRepeat) {
         r.stack = x.last_leaf;
         r.flags = uint8_t(x.last_flags | kSampleIdleRepeat);
       } else {
@@ -1341,9 +1340,9 @@ uint64_t Drain(TraceWriter& w, uint32_t pid) {
                        FrameKind::kNative);
         }
         r.stack = node;
-        r.flags = flags;
+        r.flags = e.flags;
         x.last_leaf = node;
-        x.last_flags = uint8_t(flags & ~kSampleIdleRepeat);
+        x.last_flags = uint8_t(e.flags & ~kSampleIdleRepeat);
       }
       at += e.Words();
       const Options& o = s.options;
@@ -1353,7 +1352,7 @@ uint64_t Drain(TraceWriter& w, uint32_t pid) {
       w.Add(r);
       ++written;
       ++s.stats.samples;
-      if (flags & kSampleIdleRepeat) ++s.stats.idle_repeats;
+      if (e.flags & kSampleIdleRepeat) ++s.stats.idle_repeats;
     }
     x.tail.store(at, std::memory_order_release);
     if (x.exited && x.token.load() == 0 && at == x.head.load(std::memory_order_acquire)) {
