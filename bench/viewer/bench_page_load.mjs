@@ -79,7 +79,9 @@ const base = `http://127.0.0.1:${server.address().port}`;
 const browser = await launchBrowser();
 
 // CPU seconds of chromium's processes (browser, renderer, GPU: the page's reading, loading, drawing),
-// from /proc: on a shared machine wall clocks say more about the neighbours than about the load.
+// from /proc: on a shared machine wall clocks say more about the neighbours than about the load. By process
+// type too (chromium's --type=renderer, gpu-process, utility; none is the browser process), so that a load's
+// own process can be told from the compositor's and the browser's.
 function chromiumCpu() {
   const root = process.pid;  // playwright starts chromium as a child of this process
   const procs = new Map();
@@ -91,13 +93,30 @@ function chromiumCpu() {
       procs.set(Number(d), { ppid: Number(f[1]), cpu: (Number(f[11]) + Number(f[12])) / 100 });
     } catch (e) { /* gone */ }
   }
-  let sum = 0;
+  const total = { sum: 0, byType: {} };
   for (const [pid, p] of procs) {
-    for (let q = procs.get(pid).ppid, hops = 0; q && hops < 8; q = (procs.get(q) || {}).ppid, ++hops)
-      if (q === root) { sum += p.cpu; break; }
+    for (let q = procs.get(pid).ppid, hops = 0; q && hops < 8; q = (procs.get(q) || {}).ppid, ++hops) {
+      if (q !== root) continue;
+      let type = 'browser';
+      try {
+        const m = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').match(/--type=([a-z-]+)/);
+        if (m) type = m[1];
+      } catch (e) { /* gone */ }
+      total.sum += p.cpu;
+      total.byType[type] = (total.byType[type] || 0) + p.cpu;
+      break;
+    }
   }
-  return sum;
+  return total;
 }
+function cpuSince(c0) {
+  const c1 = chromiumCpu();
+  const byType = {};
+  for (const [k, v] of Object.entries(c1.byType)) byType[k] = v - (c0.byType[k] || 0);
+  return { sum: c1.sum - c0.sum, byType };
+}
+const cpuTypes = (r) => Object.entries(r.cpuByType).filter(([, v]) => v >= 0.005)
+  .map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
 
 async function openPage(prefix) {
   const context = await browser.newContext({ viewport: { width: 1400, height: 800 } });
@@ -183,11 +202,15 @@ for (const f of files) {
   const native = [];
   for (let round = 0; round < repeat; ++round) {
     for (const p of pages) {
+      // Only the measured page runs its frames: an idle page still draws every animation frame, and under
+      // SwiftShader the other pages' frames kept the GPU process on a whole core (the threads' core).
+      for (const q of pages) await q.page.evaluate((on) => (on ? Module.resumeMainLoop() : Module.pauseMainLoop()), q === p);
       await dropOnce(p.page, f.name, true);  // the Blob fetched, outside the CPU time
       const c0 = chromiumCpu();
       const r = await dropOnce(p.page, f.name);
-      r.cpu = chromiumCpu() - c0;
       if (r.error) { console.log(`${p.label}: ${f.name} failed: ${r.error}`); continue; }
+      const c = cpuSince(c0);
+      r.cpu = c.sum, r.cpuByType = c.byType;
       page.get(p.label).push(r);
     }
   }
@@ -202,7 +225,8 @@ for (const f of files) {
       if (!runs.length) continue;
       const best = runs.reduce((a, b) => (a.ms < b.ms ? a : b));
       console.log(`  ${label.padEnd(16)} chromium CPU ${runs.map((r) => fmt(r.cpu, 2)).join(' / ')} s: least ` +
-                  `${fmt(Math.min(...runs.map((r) => r.cpu)), 2)} s (${fmt(mbs / Math.min(...runs.map((r) => r.cpu)))} MB per CPU s)`);
+                  `${fmt(Math.min(...runs.map((r) => r.cpu)), 2)} s (${fmt(mbs / Math.min(...runs.map((r) => r.cpu)))} MB per CPU s; ` +
+                  `${cpuTypes(runs.reduce((a, b) => (a.cpu < b.cpu ? a : b)))})`);
       console.log(`  ${label.padEnd(16)} ${runs.map((r) => fmt(r.ms / 1e3, 3)).join(' / ')} s: best ${fmt(mbs / (best.ms / 1e3))} MB/s, ` +
                   `${fmt(best.ms / 1e3 / n.wall, 2)}x native wall; read ${fmt(best.read_ms, 0)} ms` +
                   (best.wasm ? `, loader ${fmt((best.wasm.steps + best.wasm.finish) * 1e3, 0)} ms in ${best.wasm.frames} frames` : '') +
@@ -226,7 +250,7 @@ for (const f of files) {
                 (best.events !== f.events ? ` [events ${best.events}]` : ''));
     console.log(`  ${''.padEnd(16)} chromium CPU ${runs.map((r) => fmt(r.cpu, 2)).join(' / ')} s: least ${fmt(cpu, 2)} s = ` +
                 `**${fmt(cpu / nativeCpu, 2)}x native CPU**; the loader's own time (Steps + Finish) ` +
-                `${fmt(w ? (w.steps + w.finish) / nativeCpu : null, 2)}x it`);
+                `${fmt(w ? (w.steps + w.finish) / nativeCpu : null, 2)}x it (${cpuTypes(runs.reduce((a, b) => (a.cpu < b.cpu ? a : b)))})`);
     if (w) console.log(`  ${''.padEnd(16)} read into the heap ${fmt(best.read_ms, 0)} ms; loader Steps ${fmt(w.steps * 1e3, 0)} ms + Finish ` +
                        `${fmt(w.finish * 1e3, 0)} ms over ${w.frames} frames of ${fmt(w.wall * 1e3, 0)} ms (walk ${fmt(w.walk * 1e3, 0)}, ` +
                        `route ${fmt(w.route * 1e3, 0)}, merge ${fmt(w.merge * 1e3, 0)}, lanes ${fmt(w.lanes * 1e3, 0)}, lod ${fmt(w.lod * 1e3, 0)}, ` +

@@ -200,10 +200,12 @@ inline uint64_t ModelFingerprint(const gt::viewer::TraceModel& m) {
     for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
   };
   auto pod = [&](const auto& v) { bytes(&v, sizeof v); };
-  auto str = [&](const std::string& s) { pod(s.size()), bytes(s.data(), s.size()); };
-  auto column = [&](const auto& v) { pod(v.size()), bytes(v.data(), v.size() * sizeof(v[0])); };
+  // Sizes as 64 bits: the same model hashes alike natively and in wasm32 (the page against native).
+  auto size = [&](size_t n) { pod(uint64_t{n}); };
+  auto str = [&](const std::string& s) { size(s.size()), bytes(s.data(), s.size()); };
+  auto column = [&](const auto& v) { size(v.size()), bytes(v.data(), v.size() * sizeof(v[0])); };
   auto pairs = [&](const auto& v) {
-    pod(v.size());
+    size(v.size());
     for (const auto& [a, b] : v) pod(a), pod(b);
   };
   pod(m.format);
@@ -229,7 +231,7 @@ inline uint64_t ModelFingerprint(const gt::viewer::TraceModel& m) {
   }
   for (const auto& f : m.flows) pod(f.from), pod(f.to);
   for (const auto& c : m.launch_configs) pod(c.name), pod(c.grid), pod(c.block), pod(c.registers_per_thread);
-  pod(m.memcpys.size()), pod(m.memsets.size()), pod(m.nvtx.size()), pod(m.syncs.size());
+  size(m.memcpys.size()), size(m.memsets.size()), size(m.nvtx.size()), size(m.syncs.size());
   for (const auto& d : m.device_summaries) {
     pod(d.device_id), pod(d.first_ns), pod(d.last_ns), pod(d.busy_ns), pod(d.kernel_count);
     pairs(d.largest_gaps);
