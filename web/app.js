@@ -87,6 +87,7 @@
   // (viewer/platform/platform_web.cc).
   function fitCanvas() {
     if (!ready || !Module.setCanvasSize) return;
+    wake();  // a resized canvas is blank until drawn
     const dpr = window.devicePixelRatio || 1;
     Module.setCanvasSize(Math.max(1, Math.round(window.innerWidth * dpr)),
                          Math.max(1, Math.round(window.innerHeight * dpr)));
@@ -100,10 +101,26 @@
     if (query.addEventListener) query.addEventListener('change', onChange, { once: true });
   })();
 
-  // The exported C API (viewer/ui/capi.cc), typed once. JSON-returning functions are parsed here.
+  // ---- frames -------------------------------------------------------------------------------------------------
+  // The canvas is redrawn for a second after any input or C API call (ImGui takes a few frames to settle:
+  // hover, tooltips, windows sizing themselves) and while the viewer has work of its own (a load, remote
+  // answers, a held key: platform::Callbacks::wants_frames); otherwise it keeps its image and the animation
+  // frame returns at once (viewer/platform/platform_web.cc). An idle page drawing every frame took a core
+  // under a software renderer, and a laptop's GPU and battery elsewhere.
+  const kAwakeMs = 1000;
+  function wake() { Module.gtAwakeUntil = performance.now() + kAwakeMs; }
+  for (const type of ['pointermove', 'pointerdown', 'pointerup', 'pointercancel', 'mousemove', 'mousedown',
+                      'mouseup', 'mouseout', 'wheel', 'keydown', 'keyup', 'touchstart', 'touchmove', 'touchend',
+                      'resize', 'focus', 'blur', 'visibilitychange', 'dragenter', 'dragover', 'drop', 'contextmenu'])
+    window.addEventListener(type, wake, { capture: true, passive: true });
+  wake();
+
+  // The exported C API (viewer/ui/capi.cc), typed once. JSON-returning functions are parsed here. A call may
+  // change what the canvas shows: it wakes the frames.
   const api = {
     call(name, ret, args) {
       const types = args.map((a) => (typeof a === 'number' ? 'number' : 'string'));
+      wake();
       return Module.ccall(name, ret, types, args);
     },
     num(name, ...args) { return api.call(name, 'number', args); },
@@ -405,6 +422,7 @@
     if (!ptr) return;
     const heap = Module.wasmMemory ? new Uint8Array(Module.wasmMemory.buffer) : Module.HEAPU8;
     heap.set(body, ptr);
+    wake();
     Module.ccall('gt_remote_answer', null, ['number', 'number', 'number', 'number', 'number'],
                  [id, status, ptr, body.length, retryAfter]);
   }

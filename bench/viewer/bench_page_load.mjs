@@ -12,6 +12,7 @@
 //   node bench/viewer/bench_page_load.mjs --native-build build/native [--web-root build/wasm/web]
 //        [--gtrace-dir /tmp/gtr] [--sizes 1,10] [--repeat 3] [--modes one,threads] [--json FILE]
 //        [--web-root-b DIR]   (a second page, e.g. an older build: timed interleaved with the first)
+//        [--idle-seconds S]   (then chromium's CPU with the trace open and the page left alone; 0: skip)
 //
 // Files: <gtrace-dir>/bench_viewer_<N>M.gtrace, written by `bench_viewer --save-gtrace` when missing.
 import { execFileSync } from 'node:child_process';
@@ -256,6 +257,24 @@ for (const f of files) {
                        `route ${fmt(w.route * 1e3, 0)}, merge ${fmt(w.merge * 1e3, 0)}, lanes ${fmt(w.lanes * 1e3, 0)}, lod ${fmt(w.lod * 1e3, 0)}, ` +
                        `devices ${fmt(w.devices * 1e3, 0)}, other ${fmt(w.other * 1e3, 0)}); heap ${fmt(best.heap_mb, 0)} MB`);
     results.push({ file: f.name, label, runs, native: n });
+  }
+}
+// An open trace left alone: chromium's CPU per second while nobody touches the page (the last file dropped is
+// open on each page; only the measured page runs its animation frames).
+const idleSeconds = Number(opt('--idle-seconds', '3'));
+if (idleSeconds > 0) {
+  console.log(`\nidle, a trace open (${files[files.length - 1] ? files[files.length - 1].name : 'none'}), ${idleSeconds} s each:`);
+  for (const p of pages) {
+    for (const q of pages) await q.page.evaluate((on) => (on ? Module.resumeMainLoop() : Module.pauseMainLoop()), q === p);
+    await new Promise((r) => setTimeout(r, 1500));  // past the page's second of frames after the last call
+    const c0 = chromiumCpu();
+    const drawn0 = await p.page.evaluate(() => Module.ccall('gt_frame_count', 'number', [], []));
+    await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+    const drawn = await p.page.evaluate(() => Module.ccall('gt_frame_count', 'number', [], [])) - drawn0;
+    const c = cpuSince(c0);
+    console.log(`  ${p.label.padEnd(16)} chromium CPU ${fmt(c.sum / idleSeconds, 3)} s per s (${Object.entries(c.byType)
+      .filter(([, v]) => v >= 0.005).map(([k, v]) => `${k} ${(v / idleSeconds).toFixed(3)}`).join(', ')}); ` +
+                `${fmt(drawn / idleSeconds, 1)} frames drawn per s`);
   }
 }
 if (opt('--out', '')) fs.writeFileSync(opt('--out', ''), JSON.stringify(results, null, 1));

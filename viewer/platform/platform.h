@@ -15,6 +15,10 @@ struct Callbacks {
   // the page's progress overlay) and this frame draws nothing. Under a software renderer a drawn frame cost
   // as much CPU as the loader's step, and the same two cores ran both (bench/viewer/bench_page_load.mjs).
   std::function<bool()> busy_step;
+  // True while the UI has work that moves on frame by frame without input (a load, remote answers awaited, a
+  // held key or button). Idle windows draw nothing (the browser: for a second after the last input or C API
+  // call, then only when this says so) so that an open trace costs no CPU or GPU while nobody looks at it.
+  std::function<bool()> wants_frames;
 };
 
 struct WindowOptions {

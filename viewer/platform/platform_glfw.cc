@@ -61,8 +61,9 @@ int Run(const WindowOptions& options, Callbacks callbacks) {
 
   while (!glfwWindowShouldClose(window)) {
     // Idle windows sleep until input arrives; loading and animations ask for frames explicitly.
-    if (g_frames_requested.load() > 0) {
-      g_frames_requested.fetch_sub(1);
+    const bool wanted = callbacks.wants_frames && callbacks.wants_frames();
+    if (g_frames_requested.load() > 0 || wanted) {
+      if (!wanted) g_frames_requested.fetch_sub(1);
       glfwPollEvents();
     } else {
       glfwWaitEventsTimeout(0.25);

@@ -11,6 +11,7 @@
 #include <emscripten.h>
 #include <emscripten/html5.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -64,8 +65,23 @@ void CursorEnter(GLFWwindow* window, int entered) {
   ImGui_ImplGlfw_CursorEnterCallback(window, entered);
 }
 
+// Whether the page saw input or a C API call lately (web/app.js sets Module.gtAwakeUntil, in
+// performance.now() milliseconds). A page that does not say draws every frame.
+EM_JS(int, PageAwake, (),
+      { return Module.gtAwakeUntil == = undefined || Module.gtAwakeUntil > performance.now() ? 1 : 0; });
+
+int g_frames_requested = 1;  // RequestFrame(): drawn even when the page is idle
+
 void Frame() {
-  if (g_callbacks.busy_step && g_callbacks.busy_step()) return;  // nothing is drawn: the canvas keeps its image
+  if (g_callbacks.busy_step && g_callbacks.busy_step())
+    return;  // nothing is drawn: the canvas keeps its image
+  // Idle: the canvas keeps its image. Under a software renderer an ImGui frame costs tens of milliseconds of
+  // CPU, so an idle page drawing every animation frame took a core (the one a second page's load needed).
+  if (g_frames_requested > 0) {
+    --g_frames_requested;
+  } else if (!PageAwake() && !(g_callbacks.wants_frames && g_callbacks.wants_frames())) {
+    return;
+  }
   g_scale = MeasureScale();
   if (std::fabs(g_scale - g_font_scale) > 0.01f) BuildFonts(g_scale);
   ImGui_ImplOpenGL3_NewFrame();
@@ -98,7 +114,9 @@ void Frame() {
 
 }  // namespace
 
-void RequestFrame() {}  // the browser draws every animation frame anyway
+void RequestFrame() {
+  g_frames_requested = std::max(g_frames_requested, 3);
+}
 
 int Run(const WindowOptions& options, Callbacks callbacks) {
   g_callbacks = std::move(callbacks);

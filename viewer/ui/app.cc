@@ -1003,6 +1003,17 @@ bool App::StepBusy() {
   return true;
 }
 
+bool App::WantsFrames() const {
+  if (load_state_ == LoadState::kLoading || compare_.loader) return true;
+  if (remote_ && remote_->busy()) return true;
+  if (reveal_pending_.valid()) return true;
+  if (!ImGui::GetCurrentContext()) return false;
+  // WASD move the view every frame while held (key repeat may be off); a held button may be a drag.
+  for (const ImGuiKey k : {ImGuiKey_W, ImGuiKey_A, ImGuiKey_S, ImGuiKey_D})
+    if (ImGui::IsKeyDown(k)) return true;
+  return ImGui::IsAnyMouseDown();
+}
+
 void App::Frame() {
   const auto frame_start = std::chrono::steady_clock::now();
   struct Timer {

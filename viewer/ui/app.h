@@ -135,6 +135,9 @@ class App {
   // when there is none, and the frame should be drawn. A remote trace's opening is drawn: its answers are
   // handed over by Frame().
   bool StepBusy();
+  // Work that moves on without input (platform::Callbacks::wants_frames): a load, a comparison loading,
+  // remote answers awaited or retried, an event to reveal, a held key or mouse button.
+  bool WantsFrames() const;
 
   // Starts loading. Both replace the current trace once the new one is in; a failed load keeps nothing of the
   // previous trace (the error names the new file). OpenBuffer takes ownership of `data` (malloc'ed).

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   gt::platform::Callbacks callbacks;
   callbacks.frame = [] { gt::ui::GlobalApp()->Frame(); };
   callbacks.busy_step = [] { return gt::ui::GlobalApp()->StepBusy(); };
+  callbacks.wants_frames = [] { return gt::ui::GlobalApp()->WantsFrames(); };
   // Shift held while dropping on an open trace: compare with the dropped one (as on the page).
   callbacks.on_drop = [](const std::string& path) {
     gt::ui::App& a = *gt::ui::GlobalApp();

@@ -206,6 +206,42 @@ test('page loads and shows the welcome screen', async () => {
   return page;
 });
 
+test('an idle page draws nothing; input and C API calls draw again', async () => {
+  const page = await openPage('idle');
+  await drop(page, chrome.name);
+  check(await settled(page) === 2, 'loads');
+  // gtApi wakes the frames (a call may change the view): read the count without it, and count the page's
+  // animation frames meanwhile, which keep running (the loop is not paused, it draws nothing).
+  const quiet = (ms) => page.evaluate((ms) => new Promise((done) => {
+    const count = () => Module.ccall('gt_frame_count', 'number', [], []);
+    const before = count(), t0 = performance.now();
+    let animation = 0;
+    const tick = () => {
+      ++animation;
+      if (performance.now() - t0 < ms) requestAnimationFrame(tick);
+      else done({ drawn: count() - before, animation });
+    };
+    requestAnimationFrame(tick);
+  }), ms);
+  await page.waitForTimeout(1500);  // past the second of frames after the last call
+  const idle = await quiet(800);
+  check(idle.animation >= 10, `the page's animation frames run: ${JSON.stringify(idle)}`);
+  check(idle.drawn === 0, `idle: no frame drawn: ${JSON.stringify(idle)}`);
+  const still = await page.screenshot();
+  const rect = await timelineRect(page);  // a C API call: frames for a second
+  const awake = await quiet(300);
+  check(awake.drawn >= 3, `a C API call draws frames: ${JSON.stringify(awake)}`);
+  check(Buffer.compare(await page.screenshot(), still) === 0, 'the idle canvas kept the image a drawn frame has');
+  await page.waitForTimeout(1500);
+  check((await quiet(500)).drawn === 0, 'idle again');
+  await page.mouse.move(rect.x + rect.w / 2, rect.y + 20);
+  const moved = await quiet(300);
+  check(moved.drawn >= 3, `a mouse move draws frames: ${JSON.stringify(moved)}`);
+  await page.waitForTimeout(1500);
+  check((await quiet(500)).drawn === 0, 'idle after the move');
+  return page;
+});
+
 test('dropped Chrome trace shows its tracks and counts', async () => {
   const page = await openPage('chrome-drop');
   await drop(page, chrome.name);

@@ -158,6 +158,9 @@ class RemoteTrace final : public TraceSource {
   void OnAnswer(uint64_t request, int status, std::string_view body, double retry_after_s = 0);
   // Sends what waits for its retry time (an index still building answers 202).
   void Tick(Clock::time_point now = Clock::now());
+  // Requests on their way, queued or waiting for their retry: the view should keep drawing (Tick sends the
+  // retries, and answers change what is shown).
+  bool busy() const { return !in_flight_.empty() || !waiting_.empty() || !retries_.empty(); }
   RemoteStats stats() const;
 
   const TraceModel& layout() const override { return layout_; }
