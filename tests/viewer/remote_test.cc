@@ -156,12 +156,16 @@ TEST_CASE("remote trace: the layout, tiles that cover the local LOD, reuse while
   RemoteOptions options;
   options.retry_s = 0;
   RemoteTrace r(server.Sender(), options);
+  CHECK(!r.busy());
   r.Start();
+  CHECK(r.busy());  // /meta on its way: the view keeps drawing for its answer
   server.Pump(r);
   CHECK(r.state() == RemoteTrace::State::kMeta);
-  r.Tick();  // retried
+  CHECK(r.busy());  // answered 202: waiting for its retry, which only a frame's Tick sends
+  r.Tick();         // retried
   server.Pump(r);
   REQUIRE(r.state() == RemoteTrace::State::kReady);
+  CHECK(!r.busy());  // nothing asked, nothing awaited: an idle page may stop drawing
   const TraceModel& lay = r.layout();
   REQUIRE(lay.tracks.size() == m->tracks.size());
   REQUIRE(lay.lanes.size() == m->lanes.size());

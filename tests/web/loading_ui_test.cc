@@ -70,3 +70,33 @@ TEST_CASE("a file opened while another loads replaces it", "[load]") {
   CHECK(app.trace_name() == "second.json");
   CHECK(app.last_error().empty());
 }
+
+TEST_CASE("the viewer asks for frames only while it has work of its own", "[load]") {
+  Headless h;
+  ui::App app;
+  ui::SetGlobalApp(&app);
+  Frame(app);
+  CHECK(!app.WantsFrames());  // the welcome screen: nothing moves without input
+  Open(app, "t.json", KinetoJson(2 << 20, 3));
+  CHECK(app.WantsFrames());  // a load advances a step a frame
+  for (int i = 0; i < 10000 && app.load_state() == ui::LoadState::kLoading; ++i) {
+    CHECK(app.WantsFrames());
+    Frame(app);
+  }
+  REQUIRE(app.load_state() == ui::LoadState::kLoaded);
+  Frame(app);
+  CHECK(!app.WantsFrames());  // a trace on screen, left alone
+  ImGuiIO& io = ImGui::GetIO();
+  io.AddKeyEvent(ImGuiKey_D, true);  // D pans every frame while held
+  Frame(app);
+  CHECK(app.WantsFrames());
+  io.AddKeyEvent(ImGuiKey_D, false);
+  Frame(app);
+  CHECK(!app.WantsFrames());
+  io.AddMouseButtonEvent(0, true);  // a press may become a drag
+  Frame(app);
+  CHECK(app.WantsFrames());
+  io.AddMouseButtonEvent(0, false);
+  Frame(app);
+  CHECK(!app.WantsFrames());
+}
