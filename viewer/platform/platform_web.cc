@@ -67,8 +67,10 @@ void CursorEnter(GLFWwindow* window, int entered) {
 
 // Whether the page saw input or a C API call lately (web/app.js sets Module.gtAwakeUntil, in
 // performance.now() milliseconds). A page that does not say draws every frame.
-EM_JS(int, PageAwake, (),
-      { return Module.gtAwakeUntil == = undefined || Module.gtAwakeUntil > performance.now() ? 1 : 0; });
+EM_JS(int, PageAwake, (), {
+  const until = Module.gtAwakeUntil;  // (no strict equality here: clang-format splits "===")
+  return until == null || until > performance.now() ? 1 : 0;
+});
 
 int g_frames_requested = 1;  // RequestFrame(): drawn even when the page is idle
 
