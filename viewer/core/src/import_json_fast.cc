@@ -37,11 +37,11 @@ namespace {
 
 class Source {
  public:
-  explicit Source(std::string_view text) : data_(text.data()), size_(text.size()), eof_(true) {}
+  explicit Source(std::string_view text) : data_(text.data()), size_(text.size()), done_(true) {}
   Source(std::span<const uint8_t> gz, uint64_t max_inflated) : gz_(gz), max_(max_inflated), gzip_(true) {
     if (inflateInit2(&zs_, 15 + 32) != Z_OK) {  // 32: gzip or zlib header
       status_ = Internal("zlib: inflateInit2 failed");
-      eof_ = true;
+      done_ = true;
       return;
     }
     zinit_ = true;
@@ -53,7 +53,8 @@ class Source {
   }
   const char* data() const { return data_; }
   size_t size() const { return size_; }
-  bool eof() const { return eof_; }
+  // The window holds the rest of the text: nothing more will come.
+  bool eof() const { return done_ && ahead_.empty(); }
   bool gzip() const { return gzip_; }
   bool truncated() const { return truncated_; }
   const Status& status() const { return status_; }
@@ -66,18 +67,37 @@ class Source {
   }
 
   // Drops the bytes before `keep`, inflates more after the rest (at least as much as is kept, so a long
-  // unit parsed again costs linear time). False when the source had already ended (nothing was moved);
-  // true otherwise, even when the stream ended without another byte: the window moved, offsets restart.
-  bool More(size_t keep) {
-    if (eof_) return false;
+  // unit parsed again costs linear time); what InflateAhead inflated comes first. With `need`, inflates only
+  // until the window holds that many bytes (what was inflated ahead may be enough). False when the source
+  // had already ended (nothing was moved); true otherwise, even when the stream ended without another byte:
+  // the window moved, offsets restart.
+  bool More(size_t keep, size_t need = 0) {
+    if (eof()) return false;
     std::memmove(buf_.data(), buf_.data() + keep, size_ - keep);
     size_ -= keep;
     const size_t want = std::max<size_t>(kPiece, size_);
-    if (buf_.size() < size_ + want) buf_.resize(size_ + want);
+    if (buf_.size() < size_ + ahead_.size() + want) buf_.resize(size_ + ahead_.size() + want);
     const size_t before = size_;
-    while (size_ - before < want / 2 && !eof_) Inflate(buf_.size() - size_);
+    std::memcpy(buf_.data() + size_, ahead_.data(), ahead_.size());
+    size_ += ahead_.size();
+    ahead_.clear();
+    while ((need ? size_ < need : size_ - before < want / 2) && !done_)
+      size_ += Inflate(buf_.data() + size_, buf_.size() - size_);
+    total_ += size_ - before;
     data_ = buf_.data();
     return true;
+  }
+
+  // Inflates up to `bytes` past the window into a buffer of its own, for the next More(): another thread may
+  // run it while the window is parsed (the parallel rounds): it touches nothing the parsing threads read.
+  void InflateAhead(size_t bytes) {
+    if (!gzip_ || done_) return;
+    const size_t have = ahead_.size();
+    if (have >= bytes) return;
+    ahead_.resize(bytes);
+    size_t n = have;
+    while (n < bytes && !done_) n += Inflate(ahead_.data() + n, bytes - n);
+    ahead_.resize(n);
   }
 
  private:
@@ -90,61 +110,64 @@ class Source {
   }
 
   // Same outcomes as Gunzip (load.cc's whole-file path): concatenated members are one text, a damaged or
-  // short stream keeps what came before, a stream over the limit fails.
-  void Inflate(size_t room) {
-    zs_.next_out = reinterpret_cast<Bytef*>(buf_.data() + size_);
+  // short stream keeps what came before, a stream over the limit fails. Returns the bytes written to `out`.
+  size_t Inflate(char* out, size_t room) {
+    zs_.next_out = reinterpret_cast<Bytef*>(out);
     zs_.avail_out = static_cast<uInt>(std::min<size_t>(room, 1u << 30));
     const uInt before_out = zs_.avail_out;
     int rc = inflate(&zs_, Z_NO_FLUSH);
     const size_t got = before_out - zs_.avail_out;
-    size_ += got;
-    total_ += got;
+    inflated_ += got;
     consumed_ = zs_.next_in - gz_.data();
-    if (total_ >= max_ && rc != Z_STREAM_END) {
+    if (inflated_ >= max_ && rc != Z_STREAM_END) {
       status_ =
           ResourceExhausted("gzip: inflated size exceeds the limit of " + std::to_string(max_) + " bytes");
-      eof_ = true;
-      return;
+      done_ = true;
+      return got;
     }
     if (zs_.avail_in == 0) Feed();
     const bool input_done = zs_.avail_in == 0;
     if (rc == Z_STREAM_END) {
       if (input_done) {
-        eof_ = true;
-        return;
+        done_ = true;
+        return got;
       }
       const Bytef* next = zs_.next_in;
       uInt avail = zs_.avail_in;
       if (inflateReset(&zs_) != Z_OK) {
         status_ = Internal("zlib: inflateReset failed");
-        eof_ = true;
-        return;
+        done_ = true;
+        return got;
       }
       zs_.next_in = const_cast<Bytef*>(next);
       zs_.avail_in = avail;
-      return;
+      return got;
     }
-    if (rc == Z_OK) return;
+    if (rc == Z_OK) return got;
     if (rc == Z_BUF_ERROR && input_done) {  // input ended mid-stream
       truncated_ = true;
-      eof_ = true;
-      return;
+      done_ = true;
+      return got;
     }
-    if (rc == Z_BUF_ERROR) return;
-    if (total_ == 0) status_ = Corrupt(std::string("gzip: ") + (zs_.msg ? zs_.msg : "corrupt stream"));
+    if (rc == Z_BUF_ERROR) return got;
+    if (inflated_ == 0) status_ = Corrupt(std::string("gzip: ") + (zs_.msg ? zs_.msg : "corrupt stream"));
     truncated_ = true;
-    eof_ = true;
+    done_ = true;
+    return got;
   }
 
   const char* data_ = nullptr;
   size_t size_ = 0;
-  bool eof_ = false;
+  bool done_ = false;  // the inflater has finished (the end, damage, the limit); the text: from the start
   std::span<const uint8_t> gz_;
   uint64_t max_ = 0;
   bool gzip_ = false, zinit_ = false, truncated_ = false;
   z_stream zs_{};
   std::string buf_;
-  uint64_t total_ = 0, consumed_ = 0;
+  std::string ahead_;      // inflated past the window (InflateAhead), taken by the next More()
+  uint64_t total_ = 0;     // bytes moved into the window so far
+  uint64_t inflated_ = 0;  // bytes out of zlib (the window's and ahead_'s)
+  uint64_t consumed_ = 0;
   Status status_ = Status::Ok();
 };
 
@@ -963,9 +986,10 @@ void FastJsonImport::Impl::MapPending() {
 bool FastJsonImport::Impl::Round() {
   const size_t threads = pool->size();
   const size_t want = threads * 2 * slice_bytes;
-  // gzip: a window long enough for a round (the pending events are copies: moving the window is safe).
+  // gzip: a window long enough for a round (the pending events are copies: moving the window is safe),
+  // mostly from what the last round inflated ahead.
   while (!src.eof() && src.size() - pos < want + slice_bytes) {
-    if (!src.More(pos)) break;
+    if (!src.More(pos, want + slice_bytes)) break;
     pos = 0;
   }
   const char* from = src.data() + pos;
@@ -986,11 +1010,16 @@ bool FastJsonImport::Impl::Round() {
   }
   for (size_t k = 0; k < m; ++k) cur[k].limit = k + 1 < m ? cur[k + 1].begin : round_end;
   const bool eof = src.eof();
-  pool->For(m + 1, [&](size_t i, unsigned) {
+  // gzip: the next round's text is inflated meanwhile (zlib is serial: on the caller's thread between rounds
+  // it left the other threads idle).
+  const size_t ahead = src.gzip() && !eof ? 1 : 0;
+  pool->For(m + 1 + ahead, [&](size_t i, unsigned) {
     if (i == 0)
       MapPending();  // the previous round's events, in file order, while this one is parsed
+    else if (i <= ahead)
+      src.InflateAhead(want);
     else
-      ParseSlice(cur[i - 1], end, eof);
+      ParseSlice(cur[i - 1 - ahead], end, eof);
   });
   // Confirm the slices in order: each must start where the one before it stopped.
   const size_t before = pos;
@@ -1053,10 +1082,8 @@ std::string_view FastJsonImport::Head() const {
 
 void FastJsonImport::SetParallel(detail::ThreadPool* pool, size_t slice_bytes) {
   if (!pool || pool->size() < 2) return;
-  // gzip: by default on one thread. Inflating stays serial between rounds, and on the shared 2-core build
-  // VM two threads were slower than one for gzip (docs/benchmarks.md, 2026-11-26); an explicit slice size
-  // (tests, the fuzzer) still takes this path so that it stays checked.
-  if (impl_->src.gzip() && slice_bytes == 0) return;
+  // gzip too: a round inflates the next one's text while it is parsed (Source::InflateAhead). Inflating
+  // between rounds on the caller's thread had made two threads slower than one on a 2-core VM.
   impl_->pool = pool;
   impl_->slice_bytes = slice_bytes ? slice_bytes : size_t{32} << 10;  // the batches stay in cache
 }
