@@ -41,8 +41,8 @@ struct LoadOptions {
   enum class JsonParser : uint8_t { kFast, kReference };
   JsonParser json_parser = JsonParser::kFast;
   // With threads, the fast front end parses the event array in slices of about this many bytes (0: its
-  // default, and plain text only: gzip stays on one thread unless a size is given). Tests and the fuzzer
-  // make them tiny so that every input crosses slice edges.
+  // default; gzip inflates the next round's text while one is parsed). Tests and the fuzzer make them tiny
+  // so that every input crosses slice edges.
   uint32_t json_slice_bytes = 0;
   // A folder where the model's long columns are files rather than memory while this load runs
   // (column_storage::SpillScope): a model bigger than the machine's memory pages through the disk. Empty:
