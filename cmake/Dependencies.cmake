@@ -39,6 +39,21 @@ else()
   add_library(gt::zlib ALIAS ZLIB::ZLIB)
 endif()
 
+# --- ISA-L's igzip: native gzip inflation (viewer/core/src/inflate.h), opened at run time (libisal.so.2), so
+# only its header is needed here and zlib inflates where the library is missing (and in wasm). ------------------
+if(NOT EMSCRIPTEN)
+  find_path(ISAL_INCLUDE_DIR isa-l/igzip_lib.h)
+  if(ISAL_INCLUDE_DIR)
+    add_library(gt_isal INTERFACE)
+    target_include_directories(gt_isal SYSTEM INTERFACE ${ISAL_INCLUDE_DIR})
+    target_link_libraries(gt_isal INTERFACE ${CMAKE_DL_LIBS})
+    target_compile_definitions(gt_isal INTERFACE GT_HAVE_ISAL=1)
+    add_library(gt::isal ALIAS gt_isal)
+  else()
+    message(STATUS "gtrace: ISA-L's header (libisal-dev) not found: gzip is inflated with zlib, several times slower")
+  endif()
+endif()
+
 # --- nlohmann-json ------------------------------------------------------------------------------------------------
 add_library(gt_json INTERFACE)
 if(EMSCRIPTEN)

@@ -10,7 +10,7 @@ SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
 
 PKGS=(build-essential cmake ninja-build clang lld libclang-rt-14-dev clang-format
-      libzstd-dev zstd zlib1g-dev nlohmann-json3-dev catch2 libcpp-httplib-dev libssl-dev libsqlite3-dev
+      libzstd-dev zstd zlib1g-dev libisal-dev nlohmann-json3-dev catch2 libcpp-httplib-dev libssl-dev libsqlite3-dev
       emscripten libglfw3-dev libgl-dev chromium dpkg-dev file curl ca-certificates
       python3-dev python3-pybind11 python3-numpy python3-pandas python3-pytest python3-setuptools python3-pip
       python3-wheel python3-venv tcl)

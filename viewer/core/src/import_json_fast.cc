@@ -16,7 +16,6 @@
 // punctuation step) is parsed from a committed position; when the window ends inside a unit the window is
 // refilled (keeping the unit's bytes) and the unit is parsed again from its start. Nothing reaches the
 // Importer before a unit is complete, so a retry has no side effects.
-#include <zlib.h>
 
 #include <cmath>
 #if defined(__SSE2__)
@@ -25,6 +24,7 @@
 #include <cstring>
 
 #include "import_json_internal.h"
+#include "inflate.h"
 #include "parallel.h"
 
 namespace gt::viewer::json_import {
@@ -38,18 +38,10 @@ namespace {
 class Source {
  public:
   explicit Source(std::string_view text) : data_(text.data()), size_(text.size()), done_(true) {}
-  Source(std::span<const uint8_t> gz, uint64_t max_inflated) : gz_(gz), max_(max_inflated), gzip_(true) {
-    if (inflateInit2(&zs_, 15 + 32) != Z_OK) {  // 32: gzip or zlib header
-      status_ = Internal("zlib: inflateInit2 failed");
-      done_ = true;
-      return;
-    }
-    zinit_ = true;
-    zs_.next_in = const_cast<Bytef*>(gz.data());
-    Feed();
-  }
-  ~Source() {
-    if (zinit_) inflateEnd(&zs_);
+  Source(std::span<const uint8_t> gz, uint64_t max_inflated)
+      : gz_(gz), max_(max_inflated), gzip_(true), inflater_(std::make_unique<detail::Inflater>(gz)) {
+    status_ = inflater_->status();
+    done_ = inflater_->done();
   }
   const char* data() const { return data_; }
   size_t size() const { return size_; }
@@ -103,56 +95,23 @@ class Source {
  private:
   static constexpr size_t kPiece = 1 << 20;
 
-  void Feed() {
-    constexpr size_t kIn = 1u << 30;  // avail_in is 32-bit
-    const size_t used = zs_.next_in - gz_.data();
-    zs_.avail_in = static_cast<uInt>(std::min(gz_.size() - used, kIn));
-  }
-
-  // Same outcomes as Gunzip (load.cc's whole-file path): concatenated members are one text, a damaged or
-  // short stream keeps what came before, a stream over the limit fails. Returns the bytes written to `out`.
+  // Same outcomes as Gunzip (load.cc's whole-file path), through the same Inflater: a damaged or short stream
+  // keeps what came before, a stream over the limit fails. Returns the bytes written to `out`.
   size_t Inflate(char* out, size_t room) {
-    zs_.next_out = reinterpret_cast<Bytef*>(out);
-    zs_.avail_out = static_cast<uInt>(std::min<size_t>(room, 1u << 30));
-    const uInt before_out = zs_.avail_out;
-    int rc = inflate(&zs_, Z_NO_FLUSH);
-    const size_t got = before_out - zs_.avail_out;
-    inflated_ += got;
-    consumed_ = zs_.next_in - gz_.data();
-    if (inflated_ >= max_ && rc != Z_STREAM_END) {
+    detail::Inflater& z = *inflater_;
+    const size_t got = z.Read(out, room);
+    consumed_ = z.consumed();
+    if (z.produced() >= max_ && !(z.done() && !z.truncated())) {
       status_ =
           ResourceExhausted("gzip: inflated size exceeds the limit of " + std::to_string(max_) + " bytes");
       done_ = true;
       return got;
     }
-    if (zs_.avail_in == 0) Feed();
-    const bool input_done = zs_.avail_in == 0;
-    if (rc == Z_STREAM_END) {
-      if (input_done) {
-        done_ = true;
-        return got;
-      }
-      const Bytef* next = zs_.next_in;
-      uInt avail = zs_.avail_in;
-      if (inflateReset(&zs_) != Z_OK) {
-        status_ = Internal("zlib: inflateReset failed");
-        done_ = true;
-        return got;
-      }
-      zs_.next_in = const_cast<Bytef*>(next);
-      zs_.avail_in = avail;
-      return got;
-    }
-    if (rc == Z_OK) return got;
-    if (rc == Z_BUF_ERROR && input_done) {  // input ended mid-stream
-      truncated_ = true;
+    if (z.done()) {
       done_ = true;
-      return got;
+      truncated_ = z.truncated();
+      if (!z.status().ok()) status_ = z.status();
     }
-    if (rc == Z_BUF_ERROR) return got;
-    if (inflated_ == 0) status_ = Corrupt(std::string("gzip: ") + (zs_.msg ? zs_.msg : "corrupt stream"));
-    truncated_ = true;
-    done_ = true;
     return got;
   }
 
@@ -161,13 +120,12 @@ class Source {
   bool done_ = false;  // the inflater has finished (the end, damage, the limit); the text: from the start
   std::span<const uint8_t> gz_;
   uint64_t max_ = 0;
-  bool gzip_ = false, zinit_ = false, truncated_ = false;
-  z_stream zs_{};
+  bool gzip_ = false, truncated_ = false;
+  std::unique_ptr<detail::Inflater> inflater_;
   std::string buf_;
   std::string ahead_;      // inflated past the window (InflateAhead), taken by the next More()
   uint64_t total_ = 0;     // bytes moved into the window so far
-  uint64_t inflated_ = 0;  // bytes out of zlib (the window's and ahead_'s)
-  uint64_t consumed_ = 0;
+  uint64_t consumed_ = 0;  // gzip bytes read
   Status status_ = Status::Ok();
 };
 
