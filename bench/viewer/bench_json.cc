@@ -3,8 +3,9 @@
 // the reference (nlohmann SAX, today's importer), next to python3's json.load of the same file, in one run.
 //
 //   bench_json [--mb 170] [--dir DIR] [--repeat R] [--no-python] [--threads T]
-//   bench_json [--threads T] --one fast|reference FILE   (one load in this process: CPU s, peak RSS, wall s,
-//                                               used by the driver; runs under node for the wasm build)
+//   bench_json [--threads T] --one fast|reference FILE   (one load in this process: CPU s, peak RSS, text bytes,
+//                                               fingerprint, wall s, gzip inflater; used by the driver;
+//                                               runs under node for the wasm build)
 //
 // Each load runs in a child process of its own (the driver runs itself with --one), so each peak resident
 // set is that load's alone: the file's bytes in memory plus what the load allocates. Speed is MB of JSON
@@ -28,6 +29,7 @@
 #include <emscripten.h>
 #endif
 #include "kineto_gen.h"
+#include "inflate.h"  // which gzip inflater this machine has
 #include "model_diff.h"
 
 using namespace gt;
@@ -110,9 +112,10 @@ int One(const std::string& mode, const std::string& path, uint32_t threads) {
 #if defined(__EMSCRIPTEN__)
   ru.ru_maxrss = EM_ASM_INT({ return HEAP8.length / 1024; });  // the wasm heap's size, KiB
 #endif
-  std::printf("%.4f %ld %llu %016llx %.4f\n", cpu, ru.ru_maxrss,
+  std::printf("%.4f %ld %llu %016llx %.4f %s\n", cpu, ru.ru_maxrss,
               (unsigned long long)m.value()->report.bytes_total,
-              (unsigned long long)test::ModelFingerprint(*m.value()), wall);
+              (unsigned long long)test::ModelFingerprint(*m.value()), wall,
+              gt::viewer::detail::Inflater(std::span<const uint8_t>()).backend());
   return 0;
 }
 
