@@ -46,6 +46,34 @@ std::string Zlib(const std::string& in) {
   return out;
 }
 
+// A gzip member with every optional header field (extra, file name, comment, header CRC), as tools other than
+// zlib's deflate write them.
+std::string GzipWithHeaderFields(const std::string& in) {
+  std::string h("\x1f\x8b\x08\x1e\x00\x00\x00\x00\x00\x03", 10);  // FHCRC | FEXTRA | FNAME | FCOMMENT
+  h += std::string(
+      "\x06\x00"
+      "AB\x02\x00xy",
+      8);  // XLEN 6: subfield "AB", 2 bytes
+  h += std::string("trace.json\0", 11) + std::string("a comment\0", 10);
+  const uint32_t hcrc = crc32(0, reinterpret_cast<const Bytef*>(h.data()), uInt(h.size()));
+  h += char(hcrc & 0xff), h += char((hcrc >> 8) & 0xff);
+  z_stream zs{};
+  REQUIRE(deflateInit2(&zs, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) == Z_OK);  // raw deflate
+  std::string body(deflateBound(&zs, in.size()) + 16, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  zs.avail_in = uInt(in.size());
+  zs.next_out = reinterpret_cast<Bytef*>(body.data());
+  zs.avail_out = uInt(body.size());
+  REQUIRE(deflate(&zs, Z_FINISH) == Z_STREAM_END);
+  body.resize(zs.total_out);
+  deflateEnd(&zs);
+  const uint32_t crc = crc32(0, reinterpret_cast<const Bytef*>(in.data()), uInt(in.size()));
+  const uint32_t size = uint32_t(in.size());
+  for (uint32_t v : {crc, size})
+    for (int i = 0; i < 4; ++i) body += char((v >> (8 * i)) & 0xff);
+  return h + body;
+}
+
 std::string Text(size_t n, uint32_t seed) {
   std::string s;
   uint32_t x = seed;
@@ -79,6 +107,11 @@ TEST_CASE("inflate: gzip and zlib members, one or concatenated, any output room"
       CHECK(o.text == want);
     }
   }
+  // Optional header fields (extra, name, comment, header CRC) are skipped, alone or after another member.
+  const Out fields = InflateAll(GzipWithHeaderFields(b) + GzipWithHeaderFields(a), 4096);
+  CHECK(fields.code == gt::StatusCode::kOk);
+  CHECK_FALSE(fields.truncated);
+  CHECK(fields.text == b + a);
   const Out empty_text = InflateAll(gt::test::Gzip(""), 64);
   CHECK(empty_text.text.empty());
   CHECK_FALSE(empty_text.truncated);
