@@ -109,9 +109,9 @@
   // under a software renderer, and a laptop's GPU and battery elsewhere.
   const kAwakeMs = 1000;
   function wake() { Module.gtAwakeUntil = performance.now() + kAwakeMs; }
-  for (const type of ['pointermove', 'pointerdown', 'pointerup', 'pointercancel', 'mousemove', 'mousedown',
-                      'mouseup', 'mouseout', 'wheel', 'keydown', 'keyup', 'touchstart', 'touchmove', 'touchend',
-                      'resize', 'focus', 'blur', 'visibilitychange', 'dragenter', 'dragover', 'drop', 'contextmenu'])
+  // Pointer events come with every mouse, pen and touch event.
+  for (const type of ['pointermove', 'pointerdown', 'pointerup', 'pointercancel', 'pointerout', 'wheel', 'keydown',
+                      'keyup', 'resize', 'focus', 'blur', 'visibilitychange', 'dragenter', 'dragover', 'drop'])
     window.addEventListener(type, wake, { capture: true, passive: true });
   wake();
 

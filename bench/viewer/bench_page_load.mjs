@@ -116,8 +116,14 @@ function cpuSince(c0) {
   for (const [k, v] of Object.entries(c1.byType)) byType[k] = v - (c0.byType[k] || 0);
   return { sum: c1.sum - c0.sum, byType };
 }
-const cpuTypes = (r) => Object.entries(r.cpuByType).filter(([, v]) => v >= 0.005)
-  .map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ');
+// "browser 0.08, gpu-process 0.12, renderer 1.17": CPU s by process type (per second with `per`).
+const cpuTypes = (byType, per = 1) => Object.entries(byType).filter(([, v]) => v >= 0.005)
+  .map(([k, v]) => `${k} ${(v / per).toFixed(per === 1 ? 2 : 3)}`).join(', ');
+// Only the measured page runs its frames: an idle page of an older build still draws every animation frame,
+// and under SwiftShader the other pages' frames kept the GPU process on a whole core (the threads' core).
+async function runOnly(p) {
+  for (const q of pages) await q.page.evaluate((on) => (on ? Module.resumeMainLoop() : Module.pauseMainLoop()), q === p);
+}
 
 async function openPage(prefix) {
   const context = await browser.newContext({ viewport: { width: 1400, height: 800 } });
@@ -203,9 +209,7 @@ for (const f of files) {
   const native = [];
   for (let round = 0; round < repeat; ++round) {
     for (const p of pages) {
-      // Only the measured page runs its frames: an idle page still draws every animation frame, and under
-      // SwiftShader the other pages' frames kept the GPU process on a whole core (the threads' core).
-      for (const q of pages) await q.page.evaluate((on) => (on ? Module.resumeMainLoop() : Module.pauseMainLoop()), q === p);
+      await runOnly(p);
       await dropOnce(p.page, f.name, true);  // the Blob fetched, outside the CPU time
       const c0 = chromiumCpu();
       const r = await dropOnce(p.page, f.name);
@@ -227,7 +231,7 @@ for (const f of files) {
       const best = runs.reduce((a, b) => (a.ms < b.ms ? a : b));
       console.log(`  ${label.padEnd(16)} chromium CPU ${runs.map((r) => fmt(r.cpu, 2)).join(' / ')} s: least ` +
                   `${fmt(Math.min(...runs.map((r) => r.cpu)), 2)} s (${fmt(mbs / Math.min(...runs.map((r) => r.cpu)))} MB per CPU s; ` +
-                  `${cpuTypes(runs.reduce((a, b) => (a.cpu < b.cpu ? a : b)))})`);
+                  `${cpuTypes(runs.reduce((a, b) => (a.cpu < b.cpu ? a : b)).cpuByType)})`);
       console.log(`  ${label.padEnd(16)} ${runs.map((r) => fmt(r.ms / 1e3, 3)).join(' / ')} s: best ${fmt(mbs / (best.ms / 1e3))} MB/s, ` +
                   `${fmt(best.ms / 1e3 / n.wall, 2)}x native wall; read ${fmt(best.read_ms, 0)} ms` +
                   (best.wasm ? `, loader ${fmt((best.wasm.steps + best.wasm.finish) * 1e3, 0)} ms in ${best.wasm.frames} frames` : '') +
@@ -251,7 +255,7 @@ for (const f of files) {
                 (best.events !== f.events ? ` [events ${best.events}]` : ''));
     console.log(`  ${''.padEnd(16)} chromium CPU ${runs.map((r) => fmt(r.cpu, 2)).join(' / ')} s: least ${fmt(cpu, 2)} s = ` +
                 `**${fmt(cpu / nativeCpu, 2)}x native CPU**; the loader's own time (Steps + Finish) ` +
-                `${fmt(w ? (w.steps + w.finish) / nativeCpu : null, 2)}x it (${cpuTypes(runs.reduce((a, b) => (a.cpu < b.cpu ? a : b)))})`);
+                `${fmt(w ? (w.steps + w.finish) / nativeCpu : null, 2)}x it (${cpuTypes(runs.reduce((a, b) => (a.cpu < b.cpu ? a : b)).cpuByType)})`);
     if (w) console.log(`  ${''.padEnd(16)} read into the heap ${fmt(best.read_ms, 0)} ms; loader Steps ${fmt(w.steps * 1e3, 0)} ms + Finish ` +
                        `${fmt(w.finish * 1e3, 0)} ms over ${w.frames} frames of ${fmt(w.wall * 1e3, 0)} ms (walk ${fmt(w.walk * 1e3, 0)}, ` +
                        `route ${fmt(w.route * 1e3, 0)}, merge ${fmt(w.merge * 1e3, 0)}, lanes ${fmt(w.lanes * 1e3, 0)}, lod ${fmt(w.lod * 1e3, 0)}, ` +
@@ -265,15 +269,14 @@ const idleSeconds = Number(opt('--idle-seconds', '3'));
 if (idleSeconds > 0) {
   console.log(`\nidle, a trace open (${files[files.length - 1] ? files[files.length - 1].name : 'none'}), ${idleSeconds} s each:`);
   for (const p of pages) {
-    for (const q of pages) await q.page.evaluate((on) => (on ? Module.resumeMainLoop() : Module.pauseMainLoop()), q === p);
+    await runOnly(p);
     await new Promise((r) => setTimeout(r, 1500));  // past the page's second of frames after the last call
     const c0 = chromiumCpu();
     const drawn0 = await p.page.evaluate(() => Module.ccall('gt_frame_count', 'number', [], []));
     await new Promise((r) => setTimeout(r, idleSeconds * 1000));
     const drawn = await p.page.evaluate(() => Module.ccall('gt_frame_count', 'number', [], [])) - drawn0;
     const c = cpuSince(c0);
-    console.log(`  ${p.label.padEnd(16)} chromium CPU ${fmt(c.sum / idleSeconds, 3)} s per s (${Object.entries(c.byType)
-      .filter(([, v]) => v >= 0.005).map(([k, v]) => `${k} ${(v / idleSeconds).toFixed(3)}`).join(', ')}); ` +
+    console.log(`  ${p.label.padEnd(16)} chromium CPU ${fmt(c.sum / idleSeconds, 3)} s per s (${cpuTypes(c.byType, idleSeconds)}); ` +
                 `${fmt(drawn / idleSeconds, 1)} frames drawn per s`);
   }
 }

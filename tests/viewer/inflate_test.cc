@@ -23,7 +23,8 @@ struct Out {
 Inflater::Backend g_backend = Inflater::Backend::kFastest;
 
 Out InflateAll(const std::string& in, size_t room) {
-  Inflater z(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(in.data()), in.size()), g_backend);
+  Inflater z(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(in.data()), in.size()), UINT64_MAX,
+             g_backend);
   Out o;
   std::string buf(room, '\0');
   for (size_t calls = 0; !z.done(); ++calls) {
@@ -90,7 +91,7 @@ std::string Text(size_t n, uint32_t seed) {
 // Runs the rest of the test case once per backend.
 #define FOR_EACH_BACKEND()                                                     \
   g_backend = GENERATE(Inflater::Backend::kFastest, Inflater::Backend::kZlib); \
-  INFO("backend " << Inflater(std::span<const uint8_t>(), g_backend).backend());
+  INFO("backend " << Inflater(std::span<const uint8_t>(), UINT64_MAX, g_backend).backend());
 
 TEST_CASE("inflate: gzip and zlib members, one or concatenated, any output room", "[inflate]") {
   FOR_EACH_BACKEND();

@@ -9,14 +9,11 @@ namespace gt::viewer {
 StatusOr<std::string> Gunzip(std::span<const uint8_t> bytes, uint64_t max_bytes, bool* truncated) {
   *truncated = false;
   std::string out;
-  detail::Inflater z(bytes);
+  detail::Inflater z(bytes, max_bytes);
   const size_t chunk = std::min<uint64_t>(std::max<uint64_t>(bytes.size() * 4, 1 << 16), 64ull << 20);
   while (!z.done()) {
-    if (out.size() >= max_bytes)
-      return ResourceExhausted("gzip: inflated size exceeds the limit of " + std::to_string(max_bytes) +
-                               " bytes");
     const size_t old = out.size();
-    const size_t grow = std::min<uint64_t>(chunk, max_bytes - old);
+    const size_t grow = std::min<uint64_t>(chunk, std::max<uint64_t>(max_bytes - old, 1));
     out.resize(old + grow);
     out.resize(old + z.Read(out.data() + old, grow));
   }

@@ -39,7 +39,7 @@ class Source {
  public:
   explicit Source(std::string_view text) : data_(text.data()), size_(text.size()), done_(true) {}
   Source(std::span<const uint8_t> gz, uint64_t max_inflated)
-      : gz_(gz), max_(max_inflated), gzip_(true), inflater_(std::make_unique<detail::Inflater>(gz)) {
+      : gz_size_(gz.size()), gzip_(true), inflater_(std::make_unique<detail::Inflater>(gz, max_inflated)) {
     status_ = inflater_->status();
     done_ = inflater_->done();
   }
@@ -55,7 +55,7 @@ class Source {
   uint64_t base() const { return gzip_ ? total_ - size_ : 0; }
   double progress(size_t pos) const {
     if (!gzip_) return size_ ? double(pos) / double(size_) : 1.0;
-    return gz_.empty() ? 1.0 : double(consumed_) / double(gz_.size());
+    return gz_size_ == 0 ? 1.0 : double(inflater_->consumed()) / double(gz_size_);
   }
 
   // Drops the bytes before `keep`, inflates more after the rest (at least as much as is kept, so a long
@@ -100,17 +100,10 @@ class Source {
   size_t Inflate(char* out, size_t room) {
     detail::Inflater& z = *inflater_;
     const size_t got = z.Read(out, room);
-    consumed_ = z.consumed();
-    if (z.produced() >= max_ && !(z.done() && !z.truncated())) {
-      status_ =
-          ResourceExhausted("gzip: inflated size exceeds the limit of " + std::to_string(max_) + " bytes");
-      done_ = true;
-      return got;
-    }
     if (z.done()) {
       done_ = true;
       truncated_ = z.truncated();
-      if (!z.status().ok()) status_ = z.status();
+      status_ = z.status();
     }
     return got;
   }
@@ -118,14 +111,12 @@ class Source {
   const char* data_ = nullptr;
   size_t size_ = 0;
   bool done_ = false;  // the inflater has finished (the end, damage, the limit); the text: from the start
-  std::span<const uint8_t> gz_;
-  uint64_t max_ = 0;
+  size_t gz_size_ = 0;
   bool gzip_ = false, truncated_ = false;
   std::unique_ptr<detail::Inflater> inflater_;
   std::string buf_;
-  std::string ahead_;      // inflated past the window (InflateAhead), taken by the next More()
-  uint64_t total_ = 0;     // bytes moved into the window so far
-  uint64_t consumed_ = 0;  // gzip bytes read
+  std::string ahead_;   // inflated past the window (InflateAhead), taken by the next More()
+  uint64_t total_ = 0;  // bytes moved into the window so far
   Status status_ = Status::Ok();
 };
 

@@ -76,8 +76,8 @@ struct Inflater::State {
 #endif
 };
 
-Inflater::Inflater(std::span<const uint8_t> in, Backend backend)
-    : state_(std::make_unique<State>()), in_(in) {
+Inflater::Inflater(std::span<const uint8_t> in, uint64_t max_bytes, Backend backend)
+    : state_(std::make_unique<State>()), in_(in), max_(max_bytes) {
   State& s = *state_;
 #if GT_HAVE_ISAL
   if (backend == Backend::kFastest && (s.isal = Isal())) {
@@ -126,6 +126,13 @@ void Inflater::Fail(const char* what) {
 
 size_t Inflater::Read(char* out, size_t room) {
   if (done_ || room == 0) return 0;
+  if (produced_ >= max_) {  // the limit reached and the stream goes on
+    status_ =
+        ResourceExhausted("gzip: inflated size exceeds the limit of " + std::to_string(max_) + " bytes");
+    done_ = true;
+    return 0;
+  }
+  room = std::min<uint64_t>(room, max_ - produced_);
   State& s = *state_;
 #if GT_HAVE_ISAL
   if (s.isal) {

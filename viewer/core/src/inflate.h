@@ -17,7 +17,9 @@ namespace gt::viewer::detail {
 class Inflater {
  public:
   enum class Backend : uint8_t { kFastest, kZlib };  // kZlib: tests hold the two to one contract
-  explicit Inflater(std::span<const uint8_t> in, Backend backend = Backend::kFastest);
+  // More than `max_bytes` of text fails the stream (ResourceExhausted): the gzip bomb guard.
+  explicit Inflater(std::span<const uint8_t> in, uint64_t max_bytes = UINT64_MAX,
+                    Backend backend = Backend::kFastest);
   ~Inflater();
   Inflater(const Inflater&) = delete;
   Inflater& operator=(const Inflater&) = delete;
@@ -28,7 +30,8 @@ class Inflater {
   bool done() const { return done_; }
   // The stream ends early or is damaged after some text: what came before the damage is kept.
   bool truncated() const { return truncated_; }
-  // Corrupt when damaged before any text; Internal when the inflater could not start.
+  // Corrupt when damaged before any text; ResourceExhausted past max_bytes; Internal when the inflater could
+  // not start.
   const Status& status() const { return status_; }
   uint64_t consumed() const;  // input bytes read so far
   uint64_t produced() const { return produced_; }
@@ -38,6 +41,7 @@ class Inflater {
   struct State;
   std::unique_ptr<State> state_;
   std::span<const uint8_t> in_;
+  uint64_t max_ = 0;
   uint64_t produced_ = 0;
   bool done_ = false, truncated_ = false;
   Status status_ = Status::Ok();
