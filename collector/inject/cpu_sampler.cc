@@ -43,7 +43,10 @@ constexpr uint64_t kMagic = 0x47545350;  // "GTSP"
 // A Python frame's second word: a 20-bit hash of its file name | first line (20 bits) | code unit index + 1
 // (24 bits). The hash tells apart code objects that took a freed one's address (a module body or exec'd code
 // is freed when it finishes; the next one is often allocated in its place, with the same first line): the
-// frame names are cached by (address, this word). Files past line 2^20 - 1 fail the first-line check (named
+// frame names are cached by (address, this word), and the name read from a code object must have the hash.
+// The handler hashes what it can cheaply; the sampler thread the rest, before the drain reads the entry
+// (hash 0: not yet; kFileHashGone: the name could not be read). Files past line 2^20 - 1 fail the first-line
+// check (named
 // "<unreadable code object>"); an index past 2^24 - 2 gives the function's first line.
 constexpr uint64_t PackPythonLine(uint32_t file_hash, uint32_t first_line, int64_t index) {
   const uint64_t unit = index >= 0 && index < 0xffffff ? uint64_t(index + 1) : 0;
@@ -54,6 +57,9 @@ constexpr int PythonFirstLine(uint64_t word) {
 }
 constexpr int64_t PythonUnitIndex(uint64_t word) {
   return int64_t(word & 0xffffff) - 1;
+}
+constexpr uint32_t PythonFileHash(uint64_t word) {
+  return uint32_t(word >> 44) & 0xfffff;
 }
 // An entry's header word, read back (the drain, PeekPython).
 struct EntryHeader {
@@ -81,8 +87,10 @@ struct Slot {
   std::atomic<uint32_t> tid{0};    // 0: free
   std::atomic<uint32_t> token{0};  // 1: a producer (the handler or the sampler) owns the ring's head
   std::atomic<uint64_t> head{0}, tail{0};
-  uint64_t* ring = nullptr;    // kRingWords, allocated once by the sampler thread
-  uint64_t peeked = 0;         // sampler thread only: where PeekPython stopped reading this ring
+  uint64_t* ring = nullptr;  // kRingWords, allocated once by the sampler thread
+  // Where PeekPython stopped reading this ring: while the sampler runs, the drain reads no further (the
+  // sampler thread fills in file hashes there, and names the Python frames before their code is freed).
+  std::atomic<uint64_t> peeked{0};
   RuleCache* rules = nullptr;  // the handler's unwind rules (mapped with the ring, kept with it)
   // The thread's CPU clock when the handler finished its last sample.
   std::atomic<int64_t> cpu_after_sample{-1};
@@ -456,23 +464,33 @@ double CostBucketMiddleNs(int b) {
   return std::ldexp(4.5 + (b & 3), b / 4 - 2);
 }
 
-// A code object's file name, hashed 8 bytes a step (a byte at a time cost ~2 us a sample on deep PyTorch
-// stacks), for PackPythonLine; 0 for a name that is not compact ASCII or not readable: those frames are told
-// apart by address and lines alone. Never ends a walk. In the handler, under the fault guard.
-uint32_t FileNameHash(Mapped& mem, const PyLayout& L, uintptr_t str) {
-  if (!mem.Has(str, L.ascii_size)) return 0;
-  const int64_t length = Load<int64_t>(str, kStrLength);
-  if (!StrCompactAscii(Load<uint32_t>(str, kStrState)) || length <= 0 || length > 512 ||
-      !mem.Has(str + L.ascii_size, size_t(length)))
-    return 0;
+// A file name's hash for PackPythonLine, 8 bytes a step (a byte at a time cost ~2 us a sample on deep PyTorch
+// stacks). The handler hashes the string in place; the sampler thread and the drain hash a copy, to check
+// that a code object read later is still the one sampled.
+uint32_t HashFileName(const char* bytes, int64_t length) {
   uint64_t h = 0x9e3779b97f4a7c15ull ^ uint64_t(length);
   int64_t i = 0;
   for (; i + 8 <= length; i += 8) {
-    h = (h ^ Load<uint64_t>(str, L.ascii_size + uint32_t(i))) * 0x100000001b3ull;
+    uint64_t word;
+    std::memcpy(&word, bytes + i, 8);
+    h = (h ^ word) * 0x100000001b3ull;
     h ^= h >> 29;
   }
-  for (; i < length; ++i) h = (h ^ Load<uint8_t>(str, L.ascii_size + uint32_t(i))) * 0x100000001b3ull;
-  return uint32_t(h ^ (h >> 32)) | 1;  // never 0: 0 says "no name read"
+  for (; i < length; ++i) h = (h ^ uint8_t(bytes[i])) * 0x100000001b3ull;
+  return (uint32_t(h ^ (h >> 32)) | 1) & 0xfffff;  // odd: never 0 ("not hashed") or kFileHashGone
+}
+constexpr uint32_t kFileHashGone = 2;
+constexpr int64_t kMaxHashedFileName = 512;  // in the handler: longer names are hashed by the sampler thread
+
+// A code object's file name hashed in the handler, under the fault guard; 0 for a name that is not compact
+// ASCII or not in the mappings snapshot (the sampler thread hashes those: PeekPython). Never ends a walk.
+uint32_t FileNameHash(Mapped& mem, const PyLayout& L, uintptr_t str) {
+  if (!mem.Has(str, L.ascii_size)) return 0;
+  const int64_t length = Load<int64_t>(str, kStrLength);
+  if (!StrCompactAscii(Load<uint32_t>(str, kStrState)) || length <= 0 || length > kMaxHashedFileName ||
+      !mem.Has(str + L.ascii_size, size_t(length)))
+    return 0;
+  return HashFileName(reinterpret_cast<const char*>(str + L.ascii_size), length);
 }
 
 // The Python frames of the thread whose state is `ts` into `out` (two words a frame, innermost first): the
@@ -750,6 +768,7 @@ void Rescan(State& s) {
     free_slot->confirmed = false;
     free_slot->exited = false;
     free_slot->token.store(0);
+    free_slot->peeked.store(0);
     free_slot->tid.store(tid, std::memory_order_release);
     ++s.stats.threads_seen;
   }
@@ -894,20 +913,26 @@ int64_t GovernedPeriodNs(int64_t current, int64_t requested, double cost_ns, dou
 namespace {
 
 bool PythonFrameText(State& s, uint64_t code, uint64_t lines, std::string* text);  // drain section
+uint32_t LiveFileHash(State& s, uint64_t code);                                    // drain section
+
+// A Python frame's second word, read by the drain while the sampler thread may fill in its file hash.
+std::atomic_ref<uint64_t> PythonLineWord(Slot& x, const EntryHeader& e, uint64_t at, int i) {
+  return std::atomic_ref<uint64_t>(x.ring[(e.PythonAt(at, i) + 1) % kRingWords]);
+}
 
 // The Python frames of the samples written since the last look, named while their code objects are alive
 // (most are: each was running when sampled). Entries up to `head` are whole and stay put until the drain
-// consumes them, and new ones come only from handlers this thread signalled: reading here races nothing.
+// consumes them, new ones come only from handlers this thread signalled, and the drain reads only up to
+// `peeked`: the words written here race nothing.
 void PeekPython(State& s) {
-  if (!s.py) return;
   for (Slot& x : s.slots) {
     if (!x.tid.load(std::memory_order_acquire) || !x.ring) continue;
     const uint64_t head = x.head.load(std::memory_order_acquire);
     const uint64_t tail = x.tail.load(std::memory_order_acquire);
-    uint64_t at = x.peeked;
-    if (at < tail || at > head) at = tail;  // drained past it, or the slot was freed and taken again
+    uint64_t at = x.peeked.load(std::memory_order_relaxed);
+    if (at < tail || at > head) at = tail;  // the slot was freed and taken again
     EntryHeader e;
-    for (; at + 2 <= head; at += e.Words()) {
+    for (; s.py && at + 2 <= head; at += e.Words()) {
       if (!ReadHeader(x.ring[at % kRingWords], &e)) {
         at = head;
         break;
@@ -915,7 +940,10 @@ void PeekPython(State& s) {
       if (e.flags & kSampleIdleRepeat) continue;
       for (int i = 0; i < e.python; ++i) {
         const uint64_t code = x.ring[e.PythonAt(at, i) % kRingWords];
-        const uint64_t lines = x.ring[(e.PythonAt(at, i) + 1) % kRingWords];
+        uint64_t& lines = x.ring[(e.PythonAt(at, i) + 1) % kRingWords];
+        // The handler hashes only compact ASCII names found in its snapshot of the mappings: the others are
+        // hashed here, else code objects that took a freed one's address and first line would share its name.
+        if (!PythonFileHash(lines)) lines |= uint64_t(LiveFileHash(s, code)) << 44;
         if (!s.early_seen.insert({code, lines}).second) continue;
         std::string text;
         if (!PythonFrameText(s, code, lines, &text)) continue;
@@ -923,7 +951,7 @@ void PeekPython(State& s) {
         s.early_names.emplace(State::CodeKey{code, lines}, std::move(text));
       }
     }
-    x.peeked = at;
+    x.peeked.store(std::max(at, head), std::memory_order_release);
   }
 }
 
@@ -997,6 +1025,14 @@ void SamplerMain(State* s) {
     }
     PeekPython(*s);  // the last tick's samples, before this tick's signals add more
     if (sampling_window) Tick(*s, now);
+    // And again once the handlers just signalled are likely done (~10-50 us on a running thread): code run
+    // once is freed when it returns, and a tick later was too late for its last sample in ~1 in 20 pieces
+    // of 30 ms on a loaded machine.
+    if (sampling_window && s->py) {
+      const timespec handlers_done{0, 100000};
+      nanosleep(&handlers_done, nullptr);
+      PeekPython(*s);
+    }
     if (period > requested) {
       s->stats.rate_lowered_ns += uint64_t(period);
       not_taken += double(period) / double(requested) - 1;
@@ -1010,6 +1046,7 @@ void SamplerMain(State* s) {
     clock_gettime(CLOCK_MONOTONIC, &real);
     if (real.tv_sec > next.tv_sec + 1) next = real;
   }
+  PeekPython(*s);  // the last tick's samples
   timespec cpu;
   if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) == 0)
     s->stats.sampler_cpu_ns = uint64_t(cpu.tv_sec) * 1000000000 + uint64_t(cpu.tv_nsec);
@@ -1022,26 +1059,52 @@ bool ReadSelf(uintptr_t addr, void* out, size_t n) {
   return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == ssize_t(n);
 }
 
-std::string ReadPyString(const PyLayout& L, uintptr_t obj) {
+// A str object's text as UTF-8, false where it is not one (or no longer).
+bool ReadPyString(const PyLayout& L, uintptr_t obj, std::string* out) {
   uint32_t state = 0;
   int64_t length = 0;
   if (!Plausible(obj) || !ReadSelf(obj + kStrState, &state, 4) || !ReadSelf(obj + kStrLength, &length, 8) ||
       length < 0 || length > 4096)
-    return "?";
+    return false;
   const bool compact = (state >> 5) & 1;
-  std::string text(size_t(length), '\0');
-  if (StrCompactAscii(state)) {
-    if (ReadSelf(obj + L.ascii_size, text.data(), text.size())) return text;
-    return "?";
-  }
+  std::string& text = *out;
+  text.assign(size_t(length), '\0');
+  if (StrCompactAscii(state)) return ReadSelf(obj + L.ascii_size, text.data(), text.size());
   uintptr_t utf8 = 0;
   int64_t utf8_length = 0;
   if (compact && ReadSelf(obj + L.compact_utf8, &utf8, 8) && utf8 &&
       ReadSelf(obj + L.compact_utf8 - 8, &utf8_length, 8) && utf8_length >= 0 && utf8_length <= 4096) {
     text.resize(size_t(utf8_length));
-    if (ReadSelf(utf8, text.data(), text.size())) return text;
+    if (ReadSelf(utf8, text.data(), text.size())) return true;
   }
-  return "?";  // a non-ASCII name without its UTF-8 form cached
+  // Without the UTF-8 form cached (compile() does not leave one on a file name): the code points after the
+  // object, 1, 2 or 4 bytes each as the state's kind says.
+  const uint32_t kind = (state >> 2) & 7;
+  if (!compact || (kind != 1 && kind != 2 && kind != 4)) return false;
+  std::vector<uint8_t> units(size_t(length) * kind);
+  if (!ReadSelf(obj + L.compact_size, units.data(), units.size())) return false;
+  text.clear();
+  for (int64_t i = 0; i < length; ++i) {
+    uint32_t c = 0;
+    std::memcpy(&c, units.data() + i * kind, kind);  // little-endian
+    if (c < 0x80) {
+      text += char(c);
+    } else if (c < 0x800) {
+      text += char(0xc0 | c >> 6), text += char(0x80 | (c & 0x3f));
+    } else if (c < 0x10000) {
+      text += char(0xe0 | c >> 12), text += char(0x80 | (c >> 6 & 0x3f)), text += char(0x80 | (c & 0x3f));
+    } else if (c < 0x110000) {
+      text += char(0xf0 | c >> 18), text += char(0x80 | (c >> 12 & 0x3f));
+      text += char(0x80 | (c >> 6 & 0x3f)), text += char(0x80 | (c & 0x3f));
+    } else {
+      return false;  // not a string: the object is gone
+    }
+  }
+  return true;
+}
+std::string ReadPyString(const PyLayout& L, uintptr_t obj) {
+  std::string text;
+  return ReadPyString(L, obj, &text) ? text : "?";
 }
 
 // Paths inside an environment are shown from the package on: ".../site-packages/torch/x.py" -> "torch/x.py".
@@ -1053,9 +1116,21 @@ std::string ShortPath(const std::string& path) {
   return path;
 }
 
+// The hash of a live code object's file name as PythonFrameText checks it; kFileHashGone where the name
+// cannot be read (the object is gone), so that the drain does not name the frame from whatever took its
+// place.
+uint32_t LiveFileHash(State& s, uint64_t code) {
+  uintptr_t filename = 0;
+  std::string file;
+  if (!ReadSelf(code + s.py->code_filename, &filename, 8) || !ReadPyString(*s.py, filename, &file))
+    return kFileHashGone;
+  return HashFileName(file.data(), int64_t(file.size()));
+}
+
 // The frame's text ("file:function:line") from its code object, false where the object is gone or changed
-// (the code object may have been freed since the sample: process_vm_readv cannot fault, and its first line,
-// read in the handler, must still match). The drain and the sampler thread (PeekPython) both call it.
+// (the code object may have been freed since the sample: process_vm_readv cannot fault, and its first line
+// and file name's hash, read in the handler, must still match). The drain and the sampler thread (PeekPython)
+// both call it.
 bool PythonFrameText(State& s, uint64_t code, uint64_t lines, std::string* text) {
   const PyLayout& L = *s.py;
   const int first_line = PythonFirstLine(lines);
@@ -1067,6 +1142,14 @@ bool PythonFrameText(State& s, uint64_t code, uint64_t lines, std::string* text)
       !ReadSelf(code + L.code_filename, &filename, 8) || !ReadSelf(code + L.code_qualname, &qualname, 8) ||
       !ReadSelf(code + L.code_linetable, &linetable, 8))
     return false;
+  // The same address and first line, but another file: a code object allocated where the sampled one was.
+  std::string file;
+  const uint32_t file_hash = PythonFileHash(lines);
+  if (!ReadPyString(L, filename, &file)) {
+    if (file_hash) return false;
+    file = "?";
+  }
+  if (file_hash && HashFileName(file.data(), int64_t(file.size())) != file_hash) return false;
   int line = first_line;
   int64_t size = 0;
   if (Plausible(linetable) && ReadSelf(linetable + 16, &size, 8) && size > 0 && size < (1 << 20)) {
@@ -1074,7 +1157,7 @@ bool PythonFrameText(State& s, uint64_t code, uint64_t lines, std::string* text)
     if (ReadSelf(linetable + 32, table.data(), table.size()))
       line = LineFromLocationTable(table.data(), table.size(), first_line, index);
   }
-  *text = ShortPath(ReadPyString(L, filename)) + ":" + ReadPyString(L, qualname) + ":" + std::to_string(line);
+  *text = ShortPath(file) + ":" + ReadPyString(L, qualname) + ":" + std::to_string(line);
   return true;
 }
 
@@ -1296,7 +1379,10 @@ uint64_t Drain(TraceWriter& w, uint32_t pid) {
   for (Slot& x : s.slots) {
     const uint32_t tid = x.tid.load(std::memory_order_acquire);
     if (!tid || !x.ring) continue;
-    const uint64_t head = x.head.load(std::memory_order_acquire);
+    // While the sampler runs, only what PeekPython has read; once it stopped (joined), the rest.
+    const uint64_t head = s.running.load() ? std::min(x.head.load(std::memory_order_acquire),
+                                                      x.peeked.load(std::memory_order_acquire))
+                                           : x.head.load(std::memory_order_acquire);
     uint64_t at = x.tail.load(std::memory_order_relaxed);
     while (at + 2 <= head) {
       EntryHeader e;
@@ -1319,7 +1405,7 @@ uint64_t Drain(TraceWriter& w, uint32_t pid) {
         uint32_t node = 0;
         for (int i = np - 1; i >= 0; --i) {
           const uint64_t code = x.ring[e.PythonAt(at, i) % kRingWords];
-          const uint64_t lines = x.ring[(e.PythonAt(at, i) + 1) % kRingWords];
+          const uint64_t lines = PythonLineWord(x, e, at, i).load(std::memory_order_relaxed);
           node = Child(s, w, pid, node, s.py ? PythonFrame(s, w, code, lines) : w.Intern("?"),
                        FrameKind::kPython);
         }
