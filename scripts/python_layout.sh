@@ -2,6 +2,9 @@
 # Checks the CPU sampler's CPython frame layouts (collector/inject/cpu_sampler.cc, kLayouts) against a CPython
 # built from Debian's source package, for an interpreter this machine does not have:
 #   bash scripts/python_layout.sh PACKAGE SUITE   e.g. python3.13 trixie
+# (3.14's sources were not downloadable when its row was made: the same program was compiled against the headers
+# of sid's libpython3.14-dev binary package, -I its usr/include and usr/include/python3.14, and the test binary
+# built against its libpython3.14 ran on the GPU host, whose glibc is new enough.)
 # 1. fetches PACKAGE's source from SUITE (deb-src, removed right after), configures it and prints the offsets a
 #    kLayouts row needs (offsetof() on the interpreter's own headers);
 # 2. builds and installs it under build/PACKAGE (a few minutes on 2 cores);
@@ -28,16 +31,24 @@ cat >"$WORK/gt_layout.c" <<'C'
 #define Py_BUILD_CORE 1
 #include "Python.h"
 #include "internal/pycore_frame.h"
+#if PY_MINOR_VERSION >= 14
+#include "internal/pycore_interpframe_structs.h"
+#define GT_FIRST_SHIM FRAME_OWNED_BY_INTERPRETER /* 3.14: entry frames (3), then C-stack shims (4) */
+#define GT_TAG_BITS 1                            /* f_executable: a _PyStackRef, Py_TAG_BITS */
+#else
+#define GT_FIRST_SHIM FRAME_OWNED_BY_CSTACK
+#define GT_TAG_BITS 0
+#endif
 #include <stddef.h>
 #include <stdio.h>
 int main(void) {
-  printf("{%d, %zu, kNoCFrame, %zu, %zu, %zu, %zu, %d, %zu, %zu, %zu, %zu, %zu, %zu, %zu, %zu}\n", PY_MINOR_VERSION,
+  printf("{%d, %zu, kNoCFrame, %zu, %zu, %zu, %zu, %d, %zu, %zu, %zu, %zu, %zu, %zu, %zu, %zu, %d}\n", PY_MINOR_VERSION,
          offsetof(PyThreadState, current_frame), offsetof(_PyInterpreterFrame, f_executable),
          offsetof(_PyInterpreterFrame, previous), offsetof(_PyInterpreterFrame, instr_ptr),
-         offsetof(_PyInterpreterFrame, owner), (int)FRAME_OWNED_BY_CSTACK, offsetof(PyCodeObject, co_firstlineno),
+         offsetof(_PyInterpreterFrame, owner), (int)GT_FIRST_SHIM, offsetof(PyCodeObject, co_firstlineno),
          offsetof(PyCodeObject, co_filename), offsetof(PyCodeObject, co_qualname),
          offsetof(PyCodeObject, co_linetable), offsetof(PyCodeObject, co_code_adaptive), sizeof(PyASCIIObject),
-         sizeof(PyCompactUnicodeObject), offsetof(PyCompactUnicodeObject, utf8));
+         sizeof(PyCompactUnicodeObject), offsetof(PyCompactUnicodeObject, utf8), GT_TAG_BITS);
   return 0;
 }
 C

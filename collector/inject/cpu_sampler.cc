@@ -112,12 +112,14 @@ struct PyLayout {
   uint32_t tstate_cframe;   // PyThreadState::cframe (3.13+: PyThreadState::current_frame, the frame itself)
   uint32_t cframe_current;  // _PyCFrame::current_frame (kNoCFrame: 3.13 dropped _PyCFrame)
   uint32_t frame_code, frame_previous, frame_prev_instr, frame_owner;
-  int owner_cstack;  // frames of this owner are C-stack shims (-1: none)
+  int owner_shim;  // frames of this owner and above are shims, no code object's (-1: none)
   uint32_t code_firstlineno, code_filename, code_qualname, code_linetable, code_adaptive;
   uint32_t ascii_size, compact_size, compact_utf8;  // PyASCIIObject, PyCompactUnicodeObject, its utf8
+  uintptr_t code_tag_bits =
+      0;  // the frame's code pointer is a tagged _PyStackRef (3.14): these bits are tags
 };
 constexpr uint32_t kNoCFrame = ~0u;
-// PyASCIIObject, the same in 3.11-3.13: its length, and its state word's compact and ascii bits.
+// PyASCIIObject, the same in 3.11-3.14: its length, and its state word's compact and ascii bits.
 constexpr uint32_t kStrLength = 16, kStrState = 32;
 constexpr bool StrCompactAscii(uint32_t state) {
   return (state >> 5 & 1) && (state >> 6 & 1);
@@ -129,6 +131,12 @@ constexpr PyLayout kLayouts[] = {
     // embedded-interpreter test run against that build. instr_ptr (the instruction executing) replaced
     // prev_instr (the last one run): for a frame that is calling, both name the call.
     {13, 72, kNoCFrame, 0, 8, 56, 70, 3, 68, 112, 128, 136, 200, 40, 56, 48},
+    // 3.14: offsetof() against the headers of Debian's libpython3.14-dev 3.14.10-1 (sid), then the embedded-
+    // interpreter test run against its libpython3.14 on the GPU host (glibc 2.39; this build machine's 2.36
+    // is too old for it). f_executable became a _PyStackRef whose low bit tags a deferred reference; entry
+    // frames are owned by the interpreter (3) and C-stack shims moved to 4: both are skipped, as 3.14's own
+    // _PyFrame_IsIncomplete does.
+    {14, 72, kNoCFrame, 0, 8, 56, 74, 3, 68, 112, 128, 136, 208, 40, 56, 48, 1},
 };
 
 // The process's readable mappings (/proc/self/maps, adjacent ones merged), for the handler to check a pointer
@@ -527,9 +535,9 @@ int WalkPython(State& st, Mapped& mem, uintptr_t ts, uint64_t* out, uint8_t* fla
       f = Load<uintptr_t>(cframe, L->cframe_current);
     for (int guard = 0; f && guard < 1024; ++guard) {
       if (!readable(f, frame_size)) break;
-      const uintptr_t code = Load<uintptr_t>(f, L->frame_code);
+      const uintptr_t code = Load<uintptr_t>(f, L->frame_code) & ~L->code_tag_bits;
       const int owner = Load<char>(f, L->frame_owner);
-      if (owner != L->owner_cstack) {
+      if (L->owner_shim < 0 || owner < L->owner_shim) {
         if (!readable(code, code_size)) break;
         if (Load<uintptr_t>(code, 8) != s->py_code_type) {
           bad = true;

@@ -561,6 +561,8 @@ TEST_CASE("cpu sampler: CPython 3.11+ location tables give a code unit's line") 
   CHECK(LineFromLocationTable(garbage, sizeof garbage, 5, 3) == 5);
   CHECK(inject::cpu::PythonVersionSupported(11));
   CHECK(inject::cpu::PythonVersionSupported(12));
+  CHECK(inject::cpu::PythonVersionSupported(13));
+  CHECK(inject::cpu::PythonVersionSupported(14));
   CHECK_FALSE(inject::cpu::PythonVersionSupported(9));
 }
 
