@@ -263,3 +263,32 @@ TEST_CASE("cpu samples: H200 idle gaps are attributed to the frames that caused 
     CHECK(steady - attributed <= 6);
   }
 }
+
+// A CPython 3.14 process sampled on the H200 (tests/data/README.md): spin() called from Worker.run_for()
+// called from the module body, each frame with its file, function and line, in that nesting; none unreadable.
+TEST_CASE("cpu samples: Python 3.14 frames from a real interpreter, nested as called") {
+  auto m = LoadTraceFile(std::string(GT_TESTS_DATA) + "/cpu_h200_python314.gtrace");
+  REQUIRE(m.ok());
+  const TraceModel& t = **m;
+  const auto frame = [&](uint32_t node) -> const std::string& { return t.Str(t.cpu.node_frame[node]); };
+  const auto ends = [](const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  uint64_t in_spin = 0, nested = 0, unreadable = 0;
+  for (size_t i = 0; i < t.cpu.size(); ++i) {
+    std::vector<std::string> python;  // innermost first
+    for (uint32_t n = t.cpu.stack[i]; n != 0; n = t.cpu.node_parent[n]) {
+      if (t.cpu.node_kind[n] != uint8_t(FrameKind::kPython)) continue;
+      python.push_back(frame(n));
+      unreadable += frame(n) == "<unreadable code object>";
+    }
+    if (python.empty() || python[0].find("py314_spin.py:spin:") == std::string::npos) continue;
+    ++in_spin;
+    nested += python.size() == 3 && ends(python[1], "py314_spin.py:Worker.run_for:10") &&
+              ends(python[2], "py314_spin.py:<module>:18");
+  }
+  INFO("samples in spin " << in_spin << ", under run_for and the module " << nested);
+  CHECK(in_spin >= 300);  // 1.5 s spinning, the rate governed down to 280-690 Hz
+  CHECK(nested >= in_spin * 9 / 10);
+  CHECK(unreadable == 0);
+}
