@@ -140,8 +140,11 @@ void FinishCpuSampling(Injection& inj) {  // under inj.mu, before the writer fin
     add("cpu_samples_python_unsupported", Severity::kInfo, s.python_unsupported,
         "CPU samples of Python threads of CPython 3." + std::to_string(s.python_minor) +
             (s.python_free_threaded ? " (free-threaded)" : "") +
-            ", whose frames this build cannot read (3.11, 3.12 and 3.13 with the GIL can): native stacks "
-            "only");
+            (*s.python_layout_mismatch
+                 ? std::string(", whose own offsets (_Py_DebugOffsets) disagree with gtrace's at ") +
+                       s.python_layout_mismatch + ": frames not read, native stacks only"
+                 : std::string(", whose frames this build cannot read (3.11-3.14 with the GIL can): native "
+                               "stacks only")));
   add("cpu_samples_python_code_unreadable", Severity::kInfo, s.python_code_unreadable,
       "Python frames whose code object was gone or changed before it could be named (shown as "
       "<unreadable code object>)");

@@ -139,6 +139,18 @@ constexpr PyLayout kLayouts[] = {
     {14, 72, kNoCFrame, 0, 8, 56, 74, 3, 68, 112, 128, 136, 208, 40, 56, 48, 1},
 };
 
+// Where each field the walk uses sits inside _Py_DebugOffsets (offsetof() on each version's headers: 3.13.5's
+// pycore_runtime.h, 3.14.10's pycore_debug_offsets.h), to check a row against the interpreter's own values.
+struct DebugOffsetsAt {
+  int minor;
+  uint32_t tstate_current_frame, frame_previous, frame_executable, frame_instr_ptr, frame_owner,
+      code_filename, code_qualname, code_linetable, code_firstlineno, code_adaptive, size;
+};
+constexpr DebugOffsetsAt kDebugOffsetsAt[] = {
+    {13, 184, 232, 240, 248, 264, 280, 296, 304, 312, 344, 584},
+    {14, 208, 256, 264, 272, 288, 320, 336, 344, 352, 384, 760},
+};
+
 // The process's readable mappings (/proc/self/maps, adjacent ones merged), for the handler to check a pointer
 // before it reads there. Two buffers: the sampler fills the one not in use and flips `maps_current`; a
 // handler counts itself in `maps_readers` of the buffer it reads, so the sampler never refills one in use.
@@ -661,6 +673,8 @@ void OnSigprof(int, siginfo_t*, void* uc_void) {
 
 // ---- the sampler thread
 // --------------------------------------------------------------------------------------
+bool ReadSelf(uintptr_t addr, void* out, size_t n);  // drain section
+
 void CheckPython(State& s) {
   // The interpreter's symbols (the python3 executable exports them; an embedding app loads libpython).
   auto version = reinterpret_cast<const char* (*)()>(dlsym(RTLD_DEFAULT, "Py_GetVersion"));
@@ -679,6 +693,17 @@ void CheckPython(State& s) {
   s.stats.python_free_threaded = free_threaded;
   for (const PyLayout& L : kLayouts)
     if (L.minor == minor && !free_threaded) s.py = &L;
+  // A build whose layout differs from its version's (patched, or configured otherwise) says so in its own
+  // offsets: its frames are not read rather than read at the wrong places.
+  const size_t debug_size = DebugOffsetsSize(minor);
+  const uintptr_t runtime = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "_PyRuntime"));
+  if (s.py && debug_size && runtime) {
+    std::vector<uint8_t> debug(debug_size);
+    const char* why = ReadSelf(runtime, debug.data(), debug.size())
+                          ? CheckDebugOffsets(minor, debug.data(), debug.size())
+                          : "_PyRuntime unreadable";
+    if (*why) s.py = nullptr, s.stats.python_layout_mismatch = why;
+  }
   s.stats.python_supported = s.py != nullptr;
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(version), &info)) {
@@ -1252,6 +1277,51 @@ bool AddressReadableForTest(const void* p, size_t n) {
   Mapped mem;
   mem.m = mi >= 0 ? g->maps[mi] : nullptr;
   return mem.Has(reinterpret_cast<uintptr_t>(p), n);
+}
+
+size_t DebugOffsetsSize(int minor) {
+  for (const DebugOffsetsAt& d : kDebugOffsetsAt)
+    if (d.minor == minor) return d.size;
+  return 0;
+}
+
+const char* CheckDebugOffsets(int minor, const uint8_t* debug, size_t size) {
+  const DebugOffsetsAt* at = nullptr;
+  const PyLayout* L = nullptr;
+  for (const DebugOffsetsAt& d : kDebugOffsetsAt)
+    if (d.minor == minor) at = &d;
+  for (const PyLayout& l : kLayouts)
+    if (l.minor == minor) L = &l;
+  if (!at || !L) return "";
+  if (size < at->size) return "size";
+  const auto word = [&](uint32_t offset) {
+    uint64_t v;
+    std::memcpy(&v, debug + offset, 8);
+    return v;
+  };
+  if (std::memcmp(debug, "xdebugpy", 8) != 0) return "cookie";
+  const uint64_t version = word(8);  // PY_VERSION_HEX
+  if ((version >> 24) != 3 || ((version >> 16) & 0xff) != uint64_t(minor)) return "version";
+  if (word(16) != 0) return "free_threaded";
+  const struct {
+    uint32_t at;
+    uint64_t want;
+    const char* name;
+  } fields[] = {
+      {at->tstate_current_frame, L->tstate_cframe, "thread_state.current_frame"},
+      {at->frame_previous, L->frame_previous, "interpreter_frame.previous"},
+      {at->frame_executable, L->frame_code, "interpreter_frame.executable"},
+      {at->frame_instr_ptr, L->frame_prev_instr, "interpreter_frame.instr_ptr"},
+      {at->frame_owner, L->frame_owner, "interpreter_frame.owner"},
+      {at->code_filename, L->code_filename, "code_object.filename"},
+      {at->code_qualname, L->code_qualname, "code_object.qualname"},
+      {at->code_linetable, L->code_linetable, "code_object.linetable"},
+      {at->code_firstlineno, L->code_firstlineno, "code_object.firstlineno"},
+      {at->code_adaptive, L->code_adaptive, "code_object.co_code_adaptive"},
+  };
+  for (const auto& f : fields)
+    if (word(f.at) != f.want) return f.name;
+  return "";
 }
 
 bool PythonVersionSupported(int minor) {

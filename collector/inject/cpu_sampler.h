@@ -125,6 +125,9 @@ struct Stats {
   int python_minor = -1;       // 3.x of the interpreter found in the process; -1 none
   bool python_supported = false;
   bool python_free_threaded = false;  // a free-threaded CPython (3.13t): native stacks only
+  // The interpreter's own offsets (3.13+: _Py_DebugOffsets) disagree with this build's row: which field.
+  // Native stacks only. Empty: they agree, or the version publishes none.
+  const char* python_layout_mismatch = "";
 };
 // The counters, and the drain's own fields: serialized with Drain by the caller, as Drain is.
 Stats GetStats();
@@ -138,8 +141,14 @@ int64_t GovernedPeriodNs(int64_t current, int64_t requested, double cost_ns, dou
 bool AddressReadableForTest(const void* p, size_t n);
 // One line of /proc/self/maps: a readable mapping that is not a device's ([lo, hi) set), or false.
 bool MapsLineReadable(const char* line, uintptr_t* lo, uintptr_t* hi);
-// Tests: the Python frame layouts this build reads (3.11, 3.12), and the line-table reader.
+// Tests: the Python frame layouts this build reads (3.11-3.14), and the line-table reader.
 bool PythonVersionSupported(int minor);
+// CPython 3.13+ begins `_PyRuntime` with `_Py_DebugOffsets`, its own offsets for out-of-process debuggers.
+// `debug` holds `size` bytes from there; "" where they agree with this build's row for 3.`minor` (or that
+// version has none), else the first field that disagrees.
+const char* CheckDebugOffsets(int minor, const uint8_t* debug, size_t size);
+// How many bytes of _Py_DebugOffsets CheckDebugOffsets reads for 3.`minor` (0: none).
+size_t DebugOffsetsSize(int minor);
 // The line of code unit `index` from a CPython 3.11+ location table (co_linetable bytes); first_line when
 // `index` is before the code (a frame just pushed) or no entry covers it.
 int LineFromLocationTable(const uint8_t* table, size_t size, int first_line, int64_t index);

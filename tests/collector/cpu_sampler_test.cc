@@ -19,6 +19,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -566,6 +567,41 @@ TEST_CASE("cpu sampler: CPython 3.11+ location tables give a code unit's line") 
   CHECK_FALSE(inject::cpu::PythonVersionSupported(9));
 }
 
+// The interpreter's own offsets (_Py_DebugOffsets) as 3.14.10 publishes them, at the places its header gives:
+// they agree with the row; a build that moved any field the walk reads, or a free-threaded or other version's
+// block, is refused with the field named.
+TEST_CASE("cpu sampler: a layout row is checked against the interpreter's own debug offsets") {
+  using inject::cpu::CheckDebugOffsets;
+  using inject::cpu::DebugOffsetsSize;
+  REQUIRE(DebugOffsetsSize(14) == 760);
+  CHECK(DebugOffsetsSize(13) == 584);
+  CHECK(DebugOffsetsSize(12) == 0);  // 3.12 publishes none: nothing to check
+  std::vector<uint8_t> d(DebugOffsetsSize(14), 0);
+  const auto put = [&](size_t at, uint64_t v) { std::memcpy(d.data() + at, &v, 8); };
+  std::memcpy(d.data(), "xdebugpy", 8);
+  put(8, 0x030E0AF0);  // 3.14.10 final
+  // offsetof(_Py_DebugOffsets, field) -> the value 3.14.10 stores there.
+  const std::pair<size_t, uint64_t> fields[] = {{208, 72},  {256, 8},   {264, 0},   {272, 56}, {288, 74},
+                                                {320, 112}, {336, 128}, {344, 136}, {352, 68}, {384, 208}};
+  for (const auto& [at, v] : fields) put(at, v);
+  CHECK(std::string(CheckDebugOffsets(14, d.data(), d.size())).empty());
+  CHECK(std::string(CheckDebugOffsets(12, d.data(), d.size())).empty());
+  CHECK(std::string(CheckDebugOffsets(14, d.data(), d.size() - 1)) == "size");
+  auto moved = d;
+  std::memcpy(moved.data() + 288, "\x4c\0\0\0\0\0\0\0", 8);  // owner at 76
+  CHECK(std::string(CheckDebugOffsets(14, moved.data(), moved.size())) == "interpreter_frame.owner");
+  moved = d;
+  moved[384] = 216;
+  CHECK(std::string(CheckDebugOffsets(14, moved.data(), moved.size())) == "code_object.co_code_adaptive");
+  moved = d;
+  moved[16] = 1;
+  CHECK(std::string(CheckDebugOffsets(14, moved.data(), moved.size())) == "free_threaded");
+  moved = d;
+  moved[0] = 'y';
+  CHECK(std::string(CheckDebugOffsets(14, moved.data(), moved.size())) == "cookie");
+  CHECK(std::string(CheckDebugOffsets(13, d.data(), d.size())) == "version");  // 3.14's block read as 3.13's
+}
+
 #ifdef GT_TEST_PYTHON_EMBED
 // A module body, or code exec'd once, is freed when it finishes, often before the drain reads it, and the
 // next one often takes its address. The sampler thread names such frames right after their samples, and a
@@ -674,6 +710,7 @@ TEST_CASE("cpu sampler: the Python frames of an embedded interpreter, with file,
   inject::cpu::Stop();
   const auto stats = inject::cpu::GetStats();
   CHECK(stats.python_minor == PY_MINOR_VERSION);
+  CHECK(std::string(stats.python_layout_mismatch).empty());  // 3.13+: the interpreter's own offsets agree
   const TraceData d = rec.Finish();
   const uint32_t me = uint32_t(gettid());
   uint64_t mine = 0, spin = 0, sleep = 0, python = 0;
