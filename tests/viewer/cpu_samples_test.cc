@@ -282,10 +282,10 @@ TEST_CASE("cpu samples: Python 3.14 frames from a real interpreter, nested as ca
       python.push_back(frame(n));
       unreadable += frame(n) == "<unreadable code object>";
     }
-    if (python.empty() || python[0].find("py314_spin.py:spin:") == std::string::npos) continue;
+    if (python.empty() || python[0].find("py_spin_cuinit.py:spin:") == std::string::npos) continue;
     ++in_spin;
-    nested += python.size() == 3 && ends(python[1], "py314_spin.py:Worker.run_for:10") &&
-              ends(python[2], "py314_spin.py:<module>:18");
+    nested += python.size() == 3 && ends(python[1], "py_spin_cuinit.py:Worker.run_for:13") &&
+              ends(python[2], "py_spin_cuinit.py:<module>:32");
   }
   INFO("samples in spin " << in_spin << ", under run_for and the module " << nested);
   CHECK(in_spin >= 300);  // 1.5 s spinning, the rate governed down to 280-690 Hz

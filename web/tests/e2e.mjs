@@ -57,6 +57,7 @@ function addGtrace(file) {
 // What tests/data/README.md says the recorded traces hold (the collector's own fixture tests check the same).
 const recordedCounts = {
   'h200_streams.gtrace': { kernels: 16, memcpys: 32, streamTracks: 4 },
+  'cpu_h200_python314.gtrace': { kernels: 4, streamTracks: 1 },
   'h200_torch_train.gtrace': { nvtxAtLeast: 40 },
   'h200_multithread.gtrace': { namedThreadsAtLeast: 4 },
 };
