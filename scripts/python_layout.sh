@@ -31,7 +31,9 @@ cat >"$WORK/gt_layout.c" <<'C'
 #define Py_BUILD_CORE 1
 #include "Python.h"
 #include "internal/pycore_frame.h"
+#include "internal/pycore_runtime.h" /* 3.13: _Py_DebugOffsets */
 #if PY_MINOR_VERSION >= 14
+#include "internal/pycore_debug_offsets.h"
 #include "internal/pycore_interpframe_structs.h"
 #define GT_FIRST_SHIM FRAME_OWNED_BY_INTERPRETER /* 3.14: entry frames (3), then C-stack shims (4) */
 #define GT_TAG_BITS 1                            /* f_executable: a _PyStackRef, Py_TAG_BITS */
@@ -49,11 +51,20 @@ int main(void) {
          offsetof(PyCodeObject, co_filename), offsetof(PyCodeObject, co_qualname),
          offsetof(PyCodeObject, co_linetable), offsetof(PyCodeObject, co_code_adaptive), sizeof(PyASCIIObject),
          sizeof(PyCompactUnicodeObject), offsetof(PyCompactUnicodeObject, utf8), GT_TAG_BITS);
+#if PY_MINOR_VERSION >= 13
+#define D(f) offsetof(_Py_DebugOffsets, f)
+  printf("{%d, %zu, %zu, %zu, %zu, %zu, %zu, %zu, %zu, %zu, %zu, %zu}\n", PY_MINOR_VERSION,
+         D(thread_state.current_frame), D(interpreter_frame.previous), D(interpreter_frame.executable),
+         D(interpreter_frame.instr_ptr), D(interpreter_frame.owner), D(code_object.filename),
+         D(code_object.qualname), D(code_object.linetable), D(code_object.firstlineno),
+         D(code_object.co_code_adaptive), sizeof(_Py_DebugOffsets));
+#endif
   return 0;
 }
 C
 gcc -I"$WORK" -I"$WORK/Include" -I"$WORK/Include/internal" "$WORK/gt_layout.c" -o "$WORK/gt_layout"
-echo "python_layout: $PKG's row for kLayouts (3.13's field names; other versions may need the program edited):"
+echo "python_layout: $PKG's row for kLayouts, then (3.13+) for kDebugOffsetsAt (3.13's and 3.14's field names;"
+echo "  other versions may need the program edited):"
 "$WORK/gt_layout"
 
 minor=$(sed -n 's/^#define PY_MINOR_VERSION[[:space:]]*\([0-9]*\).*/\1/p' "$WORK/Include/patchlevel.h")
@@ -67,5 +78,5 @@ cmake -S . -B "build/$PKG-sampler" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -D
   -DPython3_EXECUTABLE="$PREFIX/bin/python3.$minor" -DPython3_LIBRARY="$PREFIX/lib/libpython3.$minor.so" \
   -DPython3_INCLUDE_DIR="$PREFIX/include/python3.$minor" >/dev/null
 cmake --build "build/$PKG-sampler" -j "$JOBS" --target test_cpu_sampler
-# Catch2 reads commas as "or": one argument, three patterns.
-"build/$PKG-sampler/tests/collector/test_cpu_sampler" "*embedded interpreter*,*location tables*,*freed before the drain*"
+# Catch2 reads commas as "or": one argument, four patterns.
+"build/$PKG-sampler/tests/collector/test_cpu_sampler" "*embedded interpreter*,*location tables*,*freed*,*debug offsets*"
