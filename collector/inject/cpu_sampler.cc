@@ -46,8 +46,7 @@ constexpr uint64_t kMagic = 0x47545350;  // "GTSP"
 // frame names are cached by (address, this word), and the name read from a code object must have the hash.
 // The handler hashes what it can cheaply; the sampler thread the rest, before the drain reads the entry
 // (hash 0: not yet; kFileHashGone: the name could not be read). Files past line 2^20 - 1 fail the first-line
-// check (named
-// "<unreadable code object>"); an index past 2^24 - 2 gives the function's first line.
+// check (named "<unreadable code object>"); an index past 2^24 - 2 gives the function's first line.
 constexpr uint64_t PackPythonLine(uint32_t file_hash, uint32_t first_line, int64_t index) {
   const uint64_t unit = index >= 0 && index < 0xffffff ? uint64_t(index + 1) : 0;
   return uint64_t(file_hash & 0xfffff) << 44 | uint64_t(std::min<uint32_t>(first_line, 0xfffff)) << 24 | unit;
@@ -115,8 +114,8 @@ struct PyLayout {
   int owner_shim;  // frames of this owner and above are shims, no code object's (-1: none)
   uint32_t code_firstlineno, code_filename, code_qualname, code_linetable, code_adaptive;
   uint32_t ascii_size, compact_size, compact_utf8;  // PyASCIIObject, PyCompactUnicodeObject, its utf8
-  uintptr_t code_tag_bits =
-      0;  // the frame's code pointer is a tagged _PyStackRef (3.14): these bits are tags
+  // The frame's code pointer is a tagged _PyStackRef (3.14): these bits are tags.
+  uintptr_t code_tag_bits = 0;
 };
 constexpr uint32_t kNoCFrame = ~0u;
 // PyASCIIObject, the same in 3.11-3.14: its length, and its state word's compact and ascii bits.
@@ -948,11 +947,6 @@ namespace {
 bool PythonFrameText(State& s, uint64_t code, uint64_t lines, std::string* text);  // drain section
 uint32_t LiveFileHash(State& s, uint64_t code);                                    // drain section
 
-// A Python frame's second word, read by the drain while the sampler thread may fill in its file hash.
-std::atomic_ref<uint64_t> PythonLineWord(Slot& x, const EntryHeader& e, uint64_t at, int i) {
-  return std::atomic_ref<uint64_t>(x.ring[(e.PythonAt(at, i) + 1) % kRingWords]);
-}
-
 // The Python frames of the samples written since the last look, named while their code objects are alive
 // (most are: each was running when sampled). Entries up to `head` are whole and stay put until the drain
 // consumes them, new ones come only from handlers this thread signalled, and the drain reads only up to
@@ -984,7 +978,7 @@ void PeekPython(State& s) {
         s.early_names.emplace(State::CodeKey{code, lines}, std::move(text));
       }
     }
-    x.peeked.store(std::max(at, head), std::memory_order_release);
+    x.peeked.store(head, std::memory_order_release);  // entries are whole: the walk ends at head
   }
 }
 
@@ -1483,7 +1477,7 @@ uint64_t Drain(TraceWriter& w, uint32_t pid) {
         uint32_t node = 0;
         for (int i = np - 1; i >= 0; --i) {
           const uint64_t code = x.ring[e.PythonAt(at, i) % kRingWords];
-          const uint64_t lines = PythonLineWord(x, e, at, i).load(std::memory_order_relaxed);
+          const uint64_t lines = x.ring[(e.PythonAt(at, i) + 1) % kRingWords];
           node = Child(s, w, pid, node, s.py ? PythonFrame(s, w, code, lines) : w.Intern("?"),
                        FrameKind::kPython);
         }
