@@ -33,7 +33,8 @@ step() {
 # or runs differently, and the benchmarks (compiled, not run: a break in them is caught); the test executables
 # the ASan+UBSan step runs the same way and the CUDA workloads are not compiled there (tests/CMakeLists.txt,
 # GT_ASAN_COVERED_TESTS). `cmake --preset native`
-# configures the whole tree again, in the same folder.
+# configures the whole tree again, in the same folder. A test that hangs fails after 5 minutes (10 under ASan:
+# CMakePresets.json's test presets) rather than taking CI's whole budget with it.
 step "native build + tests"
 cmake --preset native-ci >/dev/null
 cmake --build --preset native-ci -j "$JOBS"
