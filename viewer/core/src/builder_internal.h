@@ -126,8 +126,8 @@ class StringIndex {
   // The id of `text` (hash `h`) in `strings`, or 0.
   StringId Find(std::string_view text, uint64_t h, const std::vector<std::string>& strings) const {
     if (slots_.empty()) return 0;
-    const uint32_t tag = static_cast<uint32_t>(h >> 32);
-    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+    const uint32_t tag = Tag(h);
+    for (size_t i = tag & mask_;; i = (i + 1) & mask_) {
       const uint64_t s = slots_[i];
       if (s == 0) return 0;
       const StringId id = static_cast<StringId>(s);
@@ -135,38 +135,36 @@ class StringIndex {
     }
   }
   void Prefetch(uint64_t h) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[h & mask_]);
+    if (!slots_.empty()) __builtin_prefetch(&slots_[Tag(h) & mask_]);
   }
   void Insert(StringId id, uint64_t h) {
-    if ((count_ + 1) * 2 > slots_.size()) Grow();
-    Place((uint64_t(uint32_t(h >> 32)) << 32) | id, h);
+    if ((count_ + 1) * 2 > slots_.size()) Grow(std::max<size_t>(1024, slots_.size() * 2));
+    Place((uint64_t(Tag(h)) << 32) | id);
     ++count_;
   }
   void clear() {
     slots_ = {};
-    hashes_ = {};
     count_ = 0;
     mask_ = 0;
   }
 
  private:
-  void Place(uint64_t slot, uint64_t h) {
-    size_t i = h & mask_;
+  // A slot's position comes from the same bits as its tag, so growing needs no hash kept beside the slots
+  // (nor the texts hashed again); the tag's bits above the position still tell most different texts apart.
+  static uint32_t Tag(uint64_t h) { return static_cast<uint32_t>(h >> 32); }
+  void Place(uint64_t slot) {
+    size_t i = (slot >> 32) & mask_;
     while (slots_[i] != 0) i = (i + 1) & mask_;
     slots_[i] = slot;
-    hashes_[i] = h;
   }
-  void Grow() {
-    std::vector<uint64_t> old = std::move(slots_), old_h = std::move(hashes_);
-    const size_t n = std::max<size_t>(1024, old.size() * 2);
+  void Grow(size_t n) {
+    std::vector<uint64_t> old = std::move(slots_);
     slots_.assign(n, 0);
-    hashes_.assign(n, 0);
     mask_ = n - 1;
-    for (size_t i = 0; i < old.size(); ++i)
-      if (old[i]) Place(old[i], old_h[i]);
+    for (const uint64_t s : old)
+      if (s) Place(s);
   }
-  std::vector<uint64_t> slots_;   // tag << 32 | id; 0 = empty (id 0, "", is never interned)
-  std::vector<uint64_t> hashes_;  // full hashes, for growing
+  std::vector<uint64_t> slots_;  // tag << 32 | id; 0 = empty (id 0, "", is never interned)
   size_t count_ = 0, mask_ = 0;
 };
 
