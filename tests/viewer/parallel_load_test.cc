@@ -1,6 +1,7 @@
 // The parallel load builds the identical model for any thread count: synthetic, messy (nested, unsorted,
 // overlapping, every record kind, many small chunks), damaged and real traces, compared field by field.
 #include <catch2/catch.hpp>
+#include <set>
 
 #include "builder_internal.h"
 #include "gt/viewer/load.h"
@@ -209,6 +210,25 @@ void CheckSameForAnyThreads(const std::string& bytes, uint32_t step = 16) {
 }
 
 }  // namespace
+
+TEST_CASE("string index: 32-bit hashes (wasm's std::hash) spread over the slots and intern correctly",
+          "[load]") {
+  // Positions come from a hash's tag bits: taken from an unmixed upper half, every 32-bit hash would probe
+  // from slot 0 and interning would be quadratic (the page hung on a 178 MB JSON file).
+  std::set<uint32_t> positions;
+  for (uint64_t i = 1; i <= 1000; ++i)
+    positions.insert(detail::StringIndex::Tag(uint32_t(i * 2654435761u)) & 4095);
+  CHECK(positions.size() > 800);
+  std::vector<std::string> strings{""};
+  detail::StringIndex index;
+  for (uint32_t i = 1; i <= 5000; ++i) {
+    strings.push_back("text " + std::to_string(i));
+    index.Insert(i, uint32_t(std::hash<std::string>{}(strings.back())));
+  }
+  for (uint32_t i = 1; i <= 5000; ++i)
+    CHECK(index.Find(strings[i], uint32_t(std::hash<std::string>{}(strings[i])), strings) == i);
+  CHECK(index.Find("absent", uint32_t(std::hash<std::string>{}("absent")), strings) == 0);
+}
 
 TEST_CASE("parallel load: synthetic trace, identical model for any thread count", "[load][threads]") {
   const std::string file = SynthGtrace(120000);

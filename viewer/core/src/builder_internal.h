@@ -147,11 +147,12 @@ class StringIndex {
     count_ = 0;
     mask_ = 0;
   }
-
- private:
   // A slot's position comes from the same bits as its tag, so growing needs no hash kept beside the slots
   // (nor the texts hashed again); the tag's bits above the position still tell most different texts apart.
-  static uint32_t Tag(uint64_t h) { return static_cast<uint32_t>(h >> 32); }
+  // Both halves of the hash: std::hash has 64 bits natively but 32 in wasm32, whose upper half is 0.
+  static uint32_t Tag(uint64_t h) { return static_cast<uint32_t>(h >> 32) ^ static_cast<uint32_t>(h); }
+
+ private:
   void Place(uint64_t slot) {
     size_t i = (slot >> 32) & mask_;
     while (slots_[i] != 0) i = (i + 1) & mask_;
