@@ -12,6 +12,8 @@
 # Needs root or sudo. Refuses to run where a gtrace package is already installed (it would replace and remove it).
 #   scripts/package-test.sh
 set -euo pipefail
+# No `grep -q` after a pipe: it exits at the first match, and under pipefail the writer's SIGPIPE fails the
+# check (CI failed "the description does not state the CUDA version" on a description that states it).
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 NATIVE=${GT_NATIVE_BUILD:-build/native}
@@ -24,7 +26,7 @@ step() { echo "package-test: $*"; }
 
 [ -f "$WEB/index.html" ] && [ -f "$WEB/gtrace.wasm" ] ||
   fail "no viewer page in $WEB (scripts/web-test.sh builds it; CI runs this script after it)"
-if dpkg-query -W -f='${Status}' gtrace 2>/dev/null | grep -q "ok installed"; then
+if dpkg-query -W -f='${Status}' gtrace 2>/dev/null | grep "ok installed" >/dev/null; then
   fail "a gtrace package is installed here; this test would replace and remove it (apt-get remove gtrace first)"
 fi
 # A no-op after CI's full native build; what the install rules need, otherwise.
@@ -45,12 +47,12 @@ for f in bin/gcollect bin/gtrace bin/gtrace-counters lib/gtrace/libgtrace_inject
          share/gtrace/web/gtrace.wasm lib/systemd/system/gtrace-serve.service; do
   [ -f "$TMP/prefix/$f" ] || fail "cmake --install did not install $f"
 done
-"$TMP/prefix/bin/gcollect" --version | grep -qx "injection library: $TMP/prefix/lib/gtrace/libgtrace_inject.so" ||
+"$TMP/prefix/bin/gcollect" --version | grep -x "injection library: $TMP/prefix/lib/gtrace/libgtrace_inject.so" >/dev/null ||
   fail "installed gcollect does not use its prefix's injection library: $("$TMP/prefix/bin/gcollect" --version)"
 mv "$TMP/prefix" "$TMP/moved"  # relocatable: the path is found from the binary, not compiled in
-"$TMP/moved/bin/gcollect" --version | grep -qx "injection library: $TMP/moved/lib/gtrace/libgtrace_inject.so" ||
+"$TMP/moved/bin/gcollect" --version | grep -x "injection library: $TMP/moved/lib/gtrace/libgtrace_inject.so" >/dev/null ||
   fail "a moved prefix's gcollect does not find its injection library"
-strings "$TMP/moved/bin/gcollect" | grep -q "$ROOT/$NATIVE" && fail "the installed gcollect holds a build-tree path"
+strings "$TMP/moved/bin/gcollect" | grep "$ROOT/$NATIVE" >/dev/null && fail "the installed gcollect holds a build-tree path"
 
 # --- 2. the package ----------------------------------------------------------------------------------------------
 step "cpack"
@@ -59,10 +61,10 @@ DEB=$(ls "$TMP"/deb/gtrace_*_amd64.deb 2>/dev/null | head -1)
 [ -n "$DEB" ] || fail "cpack made no gtrace_<version>_amd64.deb"
 DEPENDS=$(dpkg-deb -f "$DEB" Depends)
 for d in libc6 libzstd1 libstdc++6 libcpp-httplib; do
-  echo "$DEPENDS" | grep -q "$d" || fail "Depends lacks $d: $DEPENDS"
+  echo "$DEPENDS" | grep "$d" >/dev/null || fail "Depends lacks $d: $DEPENDS"
 done
-echo "$DEPENDS" | grep -qi "cupti\|cuda\|nvidia" && fail "Depends names an NVIDIA library: $DEPENDS"
-dpkg-deb -f "$DEB" Description | grep -q "Built with CUDA 13" || fail "the description does not state the CUDA version"
+echo "$DEPENDS" | grep -i "cupti\|cuda\|nvidia" >/dev/null && fail "Depends names an NVIDIA library: $DEPENDS"
+dpkg-deb -f "$DEB" Description | grep "Built with CUDA 13" >/dev/null || fail "the description does not state the CUDA version"
 dpkg-deb -c "$DEB" | awk '{print $6}' | sed 's|^\./|/|' | grep -v '/$' | sort > "$TMP/files"
 for f in /usr/bin/gcollect /usr/lib/gtrace/libgtrace_inject.so /usr/share/gtrace/web/index.html \
          /usr/lib/systemd/system/gtrace-serve.service; do
@@ -73,15 +75,15 @@ done
 step "apt-get install $(basename "$DEB")"
 cp "$DEB" "$TMP/"  # apt's sandbox user must be able to read it
 $SUDO apt-get install -y -qq "$TMP/$(basename "$DEB")" >/dev/null
-dpkg-query -W -f='${Status}' gtrace | grep -q "ok installed" || fail "gtrace is not installed after apt-get install"
+dpkg-query -W -f='${Status}' gtrace | grep "ok installed" >/dev/null || fail "gtrace is not installed after apt-get install"
 removed=0
 remove_pkg() { [ "$removed" = 1 ] || { $SUDO apt-get remove -y -qq gtrace >/dev/null; removed=1; }; }
 trap 'remove_pkg || true; cleanup' EXIT
 
 GCOLLECT=$(command -v gcollect) || fail "gcollect is not on PATH"
 [ "$GCOLLECT" = /usr/bin/gcollect ] || fail "gcollect on PATH is $GCOLLECT, not the package's"
-/usr/bin/gcollect --version | grep -q "^gcollect [0-9]" || fail "gcollect --version"
-/usr/bin/gcollect --version | grep -qx "injection library: /usr/lib/gtrace/libgtrace_inject.so" ||
+/usr/bin/gcollect --version | grep "^gcollect [0-9]" >/dev/null || fail "gcollect --version"
+/usr/bin/gcollect --version | grep -x "injection library: /usr/lib/gtrace/libgtrace_inject.so" >/dev/null ||
   fail "installed gcollect does not use /usr/lib/gtrace/libgtrace_inject.so: $(/usr/bin/gcollect --version)"
 
 step "gcollect -- /bin/true"
@@ -91,12 +93,12 @@ rc=$?
 set -e
 [ "$rc" = 0 ] || fail "gcollect -- /bin/true exited $rc, not the app's 0: $(cat "$TMP/gcollect.err")"
 [ -f "$TMP/true.gtrace" ] || fail "gcollect -- /bin/true wrote no trace"
-if ldconfig -p | grep -q "libcuda\.so\.1 "; then  # a GPU machine: no warning about the driver
+if ldconfig -p | grep "libcuda\.so\.1 " >/dev/null; then  # a GPU machine: no warning about the driver
   grep -q "no NVIDIA driver" "$TMP/gcollect.err" && fail "a driver is installed, yet: $(cat "$TMP/gcollect.err")"
 else
   grep -q "gcollect: warning: no NVIDIA driver on this machine (libcuda.so.1 cannot be loaded)" "$TMP/gcollect.err" ||
     fail "no clear no-GPU message: $(cat "$TMP/gcollect.err")"
-  /usr/bin/gtrace info "$TMP/true.gtrace" | grep -q "gpu_unavailable" || fail "the trace does not record why it has no GPU activity"
+  /usr/bin/gtrace info "$TMP/true.gtrace" | grep "gpu_unavailable" >/dev/null || fail "the trace does not record why it has no GPU activity"
 fi
 grep -qi "error\|cannot be preloaded" "$TMP/gcollect.err" && fail "gcollect -- /bin/true: $(cat "$TMP/gcollect.err")"
 
@@ -121,7 +123,7 @@ for _ in $(seq 50); do grep -q "^open: " "$TMP/serve.log" && break; sleep 0.1; d
 grep -q "^open: ${URL%/}/?trace=[a-z2-7]*$" "$TMP/serve.log" || fail "gtrace serve --open printed no link: $(cat "$TMP/serve.log")"
 [ -d "$TMP/home/.local/share/gtrace/store/traces" ] || fail "the default store was not created"
 grep -q "viewer page from /usr/share/gtrace/web" "$TMP/serve.log" || fail "gtrace serve does not use the installed page: $(cat "$TMP/serve.log")"
-curl -fsS "${URL%/}/api/health" | grep -q '"ok":true' || fail "GET /api/health"
+curl -fsS "${URL%/}/api/health" | grep '"ok":true' >/dev/null || fail "GET /api/health"
 curl -fsS "${URL%/}/" -o "$TMP/index.html" || fail "GET /"
 cmp -s "$TMP/index.html" /usr/share/gtrace/web/index.html || fail "GET / is not the installed index.html"
 curl -fsS "${URL%/}/gtrace.wasm" -o /dev/null || fail "GET /gtrace.wasm"
@@ -130,14 +132,14 @@ kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
 # --- 4. removed --------------------------------------------------------------------------------------------------
 step "apt-get remove gtrace"
 remove_pkg
-dpkg-query -W -f='${Status}' gtrace 2>/dev/null | grep -q "ok installed" && fail "gtrace still installed"
+dpkg-query -W -f='${Status}' gtrace 2>/dev/null | grep "ok installed" >/dev/null && fail "gtrace still installed"
 left=$(while read -r f; do [ -e "$f" ] && echo "$f"; done <"$TMP/files" || true)
 [ -z "$left" ] || fail "files left after apt-get remove: $left"
 for d in /usr/lib/gtrace /usr/share/gtrace /usr/share/doc/gtrace; do
   [ -e "$d" ] && fail "$d left after apt-get remove"
 done
 command -v gcollect >/dev/null && fail "gcollect still on PATH: $(command -v gcollect)"
-dpkg -L gtrace 2>/dev/null | grep -q "^/usr/" && fail "dpkg -L gtrace still lists files"
+dpkg -L gtrace 2>/dev/null | grep "^/usr/" >/dev/null && fail "dpkg -L gtrace still lists files"
 # CPack's postrm (an ldconfig call, for the library under /usr/lib) keeps a 'config-files' record until purge.
 $SUDO apt-get purge -y -qq gtrace >/dev/null
 step "ok"
