@@ -1428,8 +1428,8 @@ void Stop() {
 void ForgetAfterFork() {
   if (!g) return;
   new (&g->thread) std::thread();  // it names a thread of the parent: forgotten, never joined or detached
-  t_tid =
-      0;  // the forking thread's cached id is its parent's: a sampler started here would never find its slot
+  // The forking thread's cached id is its parent's: a sampler started here would never find its slot.
+  t_tid = 0;
   g->running.store(false);
   for (Slot& x : g->slots) x.tid.store(0);
 }

@@ -138,7 +138,7 @@ class StringIndex {
     if (!slots_.empty()) __builtin_prefetch(&slots_[Tag(h) & mask_]);
   }
   void Insert(StringId id, uint64_t h) {
-    if ((count_ + 1) * 2 > slots_.size()) Grow(std::max<size_t>(1024, slots_.size() * 2));
+    if ((count_ + 1) * 2 > slots_.size()) Grow();
     Place((uint64_t(Tag(h)) << 32) | id);
     ++count_;
   }
@@ -158,8 +158,9 @@ class StringIndex {
     while (slots_[i] != 0) i = (i + 1) & mask_;
     slots_[i] = slot;
   }
-  void Grow(size_t n) {
+  void Grow() {
     std::vector<uint64_t> old = std::move(slots_);
+    const size_t n = std::max<size_t>(1024, old.size() * 2);
     slots_.assign(n, 0);
     mask_ = n - 1;
     for (const uint64_t s : old)
