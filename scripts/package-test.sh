@@ -52,7 +52,13 @@ done
 mv "$TMP/prefix" "$TMP/moved"  # relocatable: the path is found from the binary, not compiled in
 "$TMP/moved/bin/gcollect" --version | grep -x "injection library: $TMP/moved/lib/gtrace/libgtrace_inject.so" >/dev/null ||
   fail "a moved prefix's gcollect does not find its injection library"
-strings "$TMP/moved/bin/gcollect" | grep "$ROOT/$NATIVE" >/dev/null && fail "the installed gcollect holds a build-tree path"
+# Only what the program can read at run time: DWARF keeps the compile directory (DW_AT_comp_dir), which names
+# the build tree by design and is stripped from the package (CPACK_STRIP_FILES).
+for f in bin/gcollect lib/gtrace/libgtrace_inject.so; do
+  objcopy --strip-debug "$TMP/moved/$f" "$TMP/no-debug-info"
+  strings "$TMP/no-debug-info" | grep "$ROOT/$NATIVE" >/dev/null && fail "the installed $f holds a build-tree path"
+done
+rm -f "$TMP/no-debug-info"
 
 # --- 2. the package ----------------------------------------------------------------------------------------------
 step "cpack"
