@@ -1,9 +1,11 @@
 // JSON import benchmark: a generated Kineto trace (tests/viewer/kineto_gen.h: the event mix of a transformer
-// training loop, like the 170 MB trace of issue 16), plain and gzipped, loaded by the fast front end and by
-// the reference (nlohmann SAX, today's importer), next to python3's json.load of the same file, in one run.
+// training loop, like the 170 MB trace of issue 16) or, with --format chrome, a plain Chrome trace (B/E
+// nesting, counters, async pairs, flows), plain and gzipped, loaded by the fast front end and by the
+// reference (nlohmann SAX, today's importer), next to python3's json.load of the same file, in one run.
 //
-//   bench_json [--mb 170] [--dir DIR] [--repeat R] [--no-python] [--threads T]
-//   bench_json [--threads T] --one fast|reference FILE   (one load in this process: CPU s, peak RSS, text bytes,
+//   bench_json [--format kineto|chrome] [--mb 170] [--dir DIR] [--repeat R] [--no-python] [--threads T]
+//   bench_json [--threads T] --one fast|reference FILE   (one load in this process: CPU s, peak RSS, text
+//   bytes,
 //                                               fingerprint, wall s, gzip inflater; used by the driver;
 //                                               runs under node for the wasm build)
 //
@@ -28,8 +30,8 @@
 #if defined(__EMSCRIPTEN__)
 #include <emscripten.h>
 #endif
-#include "kineto_gen.h"
 #include "inflate.h"  // which gzip inflater this machine has
+#include "kineto_gen.h"
 #include "model_diff.h"
 
 using namespace gt;
@@ -87,7 +89,8 @@ bool Gzip(const std::string& in, std::string* out) {
 #endif
 }
 
-// One load: prints "cpu_s peak_rss_kb text_bytes fingerprint wall_s".
+// One load: prints "cpu_s peak_rss_kb text_bytes fingerprint wall_s inflater events problems" (problems: the
+// importer's named counts of what it skipped; the generated files should have none).
 int One(const std::string& mode, const std::string& path, uint32_t threads) {
   const std::string bytes = ReadFile(path);
   if (bytes.empty()) {
@@ -112,17 +115,19 @@ int One(const std::string& mode, const std::string& path, uint32_t threads) {
 #if defined(__EMSCRIPTEN__)
   ru.ru_maxrss = EM_ASM_INT({ return HEAP8.length / 1024; });  // the wasm heap's size, KiB
 #endif
-  std::printf("%.4f %ld %llu %016llx %.4f %s\n", cpu, ru.ru_maxrss,
-              (unsigned long long)m.value()->report.bytes_total,
-              (unsigned long long)test::ModelFingerprint(*m.value()), wall,
-              gt::viewer::detail::Inflater(std::span<const uint8_t>()).backend());
+  const TraceModel& model = *m.value();
+  std::printf("%.4f %ld %llu %016llx %.4f %s %llu %zu\n", cpu, ru.ru_maxrss,
+              (unsigned long long)model.report.bytes_total, (unsigned long long)test::ModelFingerprint(model),
+              wall, gt::viewer::detail::Inflater(std::span<const uint8_t>()).backend(),
+              (unsigned long long)model.event_count, model.report.problems.size());
+  for (const std::string& p : model.report.problems) std::fprintf(stderr, "problem: %s\n", p.c_str());
   return 0;
 }
 
 struct Result {
   double cpu = 0, wall = 0;
   long rss_kb = 0;
-  uint64_t text = 0;
+  uint64_t text = 0, events = 0;
   std::string fingerprint;
   bool ok = false;
 };
@@ -139,11 +144,15 @@ Result RunChild(const std::string& self, const std::string& mode, const std::str
     const bool got = std::fgets(line, sizeof line, p) != nullptr;
     const int rc = pclose(p);
     Result r;
-    char fp[64] = {0};
-    unsigned long long text = 0;
+    char fp[64] = {0}, inflater[32] = {0};
+    unsigned long long text = 0, events = 0;
+    size_t problems = 0;
     if (!got || rc != 0 ||
-        std::sscanf(line, "%lf %ld %llu %63s %lf", &r.cpu, &r.rss_kb, &text, fp, &r.wall) != 5)
+        std::sscanf(line, "%lf %ld %llu %63s %lf %31s %llu %zu", &r.cpu, &r.rss_kb, &text, fp, &r.wall,
+                    inflater, &events, &problems) != 8 ||
+        problems != 0)  // a generated file's events are all well formed: a skip is a bug in the load
       return best;
+    r.events = events;
     r.text = text;
     r.fingerprint = fp;
     r.ok = true;
@@ -178,11 +187,15 @@ int main(int argc, char** argv) {
   int repeat = 1;
   bool python = true;
   uint32_t threads = 1;
+  std::string format = "kineto";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--one" && i + 2 < argc) return One(argv[i + 1], argv[i + 2], threads);
     if (a == "--threads" && i + 1 < argc)
       threads = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10));
+    else if (a == "--format" && i + 1 < argc &&
+             (std::string(argv[i + 1]) == "kineto" || std::string(argv[i + 1]) == "chrome"))
+      format = argv[++i];
     else if (a == "--mb" && i + 1 < argc)
       mb = std::strtoull(argv[++i], nullptr, 10);
     else if (a == "--dir" && i + 1 < argc)
@@ -193,19 +206,21 @@ int main(int argc, char** argv) {
       python = false;
     else {
       std::fprintf(stderr,
-                   "usage: bench_json [--mb N] [--dir DIR] [--repeat R] [--no-python] [--threads T]\n");
+                   "usage: bench_json [--format kineto|chrome] [--mb N] [--dir DIR] [--repeat R] "
+                   "[--no-python] [--threads T]\n");
       return 2;
     }
   }
-  const std::string plain = dir + "/bench_json_kineto.json", gz = plain + ".gz";
+  const std::string plain = dir + "/bench_json_" + format + ".json", gz = plain + ".gz";
   {
-    const std::string json = test::KinetoJson(mb << 20, 1);
+    const std::string json =
+        format == "chrome" ? test::ChromeJson(mb << 20, 1) : test::KinetoJson(mb << 20, 1);
     std::string z;
     if (!Gzip(json, &z)) return 1;
     std::ofstream(plain, std::ios::binary) << json;
     std::ofstream(gz, std::ios::binary) << z;
-    std::printf("generated Kineto JSON: %.1f MB (gzip %.1f MB) in %s\n", json.size() / 1e6, z.size() / 1e6,
-                dir.c_str());
+    std::printf("generated %s JSON: %.1f MB (gzip %.1f MB) in %s\n", format.c_str(), json.size() / 1e6,
+                z.size() / 1e6, dir.c_str());
   }
   const std::string self = argv[0];
   bool ok = true;
@@ -228,7 +243,8 @@ int main(int argc, char** argv) {
     std::printf("%-5s fast / reference: %.2fx", label.c_str(), ref.cpu / fast.cpu);
     if (py > 0) std::printf(", fast / python3: %.2fx", py / fast.cpu);
     const bool same = fast.fingerprint == ref.fingerprint;
-    std::printf(", models %s (fingerprint %s)\n", same ? "identical" : "DIFFER", fast.fingerprint.c_str());
+    std::printf(", models %s (fingerprint %s, %llu events)\n", same ? "identical" : "DIFFER",
+                fast.fingerprint.c_str(), (unsigned long long)fast.events);
     ok &= same;
     if (threads > 1) {
       const Result par = RunChild(self, "fast", file, repeat, threads);

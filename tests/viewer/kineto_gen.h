@@ -7,7 +7,7 @@
 // corner the importer handles: all phases (B/E/X/i/I/C/M/s/t/f/ b/e/n and unknown ones), ts and dur as
 // floats, integers, strings and garbage, string and numeric pids, unicode escapes and raw UTF-8, nested and
 // odd args, missing fields, duplicate keys, displayTimeUnit and other top-level members, a bare array instead
-// of an object.
+// of an object. ChromeJson: a plain Chrome trace (below).
 #pragma once
 
 #include <cstdint>
@@ -253,6 +253,181 @@ inline std::string KinetoJson(uint64_t bytes, uint64_t seed = 1) {
   Us(o, t);
   o += "}\n  ],\n  \"traceName\": \"/tmp/trace.json\",\n  \"displayTimeUnit\": \"ms\",\n  "
        "\"baseTimeNanoseconds\": 1732400000000000000\n}\n";
+  return o;
+}
+
+// ChromeJson: a plain Chrome trace (what Chrome's tracing, the JAX / TensorFlow profilers' trace.json.gz and
+// hand-instrumented apps write), to about `bytes` bytes: several processes and threads named by "M" events;
+// on each thread nested "B"/"E" pairs with "X" events inside, integer microsecond timestamps with thread
+// times ("tts"), args of small objects; counters ("C") of one and of two series, thread instants, nestable
+// async pairs ("b"/"e") with hex ids, and flows ("s"/"f"). Every event is well formed: the importer keeps all
+// of them (the benchmark checks that nothing is skipped).
+inline std::string ChromeJson(uint64_t bytes, uint64_t seed = 1) {
+  GenRng r(seed);
+  std::string o;
+  o.reserve(bytes + (1 << 16));
+  o += "{\"traceEvents\":[\n";
+  static const char* const kProcesses[] = {"Browser", "Renderer", "GPU Process", "python3"};
+  static const char* const kThreads[] = {"CrBrowserMain", "ThreadPoolForegroundWorker", "Compositor",
+                                         "VizCompositorThread"};
+  static const char* const kSlices[] = {"ThreadControllerImpl::RunTask",
+                                        "v8.run",
+                                        "FunctionCall",
+                                        "Layout",
+                                        "UpdateLayoutTree",
+                                        "Paint",
+                                        "RasterTask",
+                                        "ProxyMain::BeginMainFrame",
+                                        "jit_train_step",
+                                        "XlaModule:#fused_computation.42#",
+                                        "ParseHTML",
+                                        "EvaluateScript"};
+  static const char* const kCats[] = {"toplevel", "v8",  "devtools.timeline", "blink",
+                                      "cc",       "xla", "benchmark"};
+  static const char* const kFiles[] = {"https://example.com/static/js/app.7f3a9c.js",
+                                       "third_party/blink/renderer/core/frame/local_frame_view.cc",
+                                       "jax/_src/interpreters/pxla.py", "train.py"};
+  constexpr uint32_t kPids = 4, kTids = 4;
+  uint64_t ts[kPids][kTids];  // each thread's clock, microseconds
+  char b[640];
+  bool first = true;
+  auto sep = [&] {
+    if (!first) o += ",\n";
+    first = false;
+  };
+  for (uint32_t p = 0; p < kPids; ++p) {
+    sep();
+    std::snprintf(b, sizeof b,
+                  "{\"args\":{\"name\":\"%s\"},\"cat\":\"__metadata\",\"name\":\"process_name\",\"ph\":\"M\","
+                  "\"pid\":%u,\"tid\":0,\"ts\":0}",
+                  kProcesses[p], 1000 + p);
+    o += b;
+    for (uint32_t t = 0; t < kTids; ++t) {
+      ts[p][t] = 5000000000ull + r.Below(100000);
+      sep();
+      std::snprintf(
+          b, sizeof b,
+          "{\"args\":{\"name\":\"%s\"},\"cat\":\"__metadata\",\"name\":\"thread_name\",\"ph\":\"M\","
+          "\"pid\":%u,\"tid\":%u,\"ts\":0}",
+          kThreads[t], 1000 + p, 20000 + p * 100 + t);
+      o += b;
+    }
+  }
+  uint64_t async_id = 0x1000, flow_id = 1;
+  while (o.size() < bytes) {
+    const uint32_t p = r.Below(kPids), t = r.Below(kTids), pid = 1000 + p, tid = 20000 + p * 100 + t;
+    uint64_t& now = ts[p][t];
+    uint64_t tts = now / 3;
+    // A nested stack of B/E slices, X slices inside the innermost one.
+    const uint32_t depth = 1 + r.Below(4);
+    std::vector<const char*> open;
+    for (uint32_t d = 0; d < depth; ++d) {
+      const char* name = kSlices[r.Below(sizeof kSlices / sizeof *kSlices)];
+      const char* cat = kCats[r.Below(sizeof kCats / sizeof *kCats)];
+      sep();
+      if (r.Chance(50))
+        std::snprintf(b, sizeof b,
+                      "{\"args\":{\"data\":{\"frame\":\"%016llX\",\"url\":\"%s\",\"lineNumber\":%u}},"
+                      "\"cat\":\"%s\",\"name\":\"%s\",\"ph\":\"B\",\"pid\":%u,\"tid\":%u,\"ts\":%llu,"
+                      "\"tts\":%llu}",
+                      (unsigned long long)r.Next(), kFiles[r.Below(4)], r.Below(5000), cat, name, pid, tid,
+                      (unsigned long long)now, (unsigned long long)tts);
+      else
+        std::snprintf(b, sizeof b,
+                      "{\"args\":{},\"cat\":\"%s\",\"name\":\"%s\",\"ph\":\"B\",\"pid\":%u,\"tid\":%u,"
+                      "\"ts\":%llu,\"tts\":%llu}",
+                      cat, name, pid, tid, (unsigned long long)now, (unsigned long long)tts);
+      o += b;
+      open.push_back(cat);
+      now += 1 + r.Below(50), tts += 1 + r.Below(20);
+    }
+    for (uint32_t x = r.Below(4); x > 0; --x) {
+      const uint64_t dur = 1 + r.Below(400);
+      sep();
+      std::snprintf(
+          b, sizeof b,
+          "{\"args\":{\"src_file\":\"%s\",\"src_func\":\"Run\"},\"cat\":\"%s\",\"dur\":%llu,"
+          "\"name\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tdur\":%llu,\"tid\":%u,\"ts\":%llu,\"tts\":%llu}",
+          kFiles[r.Below(4)], kCats[r.Below(sizeof kCats / sizeof *kCats)], (unsigned long long)dur,
+          kSlices[r.Below(sizeof kSlices / sizeof *kSlices)], pid, (unsigned long long)(dur / 2), tid,
+          (unsigned long long)now, (unsigned long long)tts);
+      o += b;
+      now += dur + r.Below(20), tts += dur / 2;
+    }
+    if (r.Chance(10)) {
+      sep();
+      std::snprintf(
+          b, sizeof b,
+          "{\"args\":{\"data\":{\"type\":\"click\"}},\"cat\":\"devtools.timeline\",\"name\":"
+          "\"EventDispatch\",\"ph\":\"i\",\"pid\":%u,\"s\":\"t\",\"tid\":%u,\"ts\":%llu,\"tts\":%llu}",
+          pid, tid, (unsigned long long)now, (unsigned long long)tts);
+      o += b;
+    }
+    if (r.Chance(8)) {  // a flow from here to another process's thread, a little later
+      const uint32_t q = r.Below(kPids), u = r.Below(kTids);
+      sep();
+      std::snprintf(b, sizeof b,
+                    "{\"bind_id\":\"0x%llx\",\"cat\":\"toplevel.flow\",\"id\":%llu,\"name\":\"PostTask\","
+                    "\"ph\":\"s\",\"pid\":%u,\"tid\":%u,\"ts\":%llu}",
+                    (unsigned long long)flow_id, (unsigned long long)flow_id, pid, tid,
+                    (unsigned long long)now);
+      o += b;
+      uint64_t& later = ts[q][u];
+      later = std::max(later, now + 5);
+      sep();
+      std::snprintf(b, sizeof b,
+                    "{\"bp\":\"e\",\"cat\":\"toplevel.flow\",\"id\":%llu,\"name\":\"PostTask\",\"ph\":\"f\","
+                    "\"pid\":%u,\"tid\":%u,\"ts\":%llu}",
+                    (unsigned long long)flow_id, 1000 + q, 20000 + q * 100 + u, (unsigned long long)later);
+      o += b;
+      ++flow_id;
+    }
+    while (!open.empty()) {
+      now += 1 + r.Below(30), tts += 1 + r.Below(10);
+      sep();
+      std::snprintf(b, sizeof b,
+                    "{\"args\":{},\"cat\":\"%s\",\"ph\":\"E\",\"pid\":%u,\"tid\":%u,\"ts\":%llu,"
+                    "\"tts\":%llu}",
+                    open.back(), pid, tid, (unsigned long long)now, (unsigned long long)tts);
+      o += b;
+      open.pop_back();
+    }
+    if (r.Chance(15)) {  // counters: one series, or two
+      sep();
+      if (r.Chance(50))
+        std::snprintf(b, sizeof b,
+                      "{\"args\":{\"value\":%u},\"cat\":\"memory\",\"name\":\"JSHeapUsed\",\"ph\":\"C\","
+                      "\"pid\":%u,\"tid\":%u,\"ts\":%llu}",
+                      1000000 + r.Below(90000000), pid, tid, (unsigned long long)now);
+      else
+        std::snprintf(b, sizeof b,
+                      "{\"args\":{\"allocated\":%u.%02u,\"reserved\":%u},\"cat\":\"memory\",\"name\":"
+                      "\"GPU memory\",\"ph\":\"C\",\"pid\":%u,\"tid\":%u,\"ts\":%llu}",
+                      r.Below(80000), r.Below(100), 80000 + r.Below(10000), pid, tid,
+                      (unsigned long long)now);
+      o += b;
+    }
+    if (r.Chance(6)) {  // a nestable async pair on the process's async row
+      const uint64_t id = async_id++, end = now + 10 + r.Below(5000);
+      sep();
+      std::snprintf(
+          b, sizeof b,
+          "{\"args\":{\"url\":\"%s\"},\"cat\":\"loading\",\"id2\":{\"local\":\"0x%llx\"},\"id\":\"0x%llx\","
+          "\"name\":\"ResourceLoad\",\"ph\":\"b\",\"pid\":%u,\"tid\":%u,\"ts\":%llu}",
+          kFiles[r.Below(4)], (unsigned long long)id, (unsigned long long)id, pid, tid,
+          (unsigned long long)now);
+      o += b;
+      sep();
+      std::snprintf(
+          b, sizeof b,
+          "{\"args\":{},\"cat\":\"loading\",\"id\":\"0x%llx\",\"name\":\"ResourceLoad\",\"ph\":\"e\","
+          "\"pid\":%u,\"tid\":%u,\"ts\":%llu}",
+          (unsigned long long)id, pid, tid, (unsigned long long)end);
+      o += b;
+    }
+    now += r.Below(200);
+  }
+  o += "\n],\"displayTimeUnit\":\"ns\",\"metadata\":{\"command_line\":\"chrome --enable-tracing\"}}\n";
   return o;
 }
 
