@@ -286,32 +286,25 @@ void Importer::OnEvent(JEvent& e) {
     case 'S':
     case 'F': {  // async (nestable and legacy): paired by (pid, cat, id), drawn on the process's async row
       const bool begin = ph == 'b' || ph == 'S';
+      auto it = async_open_.find(std::tuple{pid, std::string_view(e.cat), std::string_view(e.id)});
       if (begin) {
-        auto it = async_open_.find(std::tuple{pid, std::string_view(e.cat), std::string_view(e.id)});
         if (it == async_open_.end()) it = async_open_.try_emplace(std::tuple{pid, e.cat, e.id}).first;
+        auto n = it->second.find(std::string_view(e.name));
+        if (n == it->second.end()) n = it->second.emplace(e.name, std::vector<Open>()).first;
         const int64_t ts = e.ts;
-        it->second.push_back({ts, std::move(e)});
+        n->second.push_back({ts, std::move(e)});
         return;
       }
-      auto it = async_open_.find(std::tuple{pid, std::string_view(e.cat), std::string_view(e.id)});
       if (it == async_open_.end()) return Skip("async end events without a begin");
-      std::vector<Open>& open = it->second;
       // The latest open event of this name (an end without a name closes a begin without one); "e" events
       // may omit the name, so failing that the latest of the id's smallest name.
-      size_t pick = open.size();
-      for (size_t i = open.size(); i-- > 0;)
-        if (open[i].e.name == e.name) {
-          pick = i;
-          break;
-        }
-      if (pick == open.size()) {
-        pick = 0;
-        for (size_t i = 1; i < open.size(); ++i)
-          if (open[i].e.name <= open[pick].e.name) pick = i;
-      }
-      Open o = std::move(open[pick]);
-      open.erase(open.begin() + static_cast<ptrdiff_t>(pick));
-      if (open.empty()) async_open_.erase(it);
+      OpenByName& by_name = it->second;
+      auto n = by_name.find(std::string_view(e.name));
+      if (n == by_name.end()) n = by_name.begin();
+      Open o = std::move(n->second.back());
+      n->second.pop_back();
+      if (n->second.empty()) by_name.erase(n);
+      if (by_name.empty()) async_open_.erase(it);
       if (e.ts < o.ts) return Skip("async events ending before they begin");
       b_.SetThreadName(pid, kAsyncTid, "Async events");
       Complete(o.e, o.ts, e.ts, pid, kAsyncTid);
@@ -553,7 +546,8 @@ Status Importer::Finish(bool kineto) {
   // Unclosed B and async begins: shown up to their last known time would invent data; count them instead.
   uint64_t unclosed = 0;
   for (auto& [k, st] : be_stacks_) unclosed += st.depth;
-  for (auto& [k, st] : async_open_) unclosed += st.size();
+  for (auto& [k, by_name] : async_open_)
+    for (auto& [name, st] : by_name) unclosed += st.size();
   if (unclosed) skipped_["begin events never ended"] += unclosed;
 
   // The host process of GPU work: the one issuing runtime calls (Kineto traces one process).
