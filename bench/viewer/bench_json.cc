@@ -1,13 +1,14 @@
 // JSON import benchmark: a generated Kineto trace (tests/viewer/kineto_gen.h: the event mix of a transformer
-// training loop, like the 170 MB trace of issue 16) or, with --format chrome, a plain Chrome trace (B/E
-// nesting, counters, async pairs, flows), plain and gzipped, loaded by the fast front end and by the
-// reference (nlohmann SAX, today's importer), next to python3's json.load of the same file, in one run.
+// training loop, like the 170 MB trace of issue 16), or with --format chrome a plain Chrome trace (B/E
+// nesting, counters, async pairs, flows), or with --format threads one event on each of many threads (what a
+// track costs), plain and gzipped, loaded by the fast front end and by the reference (nlohmann SAX, today's
+// importer), next to python3's json.load of the same file, in one run.
 //
-//   bench_json [--format kineto|chrome] [--mb 170] [--dir DIR] [--repeat R] [--no-python] [--threads T]
-//   bench_json [--threads T] --one fast|reference FILE   (one load in this process: CPU s, peak RSS, text
-//   bytes,
-//                                               fingerprint, wall s, gzip inflater; used by the driver;
-//                                               runs under node for the wasm build)
+//   bench_json [--format kineto|chrome|threads] [--mb 170] [--dir DIR] [--repeat R] [--no-python]
+//              [--threads T]
+//   bench_json [--threads T] --one fast|reference FILE
+//       one load in this process: CPU s, peak RSS, text bytes, fingerprint, wall s, gzip inflater, events,
+//       problems; used by the driver; runs under node for the wasm build
 //
 // Each load runs in a child process of its own (the driver runs itself with --one), so each peak resident
 // set is that load's alone: the file's bytes in memory plus what the load allocates. Speed is MB of JSON
@@ -194,7 +195,8 @@ int main(int argc, char** argv) {
     if (a == "--threads" && i + 1 < argc)
       threads = static_cast<uint32_t>(std::strtoul(argv[++i], nullptr, 10));
     else if (a == "--format" && i + 1 < argc &&
-             (std::string(argv[i + 1]) == "kineto" || std::string(argv[i + 1]) == "chrome"))
+             (std::string(argv[i + 1]) == "kineto" || std::string(argv[i + 1]) == "chrome" ||
+              std::string(argv[i + 1]) == "threads"))
       format = argv[++i];
     else if (a == "--mb" && i + 1 < argc)
       mb = std::strtoull(argv[++i], nullptr, 10);
@@ -206,15 +208,16 @@ int main(int argc, char** argv) {
       python = false;
     else {
       std::fprintf(stderr,
-                   "usage: bench_json [--format kineto|chrome] [--mb N] [--dir DIR] [--repeat R] "
+                   "usage: bench_json [--format kineto|chrome|threads] [--mb N] [--dir DIR] [--repeat R] "
                    "[--no-python] [--threads T]\n");
       return 2;
     }
   }
   const std::string plain = dir + "/bench_json_" + format + ".json", gz = plain + ".gz";
   {
-    const std::string json =
-        format == "chrome" ? test::ChromeJson(mb << 20, 1) : test::KinetoJson(mb << 20, 1);
+    const std::string json = format == "chrome"    ? test::ChromeJson(mb << 20, 1)
+                             : format == "threads" ? test::ManyThreadsJson(mb << 20)
+                                                   : test::KinetoJson(mb << 20, 1);
     std::string z;
     if (!Gzip(json, &z)) return 1;
     std::ofstream(plain, std::ios::binary) << json;

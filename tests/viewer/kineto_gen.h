@@ -7,7 +7,7 @@
 // corner the importer handles: all phases (B/E/X/i/I/C/M/s/t/f/ b/e/n and unknown ones), ts and dur as
 // floats, integers, strings and garbage, string and numeric pids, unicode escapes and raw UTF-8, nested and
 // odd args, missing fields, duplicate keys, displayTimeUnit and other top-level members, a bare array instead
-// of an object. ChromeJson: a plain Chrome trace (below).
+// of an object. ChromeJson: a plain Chrome trace; ManyThreadsJson: one event per thread (below).
 #pragma once
 
 #include <cstdint>
@@ -428,6 +428,21 @@ inline std::string ChromeJson(uint64_t bytes, uint64_t seed = 1) {
     now += r.Below(200);
   }
   o += "\n],\"displayTimeUnit\":\"ns\",\"metadata\":{\"command_line\":\"chrome --enable-tracing\"}}\n";
+  return o;
+}
+
+// ManyThreadsJson: one "X" event on each of as many threads as fit in about `bytes` (a server's log of a
+// thread per request, or a hostile upload): what each track costs, with hardly any events to amortize it.
+inline std::string ManyThreadsJson(uint64_t bytes) {
+  std::string o = "{\"traceEvents\":[\n";
+  o.reserve(bytes + 128);
+  char b[160];
+  for (uint32_t tid = 1; o.size() < bytes; ++tid)
+    o.append(b, size_t(std::snprintf(b, sizeof b,
+                                     "%s{\"ph\":\"X\",\"name\":\"request\",\"pid\":1,\"tid\":%u,\"ts\":%u,"
+                                     "\"dur\":1}",
+                                     tid == 1 ? "" : ",\n", tid, tid)));
+  o += "\n]}\n";
   return o;
 }
 

@@ -132,7 +132,7 @@ void Router::Room(Stage& s, bool in_order) {
     p.has_aux = aux;
   }
   if (p.n == p.start.size()) {
-    p.Grow(hint_, growth_halves_);
+    p.Grow(p.start.empty() ? kFirstBlock : hint_, growth_halves_);
     if (max_piece_ != 0 && p.start.size() > max_piece_) p.Reserve(max_piece_);
   }
 }
