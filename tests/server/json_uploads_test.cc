@@ -102,6 +102,34 @@ TEST_CASE("a truncated Chrome JSON is kept and reported as damaged", "[server][j
   CHECK(j["damaged"]["truncated"] == true);
 }
 
+TEST_CASE("a JSON upload of more tracks than the server builds is refused with 413 and the reason",
+          "[server][json]") {
+  // One event on each of many threads: small to upload, costly to build. The server's limit is
+  // cli::kMaxUploadTracks; this server sets 100.
+  TestServer ts;
+  ts.options.validator = [](std::span<const uint8_t> bytes) {
+    return gt::cli::ValidateViewerTrace(bytes, 64u << 20, 100);
+  };
+  ts.Start();
+  auto c = ts.Client();
+  auto threads = [](int n) {
+    std::string j = "{\"traceEvents\": [";
+    for (int tid = 1; tid <= n; ++tid)
+      j += std::string(tid > 1 ? "," : "") +
+           "{\"ph\":\"X\",\"name\":\"request\",\"pid\":1,\"tid\":" + std::to_string(tid) +
+           ",\"ts\":" + std::to_string(tid) + ",\"dur\":1}";
+    return j + "]}";
+  };
+  auto over = c.Post("/api/traces", gt::test::Gzip(threads(5000)), "application/octet-stream");
+  REQUIRE(over);
+  INFO(over->body);
+  CHECK(over->status == 413);
+  CHECK(over->body.find("more than 100 timeline tracks") != std::string::npos);
+  auto fits = c.Post("/api/traces", threads(100), "application/octet-stream");
+  REQUIRE(fits);
+  CHECK(fits->status == 201);
+}
+
 TEST_CASE("concurrent JSON uploads all finish (imports take turns)", "[server][json]") {
   TestServer ts;
   UseViewerValidator(ts);

@@ -169,6 +169,44 @@ TEST_CASE("threaded .gtrace loading builds the same model as one thread", "[load
   }
 }
 
+TEST_CASE("max_tracks: past the limit the load stops with a clear error; at it, the trace loads", "[load]") {
+  // 20 threads of one event each, and one counter of 3 series: 23 tracks.
+  std::string json = "{\"traceEvents\":[";
+  for (int tid = 1; tid <= 20; ++tid)
+    json += "{\"ph\":\"X\",\"name\":\"request\",\"pid\":1,\"tid\":" + std::to_string(tid) +
+            ",\"ts\":" + std::to_string(tid) + ",\"dur\":1},";
+  json += "{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"ts\":5,\"args\":{\"a\":1,\"b\":2,\"c\":3}}]}";
+  for (auto parser : {LoadOptions::JsonParser::kFast, LoadOptions::JsonParser::kReference})
+    for (const std::string& bytes : {json, gt::test::Gzip(json)}) {
+      INFO((parser == LoadOptions::JsonParser::kFast ? "fast" : "reference")
+           << (bytes == json ? ", plain" : ", gzip"));
+      LoadOptions o;
+      o.json_parser = parser;
+      o.max_tracks = 23;
+      auto ok = LoadTrace(Bytes(bytes), o);
+      REQUIRE(ok.ok());
+      CHECK(ok.value()->event_count == 20);
+      o.max_tracks = 22;
+      auto over = LoadTrace(Bytes(bytes), o);
+      REQUIRE_FALSE(over.ok());
+      CHECK(over.status().code() == StatusCode::kResourceExhausted);
+      CHECK(over.status().message().find("more than 22 timeline tracks") != std::string::npos);
+    }
+  // .gtrace, on one thread and on two (chunks routed on threads, merged in order).
+  gt::synth::SynthCounts counts;
+  const std::string gtrace = SynthGtrace(20000, &counts);
+  for (uint32_t threads : {1u, 2u}) {
+    LoadOptions o;
+    o.threads = threads;
+    o.max_tracks = 1;
+    auto over = LoadTrace(Bytes(gtrace), o);
+    REQUIRE_FALSE(over.ok());
+    CHECK(over.status().code() == StatusCode::kResourceExhausted);
+    o.max_tracks = 100000;
+    CHECK(LoadTrace(Bytes(gtrace), o).ok());
+  }
+}
+
 TEST_CASE("LoadTraceFile: missing file is a clear error", "[load]") {
   auto r = LoadTraceFile("/nonexistent/trace.gtrace");
   REQUIRE_FALSE(r.ok());

@@ -9,8 +9,8 @@
 
 namespace gt::cli {
 
-StatusOr<server::Validation> ValidateViewerTrace(std::span<const uint8_t> bytes,
-                                                 uint64_t max_inflated_bytes) {
+StatusOr<server::Validation> ValidateViewerTrace(std::span<const uint8_t> bytes, uint64_t max_inflated_bytes,
+                                                 uint32_t max_tracks) {
   if (LooksLikeGtrace(bytes)) return server::ValidateGtrace(bytes);
   // The import builds the whole model once, on this upload's thread: the same work the receiver's page will
   // do, and the only proof that it can. A model takes several times the JSON's size in memory, so only a few
@@ -24,6 +24,7 @@ StatusOr<server::Validation> ValidateViewerTrace(std::span<const uint8_t> bytes,
   viewer::LoadOptions options;
   options.threads = 1;
   options.max_inflated_bytes = max_inflated_bytes;
+  options.max_tracks = max_tracks;
   auto model = viewer::LoadTrace(bytes, options);
   if (!model.ok()) return model.status();
   const viewer::TraceModel& m = *model.value();

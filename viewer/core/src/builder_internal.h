@@ -501,6 +501,9 @@ class ModelBuilder::Impl {
   // memory a load holds to one copy of the events plus growth (wasm's 4 GiB).
   void Consolidate(detail::ThreadPool& pool);
   uint64_t events() const { return merged_events + direct.events; }
+  // Tracks so far: the direct router's stages are merged into `stages` only at times (FlushDirect), so the
+  // larger of the two counts them (exact for a load on one thread), plus the counter tracks.
+  size_t tracks() const { return std::max(stages.size(), direct.stages.size()) + m->counters.size(); }
 
   // ---- Finish (builder_finish.cc) ----
   std::unique_ptr<TraceModel> Finish(detail::ThreadPool* pool);

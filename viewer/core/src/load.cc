@@ -70,6 +70,13 @@ class TraceLoader::Impl {
   std::unique_ptr<json_import::FastJsonImport> fast_json;
 
   void StepGtrace();
+  // Past options.max_tracks: the load's error (the load stops at the next check).
+  Status TrackLimit() const {
+    if (options.max_tracks == 0 || builder.impl_->tracks() <= options.max_tracks) return Status::Ok();
+    return ResourceExhausted(
+        "the trace has more than " + std::to_string(options.max_tracks) +
+        " timeline tracks (threads, GPU streams and counters), the most this load may build");
+  }
 };
 
 void TraceLoader::Impl::StepGtrace() {
@@ -230,6 +237,12 @@ void TraceLoader::Step() {
     default:
       break;
   }
+  if (I.mode != Impl::Mode::kNone && I.json_status.ok()) {
+    if (Status s = I.TrackLimit(); !s.ok()) {
+      I.json_status = std::move(s);  // the load's outcome, whatever the format
+      I.mode = Impl::Mode::kDone;
+    }
+  }
 }
 
 bool TraceLoader::done() const {
@@ -269,6 +282,7 @@ StatusOr<std::unique_ptr<TraceModel>> TraceLoader::Finish() {
   while (!done()) Step();
   I.finished = true;
   if (!I.json_status.ok()) return I.json_status;
+  GT_RETURN_IF_ERROR(I.TrackLimit());  // formats read whole in Open (nsys SQLite) come here directly
   LoadReport report = I.is_gtrace ? I.reader.report() : LoadReport{};
   report.bytes_total =
       std::max<uint64_t>(report.bytes_total, I.fast_json ? I.fast_json->text_bytes() : I.bytes.size());

@@ -49,6 +49,10 @@ struct LoadOptions {
   // memory. Index builds choose the index's folder by themselves when the trace would not fit
   // (OpenOrBuildIndex).
   std::string spill_dir;
+  // Timeline tracks (threads, GPU streams, counters) past which the load stops with kResourceExhausted; 0:
+  // no limit. A track costs memory however few events it holds (about 2.4 KB while a JSON trace loads), so a
+  // small upload of one event per thread would cost a server far more than its size: gtrace serve sets this.
+  uint32_t max_tracks = 0;
 };
 
 // Where a load's wall time went, in seconds (benchmarks; the phases are described in docs/architecture.md).
