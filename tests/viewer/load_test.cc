@@ -207,6 +207,25 @@ TEST_CASE("max_tracks: past the limit the load stops with a clear error; at it, 
   }
 }
 
+TEST_CASE("threads: a load whose threaded peak would not fit in the memory free runs on one thread",
+          "[load]") {
+  gt::synth::SynthCounts counts;
+  const std::string gtrace = SynthGtrace(20000, &counts);
+  const uint64_t peak = ThreadedLoadPeak(DetectedFormat::kGtrace, gtrace.size());
+  CHECK(peak >= 6 * gtrace.size());  // two copies of a model of ~3.6x the file
+  for (const auto& [free, expect] : {std::pair{peak, 1u}, std::pair{peak * 2, 2u}}) {
+    LoadOptions o;
+    o.threads = 2;
+    o.memory_free = free;
+    TraceLoader l;
+    REQUIRE(l.Open(Bytes(gtrace), o).ok());
+    CHECK(l.threads() == expect);
+    auto m = l.Finish();
+    REQUIRE(m.ok());
+    CHECK(m.value()->event_count > 0);
+  }
+}
+
 TEST_CASE("LoadTraceFile: missing file is a clear error", "[load]") {
   auto r = LoadTraceFile("/nonexistent/trace.gtrace");
   REQUIRE_FALSE(r.ok());

@@ -12,6 +12,7 @@
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
+#include "load_options.h"
 
 namespace gt::cli {
 
@@ -89,7 +90,7 @@ int CmdDiff(int argc, char** argv) {
   if (npaths < 2) return UsageError("diff", "needs two files: BEFORE AFTER");
   std::unique_ptr<viewer::TraceModel> models[2];
   for (int k = 0; k < 2; ++k) {
-    auto m = viewer::LoadTraceFile(paths[k]);
+    auto m = viewer::LoadTraceFile(paths[k], CommandLoadOptions());
     if (!m.ok()) return Fail("diff", Status(m.status().code(), paths[k] + ": " + m.status().message()));
     models[k] = std::move(m).value();
   }

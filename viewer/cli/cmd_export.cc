@@ -9,6 +9,7 @@
 #include "gt/viewer/load.h"
 #include "gt/viewer/query.h"
 #include "gt/writer.h"
+#include "load_options.h"
 #include "nsys_input.h"
 #include "sqlite_export.h"
 
@@ -31,7 +32,7 @@ static int ExportCsv(const std::string& in_path, const std::string& table, const
     Status w = output.CheckWritable();
     if (!w.ok()) return Fail("export", w);
   }
-  auto model = viewer::LoadTraceFile(in_path);
+  auto model = viewer::LoadTraceFile(in_path, CommandLoadOptions());
   if (!model.ok())
     return Fail("export", Status(model.status().code(), in_path + ": " + model.status().message()));
   auto csv = viewer::TraceTableCsv(*model.value(), table, kernel);
@@ -136,7 +137,7 @@ int CmdExport(int argc, char** argv) {
   if (sqlite) {
     if (out_path.empty()) out_path = in_path + ".sqlite";
     if (out_path == "-") return UsageError("export", "--sqlite needs a file (-o -: SQLite cannot stream)");
-    auto model = viewer::LoadTraceFile(in_path);
+    auto model = viewer::LoadTraceFile(in_path, CommandLoadOptions());
     if (!model.ok())
       return Fail("export", Status(model.status().code(), in_path + ": " + model.status().message()));
     SqliteExportStats stats;

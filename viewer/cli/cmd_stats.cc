@@ -13,6 +13,7 @@
 #include "gt/viewer/ncu.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
+#include "load_options.h"
 
 namespace gt::cli {
 
@@ -65,7 +66,7 @@ int CmdStats(int argc, char** argv) {
   if (path.empty()) return UsageError("stats", "missing FILE");
   StatusOr<std::unique_ptr<viewer::TraceModel>> model = InvalidArgument("");
   if (ncu.empty()) {
-    model = viewer::LoadTraceFile(path);
+    model = viewer::LoadTraceFile(path, CommandLoadOptions());
   } else {
     std::vector<std::string> files{path};  // FILE first, then the CSVs
     files.insert(files.end(), ncu.begin(), ncu.end());

@@ -22,6 +22,7 @@
 #include "gt/viewer/profiled.h"
 #include "gt/viewer/query.h"
 #include "gt/viewer/summary.h"
+#include "load_options.h"
 #include "sqlite_export.h"
 
 namespace gt::cli {
@@ -269,7 +270,7 @@ struct McpTools {
       throw ToolError{path + ": not a regular file"};
     if (s.traces_.size() >= s.options_.max_open_traces)
       throw ToolError{"too many open traces (" + std::to_string(s.options_.max_open_traces) + ")"};
-    auto model = viewer::LoadTraceFile(path);
+    auto model = viewer::LoadTraceFile(path, CommandLoadOptions());
     if (!model.ok()) throw ToolError{path + ": " + model.status().ToString()};
     auto t = std::make_unique<McpServer::OpenTrace>();
     t->path = path;

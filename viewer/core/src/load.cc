@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "builder_internal.h"
+#include "gt/viewer/index.h"  // MemoryAvailableForModels
 #include "gt/viewer/load.h"
 #include "gt/viewer/ncu.h"
 #include "gt/viewer/nsys.h"
@@ -116,6 +117,14 @@ void TraceLoader::Impl::StepGtrace() {
 TraceLoader::TraceLoader() : impl_(std::make_unique<Impl>()) {}
 TraceLoader::~TraceLoader() = default;
 
+uint64_t ThreadedLoadPeak(DetectedFormat format, uint64_t text_bytes) {
+  // What a load on threads allocates at its peak, beyond the input: per-chunk pieces of the events and the
+  // lanes they are copied into, about twice the model (42 B/event against 23 on one thread,
+  // docs/benchmarks.md, for .gtrace files of ~6.2 B/event: ~7x the file). JSON's model is far smaller than
+  // its text (~1x the text at the peak with threads, the inflated text for gzip).
+  return format == DetectedFormat::kGtrace ? text_bytes * 7 : text_bytes + text_bytes / 2;
+}
+
 Status TraceLoader::Open(std::span<const uint8_t> bytes, LoadOptions options) {
   Impl& I = *impl_;
   I.options = options;
@@ -162,7 +171,12 @@ Status TraceLoader::Open(std::span<const uint8_t> bytes, LoadOptions options) {
   if (I.gzip_truncated) json_import::AddGzipTruncatedLoss(I.builder);
   // In a 32-bit address space a large input leaves no room for routing chunks on threads (their pieces and
   // the per-track arrays fragment wasm32's 4 GiB until a long array finds no room): it loads on one thread.
-  const bool scarce = sizeof(void*) < 8 && text_size > (uint64_t{256} << 20);
+  // Elsewhere, likewise where the threaded load's peak would not fit in the memory free: one thread builds
+  // the same model in the least memory.
+  const bool scarce = (sizeof(void*) < 8 && text_size > (uint64_t{256} << 20)) ||
+                      (options.threads != 1 &&
+                       ThreadedLoadPeak(f, text_size) >
+                           (options.memory_free ? options.memory_free : MemoryAvailableForModels()) / 4 * 3);
   I.pool = std::make_unique<detail::ThreadPool>(scarce ? 1 : options.threads);
   // Auto: one thread appends to one array per track anyway (compact costs it no extra pass and saves a
   // copy of every event in memory); threads keep per-chunk pieces.
@@ -289,6 +303,10 @@ StatusOr<std::unique_ptr<TraceModel>> TraceLoader::Finish() {
   I.builder.SetReport(report);
   I.builder.impl_->timings = &I.timings;
   return I.builder.impl_->Finish(I.pool.get());
+}
+
+uint32_t TraceLoader::threads() const {
+  return impl_->pool ? uint32_t(impl_->pool->size()) : 0;
 }
 
 const LoadTimings& TraceLoader::timings() const {

@@ -20,15 +20,20 @@ namespace gt::viewer {
 
 enum class DetectedFormat : uint8_t { kUnknown = 0, kGzip, kGtrace, kJson, kSqlite, kNcuCsv = 10 };
 DetectedFormat DetectFormat(std::span<const uint8_t> bytes);
+// Bytes a load on threads allocates at its peak for an input of `text_bytes` (inflated) in `format`, beyond
+// the input itself: where it does not fit, the load runs on one thread (LoadOptions::threads).
+uint64_t ThreadedLoadPeak(DetectedFormat format, uint64_t text_bytes);
 
 struct LoadOptions {
   uint64_t max_inflated_bytes = 4ull << 30;  // gzip bomb guard
   uint32_t chunks_per_step = 16;             // .gtrace chunks decoded per Step()
   // Threads that load (decode .gtrace chunks and route their records, then build lanes in Finish): 1 = the
   // calling thread only, 0 = one per hardware thread. The model is the same for any value. Always 1 in
-  // builds without threads (wasm without pthreads), and for inputs over 256 MB in 32-bit builds (wasm32's
-  // 4 GiB hold one such load only as compact staging on one thread).
+  // builds without threads (wasm without pthreads), for inputs over 256 MB in 32-bit builds (wasm32's 4 GiB
+  // hold one such load only as compact staging on one thread), and where the threaded load's peak
+  // (ThreadedLoadPeak) would not fit in three quarters of the memory free (MemoryAvailableForModels).
   uint32_t threads = 1;
+  uint64_t memory_free = 0;  // for that decision; 0: MemoryAvailableForModels() (tests give a number)
   // How events wait for Finish: in pieces of bounded size (per chunk with threads), each copied once into
   // its lane (at the peak about twice the model's memory), or compact: one growing array per track (more
   // copying, less memory at the peak). Auto: compact on one thread, pieces on more. The model is the same
@@ -91,6 +96,8 @@ class TraceLoader {
   // Builds the model. Fails only when nothing at all could be read (e.g. JSON that is not a trace).
   StatusOr<std::unique_ptr<TraceModel>> Finish();
   const LoadTimings& timings() const;
+  // What the load runs on (after Open): LoadOptions::threads, or 1 where it fell back.
+  uint32_t threads() const;
 
   class Impl;
 
