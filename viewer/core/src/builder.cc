@@ -526,16 +526,20 @@ uint64_t ModelBuilder::HashText(std::string_view text) {
   return std::hash<std::string_view>{}(text);
 }
 
-void ModelBuilder::PrefetchIntern(uint64_t hash) const {
-  impl_->interned.Prefetch(hash);
+StringId ModelBuilder::InternArgs(std::string_view text, uint64_t h) {
+  if (text.empty()) return 0;
+  auto& im = *impl_;
+  auto& slot = im.args_cache[(h ^ (h >> 21)) & (im.args_cache.size() - 1)];
+  if (slot.id != 0 && slot.hash == h && im.m->strings[slot.id] == text) return slot.id;
+  const StringId id = static_cast<StringId>(im.m->strings.size());
+  im.m->strings.emplace_back(text);
+  slot = {h, id};
+  return id;
 }
 
 StringId ModelBuilder::Intern(std::string_view text) {
-  return Intern(text, HashText(text));
-}
-
-StringId ModelBuilder::Intern(std::string_view text, uint64_t h) {
   if (text.empty()) return 0;
+  const uint64_t h = HashText(text);
   auto& im = *impl_;
   if (StringId id = im.interned.Find(text, h, im.m->strings)) return id;
   StringId id = static_cast<StringId>(im.m->strings.size());

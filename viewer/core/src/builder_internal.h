@@ -134,9 +134,6 @@ class StringIndex {
       if (static_cast<uint32_t>(s >> 32) == tag && strings[id] == text) return id;
     }
   }
-  void Prefetch(uint64_t h) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[Tag(h) & mask_]);
-  }
   void Insert(StringId id, uint64_t h) {
     if ((count_ + 1) * 2 > slots_.size()) Grow();
     Place((uint64_t(Tag(h)) << 32) | id);
@@ -480,8 +477,13 @@ class ModelBuilder::Impl {
   uint64_t negative_durations = 0;  // of merged chunks
   uint64_t too_deep = 0;
 
-  detail::StringIndex interned;                // importer strings
-  std::map<uint32_t, uint32_t> counter_by_id;  // trace counter_id -> counters index
+  detail::StringIndex interned;  // importer strings
+  struct ArgsSlot {
+    uint64_t hash = 0;
+    StringId id = 0;
+  };
+  std::vector<ArgsSlot> args_cache = std::vector<ArgsSlot>(4096);  // InternArgs
+  std::map<uint32_t, uint32_t> counter_by_id;                      // trace counter_id -> counters index
   std::map<std::pair<uint32_t, uint32_t>, std::vector<detail::MemoryDelta>> memory;  // (pid, device)
   std::vector<FlowRecord> flow_records;
   std::vector<CpuStackNodeRecord> cpu_nodes;  // as recorded (per-process node ids), made global at Finish

@@ -558,23 +558,9 @@ Status Importer::Finish(bool kineto) {
   for (auto& d : pending_devices_) d.pid = host;
   if (!pending_devices_.empty()) b_.OnDevices(pending_devices_);
 
-  // GPU args texts are nearly all distinct, so each one's slot in the builder's index is a cache miss: hash
-  // them a few events ahead and prefetch the slot, as OnEvent's Prefetch does for host events.
-  constexpr size_t kHashAhead = 8;
-  uint64_t ahead[kHashAhead];
-  const size_t gpu_count = gpu_.size();
-  for (size_t i = 0; i < std::min(kHashAhead, gpu_count); ++i) {
-    ahead[i] = ModelBuilder::HashText(gpu_[i].args);
-    b_.PrefetchIntern(ahead[i]);
-  }
   size_t freed = 0;
-  for (size_t i = 0; i < gpu_count; ++i) {
-    auto& g = gpu_[i];
-    const uint64_t args_hash = ahead[i % kHashAhead];
-    if (i + kHashAhead < gpu_count) {
-      ahead[i % kHashAhead] = ModelBuilder::HashText(gpu_[i + kHashAhead].args);
-      b_.PrefetchIntern(ahead[i % kHashAhead]);
-    }
+  for (auto& g : gpu_) {
+    const uint64_t args_hash = ModelBuilder::HashText(g.args);
     switch (g.kind) {
       case Gpu::Kind::kKernel: {
         KernelRecord r;
@@ -585,7 +571,7 @@ Status Importer::Finish(bool kineto) {
         r.block = g.block;
         r.registers_per_thread = g.registers;
         r.static_shared_bytes = g.shared;
-        b_.AddKernel(r, b_.Intern(g.args, args_hash));
+        b_.AddKernel(r, b_.InternArgs(g.args, args_hash));
         break;
       }
       case Gpu::Kind::kMemcpy: {
@@ -594,7 +580,7 @@ Status Importer::Finish(bool kineto) {
         r.stream_id = g.stream, r.correlation_id = g.corr;
         r.bytes = g.bytes;
         r.copy_kind = g.copy_kind, r.src_kind = g.src_kind, r.dst_kind = g.dst_kind;
-        b_.AddMemcpy(r, b_.Intern(g.args, args_hash));
+        b_.AddMemcpy(r, b_.InternArgs(g.args, args_hash));
         break;
       }
       case Gpu::Kind::kMemset: {
@@ -602,14 +588,14 @@ Status Importer::Finish(bool kineto) {
         r.start = g.start, r.end = g.end, r.pid = host, r.device_id = g.device, r.context_id = g.context;
         r.stream_id = g.stream, r.correlation_id = g.corr;
         r.bytes = g.bytes;
-        b_.AddMemset(r, b_.Intern(g.args, args_hash));
+        b_.AddMemset(r, b_.InternArgs(g.args, args_hash));
         break;
       }
       case Gpu::Kind::kAnnotation: {
         GpuAnnotationRecord r;
         r.start = g.start, r.end = g.end, r.pid = host, r.device_id = g.device, r.stream_id = g.stream;
         r.name = Name(g.name);
-        r.args = b_.Intern(g.args, args_hash);
+        r.args = b_.InternArgs(g.args, args_hash);
         b_.AddGpuAnnotation(r);
         break;
       }

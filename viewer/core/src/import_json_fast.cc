@@ -202,7 +202,8 @@ class Lexer {
         const int mask = _mm_movemask_epi8(special);
         if (mask) {
           s += __builtin_ctz(static_cast<unsigned>(mask));
-          at_special = true;  // not the 8-byte test again on the byte just found: a third of this function's time
+          at_special =
+              true;  // not the 8-byte test again on the byte just found: a third of this function's time
           break;
         }
         s += 16;
@@ -634,16 +635,8 @@ struct FastJsonImport::Impl {
   bool failed = false;
   uint64_t error_offset = 0;
   std::string error;
-  // One event is held back: parsing the next one gives the prefetch of its args text's slot in the
-  // builder's table (Importer::Prefetch) time to land before that text is interned.
-  JEvent evq[2];
-  int next_ev = 0;
-  bool held = false;
+  JEvent ev;  // the sequential path's event, parsed and mapped in turn
   std::string cap, hash_scratch;
-  void FlushHeld() {
-    if (held) imp.OnEvent(evq[next_ev ^ 1]);
-    held = false;
-  }
 
   // Parallel slices of the event array (SetParallel): a round parses slices of the text on the pool's
   // threads, each from a guessed element start; a slice counts only when the one before it stopped exactly
@@ -697,7 +690,6 @@ bool FastJsonImport::Impl::Member(const char*& p) {
     kineto = true;  // set on the opening bracket, as the reference does
     cap.clear();
     if (!lx.Container(p, &cap)) return false;
-    FlushHeld();
     imp.OnDeviceProperties(cap);
   } else if (*p == '{' || *p == '[') {
     if (!lx.Container(p, nullptr)) return false;
@@ -711,13 +703,9 @@ bool FastJsonImport::Impl::Member(const char*& p) {
 
 bool FastJsonImport::Impl::Element(const char*& p) {
   if (*p == '{') {
-    JEvent& ev = evq[next_ev];
     if (!ep.Event(p, ev)) return false;
     Importer::HashArgs(ev, &hash_scratch);
-    imp.Prefetch(ev);
-    FlushHeld();
-    held = true;
-    next_ev ^= 1;
+    imp.OnEvent(ev);
   } else if (!lx.Skip(p)) {
     return false;
   }
@@ -816,10 +804,7 @@ void FastJsonImport::Impl::Run(uint64_t budget) {
   const uint64_t start_abs = src.base() + pos;
   while (state != State::kDone && !failed) {
     if (src.base() + pos - start_abs >= budget) break;
-    if (pool && state == State::kEventsElem) {
-      FlushHeld();  // it comes before the round's events
-      if (Round()) continue;
-    }
+    if (pool && state == State::kEventsElem && Round()) continue;
     MapPending();  // before anything else reaches the Importer
     lx.end = src.data() + src.size();
     lx.eof = src.eof();
@@ -921,12 +906,7 @@ void FastJsonImport::Impl::MapPending() {
   if (!pending) return;
   for (size_t k = 0; k < pending_slices; ++k) {
     Slice& s = (*pending)[k];
-    constexpr size_t kAhead = 4;  // events between a text's prefetch and its interning
-    for (size_t i = 0; i < std::min(kAhead, s.n); ++i) imp.Prefetch(s.events[i]);
-    for (size_t i = 0; i < s.n; ++i) {
-      if (i + kAhead < s.n) imp.Prefetch(s.events[i + kAhead]);
-      imp.OnEvent(s.events[i]);
-    }
+    for (size_t i = 0; i < s.n; ++i) imp.OnEvent(s.events[i]);
   }
   pending = nullptr;
   pending_slices = 0;
@@ -1063,7 +1043,6 @@ Status FastJsonImport::Finish() {
   Impl& I = *impl_;
   while (!done()) I.Run(UINT64_MAX);
   I.MapPending();
-  I.FlushHeld();
   if (I.failed)  // the rest of a damaged text still counts in the size (as when inflated whole)
     while (I.src.More(I.src.size())) {
     }

@@ -155,11 +155,6 @@ class Importer {
   void OnEvent(JEvent& e);
   // Ahead of OnEvent (any thread, no Importer state): hashes the args text the mapping will intern.
   static void HashArgs(JEvent& e, std::string* scratch);
-  // Ahead of OnEvent, on the mapping thread: prefetches the builder's slot for that text.
-  void Prefetch(const JEvent& e) const {
-    uint64_t h;
-    if (e.args.Hash(kSkipNone, &h) || e.args.Hash(kSkipCorrelation, &h)) b_.PrefetchIntern(h);
-  }
   void OnDeviceProperties(const std::string& json_text);
   Status Finish(bool kineto);
   uint64_t accepted = 0;
@@ -197,7 +192,7 @@ class Importer {
     const std::string_view text =
         which == kSkipNone ? e.args.Text({}, &args_buf_) : e.args.Text({"correlation"}, &args_buf_);
     uint64_t h;
-    return e.args.Hash(which, &h) ? b_.Intern(text, h) : b_.Intern(text);
+    return b_.InternArgs(text, e.args.Hash(which, &h) ? h : ModelBuilder::HashText(text));
   }
   void Skip(const char* why) { ++skipped_[why]; }
   void Complete(JEvent& e, int64_t start, int64_t end, uint32_t pid, uint32_t tid);

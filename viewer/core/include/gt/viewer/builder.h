@@ -83,11 +83,11 @@ class ModelBuilder : public TraceSink {
   // ---- importers ----
   // Interns text into the model's string table (idempotent). Don't mix with OnStrings in one build.
   StringId Intern(std::string_view text);
-  // The same with text's HashText computed earlier (on another thread, say), and a prefetch of the slot
-  // such a text would probe: importers that see a text some events ahead hide the table's cache miss.
-  StringId Intern(std::string_view text, uint64_t hash);
-  void PrefetchIntern(uint64_t hash) const;
   static uint64_t HashText(std::string_view text);
+  // An args text ("key: value\n..."), `hash` its HashText. Nearly every one is distinct (ids, correlations,
+  // shapes), so they are appended rather than looked up in the index of names; a small cache by hash still
+  // stores a text once when its repeats come close together. Ids of equal args texts may differ.
+  StringId InternArgs(std::string_view text, uint64_t hash);
   void AddHostSlice(const HostSliceRecord& r);
   void AddGpuAnnotation(const GpuAnnotationRecord& r);
   // Kernel/memcpy/memset/API records with imported extra fields ("key: value\n..." string id).
