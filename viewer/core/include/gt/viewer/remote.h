@@ -215,8 +215,8 @@ class RemoteTrace final : public TraceSource {
   };
   struct Request {
     Ask ask = Ask::kMeta;
-    TileKey tile;
-    EventId event;  // kEvent; kSearchStep: the event stepped from (invalid: from t)
+    TileKey tile = {};
+    EventId event = {};  // kEvent; kSearchStep: the event stepped from (invalid: from t)
     // kSearch, kSearchStep: which search (answers of an older one are dropped) and where a step is.
     uint64_t generation = 0;
     bool forward = true, wrapped = false;
