@@ -282,6 +282,27 @@ TEST_CASE("Chrome JSON: async ends without a name cost a lookup, however many id
   CHECK(placed + too_deep == kOpen);
 }
 
+TEST_CASE("JSON: args texts repeated close together are stored once, distinct ones each once", "[import]") {
+  // Args texts are appended to the string table (nearly all are distinct), through a small cache by hash
+  // that keeps repeats from being stored again.
+  std::string json = "[";
+  for (int i = 0; i < 3000; ++i)
+    json += std::string(i ? "," : "") +
+            "{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":" + std::to_string(i * 10) +
+            ",\"dur\":5,\"args\":{\"shape\":\"[" + std::to_string(i % 3) +
+            "]\",\"id\":" + std::to_string(i < 1500 ? 7 : i) + "}}";
+  json += "]";
+  auto m = Import(json);
+  REQUIRE(m->event_count == 3000);
+  size_t texts = 0;
+  for (const std::string& s : m->strings) texts += s.rfind("shape: ", 0) == 0;
+  CHECK(texts ==
+        3 + 1500);  // the first half cycles through 3 texts; the second half's ids make each distinct
+  const EventId first = test::FindByName(*m, "op");
+  REQUIRE(first.valid());
+  CHECK(Field(EventDetails(*m, first), "shape") == "[0]");
+}
+
 TEST_CASE("JSON: truncated input keeps what came before, garbage fails clearly", "[import][damage]") {
   std::string full = kKineto;
   std::string cut = full.substr(0, full.find("\"cat\": \"gpu_memcpy\""));
