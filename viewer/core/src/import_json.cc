@@ -615,12 +615,13 @@ Status Importer::Finish(bool kineto) {
 // --- Sax implementation (needs Importer)
 // ---------------------------------------------------------------------
 
-// A key of 2 to 4 bytes as one integer, so that SetEventField compares each candidate in one instruction (GCC
-// calls memcmp for short string_view compares: 5% of a Chrome trace's load, whose "tts" and "tdur" keys
-// missed every candidate).
-constexpr uint32_t ShortKey(std::string_view k) {
+// The first N (2 to 4) bytes of a key as one integer, so that SetEventField compares each candidate in one
+// instruction (GCC calls memcmp for short string_view compares: 5% of a Chrome trace's load, whose "tts" and
+// "tdur" keys missed every candidate). The same function packs the literals at compile time.
+template <size_t N>
+constexpr uint32_t KeyWord(const char* k) {
   uint32_t w = 0;
-  for (size_t i = 0; i < k.size(); ++i) w |= uint32_t(uint8_t(k[i])) << (8 * i);
+  for (size_t i = 0; i < N; ++i) w |= uint32_t(uint8_t(k[i])) << (8 * i);
   return w;
 }
 
@@ -631,29 +632,28 @@ void SetEventField(JEvent& ev, std::string_view k, std::string_view text, bool i
       if (k[0] == 's') ev.scope = text;
       return;
     case 2:
-      switch (uint32_t(uint8_t(k[0])) | uint32_t(uint8_t(k[1])) << 8) {
-        case ShortKey("ph"):
+      switch (KeyWord<2>(k.data())) {
+        case KeyWord<2>("ph"):
           ev.ph = text;
           return;
-        case ShortKey("ts"):
+        case KeyWord<2>("ts"):
           ev.has_ts = MicrosToNanos(text, &ev.ts);
           return;
-        case ShortKey("id"):
+        case KeyWord<2>("id"):
           ev.id = text;
           return;
-        case ShortKey("bp"):
+        case KeyWord<2>("bp"):
           ev.bp = text;
           return;
       }
       return;
     case 3: {
-      const uint32_t w =
-          uint32_t(uint8_t(k[0])) | uint32_t(uint8_t(k[1])) << 8 | uint32_t(uint8_t(k[2])) << 16;
-      if (w == ShortKey("cat")) {
+      const uint32_t w = KeyWord<3>(k.data());
+      if (w == KeyWord<3>("cat")) {
         ev.cat = text;
-      } else if (w == ShortKey("dur")) {
+      } else if (w == KeyWord<3>("dur")) {
         ev.has_dur = MicrosToNanos(text, &ev.dur);
-      } else if (w == ShortKey("pid") || w == ShortKey("tid")) {
+      } else if (w == KeyWord<3>("pid") || w == KeyWord<3>("tid")) {
         IdValue& v = k[0] == 'p' ? ev.pid : ev.tid;
         v.set = true;
         v.is_string = false;
@@ -672,9 +672,7 @@ void SetEventField(JEvent& ev, std::string_view k, std::string_view text, bool i
       return;
     }
     case 4:
-      if ((uint32_t(uint8_t(k[0])) | uint32_t(uint8_t(k[1])) << 8 | uint32_t(uint8_t(k[2])) << 16 |
-           uint32_t(uint8_t(k[3])) << 24) == ShortKey("name"))
-        ev.name = text;
+      if (KeyWord<4>(k.data()) == KeyWord<4>("name")) ev.name = text;
       return;
     case 7:
       if (k == "bind_id") ev.id = text;

@@ -202,8 +202,8 @@ class Lexer {
         const int mask = _mm_movemask_epi8(special);
         if (mask) {
           s += __builtin_ctz(static_cast<unsigned>(mask));
-          at_special =
-              true;  // not the 8-byte test again on the byte just found: a third of this function's time
+          // Not the 8-byte test again on the byte just found: a third of this function's time.
+          at_special = true;
           break;
         }
         s += 16;
