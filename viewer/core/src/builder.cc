@@ -12,6 +12,7 @@
 #include <string>
 
 #include "builder_internal.h"
+#include "text_hash.h"
 
 namespace gt::viewer::detail {
 
@@ -523,7 +524,7 @@ void ModelBuilder::OnLoss(std::span<const LossRecord> r) {
 // -----------------------------------------------------------------------------------------------------------------
 
 uint64_t ModelBuilder::HashText(std::string_view text) {
-  return std::hash<std::string_view>{}(text);
+  return detail::HashText(text);
 }
 
 StringId ModelBuilder::InternArgs(std::string_view text, uint64_t h) {
@@ -539,7 +540,7 @@ StringId ModelBuilder::InternArgs(std::string_view text, uint64_t h) {
 
 StringId ModelBuilder::Intern(std::string_view text) {
   if (text.empty()) return 0;
-  const uint64_t h = HashText(text);
+  const uint64_t h = detail::HashText(text);
   auto& im = *impl_;
   if (StringId id = im.interned.Find(text, h, im.m->strings)) return id;
   StringId id = static_cast<StringId>(im.m->strings.size());

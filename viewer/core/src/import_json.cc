@@ -25,6 +25,7 @@
 #include "gt/viewer/load.h"
 
 #include "import_json_internal.h"
+#include "parse_number.h"
 
 namespace gt::viewer {
 
@@ -42,20 +43,22 @@ bool MicrosToNanos(std::string_view s, int64_t* out) {
   bool neg = false;
   size_t i = 0;
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) neg = s[i] == '-', ++i;
-  // 18 digits fit in 64 bits (this runs for every "ts" and "dur"); longer ones go on in 128.
-  uint64_t whole64 = 0;
-  __int128 whole = 0;
-  size_t digits = 0;
-  for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i, ++digits) {
-    if (digits < 18) {
-      whole64 = whole64 * 10 + uint64_t(s[i] - '0');
-      continue;
-    }
-    if (digits == 18) whole = whole64;
-    whole = whole * 10 + (s[i] - '0');
+  // This runs for every "ts" and "dur": digits found and valued eight at a time.
+  const size_t int_start = i;
+  while (s.size() - i >= 8) {
+    const unsigned run = detail::DigitRun8(detail::Load8(s.data() + i));
+    i += run;
+    if (run < 8) break;
+  }
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  const size_t int_digits = i - int_start;
+  size_t digits = int_digits;
+  // 18 digits fit in 64 bits; longer ones go on in 128.
+  __int128 whole = detail::DigitsValue(s.data() + int_start, std::min<size_t>(int_digits, 18));
+  for (size_t k = 18; k < int_digits; ++k) {
+    whole = whole * 10 + (s[int_start + k] - '0');
     if (whole > (__int128)INT64_MAX) return false;
   }
-  if (digits <= 18) whole = whole64;
   int64_t frac_ns = 0;
   if (i < s.size() && s[i] == '.') {
     ++i;
@@ -77,6 +80,11 @@ bool MicrosToNanos(std::string_view s, int64_t* out) {
     double d = std::strtod(copy.c_str(), &end);
     if (end != copy.c_str() + copy.size() || !std::isfinite(d) || std::fabs(d) > 9e15) return false;
     *out = static_cast<int64_t>(std::llround(d * 1000.0));
+    return true;
+  }
+  if (int_digits <= 15) {  // below 1e15 us: nanoseconds fit in 64 bits (no 128-bit multiply, slow in wasm)
+    const int64_t ns = static_cast<int64_t>(whole) * 1000 + frac_ns;
+    *out = neg ? -ns : ns;
     return true;
   }
   __int128 ns = whole * 1000 + frac_ns;
@@ -192,8 +200,8 @@ std::array<uint32_t, 3> ArgDim3(const JEvent& e, std::string_view key) {
 constexpr uint32_t kAsyncTid = 0xFFFFFFF0u;  // one "Async events" row per process
 
 void Importer::OnEvent(JEvent& e) {
-  if (e.ph.size() != 1) return Skip("events without a valid \"ph\"");
-  const char ph = e.ph[0];
+  if (!e.ph_valid) return Skip("events without a valid \"ph\"");
+  const char ph = e.ph;
   const uint32_t pid = Pid(e.pid);
   const uint32_t tid = Tid(pid, e.tid);
   if (ph == 'M') {
@@ -331,7 +339,13 @@ void Importer::OnEvent(JEvent& e) {
         return;
       }
       if (e.id.empty()) return Skip("flow events without an id");
-      flow_steps_.push_back({e.cat + "\x1f" + e.id, e.ts, pid, tid, ph});
+      flow_key_.assign(e.cat).append(1, '\x1f').append(e.id);
+      auto key = flow_key_ids_.find(std::string_view(flow_key_));
+      if (key == flow_key_ids_.end()) {
+        key = flow_key_ids_.emplace(flow_key_, uint32_t(flow_keys_.size())).first;
+        flow_keys_.push_back(flow_key_);
+      }
+      flow_steps_.push_back({key->second, pid, tid, ph, e.ts});
       ++accepted;
       return;
     }
@@ -372,20 +386,20 @@ static Category Classify(std::string_view c) {
 static void ParseCopyKinds(const std::string& name, MemcpyRecord* r);
 
 void Importer::HashArgs(JEvent& e, std::string* scratch) {
-  if (e.ph.size() != 1 || e.args.size() == 0) return;
-  const char ph = e.ph[0];
+  if (!e.ph_valid || e.args.size() == 0) return;
+  const char ph = e.ph;
   if (ph == 'i' || ph == 'I' || ph == 'R') {
-    e.args.SetHash(kSkipNone, ModelBuilder::HashText(e.args.Text({}, scratch)));
+    e.args.SetHash(kSkipNone, detail::HashText(e.args.Text({}, scratch)));
     return;
   }
   if (ph != 'X') return;  // B/E and async pairs merge args later; GPU texts are interned at Finish
   switch (Classify(e.cat)) {
     case Category::kRuntime:
     case Category::kDriver:
-      e.args.SetHash(kSkipCorrelation, ModelBuilder::HashText(e.args.Text({"correlation"}, scratch)));
+      e.args.SetHash(kSkipCorrelation, detail::HashText(e.args.Text({"correlation"}, scratch)));
       return;
     case Category::kOther:
-      e.args.SetHash(kSkipNone, ModelBuilder::HashText(e.args.Text({}, scratch)));
+      e.args.SetHash(kSkipNone, detail::HashText(e.args.Text({}, scratch)));
       return;
     default:
       return;
@@ -514,16 +528,22 @@ void Importer::OnDeviceProperties(const std::string& text) {
 }
 
 void Importer::ResolveFlows() {
+  // Chains in the order of their keys' texts (the flows' order in the model), each by time.
+  std::vector<uint32_t> by_text(flow_keys_.size()), rank(flow_keys_.size());
+  for (uint32_t i = 0; i < by_text.size(); ++i) by_text[i] = i;
+  std::sort(by_text.begin(), by_text.end(),
+            [&](uint32_t a, uint32_t b) { return flow_keys_[a] < flow_keys_[b]; });
+  for (uint32_t i = 0; i < by_text.size(); ++i) rank[by_text[i]] = i;
   auto phase_order = [](char ph) { return ph == 's' ? 0 : ph == 't' ? 1 : 2; };
   std::stable_sort(flow_steps_.begin(), flow_steps_.end(), [&](const FlowStep& a, const FlowStep& b) {
-    if (a.id != b.id) return a.id < b.id;
+    if (a.key != b.key) return rank[a.key] < rank[b.key];
     if (a.ts != b.ts) return a.ts < b.ts;
     return phase_order(a.ph) < phase_order(b.ph);
   });
   const FlowStep* from = nullptr;  // the chain's last step, while a chain of this id is open
   for (size_t i = 0; i < flow_steps_.size(); ++i) {
     const FlowStep& st = flow_steps_[i];
-    if (from && from->id != st.id) from = nullptr;
+    if (from && from->key != st.key) from = nullptr;
     if (st.ph == 's') {
       from = &st;
       continue;
@@ -539,6 +559,8 @@ void Importer::ResolveFlows() {
     from = st.ph == 'f' ? nullptr : &st;  // a "t" step continues the chain from here
   }
   flow_steps_.clear();
+  flow_keys_.clear();
+  flow_key_ids_.clear();
 }
 
 Status Importer::Finish(bool kineto) {
@@ -560,7 +582,7 @@ Status Importer::Finish(bool kineto) {
 
   size_t freed = 0;
   for (auto& g : gpu_) {
-    const uint64_t args_hash = ModelBuilder::HashText(g.args);
+    const uint64_t args_hash = detail::HashText(g.args);
     switch (g.kind) {
       case Gpu::Kind::kKernel: {
         KernelRecord r;
@@ -628,22 +650,19 @@ constexpr uint32_t KeyWord(const char* k) {
 void SetEventField(JEvent& ev, std::string_view k, std::string_view text, bool is_string) {
   // By length first: this runs for every member of every event.
   switch (k.size()) {
-    case 1:
-      if (k[0] == 's') ev.scope = text;
+    case 1:  // "s", an instant's scope, is not read: every instant is drawn on its thread
       return;
     case 2:
       switch (KeyWord<2>(k.data())) {
         case KeyWord<2>("ph"):
-          ev.ph = text;
+          ev.ph_valid = text.size() == 1;
+          ev.ph = ev.ph_valid ? text[0] : 0;
           return;
         case KeyWord<2>("ts"):
           ev.has_ts = MicrosToNanos(text, &ev.ts);
           return;
         case KeyWord<2>("id"):
           ev.id = text;
-          return;
-        case KeyWord<2>("bp"):
-          ev.bp = text;
           return;
       }
       return;

@@ -14,10 +14,12 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "gt/viewer/builder.h"
 #include "gt/viewer/load.h"
+#include "text_hash.h"
 
 namespace gt::viewer::detail {
 class ThreadPool;
@@ -30,6 +32,11 @@ struct IdValue {  // pid / tid: numbers, or strings mapped to synthetic ids
   bool is_string = false;
   int64_t num = 0;
   std::string str;
+  void Clear() {
+    set = is_string = false;
+    num = 0;
+    str.clear();
+  }
 };
 
 // An event's args: key -> value text (strings unquoted), kept as the lines of the args text the model shows
@@ -115,25 +122,28 @@ class ArgList {
 };
 
 struct JEvent {
-  std::string ph, name, cat, id, bp, scope;
+  std::string name, cat, id;
   IdValue pid, tid;
   int64_t ts = 0, dur = 0;
   bool has_ts = false, has_dur = false;
+  char ph = 0;  // valid when ph_valid: "ph" was one character
+  bool ph_valid = false;
   ArgList args;
   void Clear() {
-    ph.clear(), name.clear(), cat.clear(), id.clear(), bp.clear(), scope.clear();
-    pid = {}, tid = {};
+    name.clear(), cat.clear(), id.clear();
+    pid.Clear(), tid.Clear();
     ts = dur = 0;
-    has_ts = has_dur = false;
+    has_ts = has_dur = ph_valid = false;
+    ph = 0;
     args.clear();
   }
   bool Arg(std::string_view k, std::string_view* v) const { return args.Find(k, v); }
   void Swap(JEvent& o) noexcept {
     using std::swap;
-    swap(ph, o.ph), swap(name, o.name), swap(cat, o.cat), swap(id, o.id), swap(bp, o.bp),
-        swap(scope, o.scope);
+    swap(name, o.name), swap(cat, o.cat), swap(id, o.id);
     swap(pid, o.pid), swap(tid, o.tid), swap(ts, o.ts), swap(dur, o.dur);
-    swap(has_ts, o.has_ts), swap(has_dur, o.has_dur), swap(args, o.args);
+    swap(has_ts, o.has_ts), swap(has_dur, o.has_dur), swap(ph, o.ph), swap(ph_valid, o.ph_valid);
+    swap(args, o.args);
   }
 };
 
@@ -179,7 +189,7 @@ class Importer {
   // builder, so ids are assigned in the same order as without the cache.
   StringId Name(std::string_view text) {
     if (text.empty()) return 0;
-    const uint64_t h = std::hash<std::string_view>{}(text);
+    const uint64_t h = detail::HashText(text);
     NameSlot& s = names_[h & (kNameSlots - 1)];
     if (s.hash == h && s.text == text) return s.id;
     const StringId id = b_.Intern(text);
@@ -192,7 +202,7 @@ class Importer {
     const std::string_view text =
         which == kSkipNone ? e.args.Text({}, &args_buf_) : e.args.Text({"correlation"}, &args_buf_);
     uint64_t h;
-    return b_.InternArgs(text, e.args.Hash(which, &h) ? h : ModelBuilder::HashText(text));
+    return b_.InternArgs(text, e.args.Hash(which, &h) ? h : detail::HashText(text));
   }
   void Skip(const char* why) { ++skipped_[why]; }
   void Complete(JEvent& e, int64_t start, int64_t end, uint32_t pid, uint32_t tid);
@@ -246,12 +256,21 @@ class Importer {
   // Flow steps are matched once the whole file is read: writers (Kineto among them) do not emit them in time
   // order, and the viewers people compare us with chain each id's steps by timestamp.
   struct FlowStep {
-    std::string id;  // category + '\x1f' + id: ids are scoped by category
-    int64_t ts;
+    uint32_t key;  // index in flow_keys_
     uint32_t pid, tid;
     char ph;
+    int64_t ts;
+  };
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return static_cast<size_t>(detail::HashText(s)); }
   };
   std::vector<FlowStep> flow_steps_;
+  // Flow keys, category + '\x1f' + id (ids are scoped by category), each once: steps hold an index, so
+  // neither a string per step nor string compares while sorting.
+  std::vector<std::string> flow_keys_;
+  std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> flow_key_ids_;
+  std::string flow_key_;
   void ResolveFlows();
   std::map<std::string, uint64_t> skipped_;
   // GPU events wait for the host pid (known once all runtime calls were seen).
