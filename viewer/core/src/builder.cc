@@ -12,7 +12,6 @@
 #include <string>
 
 #include "builder_internal.h"
-#include "text_hash.h"
 
 namespace gt::viewer::detail {
 

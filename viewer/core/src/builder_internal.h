@@ -29,6 +29,7 @@
 #include "gt/viewer/builder.h"
 #include "gt/viewer/load.h"
 #include "parallel.h"
+#include "text_index.h"
 
 // The per-record paths (StageFor, Push) must inline into the record loops: GCC keeps Push out of line, and
 // its call (a dozen registers saved and restored) cost a third of its instructions.
@@ -117,55 +118,6 @@ void AppendPiece(const Piece& src, TrackKind kind, Piece* dst);
 // ---------------------------------------------------------------------------------------------------------------
 // [SECTION] Interned tables
 // ---------------------------------------------------------------------------------------------------------------
-
-// Importer text -> StringId (ModelBuilder::Intern): an open-addressing table of ids whose text lives in the
-// model's string table, so each string is stored once (JSON args texts are mostly unique: a map keyed by
-// strings held every one twice) and a lookup builds no temporary string.
-class StringIndex {
- public:
-  // The id of `text` (hash `h`) in `strings`, or 0.
-  StringId Find(std::string_view text, uint64_t h, const std::vector<std::string>& strings) const {
-    if (slots_.empty()) return 0;
-    const uint32_t tag = Tag(h);
-    for (size_t i = tag & mask_;; i = (i + 1) & mask_) {
-      const uint64_t s = slots_[i];
-      if (s == 0) return 0;
-      const StringId id = static_cast<StringId>(s);
-      if (static_cast<uint32_t>(s >> 32) == tag && strings[id] == text) return id;
-    }
-  }
-  void Insert(StringId id, uint64_t h) {
-    if ((count_ + 1) * 2 > slots_.size()) Grow();
-    Place((uint64_t(Tag(h)) << 32) | id);
-    ++count_;
-  }
-  void clear() {
-    slots_ = {};
-    count_ = 0;
-    mask_ = 0;
-  }
-  // A slot's position comes from the same bits as its tag, so growing needs no hash kept beside the slots
-  // (nor the texts hashed again); the tag's bits above the position still tell most different texts apart.
-  // Both halves of the hash: std::hash has 64 bits natively but 32 in wasm32, whose upper half is 0.
-  static uint32_t Tag(uint64_t h) { return static_cast<uint32_t>(h >> 32) ^ static_cast<uint32_t>(h); }
-
- private:
-  void Place(uint64_t slot) {
-    size_t i = (slot >> 32) & mask_;
-    while (slots_[i] != 0) i = (i + 1) & mask_;
-    slots_[i] = slot;
-  }
-  void Grow() {
-    std::vector<uint64_t> old = std::move(slots_);
-    const size_t n = std::max<size_t>(1024, old.size() * 2);
-    slots_.assign(n, 0);
-    mask_ = n - 1;
-    for (const uint64_t s : old)
-      if (s) Place(s);
-  }
-  std::vector<uint64_t> slots_;  // tag << 32 | id; 0 = empty (id 0, "", is never interned)
-  size_t count_ = 0, mask_ = 0;
-};
 
 // Interns small POD-like detail structs by their field bytes (fields appended explicitly: no padding in
 // keys). Every key of one interner has the same length, so keys live back to back in one buffer and an

@@ -340,12 +340,14 @@ void Importer::OnEvent(JEvent& e) {
       }
       if (e.id.empty()) return Skip("flow events without an id");
       flow_key_.assign(e.cat).append(1, '\x1f').append(e.id);
-      auto key = flow_key_ids_.find(std::string_view(flow_key_));
-      if (key == flow_key_ids_.end()) {
-        key = flow_key_ids_.emplace(flow_key_, uint32_t(flow_keys_.size())).first;
+      const uint64_t h = detail::HashText(flow_key_);
+      uint32_t key = flow_key_index_.Find(flow_key_, h, flow_keys_);
+      if (key == 0) {
+        key = static_cast<uint32_t>(flow_keys_.size());
         flow_keys_.push_back(flow_key_);
+        flow_key_index_.Insert(key, h);
       }
-      flow_steps_.push_back({key->second, pid, tid, ph, e.ts});
+      flow_steps_.push_back({key, pid, tid, ph, e.ts});
       ++accepted;
       return;
     }
@@ -529,8 +531,8 @@ void Importer::OnDeviceProperties(const std::string& text) {
 
 void Importer::ResolveFlows() {
   // Chains in the order of their keys' texts (the flows' order in the model), each by time.
-  std::vector<uint32_t> by_text(flow_keys_.size()), rank(flow_keys_.size());
-  for (uint32_t i = 0; i < by_text.size(); ++i) by_text[i] = i;
+  std::vector<uint32_t> by_text(flow_keys_.size() - 1), rank(flow_keys_.size());
+  for (uint32_t i = 0; i < by_text.size(); ++i) by_text[i] = i + 1;
   std::sort(by_text.begin(), by_text.end(),
             [&](uint32_t a, uint32_t b) { return flow_keys_[a] < flow_keys_[b]; });
   for (uint32_t i = 0; i < by_text.size(); ++i) rank[by_text[i]] = i;
@@ -559,8 +561,8 @@ void Importer::ResolveFlows() {
     from = st.ph == 'f' ? nullptr : &st;  // a "t" step continues the chain from here
   }
   flow_steps_.clear();
-  flow_keys_.clear();
-  flow_key_ids_.clear();
+  flow_keys_.resize(1);
+  flow_key_index_.clear();
 }
 
 Status Importer::Finish(bool kineto) {

@@ -19,7 +19,7 @@
 
 #include "gt/viewer/builder.h"
 #include "gt/viewer/load.h"
-#include "text_hash.h"
+#include "text_index.h"
 
 namespace gt::viewer::detail {
 class ThreadPool;
@@ -261,15 +261,11 @@ class Importer {
     char ph;
     int64_t ts;
   };
-  struct TextHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return static_cast<size_t>(detail::HashText(s)); }
-  };
   std::vector<FlowStep> flow_steps_;
   // Flow keys, category + '\x1f' + id (ids are scoped by category), each once: steps hold an index, so
-  // neither a string per step nor string compares while sorting.
-  std::vector<std::string> flow_keys_;
-  std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> flow_key_ids_;
+  // neither a string per step nor string compares while sorting. [0] is unused (the index's ids start at 1).
+  std::vector<std::string> flow_keys_{std::string()};
+  detail::StringIndex flow_key_index_;
   std::string flow_key_;
   void ResolveFlows();
   std::map<std::string, uint64_t> skipped_;
