@@ -25,7 +25,7 @@
 #include "gt/viewer/load.h"
 
 #include "import_json_internal.h"
-#include "parse_number.h"
+#include "json_scan.h"
 
 namespace gt::viewer {
 

@@ -25,12 +25,20 @@
 
 #include "import_json_internal.h"
 #include "inflate.h"
+#include "json_scan.h"
 #include "parallel.h"
-#include "parse_number.h"
 
 namespace gt::viewer::json_import {
 
 namespace {
+
+using detail::HasSpecial;
+using detail::Load8;
+#if defined(__SSE2__)
+using detail::PlainStringLength16;
+#else
+using detail::PlainStringLength8;
+#endif
 
 // -----------------------------------------------------------------------------------------------------------------
 // [SECTION] Source: the whole text, or gzip inflated piece by piece
@@ -125,16 +133,6 @@ class Source {
 // [SECTION] Lexer: whitespace, strings, numbers, skipped and captured values
 // -----------------------------------------------------------------------------------------------------------------
 
-constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
-inline bool HasZeroByte(uint64_t v) {
-  return ((v - kOnes) & ~v & kHighs) != 0;
-}
-// A byte that ends the plain run of a string: '"', '\\', a control character, or a non-ASCII byte.
-inline bool HasSpecial(uint64_t w) {
-  return HasZeroByte(w ^ (kOnes * '"')) || HasZeroByte(w ^ (kOnes * '\\')) ||
-         ((w - kOnes * 0x20) & ~w & kHighs) != 0 || (w & kHighs) != 0;
-}
-
 inline int Hex(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -210,38 +208,15 @@ class Lexer {
   // through memory were a third of their time.
   GT_LEXER_INLINE bool ShortString(const char*& p, std::string_view* out, std::string* scratch) {
 #if defined(__SSE2__)
-    if (end - p > 16) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 1));
-      const __m128i is_quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
-      const __m128i special = _mm_or_si128(_mm_or_si128(is_quote, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                                           _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-      const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(special));
-      const unsigned quote = static_cast<unsigned>(_mm_movemask_epi8(is_quote));
-      const unsigned len = mask ? static_cast<unsigned>(__builtin_ctz(mask)) : 16;
-      if ((quote >> len) & 1) {  // the first special byte is the closing quote
-        *out = std::string_view(p + 1, len);
-        p += len + 2;
-        return true;
-      }
-    }
+    const int len = end - p > 16 ? PlainStringLength16(p + 1) : -1;
 #else
-    // 8 bytes: the SWAR test (wasm has no SSE2).
-    if (end - p > 8) {
-      const uint64_t w = detail::Load8(p + 1);
-      const uint64_t q = w ^ (kOnes * '"');
-      const uint64_t quote = (q - kOnes) & ~q & kHighs;  // exact at its lowest bit
-      if (quote != 0) {
-        const unsigned len = static_cast<unsigned>(__builtin_ctzll(quote)) / 8;
-        // The bytes before the quote, the rest made harmless: none may be special.
-        const uint64_t keep = len == 0 ? 0 : ~uint64_t{0} >> (64 - 8 * len);
-        if (!HasSpecial((w & keep) | ((kOnes * 'a') & ~keep))) {
-          *out = std::string_view(p + 1, len);
-          p += len + 2;
-          return true;
-        }
-      }
-    }
+    const int len = end - p > 8 ? PlainStringLength8(Load8(p + 1)) : -1;  // wasm has no SSE2
 #endif
+    if (len >= 0) {
+      *out = std::string_view(p + 1, size_t(len));
+      p += len + 2;
+      return true;
+    }
     return String(p, out, scratch);
   }
 
