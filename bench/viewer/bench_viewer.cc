@@ -7,7 +7,8 @@
 //
 // Baselines measured in the same run: "TraceData" (the format library's keep-every-record sink: plain
 // vectors, no model) for the builder path, and ReadTrace into a no-op sink (decode only) for the .gtrace
-// path. .gtrace loading is timed on one thread (thread CPU time) and, with --threads N (N > 1, 0 = one per
+// path, and the one-core floor beside it (zstd alone, and fresh pages the size of the model: what any loader
+// pays). .gtrace loading is timed on one thread (thread CPU time) and, with --threads N (N > 1, 0 = one per
 // hardware thread; native, or wasm built with GT_WASM_THREADS), with N loading threads in wall-clock time,
 // next to a wall-clock one-thread load of the same bytes (best of R runs each), with the parallel load's
 // phases; the run fails if the parallel model differs from the one-thread model in any field.
