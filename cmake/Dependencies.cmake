@@ -70,6 +70,10 @@ if(GT_BUILD_TESTS)
   find_package(Catch2 2 REQUIRED)
   include(Catch)
 endif()
+if(EMSCRIPTEN)  # tests/wasm: the single header alone (scripts/setup.sh), so em++ never sees /usr/include
+  add_library(gt_catch_wasm INTERFACE)
+  target_include_directories(gt_catch_wasm SYSTEM INTERFACE "${GT_THIRD_PARTY}/catch2-include")
+endif()
 
 # --- Dear ImGui (sources from Debian's source package) ------------------------------------------------------------
 if(GT_BUILD_UI)

@@ -41,6 +41,11 @@ if [ ! -e "$THIRD/nlohmann-include/nlohmann/json.hpp" ]; then
   mkdir -p "$THIRD/nlohmann-include"; cp -r /usr/include/nlohmann "$THIRD/nlohmann-include/"
 fi
 
+# Catch2's single header alone, for the wasm unit tests (tests/wasm), for the same reason.
+if [ ! -e "$THIRD/catch2-include/catch2/catch.hpp" ]; then
+  mkdir -p "$THIRD/catch2-include/catch2"; cp /usr/include/catch2/catch.hpp "$THIRD/catch2-include/catch2/"
+fi
+
 # playwright-core from the npm registry (never its browser download: we use Debian's chromium).
 if [ ! -d "$ROOT/web/tests/node_modules/playwright-core" ]; then
   (cd "$ROOT/web/tests" && npm install --no-audit --no-fund --silent)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the WebAssembly viewer (preset "wasm" -> build/wasm/web) and runs the browser end-to-end tests in
-# headless chromium (playwright-core). Screenshots and console logs land in test-output/web/.
+# Builds the WebAssembly viewer (preset "wasm" -> build/wasm/web) and the viewer core's unit tests for it
+# (tests/wasm), runs those under node, then the browser end-to-end tests in headless chromium (playwright-core).
+# Screenshots and console logs land in test-output/web/.
 #   scripts/web-test.sh [--only <test name substring>] [--no-build | --build-only]
 # --build-only: the two wasm builds and nothing else (scripts/test.sh runs them beside the ASan+UBSan build).
 # E2E_JOBS (default 2): browser tests run that many at a time.
@@ -30,7 +31,7 @@ if [ "$BUILD" = 1 ]; then
   echo "web-test: building the wasm viewer (build/wasm) and the threaded one (build/wasm-mt -> build/wasm/web/gtrace-mt.*)"
   cmake --preset wasm >/dev/null
   cmake --preset wasm-mt >/dev/null
-  cmake --build build/wasm -j "$JOBS" --target gtrace_web 2>&1 | sed -u 's/^/[wasm] /' &
+  cmake --build build/wasm -j "$JOBS" --target gtrace_web test_wasm 2>&1 | sed -u 's/^/[wasm] /' &
   wasm_pid=$!
   cmake --build build/wasm-mt -j "$JOBS" --target gtrace_web 2>&1 | sed -u 's/^/[wasm-mt] /' &
   wasm_mt_pid=$!
@@ -61,6 +62,12 @@ export GT_JOB_DIR=$PWD/test-output/web/job
 export GT_GTRACE_BIN=$PWD/$NATIVE/viewer/cli/gtrace  # `gtrace serve` for the share-link test
 # The browser tests (E2E_JOBS of them at a time) and the share links against `gtrace serve` side by side; each
 # prints its output when it ends.
+# The viewer core's unit tests as the page's engine runs them (tests/wasm): before the browser, whose tests only
+# drop small files. Not with --only (one browser test).
+if [ ${#ARGS[@]} -eq 0 ]; then
+  echo "web-test: the viewer core's unit tests in wasm (build/wasm/tests/wasm/test_wasm.js, under node)"
+  node --no-experimental-fetch build/wasm/tests/wasm/test_wasm.js --use-colour no
+fi
 echo "web-test: browser tests (screenshots and logs in test-output/web/), and share links against gtrace serve (test-output/share/)"
 share_log=$(mktemp)
 node tests/server/share_e2e.mjs "$GT_GTRACE_BIN" build/wasm/web tests/data/h200_torch_train.gtrace >"$share_log" 2>&1 &

@@ -4,6 +4,7 @@
 // [SECTION] Byte sinks
 // [SECTION] TraceWriter::Impl
 // [SECTION] TraceWriter
+// [SECTION] TraceData through a writer
 #include "gt/writer.h"
 
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "format.h"
+#include "gt/trace_data.h"
 #include "schema.h"
 
 namespace gt {
@@ -467,6 +469,49 @@ uint64_t TraceWriter::records_lost() const {
 }
 const Status& TraceWriter::sticky_error() const {
   return impl_->sticky_;
+}
+
+// ================================================================================================================
+// [SECTION] TraceData through a writer (WriteTraceData, declared in gt/trace_data.h)
+// ================================================================================================================
+
+namespace {
+
+// Re-interns every Str field through the writer; all other fields pass through.
+struct Remap : schema::PassFields {
+  const TraceData& data;
+  TraceWriter& writer;
+  std::vector<StringId>& cache;  // data id -> writer id, kNone = not yet interned
+  Remap(const TraceData& d, TraceWriter& w, std::vector<StringId>& c) : data(d), writer(w), cache(c) {}
+  void Str(StringId& id) {
+    if (id == 0) return;
+    if (id >= cache.size()) {
+      id = writer.Intern(data.Str(id));
+      return;
+    }
+    if (cache[id] == kNone) cache[id] = writer.Intern(data.strings[id]);
+    id = cache[id];
+  }
+};
+
+template <class R>
+void WriteAll(const std::vector<R>& v, Remap& remap, TraceWriter& w) {
+  for (R r : v) {
+    schema::Visit(remap, r);
+    w.Add(r);
+  }
+}
+
+}  // namespace
+
+Status WriteTraceData(const TraceData& data, TraceWriter& writer) {
+  std::vector<StringId> cache(data.strings.size(), kNone);
+  Remap remap{data, writer, cache};
+  writer.SetMetadata(data.metadata);
+#define GT_WRITE_FIELD(R, Method, field) WriteAll(data.field, remap, writer);
+  GT_FOR_EACH_RECORD_TYPE(GT_WRITE_FIELD)
+#undef GT_WRITE_FIELD
+  return writer.Flush();
 }
 
 }  // namespace gt
