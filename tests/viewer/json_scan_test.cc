@@ -57,6 +57,15 @@ void CheckPlainLength(const unsigned char* buf, Mismatches* m) {
 constexpr unsigned char kEdgeBytes[] = {'"',  '\\', 0x00, 0x01, 0x1f, 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f,
                                         0x80, 0x81, 0xa2, 0xdc, 0xfa, 0xff, '/',  '0',  '9',  ':',  'a'};
 
+// Three bytes in four from [first, first + count), the rest edge bytes.
+void FillRandom(unsigned char* buf, size_t n, char first, int count, std::mt19937_64& rng) {
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t r = rng();
+    buf[i] = (r & 3) ? static_cast<unsigned char>(first + (r >> 8) % count)
+                     : kEdgeBytes[(r >> 8) % sizeof kEdgeBytes];
+  }
+}
+
 }  // namespace
 
 TEST_CASE("json scan: a short string's end is found as a byte loop finds it") {
@@ -72,11 +81,7 @@ TEST_CASE("json scan: a short string's end is found as a byte loop finds it") {
       }
   std::mt19937_64 rng(16);
   for (int i = 0; i < 300000; ++i) {
-    for (unsigned char& b : buf) {
-      const uint64_t r = rng();
-      b = (r & 3) ? static_cast<unsigned char>('a' + (r >> 8) % 26)
-                  : kEdgeBytes[(r >> 8) % sizeof kEdgeBytes];
-    }
+    FillRandom(buf, sizeof buf, 'a', 26, rng);
     CheckPlainLength(buf, &m);
   }
   INFO(m.first);
@@ -100,11 +105,7 @@ TEST_CASE("json scan: digit runs and their values match a byte loop") {
       }
   std::mt19937_64 rng(8);
   for (int i = 0; i < 300000; ++i) {
-    for (unsigned char& b : buf) {
-      const uint64_t r = rng();
-      b = (r & 3) ? static_cast<unsigned char>('0' + (r >> 8) % 10)
-                  : kEdgeBytes[(r >> 8) % sizeof kEdgeBytes];
-    }
+    FillRandom(buf, sizeof buf, '0', 10, rng);
     const unsigned got = DigitRun8(Load8(reinterpret_cast<const char*>(buf)));
     const unsigned want = ReferenceDigitRun(buf);
     if (got != want) m.Add(buf, 8, got, want);
