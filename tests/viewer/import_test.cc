@@ -157,7 +157,7 @@ TEST_CASE("Chrome JSON: X, B/E, instants, counters, metadata, flows, async, stri
   EventId req = test::FindByName(*m, "request");
   REQUIRE(req.valid());
   CHECK(m->End(req) - m->Start(req) == 45000);
-  CHECK(m->TrackOf(req).name == "Async events (4294967280) · Ranges");
+  CHECK(m->TrackOf(req).name == "Async events · Ranges");  // an importer's row: no thread id
   EventId g = test::FindByName(*m, "gpu thing");
   REQUIRE(g.valid());
   CHECK(m->groups[m->TrackOf(g).group].name.rfind("Renderer", 0) == 0);
@@ -167,6 +167,39 @@ TEST_CASE("Chrome JSON: X, B/E, instants, counters, metadata, flows, async, stri
   for (const auto& l : LossSummary(*m))
     if (l.name == "json_events_skipped") skipped += l.count;
   CHECK(skipped == 3);
+}
+
+TEST_CASE("Chrome JSON: instants of scope g and p get rows of their own", "[import][chrome]") {
+  const std::string json = R"J([
+    {"ph":"X","name":"work","pid":1,"tid":2,"ts":10,"dur":5},
+    {"ph":"i","name":"on thread","pid":1,"tid":2,"ts":11,"s":"t"},
+    {"ph":"i","name":"no scope","pid":1,"tid":2,"ts":12},
+    {"ph":"I","name":"whole process","pid":1,"tid":2,"ts":13,"s":"p"},
+    {"ph":"i","name":"whole trace","pid":1,"tid":2,"ts":14,"s":"g"},
+    {"ph":"i","name":"whole trace too","pid":7,"tid":8,"ts":15,"s":"g"},
+    {"ph":"X","name":"other work","pid":7,"tid":8,"ts":10,"dur":9}
+  ])J";
+  auto m = Import(json);
+  auto track = [&](const char* name) -> const Track& {
+    const EventId e = test::FindByName(*m, name);
+    REQUIRE(e.valid());
+    CHECK(m->Kind(e) == (std::string_view(name).find("work") == std::string_view::npos ? EventKind::kInstant
+                                                                                       : EventKind::kHostOp));
+    return m->TrackOf(e);
+  };
+  const Track& work = track("work");
+  CHECK(&track("on thread") == &work);
+  CHECK(&track("no scope") == &work);
+  const Track& process = track("whole process");
+  CHECK(process.name == "Process instants · Ranges");
+  CHECK(process.group == work.group);
+  const Track& global = track("whole trace");
+  CHECK(&track("whole trace too") == &global);
+  CHECK(global.name == "Global instants · Ranges");
+  CHECK(m->groups[global.group].name.rfind("Global", 0) == 0);
+  // The trace-wide row comes first, above every process.
+  CHECK(global.group < work.group);
+  CHECK(global.group < track("other work").group);
 }
 
 TEST_CASE("Chrome JSON: B/E pairs keep their own args; async ends match by name, else by id",

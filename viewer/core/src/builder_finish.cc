@@ -797,6 +797,7 @@ void ModelBuilder::Impl::BuildLanes(ThreadPool& pool, const std::vector<uint32_t
 
 static std::string ThreadLabel(const std::string& name, uint32_t tid) {
   if (name.empty()) return "Thread " + std::to_string(tid);
+  if (tid >= ModelBuilder::kImporterRowTid) return name;
   return name + " (" + std::to_string(tid) + ")";
 }
 void ModelBuilder::Impl::BuildTracks(ThreadPool& pool) {

@@ -197,7 +197,11 @@ std::array<uint32_t, 3> ArgDim3(const JEvent& e, std::string_view key) {
 // [SECTION] Event mapping (Chrome phases, Kineto categories; the Importer class is in import_json_internal.h)
 // -----------------------------------------------------------------------------------------------------------------
 
-constexpr uint32_t kAsyncTid = 0xFFFFFFF0u;  // one "Async events" row per process
+// Rows of the importer's own (ModelBuilder::kImporterRowTid and up).
+constexpr uint32_t kAsyncTid = 0xFFFFFFF0u;     // one "Async events" row per process
+constexpr uint32_t kInstantsTid = 0xFFFFFFF1u;  // instants of scope "p" (and "g": under kGlobalPid), one row
+constexpr uint32_t kGlobalPid = 0xFFFFFFF2u;    // the trace-wide instants' process
+static_assert(kAsyncTid >= ModelBuilder::kImporterRowTid && kInstantsTid >= ModelBuilder::kImporterRowTid);
 
 void Importer::OnEvent(JEvent& e) {
   if (!e.ph_valid) return Skip("events without a valid \"ph\"");
@@ -251,12 +255,26 @@ void Importer::OnEvent(JEvent& e) {
       r.start = r.end = e.ts;
       r.pid = pid;
       r.tid = tid;
+      // Scope "g" (the whole trace) and "p" (a process) get rows of their own, as Perfetto and
+      // chrome://tracing show them; "t" and none, the event's thread.
+      if (e.scope == 'g') {
+        r.pid = kGlobalPid, r.tid = kInstantsTid;
+        if (!global_instants_) {
+          global_instants_ = true;
+          b_.SetProcessName(kGlobalPid, "Global");
+          b_.SetProcessSortIndex(kGlobalPid, INT64_MIN);  // above every process
+          b_.SetThreadName(kGlobalPid, kInstantsTid, "Global instants");
+        }
+      } else if (e.scope == 'p') {
+        r.tid = kInstantsTid;
+        b_.SetThreadName(pid, kInstantsTid, "Process instants");
+      }
       r.name = Name(e.name);
       r.category = Name(e.cat);
       r.args = ArgsText(e, kSkipNone);
       r.kind = EventKind::kInstant;
       b_.AddHostSlice(r);
-      host_pids_[pid]++;
+      if (r.pid != kGlobalPid) host_pids_[pid]++;
       ++accepted;
       return;
     }
@@ -652,7 +670,8 @@ constexpr uint32_t KeyWord(const char* k) {
 void SetEventField(JEvent& ev, std::string_view k, std::string_view text, bool is_string) {
   // By length first: this runs for every member of every event.
   switch (k.size()) {
-    case 1:  // "s", an instant's scope, is not read: every instant is drawn on its thread
+    case 1:
+      if (k[0] == 's') ev.scope = text.size() == 1 ? text[0] : 0;  // an instant's scope
       return;
     case 2:
       switch (KeyWord<2>(k.data())) {

@@ -128,13 +128,14 @@ struct JEvent {
   bool has_ts = false, has_dur = false;
   char ph = 0;  // valid when ph_valid: "ph" was one character
   bool ph_valid = false;
+  char scope = 0;  // "s" of an instant when one character: 'g'lobal, 'p'rocess, 't'hread
   ArgList args;
   void Clear() {
     name.clear(), cat.clear(), id.clear();
     pid.Clear(), tid.Clear();
     ts = dur = 0;
     has_ts = has_dur = ph_valid = false;
-    ph = 0;
+    ph = scope = 0;
     args.clear();
   }
   bool Arg(std::string_view k, std::string_view* v) const { return args.Find(k, v); }
@@ -143,6 +144,7 @@ struct JEvent {
     swap(name, o.name), swap(cat, o.cat), swap(id, o.id);
     swap(pid, o.pid), swap(tid, o.tid), swap(ts, o.ts), swap(dur, o.dur);
     swap(has_ts, o.has_ts), swap(has_dur, o.has_dur), swap(ph, o.ph), swap(ph_valid, o.ph_valid);
+    swap(scope, o.scope);
     swap(args, o.args);
   }
 };
@@ -291,6 +293,7 @@ class Importer {
   std::string_view KeepGpuText(std::string_view s);
   std::map<uint32_t, uint64_t> runtime_pids_;
   std::map<uint32_t, uint64_t> host_pids_;
+  bool global_instants_ = false;  // the "Global" process of instants of scope "g" is named
   std::vector<std::pair<JEvent, std::pair<int64_t, int64_t>>> pending_counters_;
   uint32_t next_counter_id_ = 1;
 
