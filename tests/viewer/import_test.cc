@@ -202,6 +202,30 @@ TEST_CASE("Chrome JSON: instants of scope g and p get rows of their own", "[impo
   CHECK(global.group < track("other work").group);
 }
 
+TEST_CASE("Chrome JSON: row labels give ids as the trace wrote them, once, and none made up",
+          "[import][chrome]") {
+  const std::string json = R"J([
+    {"ph":"M","name":"thread_name","pid":410,"tid":410,"args":{"name":"thread 410 (python3)"}},
+    {"ph":"M","name":"thread_name","pid":410,"tid":41,"args":{"name":"worker 410"}},
+    {"ph":"X","name":"a","pid":410,"tid":410,"ts":1,"dur":1},
+    {"ph":"X","name":"b","pid":410,"tid":41,"ts":1,"dur":1},
+    {"ph":"X","name":"c","pid":-1,"tid":0,"ts":1,"dur":1},
+    {"ph":"X","name":"d","pid":"Spans","tid":"PyTorch Profiler","ts":1,"dur":1}
+  ])J";
+  auto m = Import(json);
+  auto track = [&](const char* name) -> const Track& {
+    const EventId e = test::FindByName(*m, name);
+    REQUIRE(e.valid());
+    return m->TrackOf(e);
+  };
+  CHECK(track("a").name == "thread 410 (python3) · Ranges");  // its tid is in its name already
+  CHECK(track("b").name == "worker 410 (41) · Ranges");       // 410 is not 41
+  CHECK(m->groups[track("c").group].name == "Process -1");
+  CHECK(track("c").name == "Thread 0 · Ranges");
+  CHECK(m->groups[track("d").group].name == "Spans");  // a string pid: no made-up number
+  CHECK(track("d").name == "PyTorch Profiler · Ranges");
+}
+
 TEST_CASE("Chrome JSON: B/E pairs keep their own args; async ends match by name, else by id",
           "[import][chrome]") {
   // The B/E stacks reuse their slots' buffers: a later pair must not see an earlier pair's args or name.

@@ -65,6 +65,10 @@ const dataDir = path.join(repo, 'tests/data');
 if (fs.existsSync(dataDir))
   for (const n of fs.readdirSync(dataDir).filter((n) => n.endsWith('.gtrace')).sort()) addGtrace(path.join(dataDir, n));
 if (process.env.GT_SAMPLE_GTRACE) addGtrace(process.env.GT_SAMPLE_GTRACE);
+// A real torch.profiler trace recorded on the H200 (tests/data/README.md): PyTorch marks each profiled step with an
+// instant of scope "g", which belongs on one row for the whole trace.
+const torchJsonPath = path.join(dataDir, 'h200_torch_profiler.json.gz');
+const torchJson = addFixture({ name: path.basename(torchJsonPath), bytes: fs.readFileSync(torchJsonPath) });
 // The files of a simulated two-rank job with a straggler (gt_job_traces, GT_JOB_DIR set by scripts/web-test.sh):
 // opened together, they are merged. Not in `gtraces`: each alone is an ordinary one-rank trace.
 const jobFiles = [];
@@ -558,6 +562,22 @@ test('several ?url= parameters open merged', async () => {
   check(await settled(iso) === 2, 'loads on the threaded build: ' + await apiStr(iso, 'gt_last_error'));
   await checkJob(iso);
   return iso;
+});
+
+test('torch.profiler trace: its global instants on one row above every process', async () => {
+  const page = await openPage('torch-json');
+  await drop(page, torchJson.name);
+  check(await settled(page) === 2, 'loads: ' + await apiStr(page, 'gt_last_error'));
+  const tracks = await apiJson(page, 'gt_tracks');
+  const names = tracks.map((t) => t.name + ' [' + t.group + ']').join(' | ');
+  check(tracks.length > 3, `the trace's rows: ${names}`);
+  check(tracks[0].name === 'Global instants · Ranges' && tracks[0].group.startsWith('Global'),
+        `the first row is the global instants': ${names}`);
+  check(tracks[0].events >= 1, `it holds PyTorch's step marks: ${tracks[0].events}`);
+  check(tracks.filter((t) => t.name.startsWith('Global instants')).length === 1, 'one such row');
+  check(!/\(42949672\d\d\)/.test(names), `an importer's rows carry no made-up thread id: ${names}`);
+  await shot(page, '09e-torch-profiler.png');
+  return page;
 });
 
 test('Kineto trace: counts, launch -> kernel flow and jump', async () => {

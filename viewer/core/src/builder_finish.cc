@@ -13,6 +13,7 @@
 // arrival), then one lane when consecutive events do not overlap, else the lowest free depth per event. How
 // the events were split into pieces (one per chunk, or one per track) does not change them.
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 #include <queue>
 #include <set>
@@ -795,10 +796,26 @@ void ModelBuilder::Impl::BuildLanes(ThreadPool& pool, const std::vector<uint32_t
 // [SECTION] Track order
 // -----------------------------------------------------------------------------------------------------------------
 
+// An id as its trace wrote it: JSON traces may give -1, which is stored as 4294967295 (no OS has such pids).
+static std::string IdText(uint32_t id) {
+  return id >= 0x80000000u ? std::to_string(int32_t(id)) : std::to_string(id);
+}
+// Whether `text` holds the number `id` on its own (no digit either side): Kineto names threads "thread 410
+// (python3)", which needs no " (410)" after it.
+static bool HasNumber(const std::string& text, const std::string& id) {
+  for (size_t at = text.find(id); at != std::string::npos; at = text.find(id, at + 1)) {
+    const bool digit_before = at > 0 && std::isdigit(static_cast<unsigned char>(text[at - 1]));
+    const size_t end = at + id.size();
+    const bool digit_after = end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]));
+    if (!digit_before && !digit_after) return true;
+  }
+  return false;
+}
 static std::string ThreadLabel(const std::string& name, uint32_t tid) {
-  if (name.empty()) return "Thread " + std::to_string(tid);
-  if (tid >= ModelBuilder::kImporterRowTid) return name;
-  return name + " (" + std::to_string(tid) + ")";
+  if (name.empty()) return "Thread " + IdText(tid);
+  const std::string id = IdText(tid);
+  if (tid >= ModelBuilder::kImporterIdBase || HasNumber(name, id)) return name;
+  return name + " (" + id + ")";
 }
 void ModelBuilder::Impl::BuildTracks(ThreadPool& pool) {
   TraceModel& M = *m;
@@ -910,9 +927,9 @@ void ModelBuilder::Impl::BuildTracks(ThreadPool& pool) {
   };
   auto process_group = [&](uint32_t pid) {
     auto it = pname.find(pid);
-    std::string name = it != pname.end() && !it->second.empty()
-                           ? it->second + " (pid " + std::to_string(pid) + ")"
-                           : "Process " + std::to_string(pid);
+    std::string name = it == pname.end() || it->second.empty() ? "Process " + IdText(pid)
+                       : pid >= ModelBuilder::kImporterIdBase  ? it->second
+                                                               : it->second + " (pid " + IdText(pid) + ")";
     if (auto r = prank.find(pid); r != prank.end()) name += " · rank " + std::to_string(r->second);
     if (auto h = phost.find(pid); multi_host && h != phost.end()) name += " · " + h->second;
     return group(GroupKind::kProcess, "p" + std::to_string(pid), name, pid, kNone);

@@ -197,11 +197,11 @@ std::array<uint32_t, 3> ArgDim3(const JEvent& e, std::string_view key) {
 // [SECTION] Event mapping (Chrome phases, Kineto categories; the Importer class is in import_json_internal.h)
 // -----------------------------------------------------------------------------------------------------------------
 
-// Rows of the importer's own (ModelBuilder::kImporterRowTid and up).
+// Rows of the importer's own (ModelBuilder::kImporterIdBase and up, above the ids of string pids and tids).
 constexpr uint32_t kAsyncTid = 0xFFFFFFF0u;     // one "Async events" row per process
 constexpr uint32_t kInstantsTid = 0xFFFFFFF1u;  // instants of scope "p" (and "g": under kGlobalPid), one row
 constexpr uint32_t kGlobalPid = 0xFFFFFFF2u;    // the trace-wide instants' process
-static_assert(kAsyncTid >= ModelBuilder::kImporterRowTid && kInstantsTid >= ModelBuilder::kImporterRowTid);
+static_assert(kAsyncTid >= ModelBuilder::kImporterIdBase && kGlobalPid >= ModelBuilder::kImporterIdBase);
 
 void Importer::OnEvent(JEvent& e) {
   if (!e.ph_valid) return Skip("events without a valid \"ph\"");

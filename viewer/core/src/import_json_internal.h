@@ -175,14 +175,16 @@ class Importer {
   uint32_t Pid(const IdValue& v) {
     if (!v.set) return 0;
     if (!v.is_string) return static_cast<uint32_t>(v.num);
-    auto [it, inserted] = string_pids_.try_emplace(v.str, 0x40000000u + uint32_t(string_pids_.size()));
+    auto [it, inserted] =
+        string_pids_.try_emplace(v.str, ModelBuilder::kImporterIdBase + uint32_t(string_pids_.size()));
     if (inserted) b_.SetProcessName(it->second, v.str);
     return it->second;
   }
   uint32_t Tid(uint32_t pid, const IdValue& v) {
     if (!v.set) return 0;
     if (!v.is_string) return static_cast<uint32_t>(v.num);
-    auto [it, inserted] = string_tids_.try_emplace({pid, v.str}, 0x40000000u + uint32_t(string_tids_.size()));
+    auto [it, inserted] =
+        string_tids_.try_emplace({pid, v.str}, ModelBuilder::kImporterIdBase + uint32_t(string_tids_.size()));
     if (inserted) b_.SetThreadName(pid, it->second, v.str);
     return it->second;
   }

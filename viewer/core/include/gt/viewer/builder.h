@@ -98,9 +98,9 @@ class ModelBuilder : public TraceSink {
   void AddFlow(const FlowEndpoints& f);
   void SetProcessName(uint32_t pid, std::string_view name);
   void SetThreadName(uint32_t pid, uint32_t tid, std::string_view name);
-  // Thread ids from here up are rows an importer makes of its own (a process's async events, its instants):
-  // their tracks are labelled by name alone, without the id.
-  static constexpr uint32_t kImporterRowTid = 0xFFFFFF00u;
+  // Process and thread ids from here up are an importer's own (a JSON trace's processes and threads named by
+  // strings; rows such as a process's async events): labelled by name alone, without the made-up id.
+  static constexpr uint32_t kImporterIdBase = 0x40000000u;
   void SetProcessSortIndex(uint32_t pid, int64_t index);
   void SetThreadSortIndex(uint32_t pid, uint32_t tid, int64_t index);
   void SetFormat(SourceFormat f);
