@@ -45,12 +45,7 @@ bool MicrosToNanos(std::string_view s, int64_t* out) {
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) neg = s[i] == '-', ++i;
   // This runs for every "ts" and "dur": digits found and valued eight at a time.
   const size_t int_start = i;
-  while (s.size() - i >= 8) {
-    const unsigned run = detail::DigitRun8(detail::Load8(s.data() + i));
-    i += run;
-    if (run < 8) break;
-  }
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  i = size_t(detail::SkipDigits(s.data() + i, s.data() + s.size()) - s.data());
   const size_t int_digits = i - int_start;
   size_t digits = int_digits;
   // 18 digits fit in 64 bits; longer ones go on in 128.

@@ -32,10 +32,11 @@ namespace gt::viewer::json_import {
 
 namespace {
 
-using detail::HasSpecial;
 using detail::Load8;
+using detail::SpecialBits8;
 #if defined(__SSE2__)
 using detail::PlainStringLength16;
+using detail::SpecialMask16;
 #else
 using detail::PlainStringLength8;
 #endif
@@ -228,13 +229,9 @@ class Lexer {
 #if defined(__SSE2__)
       // 16 bytes at a time: '"', '\\', and (signed compare) control characters and non-ASCII bytes.
       while (end - s >= 16) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
-        const __m128i special = _mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-            _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-        const int mask = _mm_movemask_epi8(special);
+        const unsigned mask = SpecialMask16(s);
         if (mask) {
-          s += __builtin_ctz(static_cast<unsigned>(mask));
+          s += __builtin_ctz(mask);
           // Not the 8-byte test again on the byte just found: a third of this function's time.
           at_special = true;
           break;
@@ -243,9 +240,7 @@ class Lexer {
       }
 #endif
       while (!at_special && end - s >= 8) {
-        uint64_t w;
-        std::memcpy(&w, s, 8);
-        if (HasSpecial(w)) break;
+        if (SpecialBits8(Load8(s))) break;
         s += 8;
       }
       if (s >= end) return Need(s);
@@ -334,17 +329,6 @@ class Lexer {
     return true;
   }
 
-  // The first byte at or after s that is not a digit, or end.
-  const char* SkipDigits(const char* s) const {
-    while (end - s >= 8) {
-      const unsigned run = detail::DigitRun8(detail::Load8(s));
-      s += run;
-      if (run < 8) return s;
-    }
-    while (s < end && *s >= '0' && *s <= '9') ++s;
-    return s;
-  }
-
   // JSON's number grammar; the text as written, "-0" as "0" (what nlohmann reports for that integer).
   bool Number(const char*& p, std::string_view* out) {
     const char* s = p;
@@ -354,7 +338,7 @@ class Lexer {
     if (*s == '0') {
       ++s;
     } else if (*s >= '1' && *s <= '9') {
-      s = SkipDigits(s + 1);
+      s = detail::SkipDigits(s + 1, end);
     } else {
       return Err(s, "invalid number");
     }
@@ -367,7 +351,7 @@ class Lexer {
       if (s >= end) return Need(s);
       if (!(*s >= '0' && *s <= '9')) return Err(s, "invalid number");
       const char* frac = s;
-      s = SkipDigits(s);
+      s = detail::SkipDigits(s, end);
       for (const char* d = frac; d < s && !nonzero_mantissa; ++d) nonzero_mantissa = *d != '0';
     }
     int64_t exp = 0;

@@ -14,7 +14,6 @@
 #include <string>
 #include <string_view>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 #include "gt/viewer/builder.h"

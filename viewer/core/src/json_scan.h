@@ -12,15 +12,24 @@
 namespace gt::viewer::detail {
 
 constexpr uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
-// Whether some byte of v is 0 (exact as a yes or no; the flag bits above the first zero byte are not).
-inline bool HasZeroByte(uint64_t v) {
-  return ((v - kOnes) & ~v & kHighs) != 0;
+// The bytes of w that end the plain run of a string, flagged in their high bits: '"', '\\', a control
+// character, a non-ASCII byte. Exact at the lowest flag (a borrow only flags bytes above a flagged one), so
+// the first special byte is at ctz / 8.
+inline uint64_t SpecialBits8(uint64_t w) {
+  const uint64_t q = w ^ (kOnes * '"'), b = w ^ (kOnes * '\\');
+  return (((q - kOnes) & ~q) | ((b - kOnes) & ~b) | ((w - kOnes * 0x20) & ~w) | w) & kHighs;
 }
-// A byte that ends the plain run of a string: '"', '\\', a control character, or a non-ASCII byte.
-inline bool HasSpecial(uint64_t w) {
-  return HasZeroByte(w ^ (kOnes * '"')) || HasZeroByte(w ^ (kOnes * '\\')) ||
-         ((w - kOnes * 0x20) & ~w & kHighs) != 0 || (w & kHighs) != 0;
+#if defined(__SSE2__)
+// The same over the 16 bytes at s, a bit per byte (signed compare: control characters and non-ASCII bytes are
+// both below 0x20).
+inline unsigned SpecialMask16(const char* s) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+  const __m128i special = _mm_or_si128(
+      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+      _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+  return static_cast<unsigned>(_mm_movemask_epi8(special));
 }
+#endif
 
 // Digits, eight bytes per step in every build, where a byte loop spent most of a number's time on its
 // compare-and-branch per digit.
@@ -52,30 +61,34 @@ inline uint64_t DigitsValue(const char* s, size_t n) {
   return v;
 }
 
-// A short string's length, from w, the 8 bytes after its opening quote: when they hold its closing quote with
-// only plain bytes before it (printable ASCII other than '\\'), their count (0..7); -1 otherwise.
+// The first byte at or after s that is not an ASCII digit, or end.
+inline const char* SkipDigits(const char* s, const char* end) {
+  while (end - s >= 8) {
+    const unsigned run = DigitRun8(Load8(s));
+    s += run;
+    if (run < 8) return s;
+  }
+  while (s < end && *s >= '0' && *s <= '9') ++s;
+  return s;
+}
+
+// A short string's length, from w, the 8 bytes after its opening quote: when the first special byte among
+// them is its closing quote (only printable ASCII other than '\\' before it), their count (0..7); -1
+// otherwise.
 inline int PlainStringLength8(uint64_t w) {
-  const uint64_t q = w ^ (kOnes * '"');
-  const uint64_t quote = (q - kOnes) & ~q & kHighs;  // exact at its lowest bit
-  if (quote == 0) return -1;
-  const unsigned len = static_cast<unsigned>(__builtin_ctzll(quote)) / 8;
-  // The bytes before the quote, the rest made harmless: none may be special.
-  const uint64_t keep = len == 0 ? 0 : ~uint64_t{0} >> (64 - 8 * len);
-  return HasSpecial((w & keep) | ((kOnes * 'a') & ~keep)) ? -1 : int(len);
+  const uint64_t bits = SpecialBits8(w);
+  if (bits == 0) return -1;
+  const unsigned len = static_cast<unsigned>(__builtin_ctzll(bits)) / 8;
+  return ((w >> (8 * len)) & 0xFF) == '"' ? int(len) : -1;
 }
 
 #if defined(__SSE2__)
 // PlainStringLength8 over the 16 bytes at s (0..15).
 inline int PlainStringLength16(const char* s) {
-  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
-  const __m128i is_quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
-  // Signed: control characters and non-ASCII bytes are both below 0x20.
-  const __m128i special = _mm_or_si128(_mm_or_si128(is_quote, _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                                       _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-  const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(special));
-  const unsigned quote = static_cast<unsigned>(_mm_movemask_epi8(is_quote));
-  const unsigned len = mask ? static_cast<unsigned>(__builtin_ctz(mask)) : 16;
-  return (quote >> len) & 1 ? int(len) : -1;  // the first special byte is the closing quote
+  const unsigned mask = SpecialMask16(s);
+  if (mask == 0) return -1;
+  const unsigned len = static_cast<unsigned>(__builtin_ctz(mask));
+  return s[len] == '"' ? int(len) : -1;
 }
 #endif
 
